@@ -1,0 +1,1 @@
+//! leanpool-gted (work in progress)

@@ -1,0 +1,1 @@
+//! leanpool-lean (work in progress)

@@ -1,0 +1,1 @@
+//! leanpool-pool (work in progress)

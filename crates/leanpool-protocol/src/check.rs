@@ -1,0 +1,169 @@
+//! `check`: does a Lean snippet elaborate?
+
+use serde::{Deserialize, Serialize};
+
+/// Outcome of a check, from best to worst as far as the caller is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckStatus {
+    /// Elaborated with no error and no `sorry`.
+    Ok,
+    /// At least one error diagnostic.
+    Error,
+    /// No error, but a declaration uses `sorry` (Lean's warning
+    /// "declaration uses 'sorry'").
+    Sorry,
+    /// The request ran past its time limit; the worker was killed.
+    Timeout,
+    /// Refused before reaching Lean (see `reason`).
+    Rejected,
+}
+
+/// LSP severity, as text so the JSON is readable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Information,
+    Hint,
+}
+
+/// A position in the caller's text: 0-based line, 0-based column counted in
+/// UTF-16 code units (the LSP convention).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Position {
+    pub line: u32,
+    pub character: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Range {
+    pub start: Position,
+    pub end: Position,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    /// Range in the caller's own text (not in the document leanpool built).
+    pub range: Range,
+    pub message: String,
+}
+
+/// Parameters of `check`.
+///
+/// The caller sends one Lean file's text. leanpool splits it into a *header*
+/// (the leading `import`s, `open`s, `set_option`s... before the first
+/// declaration; it selects the warm worker) and a *body*.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckParams {
+    /// Full text of a Lean file (header and body).
+    pub text: String,
+    /// Per-request limit in milliseconds; the daemon's default when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Include `elapsed_ms` in the answer (off by default on the RPC so
+    /// that identical requests give identical bytes).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timings: bool,
+}
+
+/// Result of `check`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckResult {
+    pub status: CheckStatus,
+    /// Sorted by range, then severity, then message.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Why the request was `rejected` (or why it timed out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Wall time of the request inside leanpool, when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_ms: Option<u64>,
+}
+
+impl CheckResult {
+    /// Status from a finished elaboration's diagnostics: `error` if any
+    /// error, else `sorry` if any "declaration uses 'sorry'" warning, else
+    /// `ok`. Sorts the diagnostics so the answer is deterministic.
+    pub fn from_diagnostics(mut diagnostics: Vec<Diagnostic>) -> Self {
+        diagnostics.sort_by(|a, b| {
+            (a.range, a.severity, &a.message).cmp(&(b.range, b.severity, &b.message))
+        });
+        diagnostics.dedup();
+        let status = if diagnostics.iter().any(|d| d.severity == Severity::Error) {
+            CheckStatus::Error
+        } else if diagnostics.iter().any(is_sorry_warning) {
+            CheckStatus::Sorry
+        } else {
+            CheckStatus::Ok
+        };
+        CheckResult { status, diagnostics, reason: None, elapsed_ms: None }
+    }
+
+    pub fn rejected(reason: impl Into<String>) -> Self {
+        CheckResult {
+            status: CheckStatus::Rejected,
+            diagnostics: vec![],
+            reason: Some(reason.into()),
+            elapsed_ms: None,
+        }
+    }
+
+    pub fn timeout(limit_ms: u64) -> Self {
+        CheckResult {
+            status: CheckStatus::Timeout,
+            diagnostics: vec![],
+            reason: Some(format!("no answer within {limit_ms} ms; the worker was killed")),
+            elapsed_ms: None,
+        }
+    }
+}
+
+/// Lean's warning for a declaration whose proof contains `sorry`.
+pub fn is_sorry_warning(d: &Diagnostic) -> bool {
+    d.severity == Severity::Warning && d.message.contains("declaration uses 'sorry'")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diag(sev: Severity, line: u32, msg: &str) -> Diagnostic {
+        let p = Position { line, character: 0 };
+        Diagnostic { severity: sev, range: Range { start: p, end: p }, message: msg.into() }
+    }
+
+    #[test]
+    fn status_logic() {
+        assert_eq!(CheckResult::from_diagnostics(vec![]).status, CheckStatus::Ok);
+        let s = vec![diag(Severity::Warning, 0, "declaration uses 'sorry'")];
+        assert_eq!(CheckResult::from_diagnostics(s.clone()).status, CheckStatus::Sorry);
+        let mut e = s;
+        e.push(diag(Severity::Error, 3, "type mismatch"));
+        assert_eq!(CheckResult::from_diagnostics(e).status, CheckStatus::Error);
+        let w = vec![diag(Severity::Warning, 0, "unused variable `x`")];
+        assert_eq!(CheckResult::from_diagnostics(w).status, CheckStatus::Ok);
+    }
+
+    #[test]
+    fn diagnostics_sorted_and_deduped() {
+        let r = CheckResult::from_diagnostics(vec![
+            diag(Severity::Error, 5, "b"),
+            diag(Severity::Error, 1, "a"),
+            diag(Severity::Error, 5, "b"),
+        ]);
+        assert_eq!(r.diagnostics.len(), 2);
+        assert_eq!(r.diagnostics[0].range.start.line, 1);
+    }
+
+    #[test]
+    fn wire_shape() {
+        let r = CheckResult::rejected("`#eval` runs code");
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"status":"rejected","diagnostics":[],"reason":"`#eval` runs code"}"#
+        );
+    }
+}

@@ -1,0 +1,18 @@
+//! Wire types shared by every leanpool crate.
+//!
+//! This crate is the bottom of the dependency graph: plain data with serde
+//! derives and no I/O, so the library API, the daemon's JSON-RPC methods and
+//! the CLI's `--json` output are the *same* structs and cannot drift apart.
+//! Field order in these structs is the field order on the wire; together
+//! with `serde_json`'s deterministic map handling (we never serialize a
+//! `HashMap`) this gives byte-identical output for identical answers.
+
+pub mod check;
+pub mod jsonrpc;
+pub mod terms;
+pub mod tree;
+
+pub use check::*;
+pub use jsonrpc::*;
+pub use terms::*;
+pub use tree::*;

@@ -1,0 +1,1 @@
+//! leanpool-rpc (work in progress)

@@ -1,0 +1,1 @@
+//! leanpool-terms (work in progress)

@@ -1,0 +1,9 @@
+//! Subcommands, one file each.
+pub mod batch;
+pub mod check;
+pub mod doctor;
+pub mod gted;
+pub mod normalize;
+pub mod opt;
+pub mod serve;
+pub mod status;
