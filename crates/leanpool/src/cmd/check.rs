@@ -1,0 +1,8 @@
+//! `leanpool check` (not implemented yet).
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub async fn run(_args: Args) -> anyhow::Result<i32> {
+    anyhow::bail!("`leanpool check` is not implemented yet")
+}

@@ -1,0 +1,8 @@
+//! `leanpool doctor` (not implemented yet).
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub async fn run(_args: Args) -> anyhow::Result<i32> {
+    anyhow::bail!("`leanpool doctor` is not implemented yet")
+}
