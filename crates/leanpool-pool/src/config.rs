@@ -1,0 +1,165 @@
+//! Pool configuration, as read from the daemon's TOML/JSON config file.
+//!
+//! Every field has a serde default so a config file only names what it
+//! changes. Zero means "off" for the optional limits (`idle_timeout_ms`,
+//! `max_uses`), never "nothing allowed".
+
+use serde::{Deserialize, Serialize};
+
+/// A header to keep warm workers for from the start.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+pub struct PrewarmEntry {
+    /// Header text, e.g. `"import Mathlib\nopen Nat\n"`. It is canonicalized
+    /// the same way request headers are (comments, blank lines and trailing
+    /// whitespace dropped: `leanpool_lean::Document`), so it matches requests
+    /// whose headers differ from it only in those.
+    pub header: String,
+    /// Workers kept alive for this header (never retired by the idle
+    /// timeout below this count; evicted for another header only as a last
+    /// resort).
+    #[serde(default = "one")]
+    pub min: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct PoolConfig {
+    pub prewarm: Vec<PrewarmEntry>,
+    /// Upper bound of workers for one header. A second worker is started
+    /// only while requests for the header are queued and no worker of it is
+    /// starting (starting takes ~25 s on WASM Lean, so extra workers pay off
+    /// only under sustained load).
+    pub max_workers_per_key: usize,
+    /// Upper bound of workers (starting, idle, busy) over all headers. A
+    /// WASM Lean worker holds 6-7 GB, so this is the memory budget.
+    pub max_workers: usize,
+    /// An idle worker above its header's `min` is retired after this long.
+    /// 0 = never.
+    pub idle_timeout_ms: u64,
+    /// A worker is recycled (killed and replaced by a fresh one) after this
+    /// many requests, bounding the growth of Lean's caches. 0 = never.
+    pub max_uses: u64,
+    /// Resident-set cap per worker, polled from `/proc/<pid>/status` while a
+    /// request runs and after it. Above it the worker is killed: a request
+    /// in flight is answered `WorkerFailed`, an idle worker is replaced.
+    pub rss_limit_bytes: Option<u64>,
+    /// `RLIMIT_AS` set in the worker process before `exec` (hard kernel
+    /// limit on address space). Careful with WASM Lean: Node reserves large
+    /// virtual ranges for WebAssembly memories, far above the RSS.
+    pub rlimit_as_bytes: Option<u64>,
+    /// Per-request limit when the request gives none.
+    pub default_timeout_ms: u64,
+    /// Requests waiting per header (not counting the ones being served).
+    /// A request that finds the queue full is answered `Overloaded` at once.
+    pub max_queue_per_key: usize,
+    /// Limit on starting a worker (process start, `initialize`, header
+    /// elaboration).
+    pub start_timeout_ms: u64,
+    /// How often the RSS of a busy worker is polled (only with
+    /// `rss_limit_bytes`).
+    pub rss_poll_ms: u64,
+    /// How often an idle worker is checked for being alive (a worker that
+    /// died while idle is replaced before a request finds it dead) and the
+    /// idle timeout is looked at.
+    pub health_interval_ms: u64,
+    /// Samples kept per method for the latency percentiles in `status`.
+    pub latency_window: usize,
+    /// Bytes of a worker's stderr kept for error messages.
+    pub stderr_log_bytes: usize,
+}
+
+fn one() -> usize {
+    1
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        PoolConfig {
+            prewarm: Vec::new(),
+            max_workers_per_key: 1,
+            max_workers: 2,
+            idle_timeout_ms: 30 * 60 * 1000,
+            max_uses: 1000,
+            rss_limit_bytes: None,
+            rlimit_as_bytes: None,
+            default_timeout_ms: 60_000,
+            max_queue_per_key: 64,
+            start_timeout_ms: 180_000,
+            rss_poll_ms: 200,
+            health_interval_ms: 1000,
+            latency_window: 1024,
+            stderr_log_bytes: 16 * 1024,
+        }
+    }
+}
+
+impl PoolConfig {
+    /// Rejects settings under which the pool could never answer (no worker
+    /// allowed, no queue slot), so the daemon can refuse a bad config file
+    /// with a message instead of hanging on the first request.
+    pub fn validate(&self) -> Result<(), String> {
+        let positive = [
+            ("max_workers", self.max_workers as u64),
+            ("max_workers_per_key", self.max_workers_per_key as u64),
+            ("max_queue_per_key", self.max_queue_per_key as u64),
+            ("default_timeout_ms", self.default_timeout_ms),
+            ("start_timeout_ms", self.start_timeout_ms),
+            ("rss_poll_ms", self.rss_poll_ms),
+            ("health_interval_ms", self.health_interval_ms),
+            ("latency_window", self.latency_window as u64),
+        ];
+        for (name, v) in positive {
+            if v == 0 {
+                return Err(format!("pool config: `{name}` must be at least 1"));
+            }
+        }
+        for p in &self.prewarm {
+            if p.min > self.max_workers_per_key {
+                return Err(format!(
+                    "pool config: prewarm min {} exceeds max_workers_per_key {}",
+                    p.min, self.max_workers_per_key
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The config with every zero-means-broken field raised to 1, so that
+    /// `Pool::new` (which cannot fail) still gets a working pool.
+    pub(crate) fn sanitized(mut self) -> Self {
+        for v in [&mut self.max_workers, &mut self.max_workers_per_key, &mut self.max_queue_per_key, &mut self.latency_window] {
+            *v = (*v).max(1);
+        }
+        for v in [&mut self.default_timeout_ms, &mut self.start_timeout_ms, &mut self.rss_poll_ms, &mut self.health_interval_ms] {
+            *v = (*v).max(1);
+        }
+        for p in &mut self.prewarm {
+            p.min = p.min.min(self.max_workers_per_key);
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_json_gets_defaults() {
+        let c: PoolConfig = serde_json::from_str(r#"{"max_uses": 2, "prewarm": [{"header": "open Nat"}]}"#).unwrap();
+        assert_eq!(c.max_uses, 2);
+        assert_eq!(c.prewarm[0].min, 1);
+        assert_eq!(c.max_queue_per_key, PoolConfig::default().max_queue_per_key);
+        assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn zero_limits_rejected_and_sanitized() {
+        let c = PoolConfig { max_workers: 0, ..PoolConfig::default() };
+        assert!(c.validate().unwrap_err().contains("max_workers"));
+        assert_eq!(c.sanitized().max_workers, 1);
+        let c = PoolConfig { prewarm: vec![PrewarmEntry { header: String::new(), min: 3 }], ..PoolConfig::default() };
+        assert!(c.validate().is_err());
+        assert_eq!(c.sanitized().prewarm[0].min, 1);
+    }
+}

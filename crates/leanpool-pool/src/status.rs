@@ -1,0 +1,171 @@
+//! What `Pool::status` reports, and the counters behind it.
+
+use crate::latency::Percentiles;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Life cycle of one worker slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkerState {
+    /// Process starting or header being elaborated (also while a crashed or
+    /// recycled worker is being replaced).
+    Starting,
+    /// Waiting for a request.
+    Idle,
+    /// Serving a request.
+    Busy,
+    /// Told to retire (idle timeout, eviction, shutdown); gone soon.
+    Stopping,
+}
+
+impl WorkerState {
+    pub(crate) fn to_u8(self) -> u8 {
+        self as u8
+    }
+    pub(crate) fn from_u8(v: u8) -> Self {
+        match v {
+            0 => WorkerState::Starting,
+            1 => WorkerState::Idle,
+            2 => WorkerState::Busy,
+            _ => WorkerState::Stopping,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkerStatus {
+    /// Slot id, unique within the pool's life (a recycled worker keeps its
+    /// slot id and gets a new pid).
+    pub id: u64,
+    /// `None` while no process is up (starting).
+    pub pid: Option<u32>,
+    pub state: WorkerState,
+    /// Requests served by the current process.
+    pub uses: u64,
+    /// Resident set of the process, read from `/proc` when status was asked.
+    pub rss_bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeyStatus {
+    /// The canonical header (the key).
+    pub header: String,
+    /// Workers kept for this header even when idle (from `prewarm`).
+    pub min: usize,
+    /// Requests waiting (not yet taken by a worker).
+    pub queue_depth: usize,
+    pub workers: Vec<WorkerStatus>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MethodLatency {
+    pub method: String,
+    /// From acceptance by the pool to the answer (queue wait included).
+    pub total: Percentiles,
+    /// Time spent on a worker (retries included).
+    pub service: Option<Percentiles>,
+}
+
+/// Monotonic counters since the pool started.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    /// Requests accepted (everything that got past the shutdown check).
+    pub requests: u64,
+    /// Answered `rejected` by the guard without reaching a worker.
+    pub rejections: u64,
+    /// Answered `Overloaded` (queue full).
+    pub overloaded: u64,
+    /// Answered `timeout` (the worker was killed and replaced).
+    pub timeouts: u64,
+    /// Workers that died during a request.
+    pub crashes: u64,
+    /// Requests run a second time after a crash.
+    pub retries: u64,
+    /// Answered `WorkerFailed`.
+    pub worker_failed: u64,
+    /// Workers replaced after `max_uses` requests.
+    pub recycles: u64,
+    /// Workers killed for exceeding `rss_limit_bytes`.
+    pub memory_kills: u64,
+    /// Worker processes started successfully.
+    pub spawns: u64,
+    pub spawn_failures: u64,
+    /// Idle workers retired to make room for another header.
+    pub evictions: u64,
+    /// Idle workers retired by the idle timeout.
+    pub idle_retirements: u64,
+    /// Queued requests skipped because their caller had gone away.
+    pub cancelled: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PoolStatus {
+    /// Sorted by header.
+    pub keys: Vec<KeyStatus>,
+    /// Worker slots alive (any state), over all headers.
+    pub workers: usize,
+    pub max_workers: usize,
+    /// Sorted by method name.
+    pub latency: Vec<MethodLatency>,
+    pub counters: Counters,
+    pub shutting_down: bool,
+}
+
+/// Lock-free twin of [`Counters`].
+#[derive(Default)]
+pub(crate) struct AtomicCounters {
+    pub requests: AtomicU64,
+    pub rejections: AtomicU64,
+    pub overloaded: AtomicU64,
+    pub timeouts: AtomicU64,
+    pub crashes: AtomicU64,
+    pub retries: AtomicU64,
+    pub worker_failed: AtomicU64,
+    pub recycles: AtomicU64,
+    pub memory_kills: AtomicU64,
+    pub spawns: AtomicU64,
+    pub spawn_failures: AtomicU64,
+    pub evictions: AtomicU64,
+    pub idle_retirements: AtomicU64,
+    pub cancelled: AtomicU64,
+}
+
+pub(crate) fn bump(c: &AtomicU64) {
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+impl AtomicCounters {
+    pub(crate) fn snapshot(&self) -> Counters {
+        let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        Counters {
+            requests: g(&self.requests),
+            rejections: g(&self.rejections),
+            overloaded: g(&self.overloaded),
+            timeouts: g(&self.timeouts),
+            crashes: g(&self.crashes),
+            retries: g(&self.retries),
+            worker_failed: g(&self.worker_failed),
+            recycles: g(&self.recycles),
+            memory_kills: g(&self.memory_kills),
+            spawns: g(&self.spawns),
+            spawn_failures: g(&self.spawn_failures),
+            evictions: g(&self.evictions),
+            idle_retirements: g(&self.idle_retirements),
+            cancelled: g(&self.cancelled),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_round_trips_through_u8() {
+        for s in [WorkerState::Starting, WorkerState::Idle, WorkerState::Busy, WorkerState::Stopping] {
+            assert_eq!(WorkerState::from_u8(s.to_u8()), s);
+        }
+        assert_eq!(serde_json::to_string(&WorkerState::Idle).unwrap(), "\"idle\"");
+    }
+}
