@@ -1,1 +1,19 @@
-//! leanpool-lean (work in progress)
+//! Lean backend and process driver: how to start Lean ([`backend`]), how
+//! to talk to a warm Lean file worker ([`worker`], over [`framing`] and
+//! [`lsp`]), how a caller's text becomes a document and back ([`header`],
+//! [`text`]), and the library `check` built on them ([`check`]).
+
+pub mod backend;
+pub mod check;
+pub mod framing;
+pub mod header;
+pub mod lsp;
+pub mod proc;
+pub mod text;
+pub mod worker;
+
+pub use backend::{BackendKind, LeanCommand, LeanError};
+pub use check::{check_on, check_once, header_key};
+pub use header::{split_header, Document, Split};
+pub use text::LineIndex;
+pub use worker::{Worker, WorkerConfig, WorkerError};

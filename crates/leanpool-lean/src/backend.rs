@@ -1,0 +1,326 @@
+//! Which Lean to run, and how: the backend abstraction.
+//!
+//! A worker is "some program that speaks Lean's file-worker LSP on stdio
+//! when given `--worker`". Natively that is `lean --worker`; here it is
+//! `node <patched lean.js> --worker` (Lean compiled to WebAssembly, see
+//! `scripts/setup`). Everything else in leanpool only sees a
+//! [`LeanCommand`], so the two are interchangeable.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendKind {
+    Native,
+    Wasm,
+}
+
+impl BackendKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Native => "native",
+            BackendKind::Wasm => "wasm",
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LeanError {
+    #[error("no Lean found: {0}")]
+    NotFound(String),
+    #[error("bad backend description {path}: {msg}")]
+    BadBackendJson { path: PathBuf, msg: String },
+    #[error("running `{program} --version` failed: {msg}")]
+    Version { program: String, msg: String },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// How to start Lean. `args` come before the mode flag (`--worker`,
+/// `--version`), so a WASM backend puts `lean.js` (and any Node flags
+/// before it) there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeanCommand {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Added to the inherited environment (sorted, for stable output).
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<PathBuf>,
+    pub backend: BackendKind,
+    /// `lean --version` as recorded by set-up (running it on the WASM
+    /// backend costs ~20 s, so `doctor` prefers the recorded one).
+    pub version: Option<String>,
+    /// Where this description came from, for `doctor`.
+    pub source: String,
+}
+
+/// `.lean-wasm/backend.json`, written by `scripts/setup`.
+#[derive(Debug, Deserialize)]
+struct BackendJson {
+    backend: String,
+    program: PathBuf,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    cwd: Option<PathBuf>,
+    #[serde(default)]
+    version: Option<String>,
+}
+
+const WASM_DIR: &str = ".lean-wasm";
+
+impl LeanCommand {
+    /// Resolution order: `LEANPOOL_BACKEND_JSON=<file>`; then
+    /// `LEANPOOL_BACKEND=native|wasm`; otherwise native if `lean` is on
+    /// `PATH`, else the WASM backend's `backend.json`, looked up in
+    /// `LEANPOOL_WASM_DIR`, then in `.lean-wasm/` of the current directory
+    /// or any parent, then of the executable's directory or any parent.
+    pub fn detect() -> Result<LeanCommand, LeanError> {
+        if let Some(path) = std::env::var_os("LEANPOOL_BACKEND_JSON") {
+            return Self::from_backend_json(Path::new(&path));
+        }
+        match std::env::var("LEANPOOL_BACKEND").ok().as_deref() {
+            Some("native") => Self::native().ok_or_else(|| {
+                LeanError::NotFound("LEANPOOL_BACKEND=native but no `lean` on PATH".into())
+            }),
+            Some("wasm") => Self::wasm(),
+            Some(other) => Err(LeanError::NotFound(format!(
+                "LEANPOOL_BACKEND={other:?}: expected `native` or `wasm`"
+            ))),
+            None => match Self::native() {
+                Some(cmd) => Ok(cmd),
+                None => Self::wasm(),
+            },
+        }
+    }
+
+    fn wasm() -> Result<LeanCommand, LeanError> {
+        match find_backend_json() {
+            Some(path) => Self::from_backend_json(&path),
+            None => Err(LeanError::NotFound(format!(
+                "no `lean` on PATH and no {WASM_DIR}/backend.json (set LEANPOOL_WASM_DIR, or run scripts/setup)"
+            ))),
+        }
+    }
+
+    /// `lean` from `PATH`. `LEAN_PATH` is inherited when set; otherwise it
+    /// is taken from `lake env` of the enclosing Lake project, if that
+    /// project has been built (`.lake/` exists — `lake env` on a fresh
+    /// project would start fetching dependencies).
+    fn native() -> Option<LeanCommand> {
+        let program = which("lean")?;
+        let mut env = Vec::new();
+        if std::env::var_os("LEAN_PATH").is_none() {
+            if let Some(lean_path) = lake_lean_path() {
+                env.push(("LEAN_PATH".to_string(), lean_path));
+            }
+        }
+        Some(LeanCommand {
+            program,
+            args: vec![],
+            env,
+            cwd: None,
+            backend: BackendKind::Native,
+            version: None,
+            source: "`lean` on PATH".into(),
+        })
+    }
+
+    /// Reads a backend description. Relative paths in it are relative to
+    /// the file's directory.
+    pub fn from_backend_json(path: &Path) -> Result<LeanCommand, LeanError> {
+        let bad = |msg: String| LeanError::BadBackendJson { path: path.to_path_buf(), msg };
+        let raw = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        let j: BackendJson = serde_json::from_str(&raw).map_err(|e| bad(e.to_string()))?;
+        let backend = match j.backend.as_str() {
+            "wasm" => BackendKind::Wasm,
+            "native" => BackendKind::Native,
+            other => return Err(bad(format!("unknown backend {other:?}"))),
+        };
+        let base = path.parent().unwrap_or(Path::new("."));
+        let program = if j.program.is_absolute() || j.program.components().count() == 1 {
+            j.program
+        } else {
+            base.join(j.program)
+        };
+        Ok(LeanCommand {
+            program,
+            args: j.args,
+            env: j.env.into_iter().collect(),
+            cwd: j.cwd.map(|c| base.join(c)),
+            backend,
+            version: j.version.map(|v| v.trim().to_string()),
+            source: path.display().to_string(),
+        })
+    }
+
+    /// The library search path the worker will see.
+    pub fn lean_path(&self) -> Option<String> {
+        self.env
+            .iter()
+            .find(|(k, _)| k == "LEAN_PATH")
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var("LEAN_PATH").ok())
+    }
+
+    /// A command line with `mode_args` appended, in its own process group
+    /// so that killing it takes any helpers with it.
+    pub fn command(&self, mode_args: &[&str]) -> tokio::process::Command {
+        let mut c = tokio::process::Command::new(&self.program);
+        c.args(&self.args).args(mode_args).envs(self.env.iter().map(|(k, v)| (k, v)));
+        if let Some(cwd) = &self.cwd {
+            c.current_dir(cwd);
+        }
+        c.process_group(0);
+        c
+    }
+
+    /// Runs `--version` (ignores the recorded version).
+    pub async fn run_version(&self, timeout: Duration) -> Result<String, LeanError> {
+        let err = |msg: String| LeanError::Version { program: self.program.display().to_string(), msg };
+        let mut c = self.command(&["--version"]);
+        c.stdin(std::process::Stdio::null()).kill_on_drop(true);
+        let out = tokio::time::timeout(timeout, c.output())
+            .await
+            .map_err(|_| err(format!("no answer within {} s", timeout.as_secs())))?
+            .map_err(|e| err(e.to_string()))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // The WASM build prints `[DEBUG:...]` lines around the answer.
+        let line = stdout.lines().find(|l| l.starts_with("Lean ")).map(str::to_string);
+        match (out.status.success(), line) {
+            (true, Some(l)) => Ok(l),
+            (_, _) => Err(err(format!(
+                "exit {:?}, stdout {:?}, stderr {:?}",
+                out.status.code(),
+                tail(&stdout, 300),
+                tail(&String::from_utf8_lossy(&out.stderr), 300)
+            ))),
+        }
+    }
+
+    /// The recorded version if there is one, else runs `--version`.
+    pub async fn version(&self, timeout: Duration) -> Result<String, LeanError> {
+        match &self.version {
+            Some(v) => Ok(v.clone()),
+            None => self.run_version(timeout).await,
+        }
+    }
+}
+
+fn tail(s: &str, max: usize) -> &str {
+    let mut start = s.len().saturating_sub(max);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| {
+        use std::os::unix::fs::PermissionsExt;
+        p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    })
+}
+
+fn lake_lean_path() -> Option<String> {
+    let cwd = std::env::current_dir().ok()?;
+    let root = cwd.ancestors().find(|d| d.join("lakefile.lean").is_file() || d.join("lakefile.toml").is_file())?;
+    if !root.join(".lake").is_dir() {
+        return None;
+    }
+    let out = std::process::Command::new(which("lake")?)
+        .args(["env", "printenv", "LEAN_PATH"])
+        .current_dir(root)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let s = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (out.status.success() && !s.is_empty()).then_some(s)
+}
+
+/// `backend.json` of the WASM install, by the lookup order of
+/// [`LeanCommand::detect`].
+pub fn find_backend_json() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("LEANPOOL_WASM_DIR") {
+        let p = PathBuf::from(dir).join("backend.json");
+        return p.is_file().then_some(p);
+    }
+    let mut starts = vec![];
+    if let Ok(cwd) = std::env::current_dir() {
+        starts.push(cwd);
+    }
+    if let Some(exe_dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+        starts.push(exe_dir);
+    }
+    starts.iter().find_map(|s| {
+        s.ancestors().map(|d| d.join(WASM_DIR).join("backend.json")).find(|p| p.is_file())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_backend_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("backend.json");
+        std::fs::write(
+            &path,
+            r#"{"backend":"wasm","program":"/opt/node/bin/node","args":["--stack-size=8000","/x/lean.js"],
+               "env":{"ZED":"1","LEAN_PATH":"/x/lib"},"version":"Lean (version 4.28.0-pre)\n"}"#,
+        )
+        .unwrap();
+        let c = LeanCommand::from_backend_json(&path).unwrap();
+        assert_eq!(c.backend, BackendKind::Wasm);
+        assert_eq!(c.program, PathBuf::from("/opt/node/bin/node"));
+        assert_eq!(c.args, ["--stack-size=8000", "/x/lean.js"]);
+        assert_eq!(c.env, [("LEAN_PATH".into(), "/x/lib".into()), ("ZED".into(), "1".into())]);
+        assert_eq!(c.lean_path().as_deref(), Some("/x/lib"));
+        assert_eq!(c.version.as_deref(), Some("Lean (version 4.28.0-pre)"));
+    }
+
+    #[test]
+    fn relative_program_is_relative_to_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("backend.json");
+        std::fs::write(&path, r#"{"backend":"wasm","program":"node/bin/node"}"#).unwrap();
+        let c = LeanCommand::from_backend_json(&path).unwrap();
+        assert_eq!(c.program, dir.path().join("node/bin/node"));
+        assert!(c.version.is_none());
+    }
+
+    #[test]
+    fn rejects_bad_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("backend.json");
+        std::fs::write(&path, r#"{"backend":"jvm","program":"x"}"#).unwrap();
+        let e = LeanCommand::from_backend_json(&path).unwrap_err();
+        assert!(e.to_string().contains("unknown backend"), "{e}");
+        std::fs::write(&path, "{").unwrap();
+        assert!(LeanCommand::from_backend_json(&path).is_err());
+        assert!(LeanCommand::from_backend_json(&dir.path().join("missing.json")).is_err());
+    }
+
+    #[tokio::test]
+    async fn run_version_finds_the_lean_line_among_debug_output() {
+        // A stand-in "Lean" that prints like the WASM build does.
+        let c = LeanCommand {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), "echo '[DEBUG: x]'; echo 'Lean (version 9.9.9)'; echo $0".into()],
+            env: vec![],
+            cwd: None,
+            backend: BackendKind::Wasm,
+            version: None,
+            source: "test".into(),
+        };
+        assert_eq!(c.run_version(Duration::from_secs(10)).await.unwrap(), "Lean (version 9.9.9)");
+        let failing = LeanCommand { args: vec!["-c".into(), "exit 3".into()], ..c };
+        assert!(failing.run_version(Duration::from_secs(10)).await.is_err());
+    }
+}

@@ -1,0 +1,81 @@
+//! Library `check`: does a caller's Lean text elaborate, and what did Lean
+//! say about it, in the caller's coordinates.
+
+use crate::header::Document;
+use crate::worker::{Worker, WorkerConfig, WorkerError};
+use leanpool_protocol::{CheckParams, CheckResult};
+use std::time::{Duration, Instant};
+
+/// Screens a text before it reaches Lean; `Err(reason)` means `rejected`.
+///
+/// The single call site of the security guard. Until the guard module
+/// exists this accepts everything.
+// GUARD CALL SITE: replace the body with `crate::guard::screen(text)` (mapping
+// its rejection to a reason string) once `src/guard.rs` exists.
+fn screen(_text: &str) -> Result<(), String> {
+    Ok(())
+}
+
+/// The worker header a text needs (its canonical header): the pool's key.
+pub fn header_key(text: &str) -> String {
+    Document::new(text).header
+}
+
+/// Checks `params.text` on `worker`, whose header must be
+/// `header_key(&params.text)`. A timeout is an answer (`status: timeout`),
+/// not an error, but it leaves the worker dead: the caller respawns.
+pub async fn check_on(
+    worker: &mut Worker,
+    params: &CheckParams,
+    default_timeout: Duration,
+) -> Result<CheckResult, WorkerError> {
+    let started = Instant::now();
+    let with_time = |mut r: CheckResult| {
+        if params.timings {
+            r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+        }
+        r
+    };
+    if let Err(reason) = screen(&params.text) {
+        return Ok(with_time(CheckResult::rejected(reason)));
+    }
+    let doc = Document::new(&params.text);
+    if doc.header != worker.header() {
+        return Err(WorkerError::Protocol(format!(
+            "worker has header {:?}, text needs {:?}",
+            worker.header(),
+            doc.header
+        )));
+    }
+    let timeout = params.timeout_ms.map(Duration::from_millis).unwrap_or(default_timeout);
+    match worker.elaborate(&doc.text, timeout).await {
+        Ok(diags) => {
+            let diags = diags
+                .into_iter()
+                .map(|mut d| {
+                    d.range = doc.range_to_caller(d.range);
+                    d
+                })
+                .collect();
+            Ok(with_time(CheckResult::from_diagnostics(diags)))
+        }
+        Err(WorkerError::Timeout) => Ok(with_time(CheckResult::timeout(timeout.as_millis() as u64))),
+        Err(e) => Err(e),
+    }
+}
+
+/// One-shot check on a fresh worker (the CLI without a daemon): spawn for
+/// the text's header, check, kill. `rejected` texts never start Lean.
+pub async fn check_once(
+    cfg: &WorkerConfig,
+    params: &CheckParams,
+    default_timeout: Duration,
+) -> Result<CheckResult, WorkerError> {
+    if let Err(reason) = screen(&params.text) {
+        return Ok(CheckResult::rejected(reason));
+    }
+    let mut worker = Worker::spawn(cfg, &header_key(&params.text)).await?;
+    let r = check_on(&mut worker, params, default_timeout).await;
+    worker.kill().await;
+    r
+}

@@ -1,0 +1,176 @@
+//! The LSP messages leanpool exchanges with a Lean file worker: standard
+//! ones from `lsp-types`, Lean's own extensions as small serde structs.
+
+use leanpool_protocol::{Diagnostic, Position, Range, Severity};
+use lsp_types::{
+    ClientCapabilities, ClientInfo, DiagnosticSeverity, InitializeParams, PublishDiagnosticsClientCapabilities,
+    TextDocumentClientCapabilities, TextDocumentItem, Uri, VersionedTextDocumentIdentifier,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// `$/lean/fileProgress`: the ranges still being elaborated for a version;
+/// empty `processing` means that version is done.
+#[derive(Debug, Clone, Deserialize)]
+pub struct FileProgressParams {
+    #[serde(rename = "textDocument")]
+    pub text_document: VersionedTextDocumentIdentifier,
+    pub processing: Vec<FileProgressProcessingInfo>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct FileProgressProcessingInfo {
+    pub range: lsp_types::Range,
+    #[serde(default)]
+    pub kind: Option<u32>,
+}
+
+/// Lean's `textDocument/didOpen` params: the standard ones plus
+/// `dependencyBuildMode` (`never`: a worker must not try to build imports).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeanDidOpenTextDocumentParams {
+    pub text_document: TextDocumentItem,
+    pub dependency_build_mode: &'static str,
+}
+
+/// `textDocument/waitForDiagnostics`: answered once every diagnostic of
+/// `version` has been sent (on the same ordered stream, so the answer is a
+/// barrier).
+#[derive(Debug, Clone, Serialize)]
+pub struct WaitForDiagnosticsParams {
+    pub uri: Uri,
+    pub version: i32,
+}
+
+/// `$/lean/rpc/connect` answer.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RpcConnected {
+    pub session_id: Value,
+}
+
+/// `initialize` params: what the Lean VS Code extension announces, minus
+/// what a headless client does not do. `hasWidgets` makes the worker
+/// serve the interactive (widget) RPC methods.
+#[allow(deprecated)] // root_uri/root_path are deprecated fields of the struct
+pub fn initialize_params() -> InitializeParams {
+    InitializeParams {
+        process_id: Some(std::process::id()),
+        root_path: None,
+        root_uri: None,
+        initialization_options: Some(json!({ "hasWidgets": true })),
+        capabilities: ClientCapabilities {
+            text_document: Some(TextDocumentClientCapabilities {
+                publish_diagnostics: Some(PublishDiagnosticsClientCapabilities {
+                    related_information: Some(true),
+                    version_support: Some(true),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        trace: None,
+        workspace_folders: None,
+        client_info: Some(ClientInfo { name: "leanpool".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+        locale: None,
+        work_done_progress_params: Default::default(),
+    }
+}
+
+pub fn request(id: i64, method: &str, params: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+}
+
+pub fn notification(method: &str, params: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "method": method, "params": params })
+}
+
+/// Reply to a request the server sent us (we have nothing to say).
+pub fn null_response(id: &Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": null })
+}
+
+pub fn position_to_lsp(p: Position) -> lsp_types::Position {
+    lsp_types::Position { line: p.line, character: p.character }
+}
+
+pub fn position_from_lsp(p: lsp_types::Position) -> Position {
+    Position { line: p.line, character: p.character }
+}
+
+pub fn range_from_lsp(r: lsp_types::Range) -> Range {
+    Range { start: position_from_lsp(r.start), end: position_from_lsp(r.end) }
+}
+
+/// LSP diagnostic -> leanpool's. Lean always sets a severity; a missing
+/// one is treated as an error (LSP leaves it to the client).
+pub fn diagnostic_from_lsp(d: &lsp_types::Diagnostic) -> Diagnostic {
+    let severity = match d.severity {
+        Some(DiagnosticSeverity::WARNING) => Severity::Warning,
+        Some(DiagnosticSeverity::INFORMATION) => Severity::Information,
+        Some(DiagnosticSeverity::HINT) => Severity::Hint,
+        _ => Severity::Error,
+    };
+    Diagnostic { severity, range: range_from_lsp(d.range), message: d.message.clone() }
+}
+
+/// A file URI for a document name (only used as the document's identity;
+/// nothing is read from it).
+pub fn document_uri(name: &str) -> Uri {
+    format!("file:///leanpool/{name}").parse().expect("valid file URI")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_progress_parses_lean_shape() {
+        let v = json!({"textDocument":{"uri":"file:///leanpool/a.lean","version":3},
+            "processing":[{"range":{"start":{"line":0,"character":0},"end":{"line":2,"character":0}},"kind":1}]});
+        let p: FileProgressParams = serde_json::from_value(v).unwrap();
+        assert_eq!(p.text_document.version, 3);
+        assert_eq!(p.processing.len(), 1);
+        let done: FileProgressParams = serde_json::from_value(
+            json!({"textDocument":{"uri":"file:///leanpool/a.lean","version":4},"processing":[]}),
+        )
+        .unwrap();
+        assert!(done.processing.is_empty());
+    }
+
+    #[test]
+    fn did_open_carries_dependency_build_mode() {
+        let p = LeanDidOpenTextDocumentParams {
+            text_document: TextDocumentItem {
+                uri: document_uri("w1.lean"),
+                language_id: "lean4".into(),
+                version: 1,
+                text: "import Init\n".into(),
+            },
+            dependency_build_mode: "never",
+        };
+        let v = serde_json::to_value(p).unwrap();
+        assert_eq!(v["dependencyBuildMode"], "never");
+        assert_eq!(v["textDocument"]["languageId"], "lean4");
+        assert_eq!(v["textDocument"]["uri"], "file:///leanpool/w1.lean");
+    }
+
+    #[test]
+    fn initialize_announces_widgets() {
+        let v = serde_json::to_value(initialize_params()).unwrap();
+        assert_eq!(v["initializationOptions"]["hasWidgets"], true);
+        assert_eq!(v["capabilities"]["textDocument"]["publishDiagnostics"]["versionSupport"], true);
+    }
+
+    #[test]
+    fn diagnostic_severity_mapping() {
+        let d: lsp_types::Diagnostic = serde_json::from_value(json!({
+            "range":{"start":{"line":1,"character":2},"end":{"line":1,"character":5}},
+            "severity":2,"message":"declaration uses 'sorry'"})).unwrap();
+        let d = diagnostic_from_lsp(&d);
+        assert_eq!(d.severity, Severity::Warning);
+        assert_eq!(d.range.start, Position { line: 1, character: 2 });
+    }
+}

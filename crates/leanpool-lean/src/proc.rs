@@ -1,0 +1,110 @@
+//! Process-group bookkeeping from `/proc`: who is in a worker's group,
+//! how much memory they hold, and a bounded log of what they said on
+//! stderr.
+
+use std::collections::VecDeque;
+
+/// Pids whose process group is `pgid` (including zombies not yet reaped).
+pub fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return vec![] };
+    let mut pids: Vec<u32> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| process_group_of(pid) == Some(pgid))
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
+/// The process group of `pid`, from `/proc/<pid>/stat` (field 5; the
+/// command name in field 2 may contain spaces and parentheses, so fields
+/// are counted from the last `)`).
+pub fn process_group_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// Resident set size of one process in bytes (`VmRSS`).
+pub fn rss_bytes(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Sum of `VmRSS` over a process group (`None` if it has no members).
+pub fn group_rss_bytes(pgid: u32) -> Option<u64> {
+    let members = group_members(pgid);
+    if members.is_empty() {
+        return None;
+    }
+    Some(members.into_iter().filter_map(rss_bytes).sum())
+}
+
+/// SIGKILL a whole process group; a group that is already gone is fine.
+pub fn kill_group(pgid: u32) {
+    use nix::sys::signal::{killpg, Signal};
+    use nix::unistd::Pid;
+    let _ = killpg(Pid::from_raw(pgid as i32), Signal::SIGKILL);
+}
+
+/// The last `capacity` bytes written to it: a worker's stderr, kept so a
+/// crash report can say what Lean printed before dying without letting a
+/// chatty process grow memory without bound.
+#[derive(Debug)]
+pub struct RingLog {
+    buf: VecDeque<u8>,
+    capacity: usize,
+    /// Total bytes ever written (so a reader can tell the log was cut).
+    pub total: u64,
+}
+
+impl RingLog {
+    pub fn new(capacity: usize) -> Self {
+        RingLog { buf: VecDeque::with_capacity(capacity.min(1 << 16)), capacity, total: 0 }
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let bytes = &bytes[bytes.len().saturating_sub(self.capacity)..];
+        let overflow = (self.buf.len() + bytes.len()).saturating_sub(self.capacity);
+        self.buf.drain(..overflow);
+        self.buf.extend(bytes);
+    }
+
+    /// The kept bytes as text (lossy: the cut may split a character).
+    pub fn tail(&self) -> String {
+        let (a, b) = self.buf.as_slices();
+        let mut v = a.to_vec();
+        v.extend_from_slice(b);
+        String::from_utf8_lossy(&v).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_keeps_the_tail() {
+        let mut r = RingLog::new(8);
+        r.push(b"hello ");
+        r.push(b"world");
+        assert_eq!(r.tail(), "lo world");
+        r.push(b"0123456789abc");
+        assert_eq!(r.tail(), "56789abc");
+        assert_eq!(r.total, 24);
+        let mut r = RingLog::new(0);
+        r.push(b"x");
+        assert_eq!(r.tail(), "");
+    }
+
+    #[test]
+    fn own_process_is_in_its_group() {
+        let me = std::process::id();
+        let pgid = process_group_of(me).unwrap();
+        assert!(group_members(pgid).contains(&me));
+        assert!(rss_bytes(me).unwrap() > 0);
+        assert!(group_rss_bytes(pgid).unwrap() >= rss_bytes(me).unwrap());
+    }
+}

@@ -1,0 +1,519 @@
+//! One Lean file-worker process with one warm document.
+//!
+//! Three tasks per process: a writer (stdin), a reader (stdout: routes
+//! responses by id to the waiting request, answers the server's own
+//! requests, records `$/lean/fileProgress` and `publishDiagnostics`), and
+//! a stderr drain into a bounded [`RingLog`]. The [`Worker`] itself is
+//! driven by one caller at a time (`&mut self`): a warm Lean document is
+//! a single mutable thing, so concurrency belongs to the pool, not here.
+
+use crate::backend::LeanCommand;
+use crate::framing::{encode, FrameReader};
+use crate::lsp;
+use crate::proc::{self, RingLog};
+use leanpool_protocol::Diagnostic;
+use lsp_types::{
+    DidChangeTextDocumentParams, PublishDiagnosticsParams, TextDocumentContentChangeEvent, TextDocumentItem, Uri,
+    VersionedTextDocumentIdentifier,
+};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant as TokioInstant;
+
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    pub command: LeanCommand,
+    /// Limit for spawn + `initialize` + elaborating the header.
+    pub start_timeout: Duration,
+    /// How much of the worker's stderr to keep for crash reports.
+    pub stderr_log_bytes: usize,
+}
+
+impl WorkerConfig {
+    /// Defaults sized for the WASM backend (~25 s to start on 2 cores).
+    pub fn new(command: LeanCommand) -> Self {
+        WorkerConfig { command, start_timeout: Duration::from_secs(300), stderr_log_bytes: 64 * 1024 }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error("could not start Lean: {0}")]
+    Spawn(String),
+    #[error("the Lean worker died; its stderr ended with:\n{stderr_tail}")]
+    Died { stderr_tail: String },
+    /// The request ran past its limit. The worker has been killed.
+    #[error("timed out (the worker was killed)")]
+    Timeout,
+    #[error("LSP protocol error: {0}")]
+    Protocol(String),
+    /// Lean answered a request with an error (e.g. an unknown RPC method).
+    #[error("Lean returned error {code}: {message}")]
+    Lsp { code: i64, message: String },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// Lean's "RPC session expired or unknown, connect again" error code.
+const RPC_NEEDS_RECONNECT: i64 = -32900;
+/// Reconnect an RPC session that has been idle this long: Lean expires
+/// sessions that receive no keep-alive for about 30 s.
+const RPC_SESSION_IDLE: Duration = Duration::from_secs(20);
+
+type Reply = Result<Value, (i64, String)>;
+
+/// What the reader task learned; read by the worker under the mutex.
+#[derive(Default)]
+struct State {
+    pending: HashMap<i64, oneshot::Sender<Reply>>,
+    /// Highest version reported done (`fileProgress` with nothing left).
+    done_version: i32,
+    /// Latest `publishDiagnostics` and the version it was for.
+    diagnostics: Option<(i32, Vec<lsp_types::Diagnostic>)>,
+    /// Set when stdout closed or could not be read.
+    dead: Option<String>,
+    server_requests: u64,
+}
+
+pub struct Worker {
+    child: tokio::process::Child,
+    pid: u32,
+    uri: Uri,
+    header: String,
+    version: i32,
+    next_id: i64,
+    state: Arc<Mutex<State>>,
+    events: watch::Receiver<()>,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    stderr: Arc<Mutex<RingLog>>,
+    uses: u64,
+    lsp_requests: u64,
+    rpc_session: Option<(Value, Instant)>,
+    /// Killed and reaped: nothing left to clean up on drop.
+    reaped: bool,
+}
+
+static DOC_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Worker {
+    /// Spawns a worker, runs `initialize`, opens a document holding
+    /// `header` and waits until Lean has elaborated it.
+    pub async fn spawn(cfg: &WorkerConfig, header: &str) -> Result<Worker, WorkerError> {
+        let mut cmd = cfg.command.command(&["--worker"]);
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| WorkerError::Spawn(format!("{}: {e}", cfg.command.program.display())))?;
+        let pid = child.id().ok_or_else(|| WorkerError::Spawn("child exited at once".into()))?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr_pipe = child.stderr.take().expect("piped stderr");
+
+        let state = Arc::new(Mutex::new(State::default()));
+        let stderr = Arc::new(Mutex::new(RingLog::new(cfg.stderr_log_bytes)));
+        let (events_tx, events) = watch::channel(());
+        let (out, out_rx) = mpsc::unbounded_channel();
+        tokio::spawn(write_loop(stdin, out_rx));
+        tokio::spawn(read_loop(stdout, state.clone(), events_tx, out.clone()));
+        tokio::spawn(stderr_loop(stderr_pipe, stderr.clone()));
+
+        let n = DOC_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut w = Worker {
+            child,
+            pid,
+            uri: lsp::document_uri(&format!("w{}-{n}/Doc.lean", std::process::id())),
+            header: header.to_string(),
+            version: 1,
+            next_id: 1,
+            state,
+            events,
+            out,
+            stderr,
+            uses: 0,
+            lsp_requests: 0,
+            rpc_session: None,
+            reaped: false,
+        };
+        let deadline = TokioInstant::now() + cfg.start_timeout;
+        match w.start(deadline).await {
+            Ok(()) => Ok(w),
+            Err(e) => {
+                let tail = w.stderr_tail();
+                w.terminate().await;
+                Err(match e {
+                    WorkerError::Timeout => WorkerError::Spawn(format!(
+                        "not ready within {} s; stderr ended with:\n{tail}",
+                        cfg.start_timeout.as_secs()
+                    )),
+                    other => other,
+                })
+            }
+        }
+    }
+
+    async fn start(&mut self, deadline: TokioInstant) -> Result<(), WorkerError> {
+        let init = serde_json::to_value(lsp::initialize_params()).expect("serializable");
+        self.call("initialize", init, deadline).await?;
+        self.notify("initialized", json!({}))?;
+        let open = lsp::LeanDidOpenTextDocumentParams {
+            text_document: TextDocumentItem {
+                uri: self.uri.clone(),
+                language_id: "lean4".into(),
+                version: self.version,
+                text: self.header.clone(),
+            },
+            dependency_build_mode: "never",
+        };
+        self.notify("textDocument/didOpen", serde_json::to_value(open).expect("serializable"))?;
+        self.wait_done(self.version, deadline).await
+    }
+
+    /// Replaces the document with `text` (which must start with this
+    /// worker's header) and returns the diagnostics of that version, in
+    /// `text`'s coordinates. On timeout the worker is killed.
+    pub async fn elaborate(&mut self, text: &str, timeout: Duration) -> Result<Vec<Diagnostic>, WorkerError> {
+        if !text.starts_with(&self.header) {
+            return Err(WorkerError::Protocol("text does not start with this worker's header".into()));
+        }
+        let deadline = TokioInstant::now() + timeout;
+        self.uses += 1;
+        self.version += 1;
+        let version = self.version;
+        let change = DidChangeTextDocumentParams {
+            text_document: VersionedTextDocumentIdentifier { uri: self.uri.clone(), version },
+            content_changes: vec![TextDocumentContentChangeEvent { range: None, range_length: None, text: text.into() }],
+        };
+        self.notify("textDocument/didChange", serde_json::to_value(change).expect("serializable"))?;
+        let r = self.finish_version(version, deadline).await;
+        if matches!(r, Err(WorkerError::Timeout)) {
+            self.terminate().await;
+        }
+        r
+    }
+
+    /// Waits for `version` to be done, then uses `waitForDiagnostics` as
+    /// a barrier: its answer follows every diagnostic of the version on
+    /// the same ordered stream, so the latest diagnostics seen then are
+    /// final whether they came before or after the done progress.
+    async fn finish_version(&mut self, version: i32, deadline: TokioInstant) -> Result<Vec<Diagnostic>, WorkerError> {
+        self.wait_done(version, deadline).await?;
+        let params = lsp::WaitForDiagnosticsParams { uri: self.uri.clone(), version };
+        self.call("textDocument/waitForDiagnostics", serde_json::to_value(params).expect("serializable"), deadline)
+            .await?;
+        let st = self.state.lock().unwrap();
+        Ok(match &st.diagnostics {
+            Some((v, diags)) if *v == version => diags.iter().map(lsp::diagnostic_from_lsp).collect(),
+            // Lean publishes for every version it elaborates; none at all
+            // means nothing to report.
+            _ => vec![],
+        })
+    }
+
+    /// A request about the current document (`self.uri()`), answered
+    /// within `timeout`; on timeout the worker is killed, since a request
+    /// still running in Lean would delay everything queued after it.
+    pub async fn request(&mut self, method: &str, params: Value, timeout: Duration) -> Result<Value, WorkerError> {
+        let deadline = TokioInstant::now() + timeout;
+        let r = self.call(method, params, deadline).await;
+        if matches!(r, Err(WorkerError::Timeout)) {
+            self.terminate().await;
+        }
+        r
+    }
+
+    /// `$/lean/rpc/call` of `method` at `position` of the current
+    /// document, connecting an RPC session first when there is none (or it
+    /// may have expired); retried once if Lean asks to reconnect.
+    pub async fn rpc_call(
+        &mut self,
+        method: &str,
+        position: lsp_types::Position,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, WorkerError> {
+        let deadline = TokioInstant::now() + timeout;
+        let mut retried = false;
+        loop {
+            let session = match &self.rpc_session {
+                Some((id, last)) if last.elapsed() < RPC_SESSION_IDLE => id.clone(),
+                _ => {
+                    let r = self.call("$/lean/rpc/connect", json!({ "uri": self.uri }), deadline).await;
+                    let connected: lsp::RpcConnected = match r {
+                        Ok(v) => serde_json::from_value(v).map_err(|e| WorkerError::Protocol(e.to_string()))?,
+                        Err(e) => return self.after_error(e).await,
+                    };
+                    connected.session_id
+                }
+            };
+            self.rpc_session = Some((session.clone(), Instant::now()));
+            let call = json!({
+                "textDocument": { "uri": self.uri },
+                "position": position,
+                "sessionId": session,
+                "method": method,
+                "params": params,
+            });
+            match self.call("$/lean/rpc/call", call, deadline).await {
+                Err(WorkerError::Lsp { code: RPC_NEEDS_RECONNECT, .. }) if !retried => {
+                    retried = true;
+                    self.rpc_session = None;
+                }
+                Err(e) => return self.after_error(e).await,
+                Ok(v) => return Ok(v),
+            }
+        }
+    }
+
+    async fn after_error<T>(&mut self, e: WorkerError) -> Result<T, WorkerError> {
+        if matches!(e, WorkerError::Timeout) {
+            self.terminate().await;
+        }
+        Err(e)
+    }
+
+    pub fn uri(&self) -> &Uri {
+        &self.uri
+    }
+
+    pub fn header(&self) -> &str {
+        &self.header
+    }
+
+    /// Process id, which is also the process group id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Current document version (1 = the header alone).
+    pub fn version(&self) -> i32 {
+        self.version
+    }
+
+    /// Number of `elaborate` calls served.
+    pub fn uses(&self) -> u64 {
+        self.uses
+    }
+
+    /// LSP requests sent to Lean so far (notifications not counted).
+    pub fn lsp_requests(&self) -> u64 {
+        self.lsp_requests
+    }
+
+    /// Requests Lean sent us (answered with `null`).
+    pub fn server_requests(&self) -> u64 {
+        self.state.lock().unwrap().server_requests
+    }
+
+    /// Resident memory of the worker's process group.
+    pub fn rss_bytes(&self) -> Option<u64> {
+        if self.reaped {
+            return None;
+        }
+        proc::group_rss_bytes(self.pid)
+    }
+
+    /// What the worker wrote to stderr lately.
+    pub fn stderr_tail(&self) -> String {
+        self.stderr.lock().unwrap().tail()
+    }
+
+    pub fn is_alive(&mut self) -> bool {
+        !self.reaped && self.state.lock().unwrap().dead.is_none() && matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// SIGKILLs the process group and reaps the process.
+    pub async fn kill(mut self) {
+        self.terminate().await;
+    }
+
+    async fn terminate(&mut self) {
+        if self.reaped {
+            return;
+        }
+        proc::kill_group(self.pid);
+        let _ = self.child.wait().await;
+        self.reaped = true;
+        let mut st = self.state.lock().unwrap();
+        st.dead.get_or_insert_with(|| "killed".into());
+        st.pending.clear();
+    }
+
+    fn send(&mut self, msg: &Value) -> Result<(), WorkerError> {
+        let body = serde_json::to_vec(msg).expect("serializable");
+        self.out.send(encode(&body)).map_err(|_| self.died())
+    }
+
+    fn notify(&mut self, method: &str, params: Value) -> Result<(), WorkerError> {
+        self.send(&lsp::notification(method, params))
+    }
+
+    fn died(&self) -> WorkerError {
+        WorkerError::Died { stderr_tail: self.stderr_tail() }
+    }
+
+    /// Sends a request and waits for its answer until `deadline`.
+    async fn call(&mut self, method: &str, params: Value, deadline: TokioInstant) -> Result<Value, WorkerError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut st = self.state.lock().unwrap();
+            if st.dead.is_some() {
+                drop(st);
+                return Err(self.died());
+            }
+            st.pending.insert(id, tx);
+        }
+        self.lsp_requests += 1;
+        self.send(&lsp::request(id, method, params))?;
+        match tokio::time::timeout_at(deadline, rx).await {
+            Err(_) => {
+                self.state.lock().unwrap().pending.remove(&id);
+                Err(WorkerError::Timeout)
+            }
+            // Sender dropped: the reader saw the stream end.
+            Ok(Err(_)) => Err(self.died()),
+            Ok(Ok(Err((code, message)))) => Err(WorkerError::Lsp { code, message }),
+            Ok(Ok(Ok(v))) => Ok(v),
+        }
+    }
+
+    /// Waits until Lean reports `version` fully elaborated.
+    async fn wait_done(&mut self, version: i32, deadline: TokioInstant) -> Result<(), WorkerError> {
+        loop {
+            {
+                let st = self.state.lock().unwrap();
+                if st.done_version >= version {
+                    return Ok(());
+                }
+                if st.dead.is_some() {
+                    drop(st);
+                    return Err(self.died());
+                }
+            }
+            match tokio::time::timeout_at(deadline, self.events.changed()).await {
+                Err(_) => return Err(WorkerError::Timeout),
+                // Reader gone; the loop reports it via `dead`.
+                Ok(Err(_)) => {
+                    let mut st = self.state.lock().unwrap();
+                    st.dead.get_or_insert_with(|| "reader ended".into());
+                }
+                Ok(Ok(())) => {}
+            }
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // Never leave a 6 GB process behind; tokio reaps the dropped child.
+        if !self.reaped {
+            proc::kill_group(self.pid);
+        }
+    }
+}
+
+async fn write_loop(mut stdin: tokio::process::ChildStdin, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
+    while let Some(bytes) = rx.recv().await {
+        if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+async fn stderr_loop(mut pipe: tokio::process::ChildStderr, log: Arc<Mutex<RingLog>>) {
+    let mut buf = vec![0u8; 8192];
+    while let Ok(n) = pipe.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        log.lock().unwrap().push(&buf[..n]);
+    }
+}
+
+async fn read_loop(
+    stdout: tokio::process::ChildStdout,
+    state: Arc<Mutex<State>>,
+    events: watch::Sender<()>,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+) {
+    let mut reader = FrameReader::new(stdout);
+    let reason = loop {
+        let body = match reader.next().await {
+            Ok(Some(b)) => b,
+            Ok(None) => break "stdout closed".to_string(),
+            Err(e) => break e.to_string(),
+        };
+        let msg: Value = match serde_json::from_slice(&body) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::warn!("unparseable message from Lean: {e}");
+                continue;
+            }
+        };
+        handle_message(msg, &state, &out);
+        events.send_replace(());
+    };
+    tracing::debug!("Lean worker reader stopped: {reason}");
+    let mut st = state.lock().unwrap();
+    st.dead.get_or_insert(reason);
+    // Dropping the senders wakes every waiting request with "died".
+    st.pending.clear();
+    drop(st);
+    events.send_replace(());
+}
+
+fn handle_message(msg: Value, state: &Mutex<State>, out: &mpsc::UnboundedSender<Vec<u8>>) {
+    let method = msg.get("method").and_then(Value::as_str);
+    let id = msg.get("id");
+    match (method, id) {
+        (Some(_), Some(id)) => {
+            // The server's own requests (`workspace/semanticTokens/refresh`…).
+            state.lock().unwrap().server_requests += 1;
+            let body = serde_json::to_vec(&lsp::null_response(id)).expect("serializable");
+            let _ = out.send(encode(&body));
+        }
+        (Some("$/lean/fileProgress"), None) => {
+            match serde_json::from_value::<lsp::FileProgressParams>(msg["params"].clone()) {
+                Ok(p) if p.processing.is_empty() => {
+                    let mut st = state.lock().unwrap();
+                    st.done_version = st.done_version.max(p.text_document.version);
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!("bad fileProgress: {e}"),
+            }
+        }
+        (Some("textDocument/publishDiagnostics"), None) => {
+            match serde_json::from_value::<PublishDiagnosticsParams>(msg["params"].clone()) {
+                Ok(p) => {
+                    let mut st = state.lock().unwrap();
+                    let version = p.version.unwrap_or(st.done_version);
+                    if st.diagnostics.as_ref().map_or(true, |(v, _)| *v <= version) {
+                        st.diagnostics = Some((version, p.diagnostics));
+                    }
+                }
+                Err(e) => tracing::warn!("bad publishDiagnostics: {e}"),
+            }
+        }
+        (Some(_), None) => {}
+        (None, Some(id)) => {
+            let Some(id) = id.as_i64() else { return };
+            let reply = match msg.get("error") {
+                Some(err) => Err((
+                    err.get("code").and_then(Value::as_i64).unwrap_or(0),
+                    err.get("message").and_then(Value::as_str).unwrap_or("").to_string(),
+                )),
+                None => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
+            };
+            if let Some(tx) = state.lock().unwrap().pending.remove(&id) {
+                let _ = tx.send(reply);
+            }
+        }
+        (None, None) => tracing::warn!("message from Lean with neither method nor id"),
+    }
+}
