@@ -1,1 +1,3 @@
-//! leanpool-terms (work in progress)
+//! leanpool-terms: `normalize` and `opt` (placeholder doc, replaced below).
+pub mod build;
+pub mod tagged;
