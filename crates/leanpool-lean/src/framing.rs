@@ -49,53 +49,51 @@ impl Decoder {
 
     /// The next complete message body, if the buffer holds one.
     pub fn next_frame(&mut self) -> Result<Option<Vec<u8>>, FrameError> {
-        loop {
-            let Some(start) = find_ci(&self.buf, CONTENT_LENGTH) else {
-                // Keep a tail that could be the start of a split header name.
-                let keep = CONTENT_LENGTH.len() - 1;
-                if self.buf.len() > keep {
-                    let drop = self.buf.len() - keep;
-                    self.skipped += drop as u64;
-                    self.buf.drain(..drop);
-                }
-                return Ok(None);
-            };
-            if start > 0 {
-                self.skipped += start as u64;
-                self.buf.drain(..start);
+        let Some(start) = find_ci(&self.buf, CONTENT_LENGTH) else {
+            // Keep a tail that could be the start of a split header name.
+            let keep = CONTENT_LENGTH.len() - 1;
+            if self.buf.len() > keep {
+                let drop = self.buf.len() - keep;
+                self.skipped += drop as u64;
+                self.buf.drain(..drop);
             }
-            let Some(end) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-                if self.buf.len() > 64 * 1024 {
-                    return Err(FrameError::BadHeader("header block longer than 64 KiB".into()));
-                }
-                return Ok(None);
-            };
-            let headers = String::from_utf8_lossy(&self.buf[..end]).into_owned();
-            let mut length = None;
-            for h in headers.split("\r\n") {
-                let Some((name, value)) = h.split_once(':') else {
-                    return Err(FrameError::BadHeader(h.to_string()));
-                };
-                if name.trim().eq_ignore_ascii_case("content-length") {
-                    let n: usize = value
-                        .trim()
-                        .parse()
-                        .map_err(|_| FrameError::BadHeader(h.to_string()))?;
-                    if n > MAX_FRAME {
-                        return Err(FrameError::BadHeader(format!("Content-Length {n} too large")));
-                    }
-                    length = Some(n);
-                }
-            }
-            let n = length.ok_or_else(|| FrameError::BadHeader(headers.clone()))?;
-            let body_start = end + 4;
-            if self.buf.len() < body_start + n {
-                return Ok(None);
-            }
-            let body = self.buf[body_start..body_start + n].to_vec();
-            self.buf.drain(..body_start + n);
-            return Ok(Some(body));
+            return Ok(None);
+        };
+        if start > 0 {
+            self.skipped += start as u64;
+            self.buf.drain(..start);
         }
+        let Some(end) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+            if self.buf.len() > 64 * 1024 {
+                return Err(FrameError::BadHeader("header block longer than 64 KiB".into()));
+            }
+            return Ok(None);
+        };
+        let headers = String::from_utf8_lossy(&self.buf[..end]).into_owned();
+        let mut length = None;
+        for h in headers.split("\r\n") {
+            let Some((name, value)) = h.split_once(':') else {
+                return Err(FrameError::BadHeader(h.to_string()));
+            };
+            if name.trim().eq_ignore_ascii_case("content-length") {
+                let n: usize = value
+                    .trim()
+                    .parse()
+                    .map_err(|_| FrameError::BadHeader(h.to_string()))?;
+                if n > MAX_FRAME {
+                    return Err(FrameError::BadHeader(format!("Content-Length {n} too large")));
+                }
+                length = Some(n);
+            }
+        }
+        let n = length.ok_or_else(|| FrameError::BadHeader(headers.clone()))?;
+        let body_start = end + 4;
+        if self.buf.len() < body_start + n {
+            return Ok(None);
+        }
+        let body = self.buf[body_start..body_start + n].to_vec();
+        self.buf.drain(..body_start + n);
+        Ok(Some(body))
     }
 }
 

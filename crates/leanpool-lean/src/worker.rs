@@ -493,7 +493,12 @@ fn handle_message(msg: Value, state: &Mutex<State>, out: &mpsc::UnboundedSender<
                 Ok(p) => {
                     let mut st = state.lock().unwrap();
                     let version = p.version.unwrap_or(st.done_version);
-                    if st.diagnostics.as_ref().map_or(true, |(v, _)| *v <= version) {
+                    // Never let a late message of an older version win.
+                    let newer = match &st.diagnostics {
+                        Some((v, _)) => *v <= version,
+                        None => true,
+                    };
+                    if newer {
                         st.diagnostics = Some((version, p.diagnostics));
                     }
                 }
