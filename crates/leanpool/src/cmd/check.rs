@@ -1,8 +1,107 @@
-//! `leanpool check` (not implemented yet).
+//! `leanpool check FILE.lean`: does a Lean file elaborate?
+//!
+//! Without `--socket` it starts its own Lean worker for the file's header
+//! (slow on the WASM backend: ~25 s before the first answer), checks,
+//! and kills it; with `--socket` a running daemon's warm pool answers.
+
+use anyhow::Context;
+use leanpool_lean::{check_once, LeanCommand, WorkerConfig};
+use leanpool_protocol::{CheckParams, CheckResult, CheckStatus, Severity};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Limit for the check itself when `--timeout-ms` is not given.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The Lean file to check.
+    pub file: PathBuf,
+    /// Print one JSON object (status, diagnostics, elapsed_ms).
+    #[arg(long)]
+    pub json: bool,
+    /// Per-request limit; past it the worker is killed and the status is `timeout`.
+    #[arg(long, value_name = "N")]
+    pub timeout_ms: Option<u64>,
+    /// Ask the daemon listening on this Unix socket instead of starting Lean.
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+}
 
-pub async fn run(_args: Args) -> anyhow::Result<i32> {
-    anyhow::bail!("`leanpool check` is not implemented yet")
+pub async fn run(args: Args) -> anyhow::Result<i32> {
+    let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    let params = CheckParams { text, timeout_ms: args.timeout_ms, timings: true };
+    let started = Instant::now();
+    let mut result = match &args.socket {
+        Some(socket) => remote_check(socket, params).await?,
+        None => {
+            let command = LeanCommand::detect()?;
+            check_once(&WorkerConfig::new(command), &params, DEFAULT_TIMEOUT).await?
+        }
+    };
+    if args.socket.is_none() {
+        // Locally the command's cost includes starting Lean; say so.
+        result.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&result)?);
+    } else {
+        print!("{}", human(&args.file, &result));
+    }
+    Ok(if result.status == CheckStatus::Ok { 0 } else { 1 })
+}
+
+/// The daemon client's single call site.
+async fn remote_check(_socket: &Path, _params: CheckParams) -> anyhow::Result<CheckResult> {
+    // DAEMON CALL SITE: `crate::cmd::remote::check(socket, params).await` once
+    // `cmd/remote.rs` exists.
+    anyhow::bail!("`--socket`: the daemon client is not built yet")
+}
+
+/// `file:line:col: severity: message` lines (1-based, columns in UTF-16
+/// units like the JSON), then a status line.
+fn human(file: &Path, r: &CheckResult) -> String {
+    let mut out = String::new();
+    for d in &r.diagnostics {
+        let sev = match d.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Information => "info",
+            Severity::Hint => "hint",
+        };
+        out.push_str(&format!(
+            "{}:{}:{}: {sev}: {}\n",
+            file.display(),
+            d.range.start.line + 1,
+            d.range.start.character + 1,
+            d.message
+        ));
+    }
+    let status = serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    out.push_str(&format!("status: {status}"));
+    if let Some(reason) = &r.reason {
+        out.push_str(&format!(" ({reason})"));
+    }
+    if let Some(ms) = r.elapsed_ms {
+        out.push_str(&format!(" in {ms} ms"));
+    }
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use leanpool_protocol::{Diagnostic, Position, Range};
+
+    #[test]
+    fn human_form() {
+        let p = |line, character| Position { line, character };
+        let r = CheckResult::from_diagnostics(vec![Diagnostic {
+            severity: Severity::Error,
+            range: Range { start: p(2, 4), end: p(2, 9) },
+            message: "unknown identifier 'x'".into(),
+        }]);
+        assert_eq!(human(Path::new("a.lean"), &r), "a.lean:3:5: error: unknown identifier 'x'\nstatus: error\n");
+    }
 }

@@ -1,8 +1,81 @@
-//! `leanpool doctor` (not implemented yet).
+//! `leanpool doctor`: which Lean leanpool would run, and does it work.
+
+use leanpool_lean::{check_once, LeanCommand, WorkerConfig};
+use leanpool_protocol::{CheckParams, CheckStatus};
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Also start a worker and check `theorem t : 1 + 1 = 2 := rfl`.
+    #[arg(long)]
+    pub deep: bool,
+}
 
-pub async fn run(_args: Args) -> anyhow::Result<i32> {
-    anyhow::bail!("`leanpool doctor` is not implemented yet")
+const DEEP_TEXT: &str = "theorem t : 1 + 1 = 2 := rfl\n";
+
+pub async fn run(args: Args) -> anyhow::Result<i32> {
+    let command = match LeanCommand::detect() {
+        Ok(c) => c,
+        Err(e) => {
+            println!("backend:   none");
+            println!("verdict:   NOT OK: {e}");
+            return Ok(1);
+        }
+    };
+    let mut problems: Vec<String> = vec![];
+    println!("backend:   {} (from {})", command.backend.as_str(), command.source);
+    let mut program = command.program.display().to_string();
+    for a in &command.args {
+        program.push(' ');
+        program.push_str(a);
+    }
+    println!("program:   {program}");
+    if !is_executable(&command.program) {
+        problems.push(format!("{} is not an executable file", command.program.display()));
+    }
+    match command.version(Duration::from_secs(180)).await {
+        Ok(v) => {
+            let how = if command.version.is_some() { "recorded at set-up" } else { "from --version" };
+            println!("lean:      {v} ({how})");
+        }
+        Err(e) => {
+            println!("lean:      unknown");
+            problems.push(e.to_string());
+        }
+    }
+    match command.lean_path() {
+        Some(p) => {
+            let has_init = std::env::split_paths(&p).any(|d| d.join("Init.olean").is_file());
+            println!("LEAN_PATH: {p}{}", if has_init { "" } else { " (no Init.olean there)" });
+            if !has_init {
+                problems.push("LEAN_PATH has no Init.olean".into());
+            }
+        }
+        None => println!("LEAN_PATH: (unset; Lean uses its own library)"),
+    }
+    if args.deep && problems.is_empty() {
+        let started = Instant::now();
+        let params = CheckParams { text: DEEP_TEXT.into(), timeout_ms: None, timings: false };
+        match check_once(&WorkerConfig::new(command.clone()), &params, Duration::from_secs(120)).await {
+            Ok(r) if r.status == CheckStatus::Ok => {
+                println!("deep:      `{}` ok in {:.1} s (start + check)", DEEP_TEXT.trim(), started.elapsed().as_secs_f64())
+            }
+            Ok(r) => problems.push(format!("deep check gave {:?}: {:?}", r.status, r.diagnostics)),
+            Err(e) => problems.push(format!("deep check failed: {e}")),
+        }
+    }
+    if problems.is_empty() {
+        let what = if args.deep { "a worker checked a theorem" } else { "run with --deep to start a worker" };
+        println!("verdict:   OK ({what})");
+        Ok(0)
+    } else {
+        println!("verdict:   NOT OK: {}", problems.join("; "));
+        Ok(1)
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
 }
