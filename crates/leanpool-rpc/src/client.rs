@@ -1,0 +1,244 @@
+//! Async client: one connection, many requests in flight.
+//!
+//! Calls may be made concurrently from any number of tasks sharing one
+//! `Client` (`&self` methods). Lines are written by a single writer task so
+//! that a caller dropping its future mid-call can never leave half a request
+//! on the wire; answers are matched to callers by id by a single reader task.
+
+use crate::framing::{Frame, FrameReader};
+use leanpool_protocol::{
+    codes, CheckParams, CheckResult, GtedParams, GtedResult, Id, NormalizeResult, OptResult, Request, Response,
+    RpcError, StatementParams,
+};
+use serde::{de::DeserializeOwned, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::sync::{mpsc, oneshot};
+
+/// Answers can be big (trees, diagnostics): the cap only guards against a
+/// runaway peer.
+const MAX_ANSWER_BYTES: usize = 1 << 30;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot connect to {path}: {source}")]
+    Connect { path: PathBuf, source: std::io::Error },
+    #[error("connection to the daemon lost: {0}")]
+    Closed(String),
+    #[error("daemon answered error {}: {}", .0.code, .0.message)]
+    Rpc(RpcError),
+    #[error("cannot decode the daemon's answer: {0}")]
+    Decode(String),
+}
+
+impl ClientError {
+    /// The JSON-RPC error code, for errors the daemon sent.
+    pub fn code(&self) -> Option<i64> {
+        match self {
+            ClientError::Rpc(e) => Some(e.code),
+            _ => None,
+        }
+    }
+}
+
+type Reply = Result<Value, ClientError>;
+
+struct Pending {
+    waiting: HashMap<i64, oneshot::Sender<Reply>>,
+    /// Set when the connection is over; later calls fail with it at once.
+    closed: Option<String>,
+    /// The connection-level error that ended it, if the daemon sent one.
+    closed_by: Option<RpcError>,
+}
+
+pub struct Client {
+    lines: mpsc::UnboundedSender<Vec<u8>>,
+    pending: Arc<Mutex<Pending>>,
+    next_id: AtomicI64,
+    tasks: [tokio::task::JoinHandle<()>; 2],
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+impl Client {
+    pub async fn connect(path: impl AsRef<Path>) -> Result<Client, ClientError> {
+        let path = path.as_ref();
+        let stream = UnixStream::connect(path)
+            .await
+            .map_err(|source| ClientError::Connect { path: path.to_owned(), source })?;
+        Ok(Client::from_stream(stream))
+    }
+
+    /// Connects, retrying until `within` has passed: for clients that
+    /// outlive a daemon restart.
+    pub async fn connect_retry(path: impl AsRef<Path>, within: Duration) -> Result<Client, ClientError> {
+        let t0 = Instant::now();
+        let mut pause = Duration::from_millis(20);
+        loop {
+            match Client::connect(path.as_ref()).await {
+                Ok(c) => return Ok(c),
+                Err(e) if t0.elapsed() >= within => return Err(e),
+                Err(_) => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(500));
+                }
+            }
+        }
+    }
+
+    pub fn from_stream(stream: UnixStream) -> Client {
+        let (rd, mut wr) = stream.into_split();
+        let pending = Arc::new(Mutex::new(Pending { waiting: HashMap::new(), closed: None, closed_by: None }));
+        let (lines, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let p = pending.clone();
+        let writer = tokio::spawn(async move {
+            while let Some(line) = rx.recv().await {
+                if let Err(e) = wr.write_all(&line).await {
+                    fail_all(&p, format!("write failed: {e}"), None);
+                    return;
+                }
+            }
+        });
+        let p = pending.clone();
+        let reader = tokio::spawn(async move {
+            let mut frames = FrameReader::new(BufReader::with_capacity(64 << 10, rd), MAX_ANSWER_BYTES);
+            // An error addressed to no request (id null) is about the whole
+            // connection (e.g. UNAUTHORIZED); pending calls inherit it.
+            let mut general: Option<RpcError> = None;
+            let why = loop {
+                match frames.next_frame().await {
+                    Ok(Some(Frame::Line(l))) => match serde_json::from_slice::<Response>(&l) {
+                        Ok(r) => route(&p, r, &mut general),
+                        Err(e) => break format!("undecodable answer: {e}"),
+                    },
+                    Ok(Some(Frame::TooLarge { len, .. })) => break format!("answer of {len} bytes exceeds the client's cap"),
+                    Ok(None) => break "the daemon closed the connection".to_string(),
+                    Err(e) => break format!("read failed: {e}"),
+                }
+            };
+            fail_all(&p, why, general);
+        });
+        Client { lines, pending, next_id: AtomicI64::new(1), tasks: [writer, reader] }
+    }
+
+    /// Sends one request and waits for its answer. Dropping the future
+    /// forgets the request on this side (the daemon still answers it).
+    pub async fn call(&self, method: &str, params: Value) -> Result<Value, ClientError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut p = self.pending.lock().unwrap();
+            if let Some(e) = &p.closed_by {
+                return Err(ClientError::Rpc(e.clone()));
+            }
+            if let Some(why) = &p.closed {
+                return Err(ClientError::Closed(why.clone()));
+            }
+            p.waiting.insert(id, tx);
+        }
+        let _forget = Forget { pending: &self.pending, id };
+        // `id` before `params` (struct field order) so that the daemon can
+        // address even a too-large request's error to it.
+        let req = Request { jsonrpc: "2.0".into(), id: Id::Num(id), method: method.into(), params };
+        let mut line = serde_json::to_vec(&req).map_err(|e| ClientError::Decode(e.to_string()))?;
+        line.push(b'\n');
+        if self.lines.send(line).is_err() {
+            return Err(ClientError::Closed("writer stopped".into()));
+        }
+        rx.await.unwrap_or_else(|_| Err(ClientError::Closed("connection dropped".into())))
+    }
+
+    /// [`Client::call`] with typed params and result.
+    pub async fn call_typed<P: Serialize, R: DeserializeOwned>(&self, method: &str, params: &P) -> Result<R, ClientError> {
+        let params = serde_json::to_value(params).map_err(|e| ClientError::Decode(e.to_string()))?;
+        let v = self.call(method, params).await?;
+        serde_json::from_value(v).map_err(|e| ClientError::Decode(format!("`{method}` result: {e}")))
+    }
+
+    pub async fn check(&self, p: &CheckParams) -> Result<CheckResult, ClientError> {
+        self.call_typed("check", p).await
+    }
+    pub async fn normalize(&self, p: &StatementParams) -> Result<NormalizeResult, ClientError> {
+        self.call_typed("normalize", p).await
+    }
+    pub async fn opt(&self, p: &StatementParams) -> Result<OptResult, ClientError> {
+        self.call_typed("opt", p).await
+    }
+    pub async fn gted(&self, p: &GtedParams) -> Result<GtedResult, ClientError> {
+        self.call_typed("gted", p).await
+    }
+    /// Daemon and pool status (see `docs/protocol.md` for the shape).
+    pub async fn status(&self) -> Result<Value, ClientError> {
+        self.call("status", Value::Null).await
+    }
+    /// Echoes `payload`.
+    pub async fn ping(&self, payload: Value) -> Result<Value, ClientError> {
+        self.call("ping", payload).await
+    }
+    /// Asks the daemon to shut down gracefully (owner uid only).
+    pub async fn shutdown(&self) -> Result<Value, ClientError> {
+        self.call("shutdown", Value::Null).await
+    }
+}
+
+/// Removes a call's entry if its future is dropped before the answer.
+struct Forget<'a> {
+    pending: &'a Mutex<Pending>,
+    id: i64,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.pending.lock() {
+            p.waiting.remove(&self.id);
+        }
+    }
+}
+
+fn route(p: &Mutex<Pending>, r: Response, general: &mut Option<RpcError>) {
+    let reply = match (r.result, r.error) {
+        (_, Some(e)) => Err(ClientError::Rpc(e)),
+        (Some(v), None) => Ok(v),
+        (None, None) => Ok(Value::Null),
+    };
+    match r.id {
+        Id::Num(id) => {
+            if let Some(tx) = p.lock().unwrap().waiting.remove(&id) {
+                let _ = tx.send(reply);
+            }
+        }
+        _ => {
+            if let Err(ClientError::Rpc(e)) = reply {
+                tracing::warn!(code = e.code, message = %e.message, "daemon error not addressed to a request");
+                *general = Some(e);
+            }
+        }
+    }
+}
+
+fn fail_all(p: &Mutex<Pending>, why: String, general: Option<RpcError>) {
+    let mut p = p.lock().unwrap();
+    let general = general.filter(|e| e.code != codes::PARSE_ERROR);
+    for (_, tx) in p.waiting.drain() {
+        let _ = tx.send(Err(match &general {
+            Some(e) => ClientError::Rpc(e.clone()),
+            None => ClientError::Closed(why.clone()),
+        }));
+    }
+    if p.closed.is_none() {
+        p.closed = Some(why);
+        p.closed_by = general;
+    }
+}

@@ -1,0 +1,59 @@
+//! The seam between transport and work: the server knows framing, peers and
+//! shutdown; a [`Handler`] knows methods. The daemon plugs in
+//! [`crate::daemon::PoolHandler`]; tests plug in handlers that need no Lean.
+
+use leanpool_protocol::{codes, RpcError};
+use serde::{de::DeserializeOwned, Serialize};
+use serde_json::Value;
+use std::future::Future;
+use std::time::Duration;
+
+/// Who is calling, from `SO_PEERCRED` at accept time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerCred {
+    pub uid: u32,
+    pub gid: u32,
+    pub pid: i32,
+}
+
+/// Per-request context handed to the handler.
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    pub peer: PeerCred,
+    /// Sequential number of the connection, for logs.
+    pub conn: u64,
+}
+
+/// Serves the methods the server itself does not (`ping` and `shutdown`
+/// are the server's).
+pub trait Handler: Send + Sync + 'static {
+    /// Runs one method. The returned future is dropped when the client
+    /// disconnects or the shutdown deadline passes: implementations must
+    /// treat that as cancellation (the pool skips a job whose future is gone).
+    fn call(&self, method: &str, params: Value, ctx: &CallContext) -> impl Future<Output = Result<Value, RpcError>> + Send;
+
+    /// Stops taking work, lets in-flight work finish until `deadline`, then
+    /// releases everything (the pool kills its Lean workers here).
+    fn shutdown(&self, deadline: Duration) -> impl Future<Output = ()> + Send;
+}
+
+pub fn rpc_error(code: i64, message: impl Into<String>) -> RpcError {
+    RpcError { code, message: message.into(), data: None }
+}
+
+pub fn method_not_found(method: &str) -> RpcError {
+    rpc_error(codes::METHOD_NOT_FOUND, format!("unknown method `{method}`"))
+}
+
+/// Decodes `params` into a method's parameter type; absent params decode as
+/// `{}` so that methods whose fields are all optional accept no params.
+pub fn params<P: DeserializeOwned>(method: &str, params: Value) -> Result<P, RpcError> {
+    let params = if params.is_null() { Value::Object(Default::default()) } else { params };
+    serde_json::from_value(params)
+        .map_err(|e| rpc_error(codes::INVALID_PARAMS, format!("invalid params for `{method}`: {e}")))
+}
+
+/// Serializes a method's result; failure here is a bug, reported as such.
+pub fn result<R: Serialize>(r: &R) -> Result<Value, RpcError> {
+    serde_json::to_value(r).map_err(|e| rpc_error(codes::INTERNAL_ERROR, format!("cannot encode result: {e}")))
+}

@@ -1,0 +1,336 @@
+//! The accept loop, one task per connection, one task per request, and the
+//! three-phase shutdown (running -> draining -> closed).
+//!
+//! Invariant: every request that decodes gets exactly one answer, unless its
+//! client is gone (then its work is cancelled by dropping the future).
+
+use crate::framing::FrameReader;
+use crate::handler::{rpc_error, CallContext, Handler, PeerCred};
+use crate::request::{decode, Decoded};
+use crate::socket::{self, BindError, SocketFile};
+use leanpool_protocol::{codes, Id, Request, Response};
+use serde_json::json;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::UnixStream;
+use tokio::sync::{mpsc, watch, Notify};
+use tokio::task::JoinSet;
+
+/// Transport settings (the daemon fills them from its config file).
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    pub socket: PathBuf,
+    /// Permission bits of the socket file (connecting needs write access).
+    pub socket_mode: u32,
+    /// Peers whose uid is not listed are answered `UNAUTHORIZED` and dropped.
+    pub allowed_uids: Vec<u32>,
+    /// The only uid that may call `shutdown`.
+    pub owner_uid: u32,
+    pub max_request_bytes: usize,
+    /// Past this many unanswered requests the server stops reading from the
+    /// connection until one finishes (backpressure, bounded memory).
+    pub max_inflight_per_connection: usize,
+    /// How long shutdown lets in-flight requests finish.
+    pub shutdown_deadline: Duration,
+}
+
+impl ServerOptions {
+    /// Defaults: mode 0600, only our own uid, 4 MiB requests, 10 s deadline.
+    pub fn new(socket: impl Into<PathBuf>) -> Self {
+        let uid = nix::unistd::geteuid().as_raw();
+        ServerOptions {
+            socket: socket.into(),
+            socket_mode: 0o600,
+            allowed_uids: vec![uid],
+            owner_uid: uid,
+            max_request_bytes: 4 << 20,
+            max_inflight_per_connection: 1024,
+            shutdown_deadline: Duration::from_secs(10),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Phase {
+    Running,
+    /// Not accepting; new requests get `SHUTTING_DOWN`; in-flight ones run.
+    Draining,
+    /// Deadline passed: still-pending requests are answered `SHUTTING_DOWN`.
+    Closed,
+}
+
+/// Resolves once the server is at `phase` or later.
+async fn reached(rx: &mut watch::Receiver<Phase>, phase: Phase) {
+    let _ = rx.wait_for(|p| *p >= phase).await;
+}
+
+struct Shared<H> {
+    handler: H,
+    opts: ServerOptions,
+    phase: watch::Sender<Phase>,
+    inflight: watch::Sender<usize>,
+    conns: AtomicU64,
+}
+
+/// Starts a graceful shutdown of the server it came from; cheap to clone,
+/// usable from signal handlers and tests.
+#[derive(Clone)]
+pub struct ShutdownHandle(watch::Sender<Phase>);
+
+impl ShutdownHandle {
+    pub fn shutdown(&self) {
+        self.0.send_if_modified(|p| {
+            let changed = *p == Phase::Running;
+            if changed {
+                *p = Phase::Draining;
+            }
+            changed
+        });
+    }
+}
+
+pub struct Server<H: Handler> {
+    listener: std::os::unix::net::UnixListener,
+    file: SocketFile,
+    shared: Arc<Shared<H>>,
+}
+
+impl<H: Handler> Server<H> {
+    /// Binds the socket (handling a stale one); call [`Server::run`] to serve.
+    pub fn bind(opts: ServerOptions, handler: H) -> Result<Self, BindError> {
+        let (listener, file) = socket::bind(&opts.socket, opts.socket_mode)?;
+        let shared = Arc::new(Shared {
+            handler,
+            opts,
+            phase: watch::channel(Phase::Running).0,
+            inflight: watch::channel(0).0,
+            conns: AtomicU64::new(0),
+        });
+        Ok(Server { listener, file, shared })
+    }
+
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        ShutdownHandle(self.shared.phase.clone())
+    }
+
+    /// Serves until shut down (by a [`ShutdownHandle`] or the `shutdown`
+    /// method), then drains and removes the socket file.
+    pub async fn run(self) -> std::io::Result<()> {
+        let listener = tokio::net::UnixListener::from_std(self.listener)?;
+        let shared = self.shared;
+        let mut phase = shared.phase.subscribe();
+        let mut conns = JoinSet::new();
+        tracing::info!(socket = %shared.opts.socket.display(), "listening");
+        loop {
+            tokio::select! {
+                r = listener.accept() => match r {
+                    Ok((stream, _)) => {
+                        let n = shared.conns.fetch_add(1, Ordering::Relaxed);
+                        conns.spawn(connection(stream, n, shared.clone()));
+                    }
+                    Err(e) => {
+                        // EMFILE and friends: back off rather than spin.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                },
+                _ = reached(&mut phase, Phase::Draining) => break,
+                Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            }
+        }
+        drop(listener);
+        let deadline = shared.opts.shutdown_deadline;
+        tracing::info!(deadline_ms = deadline.as_millis() as u64, in_flight = *shared.inflight.borrow(), "draining");
+        let mut inflight = shared.inflight.subscribe();
+        let drained = async { tokio::time::timeout(deadline, inflight.wait_for(|n| *n == 0)).await.is_ok() };
+        let ((), drained) = tokio::join!(shared.handler.shutdown(deadline), drained);
+        if !drained {
+            tracing::warn!(in_flight = *shared.inflight.borrow(), "deadline passed; answering the rest SHUTTING_DOWN");
+        }
+        shared.phase.send_replace(Phase::Closed);
+        let closing = async { while conns.join_next().await.is_some() {} };
+        if tokio::time::timeout(Duration::from_secs(2), closing).await.is_err() {
+            conns.abort_all();
+        }
+        self.file.remove_file();
+        tracing::info!("stopped");
+        Ok(())
+    }
+}
+
+/// One client connection: a reader loop (this task), a writer task, and a
+/// task per request.
+async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Shared<H>>) {
+    let peer = match socket::peer_cred(&stream) {
+        Ok(p) => p,
+        Err(e) => return tracing::warn!(conn, error = %e, "no peer credentials; dropping"),
+    };
+    if !shared.opts.allowed_uids.contains(&peer.uid) {
+        tracing::warn!(conn, uid = peer.uid, pid = peer.pid, "uid not allowed; rejecting");
+        return reject(stream, peer).await;
+    }
+    tracing::debug!(conn, uid = peer.uid, pid = peer.pid, "connected");
+    let (rd, wr) = stream.into_split();
+    let raw_fd = rd.as_ref().as_raw_fd();
+    let (tx, rx) = mpsc::channel::<Response>(1024);
+    let gone = Arc::new(Notify::new());
+    let writer = tokio::spawn(write_loop(wr, rx, gone.clone()));
+    let opts = &shared.opts;
+    let mut reader = FrameReader::new(BufReader::with_capacity(64 << 10, rd), opts.max_request_bytes);
+    let mut tasks = JoinSet::new();
+    let mut phase = shared.phase.subscribe();
+    let ctx = CallContext { peer, conn };
+    let mut vanished = false;
+    loop {
+        let room = tasks.len() < opts.max_inflight_per_connection;
+        tokio::select! {
+            _ = gone.notified() => { vanished = true; break }
+            _ = reached(&mut phase, Phase::Closed) => break,
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            f = reader.next_frame(), if room => match f {
+                Ok(Some(frame)) => {
+                    let reply = match decode(&frame, opts.max_request_bytes) {
+                        Decoded::Blank => None,
+                        Decoded::Reply(r) => Some(r),
+                        Decoded::Call(req) => start(req, &ctx, &shared, &tx, &mut tasks),
+                    };
+                    if let Some(r) = reply {
+                        if tx.send(r).await.is_err() { vanished = true; break }
+                    }
+                }
+                Ok(None) => break, // EOF: maybe only a half-close; answers still go out
+                Err(e) => { tracing::debug!(conn, error = %e, "read failed"); vanished = true; break }
+            },
+        }
+    }
+    // Reading is over; finish the pending requests unless the peer is gone.
+    while !vanished && !tasks.is_empty() {
+        tokio::select! {
+            r = tasks.join_next() => if r.is_none() { break },
+            _ = gone.notified() => vanished = true,
+            _ = tokio::time::sleep(Duration::from_millis(50)) => vanished = socket::peer_hung_up(&raw_fd),
+        }
+    }
+    if vanished && !tasks.is_empty() {
+        tracing::info!(conn, pending = tasks.len(), "client went away; cancelling its requests");
+    }
+    tasks.shutdown().await;
+    drop(tx);
+    let _ = writer.await;
+    drop(reader);
+    tracing::debug!(conn, "closed");
+}
+
+/// Routes one decoded request: server-level methods are answered here (the
+/// returned response), the rest run in their own task.
+fn start<H: Handler>(
+    req: Request,
+    ctx: &CallContext,
+    shared: &Arc<Shared<H>>,
+    tx: &mpsc::Sender<Response>,
+    tasks: &mut JoinSet<()>,
+) -> Option<Response> {
+    let Request { id, method, params, .. } = req;
+    match method.as_str() {
+        "ping" => return Some(Response::ok(id, params)),
+        "shutdown" => {
+            if ctx.peer.uid != shared.opts.owner_uid {
+                let msg = format!("only the daemon's owner (uid {}) may shut it down", shared.opts.owner_uid);
+                return Some(Response::err(id, codes::UNAUTHORIZED, msg));
+            }
+            tracing::info!(conn = ctx.conn, uid = ctx.peer.uid, "shutdown requested");
+            ShutdownHandle(shared.phase.clone()).shutdown();
+            return Some(Response::ok(id, json!({ "shutting_down": true })));
+        }
+        _ => {}
+    }
+    if *shared.phase.borrow() != Phase::Running {
+        return Some(Response::err(id, codes::SHUTTING_DOWN, "the daemon is shutting down"));
+    }
+    shared.inflight.send_modify(|n| *n += 1);
+    let guard = InFlight(shared.clone());
+    let (tx, ctx, shared) = (tx.clone(), ctx.clone(), shared.clone());
+    tasks.spawn(async move {
+        let _guard = guard;
+        let t0 = Instant::now();
+        let mut phase = shared.phase.subscribe();
+        let out = tokio::select! {
+            r = shared.handler.call(&method, params, &ctx) => r,
+            _ = reached(&mut phase, Phase::Closed) =>
+                Err(rpc_error(codes::SHUTTING_DOWN, "the daemon shut down before this request finished")),
+        };
+        let ms = t0.elapsed().as_millis() as u64;
+        let resp = match out {
+            Ok(v) => {
+                tracing::debug!(conn = ctx.conn, ?id, method, ms, "answered");
+                Response::ok(id, v)
+            }
+            Err(e) => {
+                tracing::info!(conn = ctx.conn, ?id, method, ms, code = e.code, message = %e.message, "error");
+                Response { jsonrpc: "2.0".into(), id, result: None, error: Some(e) }
+            }
+        };
+        let _ = tx.send(resp).await;
+    });
+    None
+}
+
+/// Decrements the server's in-flight count when a request task ends,
+/// however it ends (answered, cancelled or aborted).
+struct InFlight<H: Handler>(Arc<Shared<H>>);
+
+impl<H: Handler> Drop for InFlight<H> {
+    fn drop(&mut self) {
+        self.0.inflight.send_modify(|n| *n -= 1);
+    }
+}
+
+/// Writes answers as they come, one JSON object per line, flushing when no
+/// more are queued. A write error means the client is gone.
+async fn write_loop(wr: tokio::net::unix::OwnedWriteHalf, mut rx: mpsc::Receiver<Response>, gone: Arc<Notify>) {
+    let mut w = BufWriter::with_capacity(64 << 10, wr);
+    let mut line = Vec::new();
+    while let Some(first) = rx.recv().await {
+        let mut next = Some(first);
+        let mut ok = true;
+        while let Some(resp) = next {
+            line.clear();
+            serde_json::to_writer(&mut line, &resp).expect("a Response always serializes");
+            line.push(b'\n');
+            if w.write_all(&line).await.is_err() {
+                ok = false;
+                break;
+            }
+            next = rx.try_recv().ok();
+        }
+        if !ok || w.flush().await.is_err() {
+            gone.notify_one();
+            return;
+        }
+    }
+    let _ = w.shutdown().await;
+}
+
+/// Answers an unauthorized peer once (id null) and closes. Reads what it
+/// already sent first, so that the kernel does not turn our close into a
+/// connection reset that would hide the answer.
+async fn reject(mut stream: UnixStream, peer: PeerCred) {
+    let resp = Response::err(Id::Null, codes::UNAUTHORIZED, format!("uid {} may not use this socket", peer.uid));
+    let mut line = serde_json::to_vec(&resp).expect("serializes");
+    line.push(b'\n');
+    let _ = stream.write_all(&line).await;
+    let _ = stream.shutdown().await;
+    let drain = async {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stream.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
+}

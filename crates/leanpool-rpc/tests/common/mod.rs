@@ -1,0 +1,94 @@
+//! A handler that needs no Lean, for driving the real server in-process.
+#![allow(dead_code)]
+
+use leanpool_protocol::{codes, GtedParams, RpcError};
+use leanpool_rpc::handler::{method_not_found, params, result, rpc_error};
+use leanpool_rpc::{CallContext, Client, Handler, Server, ServerOptions, ShutdownHandle};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Counts started and dropped-before-finishing calls, so tests can see
+/// cancellation happen.
+#[derive(Default)]
+pub struct Counters {
+    pub started: AtomicUsize,
+    pub cancelled: AtomicUsize,
+    pub shutdowns: AtomicUsize,
+}
+
+pub struct TestHandler(pub Arc<Counters>);
+
+#[derive(Deserialize)]
+struct Sleep {
+    ms: u64,
+    #[serde(default)]
+    value: Value,
+}
+
+struct DropFlag(Arc<Counters>, bool);
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        if !self.1 {
+            self.0.cancelled.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Handler for TestHandler {
+    async fn call(&self, method: &str, p: Value, _ctx: &CallContext) -> Result<Value, RpcError> {
+        self.0.started.fetch_add(1, Ordering::SeqCst);
+        let mut flag = DropFlag(self.0.clone(), false);
+        let out = match method {
+            // Answers after `ms`: lets tests reorder answers and hold
+            // requests in flight.
+            "sleep" => {
+                let s: Sleep = params(method, p)?;
+                tokio::time::sleep(Duration::from_millis(s.ms)).await;
+                Ok(s.value)
+            }
+            "gted" => {
+                let g: GtedParams = params(method, p)?;
+                let r = leanpool_gted::gted(&g).map_err(|e| rpc_error(codes::INVALID_PARAMS, e.to_string()))?;
+                result(&r)
+            }
+            "status" => Ok(json!({"test": true})),
+            _ => Err(method_not_found(method)),
+        };
+        flag.1 = true;
+        out
+    }
+
+    async fn shutdown(&self, _deadline: Duration) {
+        self.0.shutdowns.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+pub struct Running {
+    pub dir: tempfile::TempDir,
+    pub path: PathBuf,
+    pub counters: Arc<Counters>,
+    pub stop: ShutdownHandle,
+    pub task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    pub async fn client(&self) -> Client {
+        Client::connect(&self.path).await.expect("connect")
+    }
+}
+
+pub fn start(tweak: impl FnOnce(&mut ServerOptions)) -> Running {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.sock");
+    let mut opts = ServerOptions::new(&path);
+    tweak(&mut opts);
+    let counters = Arc::new(Counters::default());
+    let server = Server::bind(opts, TestHandler(counters.clone())).expect("bind");
+    let stop = server.shutdown_handle();
+    let task = tokio::spawn(server.run());
+    Running { dir, path, counters, stop, task }
+}

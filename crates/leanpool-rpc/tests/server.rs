@@ -1,0 +1,224 @@
+//! The server over real Unix sockets, in-process, with a handler that needs
+//! no Lean: framing errors, pipelining, cancellation, peers, shutdown.
+
+mod common;
+
+use common::start;
+use leanpool_protocol::codes;
+use leanpool_rpc::{Client, ClientError};
+use serde_json::{json, Value};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+
+/// A raw line-level connection, for sending what no well-behaved client
+/// would.
+struct Raw {
+    rd: BufReader<tokio::net::unix::OwnedReadHalf>,
+    wr: tokio::net::unix::OwnedWriteHalf,
+}
+
+impl Raw {
+    async fn new(path: &std::path::Path) -> Raw {
+        let (rd, wr) = UnixStream::connect(path).await.unwrap().into_split();
+        Raw { rd: BufReader::new(rd), wr }
+    }
+    async fn send(&mut self, bytes: &[u8]) {
+        self.wr.write_all(bytes).await.unwrap();
+    }
+    async fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        let n = tokio::time::timeout(Duration::from_secs(10), self.rd.read_line(&mut line)).await.unwrap().unwrap();
+        assert!(n > 0, "connection closed");
+        serde_json::from_str(&line).unwrap()
+    }
+    async fn eof(&mut self) -> bool {
+        let mut line = String::new();
+        matches!(tokio::time::timeout(Duration::from_secs(10), self.rd.read_line(&mut line)).await, Ok(Ok(0)))
+    }
+}
+
+fn code(v: &Value) -> i64 {
+    v["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {v}"))
+}
+
+#[tokio::test]
+async fn bad_frames_are_answered_and_the_connection_survives() {
+    let d = start(|o| o.max_request_bytes = 1000);
+    let mut c = Raw::new(&d.path).await;
+    c.send(b"{not json\n").await;
+    let r = c.recv().await;
+    assert_eq!((code(&r), &r["id"]), (codes::PARSE_ERROR, &Value::Null));
+    c.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"st\xffatus\"}\n").await;
+    assert_eq!(code(&c.recv().await), codes::PARSE_ERROR);
+    c.send(b"\n   \r\n").await; // blank lines: no answer
+    c.send(br#"{"jsonrpc":"2.0","id":2,"method":"nope"}"#).await;
+    c.send(b"\n").await;
+    let r = c.recv().await;
+    assert_eq!((code(&r), &r["id"]), (codes::METHOD_NOT_FOUND, &json!(2)));
+    c.send(br#"{"jsonrpc":"2.0","id":"t","method":"sleep","params":{"ms":"soon"}}"#).await;
+    c.send(b"\n").await;
+    let r = c.recv().await;
+    assert_eq!((code(&r), &r["id"]), (codes::INVALID_PARAMS, &json!("t")));
+    let mut big = br#"{"jsonrpc":"2.0","id":3,"method":"sleep","params":{"value":""#.to_vec();
+    big.extend(std::iter::repeat(b'a').take(100_000));
+    big.extend(b"\"}}\n");
+    c.send(&big).await;
+    let r = c.recv().await;
+    assert_eq!((code(&r), &r["id"]), (codes::REQUEST_TOO_LARGE, &json!(3)));
+    c.send(b"[{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"status\"}]\n").await;
+    assert_eq!(code(&c.recv().await), codes::INVALID_REQUEST);
+    c.send(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"status\"}\r\n").await;
+    let r = c.recv().await;
+    assert_eq!((&r["id"], &r["result"]), (&json!(5), &json!({"test": true})));
+}
+
+#[tokio::test]
+async fn pipelined_answers_come_as_they_finish() {
+    let d = start(|_| {});
+    let mut c = Raw::new(&d.path).await;
+    for (id, ms) in [(1, 400), (2, 200), (3, 0)] {
+        let req = json!({"jsonrpc":"2.0","id":id,"method":"sleep","params":{"ms":ms,"value":id*10}});
+        c.send(format!("{req}\n").as_bytes()).await;
+    }
+    let mut order = vec![];
+    for _ in 0..3 {
+        let r = c.recv().await;
+        assert_eq!(r["result"].as_i64().unwrap(), r["id"].as_i64().unwrap() * 10);
+        order.push(r["id"].as_i64().unwrap());
+    }
+    assert_eq!(order, vec![3, 2, 1]);
+}
+
+#[tokio::test]
+async fn half_close_still_gets_every_answer() {
+    let d = start(|_| {});
+    let mut c = Raw::new(&d.path).await;
+    c.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sleep\",\"params\":{\"ms\":300,\"value\":\"late\"}}\n").await;
+    c.wr.shutdown().await.unwrap(); // SHUT_WR: we are done sending, not gone
+    assert_eq!(c.recv().await["result"], json!("late"));
+    assert!(c.eof().await);
+    assert_eq!(d.counters.cancelled.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn disconnect_cancels_pending_work() {
+    let d = start(|_| {});
+    let mut c = Raw::new(&d.path).await;
+    for id in 0..5 {
+        c.send(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"sleep\",\"params\":{{\"ms\":60000}}}}\n").as_bytes()).await;
+    }
+    while d.counters.started.load(Ordering::SeqCst) < 5 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    drop(c);
+    let t0 = std::time::Instant::now();
+    while d.counters.cancelled.load(Ordering::SeqCst) < 5 {
+        assert!(t0.elapsed() < Duration::from_secs(10), "pending calls were not cancelled");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn uid_not_allowed_is_rejected() {
+    let me = nix::unistd::geteuid().as_raw();
+    let d = start(|o| o.allowed_uids = vec![me.wrapping_add(12345)]);
+    let mut c = Raw::new(&d.path).await;
+    c.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"status\"}\n").await;
+    let r = c.recv().await;
+    assert_eq!((code(&r), &r["id"]), (codes::UNAUTHORIZED, &Value::Null));
+    assert!(c.eof().await);
+    // The Rust client surfaces it as the daemon's error, not a bare EOF.
+    let client = d.client().await;
+    let e = client.call("status", Value::Null).await.unwrap_err();
+    assert_eq!(e.code(), Some(codes::UNAUTHORIZED), "{e}");
+    assert_eq!(d.counters.started.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn shutdown_is_for_the_owner_only() {
+    let me = nix::unistd::geteuid().as_raw();
+    let d = start(|o| o.owner_uid = me.wrapping_add(1));
+    let c = d.client().await;
+    assert_eq!(c.shutdown().await.unwrap_err().code(), Some(codes::UNAUTHORIZED));
+    assert_eq!(c.ping(json!([1, "x"])).await.unwrap(), json!([1, "x"]));
+    assert!(d.path.exists());
+}
+
+#[tokio::test]
+async fn shutdown_drains_then_removes_the_socket() {
+    let d = start(|o| o.shutdown_deadline = Duration::from_secs(5));
+    let c = std::sync::Arc::new(d.client().await);
+    let slow = {
+        let c = c.clone();
+        tokio::spawn(async move { c.call("sleep", json!({"ms": 500, "value": "done"})).await })
+    };
+    while d.counters.started.load(Ordering::SeqCst) < 1 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(c.shutdown().await.unwrap(), json!({"shutting_down": true}));
+    let e = c.call("sleep", json!({"ms": 0})).await.unwrap_err();
+    assert_eq!(e.code(), Some(codes::SHUTTING_DOWN));
+    assert!(Client::connect(&d.path).await.is_err(), "still accepting after shutdown");
+    assert_eq!(slow.await.unwrap().unwrap(), json!("done"));
+    d.task.await.unwrap().unwrap();
+    assert!(!d.path.exists(), "socket file left behind");
+    assert_eq!(d.counters.shutdowns.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn deadline_answers_what_is_left() {
+    let d = start(|o| o.shutdown_deadline = Duration::from_millis(200));
+    let c = d.client().await;
+    let stuck = c.call("sleep", json!({"ms": 60000}));
+    let stop = async {
+        while d.counters.started.load(Ordering::SeqCst) < 1 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        d.stop.shutdown();
+    };
+    let (r, ()) = tokio::join!(stuck, stop);
+    assert_eq!(r.unwrap_err().code(), Some(codes::SHUTTING_DOWN));
+    d.task.await.unwrap().unwrap();
+    assert!(!d.path.exists());
+}
+
+#[tokio::test]
+async fn client_pipelines_many_calls_on_one_connection() {
+    let d = start(|_| {});
+    let c = std::sync::Arc::new(d.client().await);
+    let mut js = tokio::task::JoinSet::new();
+    for i in 0..200u64 {
+        let c = c.clone();
+        js.spawn(async move { (i, c.call("sleep", json!({"ms": (i * 7) % 50, "value": i})).await) });
+    }
+    let mut seen = vec![false; 200];
+    while let Some(r) = js.join_next().await {
+        let (i, v) = r.unwrap();
+        assert_eq!(v.unwrap(), json!(i));
+        assert!(!std::mem::replace(&mut seen[i as usize], true));
+    }
+    assert!(seen.iter().all(|s| *s));
+    match c.call("gted", json!({"a": {"content": "x"}})).await {
+        Err(ClientError::Rpc(e)) => assert_eq!(e.code, codes::INVALID_PARAMS),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn backpressure_bounds_inflight_per_connection() {
+    let d = start(|o| o.max_inflight_per_connection = 4);
+    let c = std::sync::Arc::new(d.client().await);
+    let mut js = tokio::task::JoinSet::new();
+    for i in 0..12 {
+        let c = c.clone();
+        js.spawn(async move { c.call("sleep", json!({"ms": 300, "value": i})).await });
+    }
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert_eq!(d.counters.started.load(Ordering::SeqCst), 4, "more than the cap started at once");
+    while let Some(r) = js.join_next().await {
+        r.unwrap().unwrap();
+    }
+    assert_eq!(d.counters.started.load(Ordering::SeqCst), 12);
+}
