@@ -2,6 +2,8 @@
 //!
 //! - [`server`]: accept loop, peer-uid check, per-request tasks, graceful
 //!   shutdown; generic over a [`Handler`] so it is testable without Lean.
+//! - [`daemon`]: the daemon's handler (pool methods, `gted`, `status`),
+//!   configured by [`config`].
 //! - [`client`]: an async client with pipelined requests on one connection.
 //! - [`framing`] and [`request`]: bounded line reading and envelope
 //!   decoding, pure enough to fuzz in-process.
@@ -9,13 +11,18 @@
 //! The wire format is documented in `docs/protocol.md`.
 
 pub mod client;
+pub mod config;
+pub mod daemon;
 pub mod framing;
 pub mod handler;
+pub mod methods;
 pub mod request;
 pub mod server;
 pub mod socket;
 
 pub use client::{Client, ClientError};
+pub use config::DaemonConfig;
+pub use daemon::{BackendInfo, DaemonStatus, PoolHandler, StatusResult};
 pub use handler::{CallContext, Handler, PeerCred};
 pub use server::{Server, ServerOptions, ShutdownHandle};
 pub use socket::BindError;

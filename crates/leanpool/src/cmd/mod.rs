@@ -5,5 +5,6 @@ pub mod doctor;
 pub mod gted;
 pub mod normalize;
 pub mod opt;
+pub mod remote;
 pub mod serve;
 pub mod status;

@@ -1,8 +1,112 @@
-//! `leanpool status` (not implemented yet).
+//! `leanpool status --socket PATH [--json]`: a running daemon's pool.
+
+use anyhow::Context;
+use leanpool_pool::{Percentiles, PoolStatus};
+use leanpool_rpc::{Client, StatusResult};
+use std::fmt::Write;
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The daemon's Unix socket.
+    #[arg(long, value_name = "PATH")]
+    pub socket: PathBuf,
+    /// Print the `status` result as JSON (the RPC's own shape).
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub async fn run(_args: Args) -> anyhow::Result<i32> {
-    anyhow::bail!("`leanpool status` is not implemented yet")
+pub async fn run(args: Args) -> anyhow::Result<i32> {
+    let client = Client::connect(&args.socket)
+        .await
+        .with_context(|| format!("is `leanpool serve --socket {}` running?", args.socket.display()))?;
+    let s = client.status().await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+    } else {
+        print!("{}", human(&s));
+    }
+    Ok(0)
+}
+
+/// A compact report: daemon line, one row per worker, latency table,
+/// non-zero counters.
+pub fn human(s: &StatusResult) -> String {
+    let d = &s.daemon;
+    let p: &PoolStatus = &s.pool;
+    let mut o = String::new();
+    let _ = writeln!(o, "leanpool {}  pid {}  up {}  socket {}", d.version, d.pid, uptime(d.uptime_ms), d.socket);
+    let _ = write!(o, "backend {}", d.backend.kind);
+    if let Some(v) = &d.backend.version {
+        let _ = write!(o, "  {v}");
+    }
+    if let Some(e) = &d.backend.error {
+        let _ = write!(o, "  ({e})");
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "workers {}/{}{}", p.workers, p.max_workers, if p.shutting_down { "  SHUTTING DOWN" } else { "" });
+    if !p.keys.is_empty() {
+        let _ = writeln!(o, "\n{:<36} {:>3} {:>5}  {:>4} {:>8} {:<8} {:>6} {:>9}", "HEADER", "MIN", "QUEUE", "SLOT", "PID", "STATE", "USES", "RSS");
+        for k in &p.keys {
+            let header = short(&k.header, 36);
+            if k.workers.is_empty() {
+                let _ = writeln!(o, "{header:<36} {:>3} {:>5}  (no workers)", k.min, k.queue_depth);
+            }
+            for (i, w) in k.workers.iter().enumerate() {
+                let (h, min, q) = if i == 0 { (header.as_str(), k.min.to_string(), k.queue_depth.to_string()) } else { ("", String::new(), String::new()) };
+                let pid = w.pid.map_or("-".into(), |p| p.to_string());
+                let rss = w.rss_bytes.map_or("-".into(), bytes);
+                let state = format!("{:?}", w.state).to_lowercase();
+                let _ = writeln!(o, "{h:<36} {min:>3} {q:>5}  {:>4} {pid:>8} {state:<8} {:>6} {rss:>9}", w.id, w.uses);
+            }
+        }
+    }
+    if !p.latency.is_empty() {
+        let _ = writeln!(o, "\n{:<10} {:>8}  {:>30}  {:>30}", "METHOD", "REQUESTS", "TOTAL p50/p90/p99 ms", "ON WORKER p50/p90/p99 ms");
+        for l in &p.latency {
+            let svc = l.service.as_ref().map_or("-".into(), pct);
+            let _ = writeln!(o, "{:<10} {:>8}  {:>30}  {:>30}", l.method, l.requests, pct(&l.total), svc);
+        }
+    }
+    let c = serde_json::to_value(&p.counters).unwrap_or_default();
+    let nonzero: Vec<String> = c
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(_, v)| v.as_u64().is_some_and(|n| n > 0))
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    let _ = writeln!(o, "\ncounters: {}", if nonzero.is_empty() { "all zero".into() } else { nonzero.join(", ") });
+    o
+}
+
+fn pct(p: &Percentiles) -> String {
+    format!("{:.1} / {:.1} / {:.1}", p.p50_ms, p.p90_ms, p.p99_ms)
+}
+
+/// The header on one line, cut to `n` characters.
+fn short(h: &str, n: usize) -> String {
+    let one = if h.trim().is_empty() { "(empty header)".to_string() } else { h.split_whitespace().collect::<Vec<_>>().join(" ") };
+    if one.chars().count() <= n {
+        one
+    } else {
+        one.chars().take(n - 1).chain(std::iter::once('…')).collect()
+    }
+}
+
+fn bytes(b: u64) -> String {
+    match b {
+        b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64),
+        b => format!("{} KiB", b >> 10),
+    }
+}
+
+fn uptime(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        s if s >= 3600 => format!("{}h{:02}m", s / 3600, s / 60 % 60),
+        s if s >= 60 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{s}s"),
+    }
 }

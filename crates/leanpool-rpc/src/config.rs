@@ -1,0 +1,143 @@
+//! The daemon's config file (TOML, or JSON when the name ends in `.json`).
+//!
+//! Every field is optional. Unknown top-level keys are an error so that a
+//! typo (`socket_mod`) is reported instead of silently ignored.
+
+use crate::server::ServerOptions;
+use leanpool_pool::PoolConfig;
+use serde::{Deserialize, Deserializer, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DaemonConfig {
+    /// Permission bits of the socket file, as an octal string (`"0600"`) or
+    /// a number (TOML `0o600`).
+    #[serde(deserialize_with = "mode")]
+    pub socket_mode: u32,
+    /// Uids allowed to connect; absent means only the daemon's own uid.
+    pub allowed_uids: Option<Vec<u32>>,
+    pub max_request_bytes: usize,
+    pub max_inflight_per_connection: usize,
+    pub shutdown_deadline_ms: u64,
+    pub log_format: LogFormat,
+    pub pool: PoolConfig,
+}
+
+impl Default for DaemonConfig {
+    fn default() -> Self {
+        DaemonConfig {
+            socket_mode: 0o600,
+            allowed_uids: None,
+            max_request_bytes: 4 << 20,
+            max_inflight_per_connection: 1024,
+            shutdown_deadline_ms: 10_000,
+            log_format: LogFormat::Text,
+            pool: PoolConfig::default(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {0}: {1}")]
+    Read(PathBuf, std::io::Error),
+    #[error("config {0}: {1}")]
+    Parse(PathBuf, String),
+}
+
+impl DaemonConfig {
+    pub fn load(path: &Path) -> Result<DaemonConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.to_owned(), e))?;
+        let parsed = if path.extension().is_some_and(|e| e == "json") {
+            serde_json::from_str::<DaemonConfig>(&text).map_err(|e| e.to_string())
+        } else {
+            toml::from_str::<DaemonConfig>(&text).map_err(|e| e.to_string())
+        };
+        let cfg = parsed.map_err(|e| ConfigError::Parse(path.to_owned(), e))?;
+        cfg.validate().map_err(|e| ConfigError::Parse(path.to_owned(), e))?;
+        Ok(cfg)
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.socket_mode & !0o777 != 0 {
+            return Err(format!("socket_mode {:o} has bits outside 0777", self.socket_mode));
+        }
+        if self.socket_mode & 0o200 == 0 {
+            return Err("socket_mode must let the owner write (connecting needs write access)".into());
+        }
+        if self.max_request_bytes == 0 || self.max_inflight_per_connection == 0 {
+            return Err("max_request_bytes and max_inflight_per_connection must be at least 1".into());
+        }
+        self.pool.validate()
+    }
+
+    pub fn server_options(&self, socket: &Path) -> ServerOptions {
+        let mut o = ServerOptions::new(socket);
+        o.socket_mode = self.socket_mode;
+        if let Some(u) = &self.allowed_uids {
+            o.allowed_uids = u.clone();
+        }
+        o.max_request_bytes = self.max_request_bytes;
+        o.max_inflight_per_connection = self.max_inflight_per_connection;
+        o.shutdown_deadline = Duration::from_millis(self.shutdown_deadline_ms);
+        o
+    }
+}
+
+fn mode<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum M {
+        Num(u32),
+        Text(String),
+    }
+    match M::deserialize(d)? {
+        M::Num(n) => Ok(n),
+        M::Text(s) => {
+            let digits = s.trim_start_matches("0o");
+            u32::from_str_radix(digits, 8).map_err(|_| serde::de::Error::custom(format!("socket_mode {s:?} is not an octal number")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(name: &str, text: &str) -> Result<DaemonConfig, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        DaemonConfig::load(&p)
+    }
+
+    #[test]
+    fn toml_and_json() {
+        let c = load("d.toml", "socket_mode = \"0660\"\nallowed_uids = [0, 1000]\n[pool]\nmax_uses = 5\n").unwrap();
+        assert_eq!((c.socket_mode, c.allowed_uids.clone(), c.pool.max_uses), (0o660, Some(vec![0, 1000]), 5));
+        let c = load("d.toml", "socket_mode = 0o640\nlog_format = \"json\"").unwrap();
+        assert_eq!((c.socket_mode, c.log_format), (0o640, LogFormat::Json));
+        let c = load("d.json", r#"{"max_request_bytes": 100, "pool": {"max_workers": 1}}"#).unwrap();
+        assert_eq!((c.max_request_bytes, c.pool.max_workers), (100, 1));
+        assert_eq!(load("d.toml", "").unwrap(), DaemonConfig::default());
+    }
+
+    #[test]
+    fn mistakes_are_reported() {
+        assert!(load("d.toml", "socket_mod = \"0600\"").unwrap_err().to_string().contains("socket_mod"));
+        assert!(load("d.toml", "socket_mode = \"rw\"").is_err());
+        assert!(load("d.toml", "socket_mode = \"0400\"").is_err());
+        assert!(load("d.toml", "[pool]\nmax_workers = 0").unwrap_err().to_string().contains("max_workers"));
+        assert!(load("d.json", "{").is_err());
+    }
+}

@@ -1,0 +1,109 @@
+//! The daemon's [`Handler`]: pool methods, `gted`, and `status`.
+
+use crate::handler::{result, rpc_error, CallContext, Handler};
+use crate::methods::{run_gted, Call};
+use leanpool_pool::{Pool, PoolError, PoolStatus};
+use leanpool_protocol::{codes, RpcError};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// Which Lean the daemon's workers run, for `status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackendInfo {
+    /// `native` or `wasm`.
+    pub kind: String,
+    /// `lean --version` as recorded at set-up, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Why no Lean is available (then `kind` is `unavailable`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DaemonStatus {
+    /// leanpool's version.
+    pub version: String,
+    pub pid: u32,
+    pub uptime_ms: u64,
+    pub socket: String,
+    pub backend: BackendInfo,
+}
+
+/// Result of `status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusResult {
+    pub daemon: DaemonStatus,
+    pub pool: PoolStatus,
+}
+
+/// Serves the daemon's methods. Without a Lean backend it still serves
+/// `gted` and `status` (GTED needs no Lean) and answers the Lean methods
+/// `SPAWN_FAILED` with the reason.
+pub struct PoolHandler {
+    pool: Result<Pool, String>,
+    socket: String,
+    backend: BackendInfo,
+    started: Instant,
+}
+
+impl PoolHandler {
+    pub fn new(pool: Result<Pool, String>, socket: &std::path::Path, backend: BackendInfo) -> Self {
+        PoolHandler { pool, socket: socket.display().to_string(), backend, started: Instant::now() }
+    }
+
+    pub fn status(&self) -> StatusResult {
+        StatusResult {
+            daemon: DaemonStatus {
+                version: env!("CARGO_PKG_VERSION").to_string(),
+                pid: std::process::id(),
+                uptime_ms: self.started.elapsed().as_millis() as u64,
+                socket: self.socket.clone(),
+                backend: self.backend.clone(),
+            },
+            pool: match &self.pool {
+                Ok(p) => p.status(),
+                Err(_) => PoolStatus {
+                    keys: vec![],
+                    workers: 0,
+                    max_workers: 0,
+                    latency: vec![],
+                    counters: Default::default(),
+                    shutting_down: false,
+                },
+            },
+        }
+    }
+
+    fn pool(&self) -> Result<&Pool, RpcError> {
+        self.pool.as_ref().map_err(|e| rpc_error(codes::SPAWN_FAILED, format!("no Lean backend: {e}")))
+    }
+}
+
+fn pool_error(e: PoolError) -> RpcError {
+    rpc_error(e.code(), e.to_string())
+}
+
+impl Handler for PoolHandler {
+    async fn call(&self, method: &str, params: Value, _ctx: &CallContext) -> Result<Value, RpcError> {
+        match Call::decode(method, params)? {
+            Call::Check(p) => result(&self.pool()?.check(p).await.map_err(pool_error)?),
+            Call::Normalize(p) => result(&self.pool()?.normalize(p).await.map_err(pool_error)?),
+            Call::Opt(p) => result(&self.pool()?.opt(p).await.map_err(pool_error)?),
+            // Exact TED is cubic in the worst case: keep it off the async
+            // threads so one big pair cannot stall every connection.
+            Call::Gted(p) => match tokio::task::spawn_blocking(move || run_gted(&p)).await {
+                Ok(r) => result(&r?),
+                Err(e) => Err(rpc_error(codes::INTERNAL_ERROR, format!("gted task failed: {e}"))),
+            },
+            Call::Status => result(&self.status()),
+        }
+    }
+
+    async fn shutdown(&self, deadline: Duration) {
+        if let Ok(p) = &self.pool {
+            p.shutdown(deadline).await
+        }
+    }
+}
