@@ -169,35 +169,61 @@ impl<'t> TedSolver<'t> {
         let m = self.b.len();
         let (li, lj) = (self.pa.lld[i], self.pb.lld[j]);
         let w = j - lj + 2; // row width: forest prefixes of B's subtree, plus empty
-        let fd = &mut self.fd;
+        let fd = &mut self.fd[..(i - li + 2) * w];
+        // Slices of B's side for columns lj..=j, so the inner loops index
+        // nothing out of bounds and the compiler can drop the checks.
+        let ins = &self.ins[lj..=j];
+        let lld_b = &self.pb.lld[lj..=j];
         fd[0] = 0.0;
-        for x in li..=i {
-            fd[(x - li + 1) * w] = fd[(x - li) * w] + self.del[x];
-        }
-        for y in lj..=j {
-            fd[y - lj + 1] = fd[y - lj] + self.ins[y];
+        for (k, &c) in ins.iter().enumerate() {
+            fd[k + 1] = fd[k] + c;
         }
         for x in li..=i {
-            let row = (x - li + 1) * w;
-            let prev = (x - li) * w;
-            let lx = self.pa.lld[x];
+            let r = x - li + 1;
+            let (before, cur) = fd.split_at_mut(r * w);
+            let prev = &before[(r - 1) * w..];
+            let cur = &mut cur[..w];
             let dx = self.del[x];
-            for y in lj..=j {
-                let c = y - lj + 1;
-                let ly = self.pb.lld[y];
-                let del = fd[prev + c] + dx;
-                let ins = fd[row + c - 1] + self.ins[y];
-                let v = if lx == li && ly == lj {
-                    let v = del.min(ins).min(fd[prev + c - 1] + self.ren[x * m + y]);
-                    self.treedist[x * m + y] = v;
-                    v
-                } else {
-                    let sub = fd[(lx - li) * w + (ly - lj)] + self.treedist[x * m + y];
-                    del.min(ins).min(sub)
-                };
-                fd[row + c] = v;
+            cur[0] = prev[0] + dx;
+            let mut left = cur[0];
+            let lx = self.pa.lld[x];
+            let td = &mut self.treedist[x * m + lj..=x * m + j];
+            if lx == li {
+                // x is on A's leftmost path: tree distances for columns on
+                // B's leftmost path are final here.
+                let ren = &self.ren[x * m + lj..=x * m + j];
+                for k in 0..ins.len() {
+                    let v = min(prev[k + 1] + dx, left + ins[k]);
+                    let v = if lld_b[k] == lj {
+                        let v = min(v, prev[k] + ren[k]);
+                        td[k] = v;
+                        v
+                    } else {
+                        min(v, before[lld_b[k] - lj] + td[k])
+                    };
+                    cur[k + 1] = v;
+                    left = v;
+                }
+            } else {
+                let sub = &before[(lx - li) * w..];
+                for k in 0..ins.len() {
+                    let v = min(min(prev[k + 1] + dx, left + ins[k]), sub[lld_b[k] - lj] + td[k]);
+                    cur[k + 1] = v;
+                    left = v;
+                }
             }
         }
+    }
+}
+
+/// `f64::min` without NaN handling (costs are never NaN), which compiles to
+/// a single instruction in the inner loop.
+#[inline(always)]
+fn min(a: f64, b: f64) -> f64 {
+    if a < b {
+        a
+    } else {
+        b
     }
 }
 

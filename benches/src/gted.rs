@@ -1,0 +1,141 @@
+//! GTED bench: time to score the 205 miniF2F pairs of the GTED paper.
+//!
+//! `cargo run --release -p leanpool-benches --bin gted -- /work/shared/gted-minif2f`
+//!
+//! Rows: paper mode with the main algorithm (Zhang–Shasha with per-pair
+//! left/right strategy) and with plain Zhang–Shasha, and alpha mode
+//! (branch and bound over binder assignments, main algorithm inside). Each
+//! configuration runs one warm-up pass and then `REPS` timed passes; a
+//! pair's time is its median over the passes, the total is the median pass.
+//! If `python3` can `import apted`, the reference implementation's algorithm
+//! (Python APTED with the paper's costs, `gted_apted.py` beside this file)
+//! is timed the same way (3 passes: it is slow) and added as a row;
+//! `--no-apted` leaves it out.
+
+use anyhow::{bail, Context};
+use leanpool_gted::eval::{load_dir, Pair};
+use leanpool_gted::ted::strategy_work;
+use leanpool_gted::{score, Algorithm, Mode, Options};
+use std::hint::black_box;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const REPS: usize = 7;
+/// Python APTED takes ~9 s a pass: fewer passes.
+const PY_REPS: usize = 3;
+
+struct Row {
+    name: String,
+    total: Duration,
+    median: Duration,
+    max: Duration,
+    note: String,
+}
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+fn time_config(pairs: &[Pair], mode: Mode, algorithm: Algorithm) -> (Duration, Vec<Duration>, u64) {
+    let opts = Options { algorithm, ..Options::default() };
+    let mut evaluations = 0;
+    for p in pairs {
+        evaluations += black_box(score(&p.label, &p.predict, mode, &opts)).evaluations;
+    }
+    let mut per_pair = vec![Vec::with_capacity(REPS); pairs.len()];
+    let mut totals = Vec::with_capacity(REPS);
+    for _ in 0..REPS {
+        let mut total = Duration::ZERO;
+        for (i, p) in pairs.iter().enumerate() {
+            let t = Instant::now();
+            black_box(score(black_box(&p.label), black_box(&p.predict), mode, &opts));
+            let d = t.elapsed();
+            per_pair[i].push(d);
+            total += d;
+        }
+        totals.push(total);
+    }
+    let per_pair = per_pair.iter_mut().map(|v| median(v)).collect();
+    (median(&mut totals), per_pair, evaluations)
+}
+
+fn row(name: &str, pairs: &[Pair], mode: Mode, algorithm: Algorithm, note: impl Fn(u64) -> String) -> Row {
+    let (total, mut per, evaluations) = time_config(pairs, mode, algorithm);
+    let max = *per.iter().max().unwrap();
+    Row { name: name.into(), total, median: median(&mut per), max, note: note(evaluations) }
+}
+
+/// Python APTED with the paper's costs, if available. The script prints
+/// `total_s median_s max_s equal_to_stored`.
+fn apted_row(dir: &Path) -> anyhow::Result<Row> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/gted_apted.py");
+    let out = Command::new("python3").arg(&script).arg(dir).arg(PY_REPS.to_string()).output().context("running python3")?;
+    if !out.status.success() {
+        bail!("{}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("failed"));
+    }
+    let text = String::from_utf8(out.stdout)?;
+    let f: Vec<f64> = text.split_whitespace().map(str::parse).collect::<Result<_, _>>()?;
+    let [total, med, max, equal] = f[..] else { bail!("unexpected output {text:?}") };
+    let d = Duration::from_secs_f64;
+    Ok(Row {
+        name: "paper, Python APTED (reference impl.'s algorithm)".into(),
+        total: d(total),
+        median: d(med),
+        max: d(max),
+        note: format!("{equal}/205 equal to stored"),
+    })
+}
+
+fn fmt(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us >= 10_000.0 {
+        format!("{:.1} ms", us / 1000.0)
+    } else {
+        format!("{us:.1} µs")
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let no_apted = args.iter().any(|a| a == "--no-apted");
+    let dir = args.iter().find(|a| !a.starts_with("--")).cloned().unwrap_or_else(|| "../shared/gted-minif2f".into());
+    let pairs = load_dir(Path::new(&dir)).with_context(|| format!("loading {dir}"))?;
+    let sizes: Vec<usize> = pairs.iter().map(|p| p.label.len().max(p.predict.len())).collect();
+    let (mut cells_left, mut cells_best, mut right) = (0u64, 0u64, 0);
+    for p in &pairs {
+        let (l, r) = strategy_work(&p.label, &p.predict);
+        cells_left += l;
+        cells_best += l.min(r);
+        right += (r < l) as usize;
+    }
+    let mut rows = vec![
+        row("paper, Zhang–Shasha (baseline)", &pairs, Mode::Paper, Algorithm::ZhangShasha, |_| {
+            format!("{cells_left} DP cells")
+        }),
+        row("paper, ZS + L/R strategy (main)", &pairs, Mode::Paper, Algorithm::Lr, |_| {
+            format!("{cells_best} DP cells; right strategy on {right} pairs")
+        }),
+        row("alpha, ZS + L/R strategy (main)", &pairs, Mode::Alpha, Algorithm::Lr, |e| format!("{e} TED evaluations")),
+        row("alpha, Zhang–Shasha", &pairs, Mode::Alpha, Algorithm::ZhangShasha, |e| format!("{e} TED evaluations")),
+    ];
+    if !no_apted {
+        match apted_row(Path::new(&dir)) {
+            Ok(r) => rows.push(r),
+            Err(e) => eprintln!("Python APTED row skipped: {e:#}"),
+        }
+    }
+    println!("GTED on {} miniF2F pairs (largest tree {} nodes, median {}), {REPS} timed passes", pairs.len(), sizes.iter().max().unwrap(), {
+        let mut s = sizes.clone();
+        s.sort_unstable();
+        s[s.len() / 2]
+    });
+    println!();
+    println!("| configuration | all 205 pairs | per pair, median | per pair, max | notes |");
+    println!("| --- | ---: | ---: | ---: | --- |");
+    for r in &rows {
+        println!("| {} | {} | {} | {} | {} |", r.name, fmt(r.total), fmt(r.median), fmt(r.max), r.note);
+    }
+    Ok(())
+}
