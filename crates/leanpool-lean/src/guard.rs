@@ -1,0 +1,200 @@
+//! Input guard: refuses Lean text that would run code or change the Lean
+//! process before it reaches a worker.
+//!
+//! # Threat model
+//!
+//! Callers of the daemon's statement operations (`check`, `normalize`,
+//! `opt`) are *untrusted-ish*: prover models, scripts, other users on the
+//! machine allowed to reach the socket. Their text is elaborated inside a
+//! long-lived, shared Lean worker, so anything the text makes Lean *do*
+//! happens with the daemon's privileges and persists for later requests.
+//!
+//! **Defended** (refused by [`screen`] with status `rejected` and a reason,
+//! before Lean sees the text):
+//!
+//! - *Code execution at elaboration time.* Lean can compile and run user
+//!   code while elaborating: `#eval`/`#eval!`, `run_cmd`/`run_elab`/
+//!   `run_meta`/`run_tac`, `#guard`, `native_decide`/`decide +native`/
+//!   `Lean.ofReduceBool`, `plausible`, tactic configuration values (which
+//!   are evaluated), and every way of installing user code into the
+//!   elaborator: `macro`, `syntax`, `elab`, `macro_rules`, `elab_rules`,
+//!   `declare_syntax_cat`, simprocs, and code attributes (`@[command_elab]`,
+//!   `@[tactic]`, `@[app_unexpander]`, `@[norm_num]`, ...). Pure Lean code
+//!   *can* perform I/O once compiled (an `IO` action applied to a world
+//!   token is an ordinary function call), so "it has no `IO` in its type"
+//!   is no defence: the guard refuses the *executors*.
+//! - *Process and session changes.* `initialize`/`builtin_initialize`,
+//!   `register_*` commands, `@[init]`, `@[extern]`, `@[implemented_by]`,
+//!   `@[export]`, `unsafe`, `meta` definitions, `#exit` (which would hide the
+//!   rest of the text from checking), `import` after the header, kernel and
+//!   elaborator switches (`set_option debug.*`, `Elab.*`, `trace.*`, ...),
+//!   and side channels: `include_str` (reads files), `polyrith` (network),
+//!   `bv_decide`/`bv_check` (external process / files).
+//! - *Resource limits.* `set_option` of `maxHeartbeats`, `maxRecDepth`,
+//!   `synthInstance.*`, `exponentiation.threshold` and anything shaped like
+//!   a limit, in the body or as `set_option … in`. Only the header may set
+//!   the options listed in [`GuardPolicy::allow_header_options`] (default:
+//!   `maxHeartbeats`, which miniF2F headers set to 0).
+//! - *Smuggling.* The guard tokenizes like Lean (nested `/- -/` comments,
+//!   doc comments, strings with escapes and gaps, raw strings, character
+//!   literals, `«»` identifiers, interpolated strings' `{…}` code), checks
+//!   every code token wherever it is (inside `open … in`, attribute lists,
+//!   notation, `by` blocks), and refuses text it cannot tokenize the way
+//!   Lean would: unterminated or badly escaped literals (Lean's error
+//!   recovery would read their contents as code), invisible or
+//!   bidirectional-control characters in code, notations declaring tokens
+//!   with quotes or comment openers. Text in comments and strings is not
+//!   inspected, so mentioning `#eval` there is fine. Visible lookalikes
+//!   (`＃eval`, Cyrillic `е` in `#еval`) are *not* refused: Lean does not
+//!   read them as the command either; it reports a parse error.
+//!
+//! **Not defended here** (other layers, or out of scope):
+//!
+//! - Proofs that legitimately take forever or loop in the kernel or
+//!   elaborator: the per-request timeout kills the worker's process group.
+//! - Memory exhaustion: the worker's memory cap; the daemon survives.
+//! - Bugs in Lean itself (kernel soundness bugs, crashes on odd input):
+//!   a crashed worker is replaced; soundness is Lean's.
+//! - Proof *validity* policy: a user `axiom` or `sorry` is elaborated
+//!   normally; `sorry` is reported as status `sorry`, axioms are the
+//!   caller's concern (`#print axioms` is allowed).
+//! - Code in the imported libraries (Mathlib and friends) and in the
+//!   header's `import`s: trusted, installed by the operator.
+//! - New Lean or Mathlib features that execute code through syntax the
+//!   guard does not know: the allowlists (for `#` commands and attributes)
+//!   fail safe, the deny lists do not; the worker's OS-level confinement
+//!   is the last line.
+//!
+//! The rules, with the reason for each, are in `guard/tables.rs` and
+//! `guard/rules.rs`; the tokenizer and its reasoning in `guard/lexer.rs`.
+
+mod lexer;
+mod rules;
+mod tables;
+
+use serde::{Deserialize, Serialize};
+
+/// Why a text was refused: the first offending construct.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejection {
+    /// The construct as written, e.g. `#eval`, `set_option maxHeartbeats`,
+    /// `@[extern]`, `invisible character U+200B`.
+    pub construct: String,
+    /// 0-based line of the construct's first character.
+    pub line: u32,
+    /// 0-based column in UTF-16 code units (LSP convention).
+    pub character: u32,
+    /// Human-readable explanation, meant to be shown to the caller.
+    pub reason: String,
+}
+
+impl Rejection {
+    pub fn position(&self) -> leanpool_protocol::Position {
+        leanpool_protocol::Position { line: self.line, character: self.character }
+    }
+}
+
+impl std::fmt::Display for Rejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: rejected `{}`: {}", self.line + 1, self.character + 1, self.construct, self.reason)
+    }
+}
+
+impl std::error::Error for Rejection {}
+
+/// What the guard lets through beyond its built-in rules.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GuardPolicy {
+    /// Limit options (`set_option NAME v`, not `… in`) allowed in the header,
+    /// i.e. among the leading `import` / `set_option` / `open` commands.
+    /// Default `["maxHeartbeats"]`: miniF2F-style headers carry
+    /// `set_option maxHeartbeats 0`, and the daemon's wall-clock timeout and
+    /// memory cap bound a request whatever this option says. `maxRecDepth`
+    /// is not in the default: a large value lets elaboration overflow the
+    /// native stack and crash the worker, which a timeout does not prevent.
+    pub allow_header_options: Vec<String>,
+    /// Attributes to allow in addition to the built-in declarative ones.
+    pub extra_attributes: Vec<String>,
+    /// `#` commands to allow in addition to `#check`, `#reduce`, `#print`, ...
+    pub extra_hash_commands: Vec<String>,
+}
+
+impl Default for GuardPolicy {
+    fn default() -> Self {
+        GuardPolicy {
+            allow_header_options: vec!["maxHeartbeats".to_string()],
+            extra_attributes: Vec::new(),
+            extra_hash_commands: Vec::new(),
+        }
+    }
+}
+
+/// Screen a whole Lean text (header and body). `Ok(())` means no refused
+/// construct was found; `Err` names the first one (in text order of the
+/// token that triggered it). Linear in the text length; never panics.
+pub fn screen(text: &str, policy: &GuardPolicy) -> Result<(), Rejection> {
+    let (offset, construct, reason) = match lexer::tokenize(text) {
+        Err(e) => (e.offset, e.construct, e.reason),
+        Ok(tokens) => match rules::check_all(&tokens, policy) {
+            Ok(()) => return Ok(()),
+            Err(f) => (f.offset, f.construct, f.reason),
+        },
+    };
+    let (line, character) = utf16_position(text, offset);
+    Err(Rejection { construct, line, character, reason })
+}
+
+/// 0-based line (lines end at `\n`) and UTF-16 column of a byte offset.
+fn utf16_position(text: &str, offset: usize) -> (u32, u32) {
+    let offset = offset.min(text.len());
+    let before = &text.as_bytes()[..offset];
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let line = before.iter().filter(|&&b| b == b'\n').count();
+    // `offset` is always a char boundary (tokens start at characters).
+    let column = text.get(line_start..offset).map_or(0, |s| s.encode_utf16().count());
+    (line as u32, column as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf16_columns_count_astral_characters_twice() {
+        let text = "-- 𝓝\n∀ x, #eval";
+        assert_eq!(utf16_position(text, text.find("#eval").unwrap()), (1, 5));
+        assert_eq!(utf16_position("a𝓝b", "a𝓝".len()), (0, 3));
+    }
+
+    #[test]
+    fn lexer_hides_exactly_comments_and_literals() {
+        use lexer::Kind::*;
+        let toks = lexer::tokenize("/- a /- b -/ c -/ x \"s{1}\" 'c' «d e».f -- g\n`n r#\"q\"# /-- doc -/").unwrap();
+        let kinds: Vec<_> = toks.iter().map(|t| (t.kind, t.text.as_str())).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (Ident, "x"),
+                (Str, "\"s{1}\""),
+                (Num, "1"),
+                (Char, "'c'"),
+                (Ident, "d e.f"),
+                (NameLit, "n"),
+                (Str, "r#\"q\"#"),
+                (DocComment, "/--"),
+            ]
+        );
+    }
+
+    #[test]
+    fn header_covers_imports_options_and_opens_but_not_in_forms() {
+        let toks = lexer::tokenize(
+            "import Mathlib\nimport Aesop\nset_option maxHeartbeats 0\nopen Real Nat\nset_option maxHeartbeats 0 in\ntheorem x : True := trivial",
+        )
+        .unwrap();
+        let h = rules::header(&toks);
+        assert_eq!(h.imports_end, 4);
+        assert_eq!(h.options, vec![4]);
+    }
+}

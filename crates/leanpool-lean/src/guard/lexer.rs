@@ -1,0 +1,557 @@
+//! A tokenizer that follows Lean 4's own token functions
+//! (`Lean.Parser.Basic`: `whitespace`, `finishCommentBlock`, `tokenFnAux`,
+//! `strLitFnAux`, `charLitFnAux`, `rawStrLitFnAux`, `identFnAux`,
+//! `interpolatedStrFn`), so that the guard sees the same code / non-code
+//! split as Lean does.
+//!
+//! The one thing that matters for safety is *hiding*: comments, string,
+//! character and raw-string literals and `«…»` identifiers are regions
+//! whose contents the guard does not inspect as code. If the guard ever
+//! hid text that Lean reads as code, a command could slip through. So:
+//!
+//! * hiding regions are recognised exactly where Lean recognises them (at
+//!   token starts, with Lean's precedence: `--` / `/-` before tokens, then
+//!   `"`, `'` (unless followed by `'`), digits, name literals, raw strings,
+//!   then identifiers and symbols);
+//! * any *lexical error* inside a hiding region is a rejection, because
+//!   Lean's error recovery (`parseCommand` → `consumeInput`) restarts
+//!   tokenizing just after the error, i.e. *inside* the region — an
+//!   unterminated string or an invalid escape would otherwise let Lean
+//!   read the string's contents as commands;
+//! * where Lean's reading depends on its token table (which the guard does
+//!   not have: Mathlib tokens such as `∑'`, `⁻¹'`, `''`), the guard takes
+//!   the reading that hides *less*, and rejects when the readings differ in
+//!   what they hide;
+//! * identifier characters are the *narrowest* set any Lean 4 release used
+//!   (without the Latin-1 letters newer releases accept), so a keyword is
+//!   never swallowed into a longer identifier by the guard when Lean would
+//!   split it; the cost is only that `unsafeé` is rejected like `unsafe`.
+//!
+//! Interpolated strings (`s!"…{e}…"`, `m!`, `throwError "…"`) contain code
+//! between braces. Whether a string is interpolated depends on the parser
+//! that reads it, so for every string whose text contains `{` the guard
+//! also reads it as interpolated, requires both readings to end at the same
+//! place, and inspects the brace contents as code.
+
+/// What a token is, as far as the guard's rules care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Identifier or keyword; `text` is the name with `«»` escapes removed.
+    Ident,
+    /// `` `name `` literal; `text` is the name.
+    NameLit,
+    /// `#` directly followed by identifier characters, e.g. `#eval`.
+    HashCmd,
+    /// A string literal (plain, raw or interpolated); `text` is the raw source.
+    Str,
+    Char,
+    Num,
+    /// `/-- … -/` or `/-! … -/`: a token for Lean, but its text is prose.
+    DocComment,
+    /// Punctuation: one character, or one of `:=`, `''`.
+    Symbol,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Token {
+    pub kind: Kind,
+    pub text: String,
+    /// Byte offsets into the screened text.
+    pub start: usize,
+    pub end: usize,
+    /// Whether whitespace or a comment separates this token from the previous one.
+    pub space_before: bool,
+}
+
+/// A lexical problem that makes the code / non-code split ambiguous.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LexError {
+    pub offset: usize,
+    pub construct: String,
+    pub reason: String,
+}
+
+/// How deep string interpolations may nest (`s!"{s!"{…}"}"`). Bounded so
+/// adversarial input cannot exhaust the stack.
+const MAX_INTERP_DEPTH: u32 = 8;
+
+pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, LexError> {
+    let mut lx = Lexer { src, out: Vec::new() };
+    // A byte-order mark at the very start is an encoding artefact, not code.
+    let start = if src.starts_with('\u{feff}') { 3 } else { 0 };
+    lx.code(start, 0)?;
+    Ok(lx.out)
+}
+
+struct Lexer<'a> {
+    src: &'a str,
+    out: Vec<Token>,
+}
+
+fn err(offset: usize, construct: &str, reason: &str) -> LexError {
+    LexError { offset, construct: construct.to_string(), reason: reason.to_string() }
+}
+
+impl<'a> Lexer<'a> {
+    fn ch(&self, i: usize) -> Option<char> {
+        self.src.get(i..).and_then(|s| s.chars().next())
+    }
+
+    fn at(&self, i: usize, c: char) -> bool {
+        self.ch(i) == Some(c)
+    }
+
+    fn push(&mut self, kind: Kind, text: String, start: usize, end: usize, space_before: bool) {
+        self.out.push(Token { kind, text, start, end, space_before });
+    }
+
+    /// Lex code from `i`. With `interp > 0` this is the inside of an
+    /// interpolation `{…}` and stops at the `}` closing it, returning its
+    /// offset; at top level it runs to the end and returns the length.
+    fn code(&mut self, mut i: usize, interp: u32) -> Result<usize, LexError> {
+        let mut braces = 0u32;
+        let mut space = true;
+        loop {
+            let Some(c) = self.ch(i) else {
+                if interp > 0 {
+                    return Err(err(i, "string interpolation", "unterminated `{` in a string literal"));
+                }
+                return Ok(i);
+            };
+            let n = i + c.len_utf8();
+            // Directly after a symbol, `--` or `/-` may be the tail of a
+            // longer Lean token (`<-` then `-`, `//` then `-`), and then it
+            // opens no comment; read it as code, which hides nothing.
+            let glued = !space
+                && self.out.last().is_some_and(|t| {
+                    t.kind == Kind::Symbol && t.end == i && !matches!(t.text.as_str(), "(" | ")" | "[" | "]" | "{" | "}" | "⟨" | "⟩" | "," | ";")
+                });
+            match c {
+                ' ' | '\n' | '\t' | '\r' => {
+                    space = true;
+                    i = n;
+                    continue;
+                }
+                '-' if self.at(n, '-') && !glued => {
+                    i = self.src[i..].find('\n').map_or(self.src.len(), |k| i + k);
+                    space = true;
+                    continue;
+                }
+                '/' if self.at(n, '-') && !glued => {
+                    let doc = matches!(self.ch(n + 1), Some('-') | Some('!'));
+                    let end = self.block_comment(n + 1);
+                    if doc {
+                        self.push(Kind::DocComment, self.src[i..n + 2].into(), i, end, space);
+                        space = false;
+                    } else {
+                        space = true;
+                    }
+                    i = end;
+                    continue;
+                }
+                _ => {}
+            }
+            i = match c {
+                '"' => self.string(i, interp, space)?,
+                '\'' if !self.at(n, '\'') => self.char_lit(i, space)?,
+                '\'' => {
+                    // `''`: a Mathlib token (`f '' s`), or, without it, an
+                    // error and a character literal from the second `'`.
+                    self.check_no_hiding_near(n + 1, 3, i, "''")?;
+                    self.push(Kind::Symbol, "''".into(), i, n + 1, space);
+                    n + 1
+                }
+                '0'..='9' => {
+                    let e = self.number(i);
+                    self.push(Kind::Num, self.src[i..e].into(), i, e, space);
+                    e
+                }
+                '`' if self.ch(n).is_some_and(|d| is_id_first(d) || d == '«') => {
+                    let (e, name) = self.ident(n)?;
+                    self.push(Kind::NameLit, name, i, e, space);
+                    e
+                }
+                'r' if self.raw_string_start(n) => self.raw_string(i, space)?,
+                '«' => {
+                    let (e, name) = self.ident(i)?;
+                    self.push(Kind::Ident, name, i, e, space);
+                    e
+                }
+                c if is_id_first(c) => {
+                    let (e, name) = self.ident(i)?;
+                    self.push(Kind::Ident, name, i, e, space);
+                    e
+                }
+                '#' if self.ch(n).is_some_and(is_id_first) => {
+                    let e = self.take_while(n, is_id_rest);
+                    self.push(Kind::HashCmd, self.src[i..e].into(), i, e, space);
+                    e
+                }
+                ':' if self.at(n, '=') => {
+                    self.push(Kind::Symbol, ":=".into(), i, n + 1, space);
+                    n + 1
+                }
+                c if is_invisible(c) => {
+                    return Err(err(
+                        i,
+                        &format!("invisible character U+{:04X}", c as u32),
+                        "invisible, control and bidirectional-override characters are not allowed \
+                         in Lean code outside comments and strings: they make the text read \
+                         differently from what Lean parses",
+                    ));
+                }
+                '{' => {
+                    braces += 1;
+                    self.push(Kind::Symbol, "{".into(), i, n, space);
+                    n
+                }
+                '}' if interp > 0 && braces == 0 => return Ok(i),
+                '}' => {
+                    braces = braces.saturating_sub(1);
+                    self.push(Kind::Symbol, "}".into(), i, n, space);
+                    n
+                }
+                c => {
+                    self.push(Kind::Symbol, c.to_string(), i, n, space);
+                    n
+                }
+            };
+            space = false;
+        }
+    }
+
+    fn take_while(&self, mut i: usize, p: fn(char) -> bool) -> usize {
+        while let Some(c) = self.ch(i) {
+            if !p(c) {
+                break;
+            }
+            i += c.len_utf8();
+        }
+        i
+    }
+
+    /// `finishCommentBlock`: `i` is just after the opening `/-`. Nested;
+    /// unterminated runs to the end (Lean reports it at the end, nothing
+    /// after it is read).
+    fn block_comment(&self, mut i: usize) -> usize {
+        let b = self.src.as_bytes();
+        let mut nesting = 1u32;
+        while i < b.len() {
+            if b[i] == b'-' {
+                if b.get(i + 1) == Some(&b'/') {
+                    nesting -= 1;
+                    if nesting == 0 {
+                        return i + 2;
+                    }
+                    i += 2;
+                } else {
+                    i += 1;
+                }
+            } else if b[i] == b'/' {
+                if b.get(i + 1) == Some(&b'-') {
+                    nesting += 1;
+                    i += 2;
+                } else {
+                    i += 1;
+                }
+            } else {
+                i += 1;
+            }
+        }
+        b.len()
+    }
+
+    /// `identFnAux`: dotted parts, each plain or `«escaped»`.
+    fn ident(&self, mut i: usize) -> Result<(usize, String), LexError> {
+        let mut name = String::new();
+        loop {
+            if self.at(i, '«') {
+                let body = i + '«'.len_utf8();
+                let Some(k) = self.src[body..].find('»') else {
+                    return Err(err(
+                        i,
+                        "«",
+                        "unterminated `«` identifier escape: Lean would resume reading inside it",
+                    ));
+                };
+                let part = &self.src[body..body + k];
+                if let Some(c) = part.chars().find(|&c| is_invisible(c)) {
+                    return Err(err(
+                        i,
+                        &format!("invisible character U+{:04X}", c as u32),
+                        "invisible or control characters are not allowed in identifiers",
+                    ));
+                }
+                name.push_str(part);
+                i = body + k + '»'.len_utf8();
+            } else {
+                let e = self.take_while(i + self.ch(i).map_or(0, char::len_utf8), is_id_rest);
+                name.push_str(&self.src[i..e]);
+                i = e;
+            }
+            // `isIdCont`: a `.` followed by an identifier start continues the name.
+            if self.at(i, '.') && self.ch(i + 1).is_some_and(|d| is_id_first(d) || d == '«') {
+                name.push('.');
+                i += 1;
+            } else {
+                return Ok((i, name));
+            }
+        }
+    }
+
+    /// `numberFnAux` / `decimalNumberFn`: ends where Lean's number (or its
+    /// error position) ends; numbers hide nothing, so errors are left to Lean.
+    fn number(&self, i: usize) -> usize {
+        let b = self.src.as_bytes();
+        let digits = |mut j: usize, p: fn(u8) -> bool| {
+            while j < b.len() && (p(b[j]) || b[j] == b'_') {
+                j += 1;
+            }
+            j
+        };
+        if b[i] == b'0' {
+            match b.get(i + 1) {
+                Some(b'b' | b'B') => return digits(i + 2, |c| c == b'0' || c == b'1'),
+                Some(b'o' | b'O') => return digits(i + 2, |c| (b'0'..=b'7').contains(&c)),
+                Some(b'x' | b'X') => return digits(i + 2, |c| c.is_ascii_hexdigit()),
+                _ => {}
+            }
+        }
+        let mut j = digits(i, |c| c.is_ascii_digit());
+        if b.get(j) == Some(&b'.') {
+            j += 1;
+            if b.get(j).is_some_and(u8::is_ascii_digit) {
+                j = digits(j, |c| c.is_ascii_digit());
+            }
+        }
+        if matches!(b.get(j), Some(b'e' | b'E')) {
+            let mut k = j + 1;
+            if matches!(b.get(k), Some(b'-' | b'+')) {
+                k += 1;
+            }
+            if b.get(k).is_some_and(u8::is_ascii_digit) {
+                j = digits(k, |c| c.is_ascii_digit());
+            }
+        }
+        j
+    }
+
+    /// An escape after `\` at `i` (`quotedCharCoreFn`); returns the offset after it.
+    fn escape(&self, i: usize, in_string: bool, brace: bool) -> Option<usize> {
+        let c = self.ch(i)?;
+        let hex = |j: usize, n: usize| {
+            let s = self.src.get(j..j + n)?;
+            s.bytes().all(|b| b.is_ascii_hexdigit()).then_some(j + n)
+        };
+        match c {
+            '\\' | '"' | '\'' | 'r' | 'n' | 't' => Some(i + 1),
+            '{' if brace => Some(i + 1),
+            'x' => hex(i + 1, 2),
+            'u' => hex(i + 1, 4),
+            '\n' if in_string => {
+                // `stringGapFn`: whitespace containing exactly one newline.
+                let mut j = i + 1;
+                while let Some(d) = self.ch(j) {
+                    match d {
+                        '\n' => return None,
+                        ' ' | '\t' | '\r' => j += 1,
+                        _ => break,
+                    }
+                }
+                Some(j)
+            }
+            _ => None,
+        }
+    }
+
+    /// `strLitFnAux` (and, for strings with braces, `interpolatedStrFn`).
+    fn string(&mut self, i: usize, interp: u32, space: bool) -> Result<usize, LexError> {
+        let plain = self.plain_string_end(i)?;
+        let body = &self.src[i + 1..plain - 1];
+        self.push(Kind::Str, self.src[i..plain].into(), i, plain, space);
+        if !body.contains('{') {
+            return Ok(plain);
+        }
+        if interp >= MAX_INTERP_DEPTH {
+            return Err(err(i, "string interpolation", "string interpolations nest too deeply"));
+        }
+        // Read it as an interpolated string too; its `{…}` parts are code.
+        let mut j = i + 1;
+        loop {
+            let Some(c) = self.ch(j) else { break };
+            match c {
+                '"' => {
+                    j += 1;
+                    break;
+                }
+                '\\' => match self.escape(j + 1, true, true) {
+                    Some(e) => j = e,
+                    None => break,
+                },
+                '{' => {
+                    let close = self.code(j + 1, interp + 1)?;
+                    j = close + 1;
+                }
+                c => j += c.len_utf8(),
+            }
+        }
+        if j != plain {
+            return Err(err(
+                i,
+                "string literal",
+                "string literal whose braces change where it ends when read as an \
+                 interpolated string (`s!\"…\"`): the guard cannot tell which reading Lean uses",
+            ));
+        }
+        Ok(plain)
+    }
+
+    fn plain_string_end(&self, i: usize) -> Result<usize, LexError> {
+        let mut j = i + 1;
+        loop {
+            let Some(c) = self.ch(j) else {
+                return Err(err(
+                    i,
+                    "unterminated string literal",
+                    "Lean recovers from an unterminated string by reading its contents as code",
+                ));
+            };
+            match c {
+                '"' => return Ok(j + 1),
+                '\\' => match self.escape(j + 1, true, false) {
+                    Some(e) => j = e,
+                    None => {
+                        return Err(err(
+                            j,
+                            "invalid escape in string literal",
+                            "Lean recovers from a bad escape by reading the rest of the string as code",
+                        ))
+                    }
+                },
+                c => j += c.len_utf8(),
+            }
+        }
+    }
+
+    /// `charLitFnAux`, entered at a `'` not followed by `'`.
+    fn char_lit(&mut self, i: usize, space: bool) -> Result<usize, LexError> {
+        let c1 = i + 1;
+        let after = match self.ch(c1) {
+            Some('\\') => self.escape(c1 + 1, false, false),
+            Some(c) => Some(c1 + c.len_utf8()),
+            None => None,
+        };
+        if let Some(a) = after {
+            if self.at(a, '\'') {
+                self.push(Kind::Char, self.src[i..a + 1].into(), i, a + 1, space);
+                return Ok(a + 1);
+            }
+        }
+        // Not a character literal. Lean either has a token ending in `'`
+        // here (`∑'`, `⁻¹'`) and goes on at `c1`, or fails the literal and
+        // resumes a character or two later. Both readings agree unless one
+        // of those characters opens a comment, string or escape.
+        self.check_no_hiding_near(c1, 3, i, "'")?;
+        self.push(Kind::Symbol, "'".into(), i, c1, space);
+        Ok(c1)
+    }
+
+    /// Reject if any of the `n` characters from `from` could open a region
+    /// the guard would hide while Lean, resuming elsewhere, would not.
+    fn check_no_hiding_near(&self, from: usize, n: usize, at: usize, what: &str) -> Result<(), LexError> {
+        let mut j = from;
+        for _ in 0..n {
+            let Some(c) = self.ch(j) else { break };
+            let next = self.ch(j + c.len_utf8());
+            let opens = match c {
+                '"' | '«' | '\\' | '\'' => true,
+                '-' => next == Some('-'),
+                '/' => next == Some('-'),
+                'r' => self.raw_string_start(j + 1),
+                _ => false,
+            };
+            if opens {
+                return Err(err(
+                    at,
+                    what,
+                    "a `'` that is not a character literal, next to a quote, comment or escape: \
+                     Lean may read this differently from the guard",
+                ));
+            }
+            j += c.len_utf8();
+        }
+        Ok(())
+    }
+
+    /// `isRawStrLitStart`, `i` just after the `r`.
+    fn raw_string_start(&self, i: usize) -> bool {
+        let j = self.take_while(i, |c| c == '#');
+        self.at(j, '"')
+    }
+
+    /// `rawStrLitFnAux`: `r#…#"…"#…#`, no escapes.
+    fn raw_string(&mut self, i: usize, space: bool) -> Result<usize, LexError> {
+        let hashes = self.take_while(i + 1, |c| c == '#') - (i + 1);
+        let body = i + 1 + hashes + 1;
+        let closing: String = std::iter::once('"').chain(std::iter::repeat('#').take(hashes)).collect();
+        match self.src[body..].find(&closing) {
+            Some(k) => {
+                let end = body + k + closing.len();
+                self.push(Kind::Str, self.src[i..end].into(), i, end, space);
+                Ok(end)
+            }
+            None => Err(err(
+                i,
+                "unterminated raw string literal",
+                "Lean recovers from an unterminated string by reading its contents as code",
+            )),
+        }
+    }
+}
+
+/// `Lean.isLetterLike`, in the narrowest form any Lean 4 release used.
+pub(crate) fn is_letter_like(c: char) -> bool {
+    let v = c as u32;
+    ((0x3b1..=0x3c9).contains(&v) && v != 0x3bb)
+        || ((0x391..=0x3a9).contains(&v) && v != 0x3a0 && v != 0x3a3)
+        || (0x3ca..=0x3fb).contains(&v)
+        || (0x1f00..=0x1ffe).contains(&v)
+        || (0x2100..=0x214f).contains(&v)
+        || (0x1d49c..=0x1d59f).contains(&v)
+}
+
+fn is_subscript_alnum(c: char) -> bool {
+    let v = c as u32;
+    (0x2080..=0x2089).contains(&v) || (0x2090..=0x209c).contains(&v) || (0x1d62..=0x1d6a).contains(&v)
+}
+
+pub(crate) fn is_id_first(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '_' || is_letter_like(c)
+}
+
+pub(crate) fn is_id_rest(c: char) -> bool {
+    is_id_first(c) || c.is_ascii_digit() || matches!(c, '\'' | '!' | '?') || is_subscript_alnum(c)
+}
+
+/// Characters that render as nothing (or as a plain space) but are not
+/// Lean whitespace: controls, format characters (zero-width joiners,
+/// bidirectional overrides and isolates), variation selectors, tags,
+/// fillers and non-ASCII spaces.
+pub(crate) fn is_invisible(c: char) -> bool {
+    let v = c as u32;
+    (v < 0x20 && !matches!(c, '\n' | '\t' | '\r'))
+        || (0x7f..=0x9f).contains(&v)
+        || matches!(
+            v,
+            0xa0 | 0xad | 0x34f | 0x61c | 0x115f | 0x1160 | 0x1680 | 0x17b4 | 0x17b5 | 0x202f
+                | 0x205f | 0x3000 | 0x3164 | 0xfeff | 0xffa0
+        )
+        || (0x180b..=0x180f).contains(&v)
+        || (0x2000..=0x200f).contains(&v)
+        || (0x2028..=0x202e).contains(&v)
+        || (0x2060..=0x206f).contains(&v)
+        || (0xfe00..=0xfe0f).contains(&v)
+        || (0xfff9..=0xfffb).contains(&v)
+        || (0x1d173..=0x1d17a).contains(&v)
+        || (0xe0000..=0xe0fff).contains(&v)
+}

@@ -1,0 +1,174 @@
+//! The guard's word lists, each entry with the reason a caller sees.
+//! Keeping them as data makes the policy reviewable in one place.
+
+/// `#` commands that only read the environment or print. Everything else
+/// beginning with `#` is refused: new `#` commands appear with every
+/// Mathlib release and several of them run code (`#eval`, `#guard`,
+/// Plausible's `#test` and `#sample`), so an allowlist fails safe.
+pub(crate) const ALLOWED_HASH_COMMANDS: &[&str] =
+    &["#check", "#check_failure", "#reduce", "#print", "#synth", "#guard_msgs", "#where"];
+
+/// Specific reasons for `#` commands commonly tried; the rest get a generic one.
+pub(crate) const HASH_REASONS: &[(&str, &str)] = &[
+    ("#eval", "`#eval` compiles and runs arbitrary code (including I/O) inside the Lean process"),
+    ("#eval!", "`#eval!` compiles and runs arbitrary code (including I/O) inside the Lean process"),
+    ("#exit", "`#exit` makes Lean stop reading the text, so whatever follows would never be checked"),
+    ("#guard", "`#guard` evaluates its condition with compiled code"),
+    ("#test", "`#test` evaluates user definitions with compiled code"),
+    ("#sample", "`#sample` evaluates user definitions with compiled code"),
+];
+
+const META_CODE: &str = "defines or runs meta code: the elaborator would execute user code inside the \
+                         Lean process, and its expansion could be any of the commands refused here";
+const SYNTAX_EXT: &str = "extends Lean's parser or elaborator with user code (macros/elaborators can \
+                          expand to `#eval` or other refused commands)";
+
+/// Words refused anywhere in code (outside comments and strings), matched
+/// against whole identifier tokens with `«»` removed and trailing `!`/`?`
+/// ignored, so `evaluate`, `my_eval` or `Nat.unsafe_thing` are not affected.
+pub(crate) const DENY_WORDS: &[(&str, &str)] = &[
+    ("run_cmd", META_CODE),
+    ("run_elab", META_CODE),
+    ("run_meta", META_CODE),
+    ("run_tac", META_CODE),
+    ("by_elab", META_CODE),
+    ("initialize", "registers code that runs when a module is initialized, changing the process"),
+    ("builtin_initialize", "registers code that runs when a module is initialized, changing the process"),
+    (
+        "unsafe",
+        "`unsafe` definitions are not checked by the kernel and can reach arbitrary native code",
+    ),
+    ("extern", "`extern` binds a declaration to native code"),
+    ("implemented_by", "`implemented_by` swaps a declaration's compiled code for another definition's"),
+    ("macro", SYNTAX_EXT),
+    ("macro_rules", SYNTAX_EXT),
+    ("elab", SYNTAX_EXT),
+    ("elab_rules", SYNTAX_EXT),
+    ("syntax", SYNTAX_EXT),
+    ("declare_syntax_cat", SYNTAX_EXT),
+    ("binder_predicate", SYNTAX_EXT),
+    ("declare_config_elab", SYNTAX_EXT),
+    ("declare_simp_like_tactic", SYNTAX_EXT),
+    ("simproc", SYNTAX_EXT),
+    ("simproc_decl", SYNTAX_EXT),
+    ("dsimproc", SYNTAX_EXT),
+    ("dsimproc_decl", SYNTAX_EXT),
+    ("builtin_simproc", SYNTAX_EXT),
+    ("builtin_simproc_decl", SYNTAX_EXT),
+    ("builtin_dsimproc", SYNTAX_EXT),
+    ("builtin_dsimproc_decl", SYNTAX_EXT),
+    ("register_simp_attr", "registers a new environment extension at initialization, changing the process"),
+    ("register_option", "registers a new option at initialization, changing the process"),
+    ("register_builtin_option", "registers a new option at initialization, changing the process"),
+    ("register_label_attr", "registers a new attribute at initialization, changing the process"),
+    ("declare_aesop_rule_sets", "registers new rule sets at initialization, changing the process"),
+    (
+        "native_decide",
+        "`native_decide` decides the goal by compiling and running code and trusts the result \
+         (axiom `Lean.trustCompiler`); compiled user code can perform I/O",
+    ),
+    ("plausible", "`plausible` evaluates user definitions on random inputs with compiled code"),
+    ("slim_check", "`slim_check` evaluates user definitions on random inputs with compiled code"),
+    ("polyrith", "`polyrith` sends the goal to an external web service"),
+    ("bv_decide", "`bv_decide` runs an external SAT solver and trusts compiled code (`Lean.ofReduceBool`)"),
+    ("bv_check", "`bv_check` reads a proof certificate from the file system"),
+    ("include_str", "`include_str` reads a file from the daemon's file system at elaboration time"),
+];
+
+/// Constants refused by their last name component (so `open Lean in
+/// ofReduceBool` is caught too): they make the kernel trust compiled code.
+pub(crate) const DENY_LAST_COMPONENT: &[(&str, &str)] = &[
+    ("ofReduceBool", "`Lean.ofReduceBool` makes the kernel trust the result of running compiled code"),
+    ("ofReduceNat", "`Lean.ofReduceNat` makes the kernel trust the result of running compiled code"),
+    ("reduceBool", "`Lean.reduceBool` makes the kernel trust the result of running compiled code"),
+    ("reduceNat", "`Lean.reduceNat` makes the kernel trust the result of running compiled code"),
+    ("trustCompiler", "`Lean.trustCompiler` is the axiom behind trusting compiled code"),
+];
+
+/// Attributes that only tag declarations for existing, trusted automation
+/// (simp sets, instances, reducibility, ...). Others are refused: many
+/// attributes register the tagged *user* definition as code the elaborator
+/// will run (`@[command_elab]`, `@[tactic]`, `@[app_unexpander]`,
+/// `@[norm_num]`, `@[positivity]`, `@[aesop]`, ...), and the list of such
+/// attributes grows with every library, so an allowlist fails safe.
+/// `GuardPolicy::extra_attributes` extends it.
+pub(crate) const ALLOWED_ATTRIBUTES: &[&str] = &[
+    "simp", "simps", "reducible", "irreducible", "semireducible", "instance_reducible",
+    "implicit_reducible", "instance", "inline", "noinline", "macro_inline", "always_inline",
+    "specialize", "nospecialize", "ext", "norm_cast", "push_cast", "class", "match_pattern",
+    "elab_as_elim", "elab_without_expected_type", "induction_eliminator", "cases_eliminator",
+    "symm", "refl", "trans", "congr", "gcongr", "mono", "bound", "continuity", "measurability",
+    "fun_prop", "field_simps", "zify_simps", "qify_simps", "rify_simps", "mfld_simps",
+    "parity_simps", "to_additive", "reassoc", "nolint", "deprecated", "inherit_doc",
+    "default_instance", "coe", "nontriviality", "grind", "pp_nodot", "pp_using_anonymous_constructor",
+    "expose", "wf_preprocess", "mk_iff",
+];
+
+/// Attributes known to attach user code to the elaborator, compiler or
+/// runtime. Refused as attribute names (with this reason) and also when they
+/// appear anywhere inside an attribute list, e.g.
+/// `@[to_additive (attr := extern "f")]`.
+pub(crate) const CODE_ATTRIBUTES: &[(&str, &str)] = &[
+    ("extern", "`@[extern]` binds the declaration to native code"),
+    ("implemented_by", "`@[implemented_by]` swaps the declaration's compiled code for another definition's"),
+    ("init", "`@[init]` runs code when the module is initialized"),
+    ("builtin_init", "`@[builtin_init]` runs code when the module is initialized"),
+    ("export", "`@[export]` exposes the declaration under a native symbol name"),
+    ("csimp", "`@[csimp]` replaces compiled code"),
+    ("command_elab", "registers user code as a command elaborator"),
+    ("term_elab", "registers user code as a term elaborator"),
+    ("tactic", "registers user code as a tactic"),
+    ("macro", "registers user code as a macro"),
+    ("delab", "registers user code as a delaborator"),
+    ("app_unexpander", "registers user code as an unexpander (run when printing)"),
+    ("app_delab", "registers user code as a delaborator"),
+    ("command_parser", "registers user code as a parser"),
+    ("term_parser", "registers user code as a parser"),
+    ("tactic_parser", "registers user code as a parser"),
+    ("formatter", "registers user code as a formatter"),
+    ("parenthesizer", "registers user code as a parenthesizer"),
+    ("combinator_formatter", "registers user code as a formatter"),
+    ("combinator_parenthesizer", "registers user code as a parenthesizer"),
+    ("simproc", "registers user code as a simplification procedure"),
+    ("norm_num", "registers user code as a `norm_num` extension"),
+    ("positivity", "registers user code as a `positivity` extension"),
+    ("aesop", "can register user code as an `aesop` rule"),
+    ("env_linter", "registers user code as a linter"),
+    ("command_code_action", "registers user code with the language server"),
+    ("hole_code_action", "registers user code with the language server"),
+    ("code_action_provider", "registers user code with the language server"),
+    ("server_rpc_method", "registers user code with the language server"),
+    ("widget_module", "registers user code with the language server"),
+];
+
+/// Tactics whose `(name := value)` configuration items are elaborated and
+/// then *evaluated* with compiled code (`Lean.Elab.Tactic.Config`,
+/// Mathlib's `evalTerm`-based configs). Their values must be literals.
+pub(crate) const CONFIG_TACTICS: &[&str] = &[
+    "simp", "simp_all", "dsimp", "simpa", "simp_arith", "simp_all_arith", "simp_rw", "decide",
+    "omega", "grind", "rw", "rewrite", "rwa", "erw", "rw_mod_cast", "nth_rewrite", "nth_rw",
+    "unfold", "delta", "norm_num", "norm_num1", "field_simp", "ring_nf", "abel_nf", "linarith",
+    "nlinarith", "positivity", "aesop", "fun_prop", "tauto", "congr", "convert", "convert_to",
+    "ext", "use", "apply", "exact", "refine", "intro", "cases", "induction", "constructor",
+    "split", "gcongr", "bound", "bv_normalize", "bv_omega", "cc", "lift", "push_cast", "norm_cast",
+    "zify", "qify", "rify", "push_neg", "split_ifs", "interval_cases", "fin_cases", "subst",
+    "rfl", "apply_rules", "solve_by_elim", "exists", "ac_nf", "ac_rfl", "symm", "trans", "wlog",
+    "hint", "exact?", "apply?", "rw?", "continuity", "measurability", "mono", "nontriviality",
+];
+
+/// Configuration items whose value is a tactic (scanned like any code),
+/// not a term to evaluate.
+pub(crate) const TACTIC_VALUED_CONFIG: &[&str] = &["disch", "discharger"];
+
+/// Words that start commands; they end an `open A B C` run in the header.
+pub(crate) const COMMAND_WORDS: &[&str] = &[
+    "theorem", "lemma", "def", "example", "abbrev", "instance", "structure", "class",
+    "inductive", "axiom", "opaque", "variable", "universe", "universes", "namespace", "section",
+    "end", "open", "set_option", "import", "noncomputable", "private", "protected", "attribute",
+    "mutual", "deriving", "notation", "infix", "infixl", "infixr", "prefix", "postfix", "in",
+    "hiding", "renaming", "local", "scoped", "export", "partial", "omit", "include",
+];
+
+/// Commands that declare new tokens; their quoted atoms are checked.
+pub(crate) const NOTATION_WORDS: &[&str] =
+    &["notation", "notation3", "infix", "infixl", "infixr", "prefix", "postfix"];

@@ -1,0 +1,339 @@
+//! The input guard, case by case: every refused construct, attempts to
+//! smuggle them past the tokenizer, and inputs that must pass (all miniF2F
+//! statements of the GTED data set, comments and strings mentioning the
+//! refused words). No Lean needed.
+
+use leanpool_lean::guard::{screen, GuardPolicy, Rejection};
+use proptest::prelude::*;
+
+fn check(text: &str) -> Result<(), Rejection> {
+    screen(text, &GuardPolicy::default())
+}
+
+#[track_caller]
+fn assert_rejected(text: &str, construct: &str) -> Rejection {
+    match check(text) {
+        Ok(()) => panic!("expected `{construct}` to be rejected in:\n{text}"),
+        Err(r) => {
+            assert_eq!(r.construct, construct, "wrong construct for:\n{text}\n{r}");
+            assert!(!r.reason.is_empty());
+            r
+        }
+    }
+}
+
+#[track_caller]
+fn assert_passes(text: &str) {
+    if let Err(r) = check(text) {
+        panic!("expected to pass, got {r}\nin:\n{text}");
+    }
+}
+
+const HEADER: &str = "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 0\n\nopen BigOperators Real Nat Topology Rat\n\n";
+
+/// One `#[test]` per refused input: `name: text => construct`.
+macro_rules! rejects {
+    ($($name:ident: $text:expr => $construct:expr;)*) => {
+        $(#[test] fn $name() { assert_rejected($text, $construct); })*
+    };
+}
+
+/// One `#[test]` per input that must pass.
+macro_rules! passes {
+    ($($name:ident: $text:expr;)*) => {
+        $(#[test] fn $name() { assert_passes($text); })*
+    };
+}
+
+rejects! {
+    eval: "#eval 1 + 1" => "#eval";
+    eval_bang: "#eval! (1 : Nat)" => "#eval!";
+    eval_io: "#eval IO.Process.exit 0" => "#eval";
+    exit: "theorem t : True := trivial\n#exit\ntheorem f : False := sorry" => "#exit";
+    guard_cmd: "#guard 1 = 1" => "#guard";
+    unknown_hash_command: "#test ∀ n : Nat, n = n" => "#test";
+    hash_glued_to_letters: "#evalIO.println 1" => "#evalIO";
+    run_cmd: "run_cmd Lean.logInfo \"x\"" => "run_cmd";
+    run_elab: "run_elab pure ()" => "run_elab";
+    run_meta: "run_meta pure ()" => "run_meta";
+    run_tac: "example : True := by run_tac Lean.Elab.Tactic.evalTactic (← `(tactic| trivial))" => "run_tac";
+    by_elab: "example : Nat := by_elab pure (Lean.mkNatLit 1)" => "by_elab";
+    initialize: "initialize counter : IO.Ref Nat ← IO.mkRef 0" => "initialize";
+    builtin_initialize: "builtin_initialize pure ()" => "builtin_initialize";
+    import_in_body: "theorem t : True := trivial\nimport Mathlib" => "import";
+    import_after_set_option: "set_option autoImplicit false\nimport Mathlib" => "import";
+    import_after_open: "import Mathlib\nopen Nat\nimport Aesop" => "import";
+    unsafe_def: "unsafe def f : Nat := unsafeCast ()" => "unsafe";
+    unsafe_guillemets: "«unsafe» def f : Nat := 0" => "unsafe";
+    partial_unsafe_term: "def f : Nat := unsafe (unsafeCast ())" => "unsafe";
+    extern_attr: "@[extern \"lean_io_exit\"] opaque myExit : UInt8 → IO Unit" => "@[extern]";
+    extern_attr_guillemets: "@[«extern» \"x\"] opaque f : Nat" => "@[extern]";
+    extern_attr_over_lines: "@[simp,\n  -- a comment\n  extern\n  \"x\"]\nopaque f : Nat" => "@[extern]";
+    implemented_by: "@[implemented_by g] def f : Nat := 0" => "@[implemented_by]";
+    implemented_by_attribute_cmd: "attribute [implemented_by g] f" => "@[implemented_by]";
+    init_attr: "@[init] def f : IO Unit := pure ()" => "@[init]";
+    command_elab_attr: "@[command_elab Lean.Parser.Command.check] def f : Lean.Elab.Command.CommandElab := fun _ => pure ()" => "@[command_elab]";
+    tactic_attr: "@[tactic Lean.Parser.Tactic.omega] def f : Lean.Elab.Tactic.Tactic := fun _ => pure ()" => "@[tactic]";
+    term_elab_attr: "@[term_elab foo] def f := 0" => "@[term_elab]";
+    local_scoped_attr: "attribute [local app_unexpander Nat.add] f" => "@[app_unexpander]";
+    unknown_attr: "@[my_fancy_attr] theorem t : True := trivial" => "@[my_fancy_attr]";
+    nested_attr_in_args: "@[to_additive (attr := extern \"f\")] def f : Nat := 0" => "@[extern]";
+    norm_num_ext: "@[norm_num _ + _] def evalFoo : Mathlib.Meta.NormNum.NormNumExt := sorry" => "@[norm_num]";
+    macro_cmd: "macro \"go\" : command => `(#check 1)" => "macro";
+    macro_rules_cmd: "macro_rules | `(tactic| trivial) => `(tactic| rfl)" => "macro_rules";
+    elab_cmd: "elab \"go\" : command => pure ()" => "elab";
+    elab_rules_cmd: "elab_rules : command | `(go) => pure ()" => "elab_rules";
+    syntax_cmd: "syntax \"go\" : command" => "syntax";
+    syntax_cat: "declare_syntax_cat foo" => "declare_syntax_cat";
+    local_macro: "local macro \"go\" : tactic => `(tactic| rfl)" => "macro";
+    simproc_cmd: "simproc foo (_ + _) := fun _ => pure .continue" => "simproc";
+    register_simp_attr: "register_simp_attr my_simps" => "register_simp_attr";
+    native_decide: "example : 2 + 2 = 4 := by native_decide" => "native_decide";
+    decide_plus_native: "example : 2 + 2 = 4 := by decide +native" => "native";
+    decide_native_item: "example : 2 + 2 = 4 := by decide (native := true)" => "native";
+    decide_config_positional: "example : 2 + 2 = 4 := by decide (config := ⟨false, true⟩)" => "(config := …)";
+    of_reduce_bool: "example : True := Lean.ofReduceBool _ _ rfl ▸ trivial" => "Lean.ofReduceBool";
+    of_reduce_bool_opened: "open Lean in example : f = true := ofReduceBool f true rfl" => "ofReduceBool";
+    trust_compiler: "#print axioms Lean.trustCompiler" => "Lean.trustCompiler";
+    plausible: "example (n : Nat) : n + 0 = n := by plausible" => "plausible";
+    polyrith: "example (x : ℚ) (h : x = 1) : 2 * x = 2 := by polyrith" => "polyrith";
+    bv_decide: "example (x : BitVec 8) : x + 0 = x := by bv_decide" => "bv_decide";
+    include_str: "theorem t : include_str \"/etc/passwd\" = \"\" := rfl" => "include_str";
+    meta_def: "meta def f : Nat := 0" => "meta";
+    simp_config_non_literal: "example : True := by simp (config := myConfig)" => "(config := …)";
+    simp_config_inline_io: "example : True := by simp (maxSteps := match (IO.println \"x\" : IO Unit) () with | _ => 5)" => "(maxSteps := …)";
+    simp_config_item_after_literal: "example : True := by simp (maxSteps := 10) (maxDischargeDepth := evil)" => "(maxDischargeDepth := …)";
+    apply_config: "example : True := by apply (config := cfg) trivial" => "(config := …)";
+    set_max_heartbeats_body: "theorem t : True := trivial\nset_option maxHeartbeats 0" => "set_option maxHeartbeats";
+    set_max_heartbeats_in: "set_option maxHeartbeats 400000 in\ntheorem t : True := trivial" => "set_option maxHeartbeats";
+    set_max_heartbeats_header_in: "import Mathlib\nset_option maxHeartbeats 0 in\ntheorem t : True := trivial" => "set_option maxHeartbeats";
+    set_max_rec_depth: "set_option maxRecDepth 100000" => "set_option maxRecDepth";
+    set_synth_heartbeats: "set_option synthInstance.maxHeartbeats 0 in\nexample : True := trivial" => "set_option synthInstance.maxHeartbeats";
+    set_synth_size: "set_option synthInstance.maxSize 100000" => "set_option synthInstance.maxSize";
+    set_exponentiation: "set_option exponentiation.threshold 100000" => "set_option exponentiation.threshold";
+    set_max_size: "set_option maxSize 1000000" => "set_option maxSize";
+    set_tactic_option_in_by: "example : True := by\n  set_option maxRecDepth 10000 in\n  trivial" => "set_option maxRecDepth";
+    set_skip_kernel: "set_option debug.skipKernelTC true" => "set_option debug.skipKernelTC";
+    set_trace: "set_option trace.Meta.synthInstance true in\nexample : True := trivial" => "set_option trace.Meta.synthInstance";
+    set_guillemet_option: "set_option «maxHeartbeats» 0 in\nexample : True := trivial" => "set_option maxHeartbeats";
+    set_allow_unsafe_reducibility: "set_option allowUnsafeReducibility true" => "set_option allowUnsafeReducibility";
+    header_rec_depth_not_allowed_by_default: "import Mathlib\nset_option maxRecDepth 100000\n" => "set_option maxRecDepth";
+    open_in_eval: "open Lean in #eval 1" => "#eval";
+    open_in_run_cmd: "open Lean Elab Command in\nrun_cmd logInfo \"hi\"" => "run_cmd";
+    set_option_in_eval: "set_option pp.all true in #eval 1" => "#eval";
+    guard_msgs_in_eval: "/-- info: 2 -/\n#guard_msgs in\n#eval 1 + 1" => "#eval";
+    eval_after_block_comment: "/- comment -/ #eval 1" => "#eval";
+    eval_after_nested_comment: "/- outer /- inner -/ still outer -/\n#eval 1" => "#eval";
+    eval_in_interpolation: "def s : String := s!\"{(by run_tac pure () : Nat)}\"" => "run_tac";
+    eval_in_interpolation_after_text: "def s := s!\"a {1} b {(by native_decide : 1 = 1)}\"" => "native_decide";
+    // A string inside `{…}` ends the string early when read as a plain
+    // string, so the two readings disagree: refused as ambiguous.
+    nested_string_in_interpolation: "def s := s!\"a{s!\"b{(by native_decide : 1 = 1)}\"}\"" => "string literal";
+    nested_string_in_interpolation_smuggle: "def s := s!\"{\"}\" ++ (by native_decide : 1 = 1)}\"" => "string literal";
+    string_then_eval: "def s := \"-/ /-\" #eval 1" => "#eval";
+    char_quote_then_eval: "def c := '\"' #eval 1 --\"" => "#eval";
+    unterminated_string: "def s := \"abc\n#eval 1" => "unterminated string literal";
+    bad_escape: "def s := \"\\q #eval 1\"" => "invalid escape in string literal";
+    unterminated_raw_string: "def s := r#\"abc\"\n#eval 1" => "unterminated raw string literal";
+    unterminated_guillemet: "def «abc := 1\n#eval 1" => "«";
+    failed_char_literal_before_quote: "def c := 'x\" #eval 1 \"" => "'";
+    glued_line_comment: "example : ∀ x, x <-- #eval 1\n = x := sorry" => "#eval";
+    glued_block_comment: "def S := {x : Nat //- \n#eval 1\n-- -/ x > 0}" => "#eval";
+    zero_width_space: "#ev\u{200B}al 1" => "invisible character U+200B";
+    zero_width_in_keyword: "run\u{200D}_cmd pure ()" => "invisible character U+200D";
+    bidi_override: "theorem t : True := \u{202E}trivial" => "invisible character U+202E";
+    nbsp_in_code: "theorem\u{00A0}t : True := trivial" => "invisible character U+00A0";
+    notation_with_quote_token: "notation a \"x\\\"y\" b => a + b\n#check 1" => "\"x\\\"y\"";
+    notation_with_comment_token: "infixl:65 \" <-- \" => HAdd.hAdd" => "\" <-- \"";
+    doc_verso_option: "set_option doc.verso true" => "set_option doc.verso";
+}
+
+passes! {
+    plain_theorem: "theorem t (a b : Nat) : a + b = b + a := by omega";
+    header_and_statement: "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 0\n\nopen BigOperators Real Nat Topology Rat\n\ntheorem x : (2 : ℝ) + 2 = 4 := by norm_num";
+    check_print_reduce: "#check Nat.add_comm\n#print Nat.add\n#print axioms Nat.add_comm\n#reduce 2 + 2\n#synth Inhabited Nat";
+    guard_msgs_check: "/-- info: 1 : Nat -/\n#guard_msgs in\n#check 1";
+    words_inside_identifiers: "def evaluate := 1\ndef my_eval := 2\ndef Nat.unsafe_thing := 3\ntheorem elab_ok : evaluate = 1 := rfl\ndef unsafeish := 4\ndef macro_like := 5";
+    eval_in_line_comment: "-- #eval IO.Process.exit 0\ntheorem t : True := trivial";
+    eval_in_block_comment: "/- #eval 1\n run_cmd x\n unsafe def -/ theorem t : True := trivial";
+    eval_in_nested_comment: "/- a /- #eval 1 -/ run_cmd -/ theorem t : True := trivial";
+    eval_in_doc_comment: "/-- Do not `#eval` this; it is `unsafe` elab syntax. -/\ntheorem t : True := trivial";
+    eval_in_module_doc: "/-! # Notes\n`#eval`, `run_cmd`, `import` -/\ntheorem t : True := trivial";
+    eval_in_string: "def s : String := \"#eval IO.Process.exit 0 -- run_cmd unsafe\"";
+    comment_markers_in_string: "def s : String := \"-/ /- --\"\ntheorem t : True := trivial";
+    escaped_quote_in_string: "def s : String := \"a \\\"#eval\\\" b\"";
+    string_gap: "def s : String := \"abc\\\n   def #eval\"";
+    raw_string_with_eval: "def s : String := r#\"#eval \"quoted\" run_cmd\"#";
+    char_literals: "def c : Char := '\"'\ndef d : Char := '\\''\ndef e := '#'";
+    guillemet_name_with_eval: "def «#eval is just a name» : Nat := 1";
+    interpolation_with_safe_code: "def s (n : Nat) : String := s!\"n = {n + 1}, #eval {n}\"";
+    braces_in_plain_string: "def s : String := \"{x} and {y}\"";
+    fullwidth_hash_is_not_eval: "＃eval 1"; // Lean does not read it as `#eval` (parse error)
+    cyrillic_lookalike_is_not_eval: "#\u{0435}val 1"; // `#` then Cyrillic `е`: parse error in Lean
+    notation_and_infix: "local notation \"‖\" x \"‖₊\" => Int.natAbs x\ninfixl:65 \" +++ \" => Nat.add\ntheorem t : ‖(3 : ℤ)‖₊ = 3 := rfl";
+    simp_attributes: "@[simp, norm_cast] theorem t : (1 : Nat) = 1 := rfl\nattribute [local simp] Nat.add_comm\nattribute [-simp] Nat.add_comm\n@[instance 100] def i : Inhabited Nat := ⟨0⟩";
+    literal_configs: "example : True := by simp (config := { decide := true, maxSteps := 1000 }) (maxDischargeDepth := 2) +arith -zeta";
+    named_args_in_terms: "example (s : Finset ℕ) : True := by have := Finset.sum_comm (s := s); trivial";
+    set_option_harmless_in: "set_option linter.unusedVariables false in\nset_option pp.proofs true in\ntheorem t (x : Nat) : True := trivial";
+    set_option_autoimplicit_body: "theorem a : True := trivial\nset_option autoImplicit true";
+    mathlib_quote_tokens: "example (f : ℝ → ℝ) (s : Set ℝ) : f '' s = f '' s := rfl\nexample (f : ℝ → ℝ) : f ⁻¹' {0} = f ⁻¹' {0} := rfl\nexample : ∑' n : ℕ, (0 : ℝ) = 0 := tsum_zero";
+    bom_at_start: "\u{FEFF}theorem t : True := trivial";
+    crlf_lines: "import Mathlib\r\nset_option maxHeartbeats 0\r\ntheorem t : True := trivial\r\n";
+    unterminated_block_comment: "theorem t : True := trivial\n/- never closed #eval 1";
+    // Nesting 2 → 1: still inside the comment at the end; Lean reports an
+    // unterminated comment at the end and reads nothing after it.
+    nested_comment_left_open: "/- /- -/ #eval 1";
+    empty: "";
+    sorry_and_axiom: "axiom ax : 1 = 1\ntheorem t : 2 = 2 := by sorry";
+    decide_and_kernel: "example : 2 + 2 = 4 := by decide\nexample : 10 < 20 := by decide +kernel";
+}
+
+#[test]
+fn rejection_positions_are_utf16() {
+    // `ℝ` is one UTF-16 unit (3 bytes), `𝓝` two units (4 bytes).
+    let r = assert_rejected("theorem t (x : ℝ) : True := by\n  -- 𝓝\n  /- 𝓝 -/ native_decide", "native_decide");
+    assert_eq!((r.line, r.character), (2, 11));
+    let r = assert_rejected("def s := \"𝓝\" ++ \"𝓝\"; #eval 1", "#eval");
+    assert_eq!((r.line, r.character), (0, 23));
+}
+
+#[test]
+fn minif2f_header_with_body_limits_is_rejected() {
+    let text = format!("{HEADER}set_option maxHeartbeats 400000 in\ntheorem t : True := trivial");
+    let r = assert_rejected(&text, "set_option maxHeartbeats");
+    assert_eq!((r.line, r.character), (7, 0));
+    assert_passes(&format!("{HEADER}theorem t : True := trivial"));
+}
+
+#[test]
+fn header_options_follow_policy() {
+    let text = "import Mathlib\nset_option maxHeartbeats 0\nset_option maxRecDepth 4000\ntheorem t : True := trivial";
+    assert_eq!(check(text).unwrap_err().construct, "set_option maxRecDepth");
+    let policy = GuardPolicy {
+        allow_header_options: vec!["maxHeartbeats".into(), "maxRecDepth".into()],
+        ..GuardPolicy::default()
+    };
+    assert_eq!(screen(text, &policy), Ok(()));
+    let none = GuardPolicy { allow_header_options: vec![], ..GuardPolicy::default() };
+    assert_eq!(screen(text, &none).unwrap_err().construct, "set_option maxHeartbeats");
+    // The policy never relaxes the body.
+    let body = "theorem t : True := trivial\nset_option maxRecDepth 4000";
+    assert_eq!(screen(body, &policy).unwrap_err().construct, "set_option maxRecDepth");
+}
+
+#[test]
+fn policy_extends_allowlists() {
+    let text = "@[my_attr] theorem t : True := trivial\n#help tactic";
+    assert_eq!(check(text).unwrap_err().construct, "@[my_attr]");
+    let policy = GuardPolicy {
+        extra_attributes: vec!["my_attr".into()],
+        extra_hash_commands: vec!["#help".into()],
+        ..GuardPolicy::default()
+    };
+    assert_eq!(screen(text, &policy), Ok(()));
+    // Code attributes stay refused whatever the policy says.
+    let policy = GuardPolicy { extra_attributes: vec!["extern".into()], ..GuardPolicy::default() };
+    assert_eq!(screen("@[extern \"f\"] opaque f : Nat", &policy).unwrap_err().construct, "@[extern]");
+}
+
+#[test]
+fn reasons_explain_the_refusal() {
+    let r = assert_rejected("#eval 1", "#eval");
+    assert!(r.reason.contains("runs arbitrary code"), "{}", r.reason);
+    let r = assert_rejected("set_option maxHeartbeats 0 in\nexample : True := trivial", "set_option maxHeartbeats");
+    assert!(r.reason.contains("outside the header"), "{}", r.reason);
+    assert!(r.to_string().starts_with("1:1: rejected `set_option maxHeartbeats`"), "{r}");
+}
+
+#[derive(serde::Deserialize)]
+struct Statement {
+    name: String,
+    header: String,
+    informal_prefix: String,
+    formal_statement: String,
+}
+
+fn minif2f() -> Vec<Statement> {
+    let path = "/work/shared/gted-minif2f/label.jsonl";
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines().map(|l| serde_json::from_str(l).expect("label.jsonl line")).collect()
+}
+
+#[test]
+fn all_minif2f_statements_pass() {
+    let statements = minif2f();
+    assert_eq!(statements.len(), 244);
+    for s in &statements {
+        for text in [
+            format!("{}{}", s.header, s.formal_statement),
+            format!("{}{}{}", s.header, s.informal_prefix, s.formal_statement),
+        ] {
+            if let Err(r) = check(&text) {
+                panic!("{}: {r}", s.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn minif2f_statements_with_an_appended_eval_are_rejected() {
+    for s in minif2f() {
+        let text = format!("{}{}\n#eval IO.Process.exit 0", s.header, s.formal_statement);
+        assert_eq!(check(&text).unwrap_err().construct, "#eval", "{}", s.name);
+    }
+}
+
+/// Characters that exercise every lexer path.
+fn lean_ish() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(vec![
+        "#eval", "run_cmd", "-", "/", "--", "/-", "-/", "\"", "'", "\\", "{", "}", "«", "»", "r",
+        "#", "`", "@[", "[", "]", "(", ")", ":=", "+", "native", "set_option", "maxHeartbeats",
+        "import", "in", "open", "x", " ", "\n", "0", "1.5e", "0x", "ℝ", "𝓝", "\u{200B}", "\r", "\t",
+        "s!", "simp", "config", "notation", "attribute", "extern", "⁻¹'", "''", "∑'", "é",
+    ]);
+    prop::collection::vec(pieces, 0..40).prop_map(|v| v.concat())
+}
+
+/// Like [`lean_ish`] without the refused words, so most texts pass.
+fn benign_ish() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(vec![
+        "-", "/", "--", "/-", "-/", "\"", "'", "{", "}", "«", "»", "r", "#", "`", "[", "]", "(",
+        ")", ":=", "+", "in", "open", "x", " ", "\n", "0", "ℝ", "𝓝", "s!", "⁻¹'", "''", "∑'", "é",
+        "#check", "theorem", "by", "#eval",
+    ]);
+    prop::collection::vec(pieces, 0..30).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, max_global_rejects: 1_000_000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn never_panics_on_arbitrary_text(text in any::<String>()) {
+        let _ = check(&text);
+    }
+
+    #[test]
+    fn never_panics_on_lean_like_text(text in lean_ish()) {
+        let first = check(&text);
+        // Deterministic, and a rejection points inside the text.
+        prop_assert_eq!(&first, &check(&text));
+        if let Err(r) = first {
+            prop_assert!((r.line as usize) <= text.matches('\n').count());
+        }
+    }
+
+    #[test]
+    fn a_line_comment_hides_anything_without_a_newline(body in "[^\n\r]*") {
+        let text = format!("-- {body}\ntheorem t : True := trivial");
+        prop_assert_eq!(check(&text), Ok(()));
+    }
+
+    #[test]
+    fn an_eval_command_after_any_passing_text_is_found(text in benign_ish()) {
+        // Whatever came before, once the text is closed off (comments and
+        // strings terminated by construction below), `#eval` is seen.
+        prop_assume!(check(&text).is_ok());
+        let closed = format!("{text}\n{}\n#eval 1", "-/ ".repeat(40));
+        prop_assert!(check(&closed).is_err());
+    }
+}
