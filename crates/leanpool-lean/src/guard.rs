@@ -19,10 +19,12 @@
 //!   are evaluated), and every way of installing user code into the
 //!   elaborator: `macro`, `syntax`, `elab`, `macro_rules`, `elab_rules`,
 //!   `declare_syntax_cat`, simprocs, and code attributes (`@[command_elab]`,
-//!   `@[tactic]`, `@[app_unexpander]`, `@[norm_num]`, ...). Pure Lean code
-//!   *can* perform I/O once compiled (an `IO` action applied to a world
-//!   token is an ordinary function call), so "it has no `IO` in its type"
-//!   is no defence: the guard refuses the *executors*.
+//!   `@[tactic]`, `@[app_unexpander]`, `@[norm_num]`, ...). Code without
+//!   `IO` in its type is not harmless once run (`dbgTrace` writes to
+//!   stderr, `dbgSleep` sleeps, loops spin, and `unsafe`/`@[extern]`/
+//!   `@[implemented_by]` reach native code), so the guard refuses the
+//!   *executors* rather than judging the code. (Lean 4.28 types the `IO`
+//!   world token so pure code cannot forge one: checked on the WASM build.)
 //! - *Process and session changes.* `initialize`/`builtin_initialize`,
 //!   `register_*` commands, `@[init]`, `@[extern]`, `@[implemented_by]`,
 //!   `@[export]`, `unsafe`, `meta` definitions, `#exit` (which would hide the
@@ -177,7 +179,10 @@ mod tests {
             vec![
                 (Ident, "x"),
                 (Str, "\"s{1}\""),
+                (Ident, "s"),
+                (Symbol, "{"),
                 (Num, "1"),
+                (Symbol, "}"),
                 (Char, "'c'"),
                 (Ident, "d e.f"),
                 (NameLit, "n"),

@@ -137,6 +137,10 @@ rejects! {
     unterminated_raw_string: "def s := r#\"abc\"\n#eval 1" => "unterminated raw string literal";
     unterminated_guillemet: "def «abc := 1\n#eval 1" => "«";
     failed_char_literal_before_quote: "def c := 'x\" #eval 1 \"" => "'";
+    interpolation_recovery_into_text: "def s := s!\"{x)} #eval (1 : Nat) \"" => "#eval";
+    // The price of that rule: a string with braces may not mention refused words.
+    braces_string_mentioning_eval: "def s (n : Nat) : String := s!\"{n} #eval\"" => "#eval";
+    interpolation_text_glued: "def s := m!\"{x} run_cmd\"" => "run_cmd";
     glued_line_comment: "example : ∀ x, x <-- #eval 1\n = x := sorry" => "#eval";
     glued_block_comment: "def S := {x : Nat //- \n#eval 1\n-- -/ x > 0}" => "#eval";
     zero_width_space: "#ev\u{200B}al 1" => "invisible character U+200B";
@@ -166,7 +170,7 @@ passes! {
     raw_string_with_eval: "def s : String := r#\"#eval \"quoted\" run_cmd\"#";
     char_literals: "def c : Char := '\"'\ndef d : Char := '\\''\ndef e := '#'";
     guillemet_name_with_eval: "def «#eval is just a name» : Nat := 1";
-    interpolation_with_safe_code: "def s (n : Nat) : String := s!\"n = {n + 1}, #eval {n}\"";
+    interpolation_with_safe_code: "def s (n : Nat) : String := s!\"n = {n + 1}, m = {n}: it's done\"";
     braces_in_plain_string: "def s : String := \"{x} and {y}\"";
     fullwidth_hash_is_not_eval: "＃eval 1"; // Lean does not read it as `#eval` (parse error)
     cyrillic_lookalike_is_not_eval: "#\u{0435}val 1"; // `#` then Cyrillic `е`: parse error in Lean

@@ -31,7 +31,9 @@
 //! between braces. Whether a string is interpolated depends on the parser
 //! that reads it, so for every string whose text contains `{` the guard
 //! also reads it as interpolated, requires both readings to end at the same
-//! place, and inspects the brace contents as code.
+//! place, and inspects the string's whole content as code (a term that does
+//! not end exactly at its `}` makes Lean's error recovery read the rest of
+//! the string as code).
 
 /// What a token is, as far as the guard's rules care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +81,7 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, LexError> {
     let mut lx = Lexer { src, out: Vec::new() };
     // A byte-order mark at the very start is an encoding artefact, not code.
     let start = if src.starts_with('\u{feff}') { 3 } else { 0 };
-    lx.code(start, 0)?;
+    lx.code(start, false, 0)?;
     Ok(lx.out)
 }
 
@@ -105,15 +107,16 @@ impl<'a> Lexer<'a> {
         self.out.push(Token { kind, text, start, end, space_before });
     }
 
-    /// Lex code from `i`. With `interp > 0` this is the inside of an
-    /// interpolation `{…}` and stops at the `}` closing it, returning its
-    /// offset; at top level it runs to the end and returns the length.
-    fn code(&mut self, mut i: usize, interp: u32) -> Result<usize, LexError> {
+    /// Lex code from `i`. With `in_braces` this is the inside of an
+    /// interpolation `{…}`: it stops at the `}` closing it and returns its
+    /// offset; otherwise it runs to the end and returns the length.
+    /// `depth` counts enclosing string literals (bounds recursion).
+    fn code(&mut self, mut i: usize, in_braces: bool, depth: u32) -> Result<usize, LexError> {
         let mut braces = 0u32;
         let mut space = true;
         loop {
             let Some(c) = self.ch(i) else {
-                if interp > 0 {
+                if in_braces {
                     return Err(err(i, "string interpolation", "unterminated `{` in a string literal"));
                 }
                 return Ok(i);
@@ -152,7 +155,7 @@ impl<'a> Lexer<'a> {
                 _ => {}
             }
             i = match c {
-                '"' => self.string(i, interp, space)?,
+                '"' => self.string(i, depth, space)?,
                 '\'' if !self.at(n, '\'') => self.char_lit(i, space)?,
                 '\'' => {
                     // `''`: a Mathlib token (`f '' s`), or, without it, an
@@ -205,7 +208,7 @@ impl<'a> Lexer<'a> {
                     self.push(Kind::Symbol, "{".into(), i, n, space);
                     n
                 }
-                '}' if interp > 0 && braces == 0 => return Ok(i),
+                '}' if in_braces && braces == 0 => return Ok(i),
                 '}' => {
                     braces = braces.saturating_sub(1);
                     self.push(Kind::Symbol, "}".into(), i, n, space);
@@ -365,17 +368,19 @@ impl<'a> Lexer<'a> {
     }
 
     /// `strLitFnAux` (and, for strings with braces, `interpolatedStrFn`).
-    fn string(&mut self, i: usize, interp: u32, space: bool) -> Result<usize, LexError> {
+    fn string(&mut self, i: usize, depth: u32, space: bool) -> Result<usize, LexError> {
         let plain = self.plain_string_end(i)?;
         let body = &self.src[i + 1..plain - 1];
         self.push(Kind::Str, self.src[i..plain].into(), i, plain, space);
         if !body.contains('{') {
             return Ok(plain);
         }
-        if interp >= MAX_INTERP_DEPTH {
+        if depth >= MAX_INTERP_DEPTH {
             return Err(err(i, "string interpolation", "string interpolations nest too deeply"));
         }
-        // Read it as an interpolated string too; its `{…}` parts are code.
+        // Read it as an interpolated string too: it must end at the same
+        // place, or the guard cannot know where Lean thinks code resumes.
+        let mark = self.out.len();
         let mut j = i + 1;
         loop {
             let Some(c) = self.ch(j) else { break };
@@ -388,13 +393,11 @@ impl<'a> Lexer<'a> {
                     Some(e) => j = e,
                     None => break,
                 },
-                '{' => {
-                    let close = self.code(j + 1, interp + 1)?;
-                    j = close + 1;
-                }
+                '{' => j = self.code(j + 1, true, depth + 1)? + 1,
                 c => j += c.len_utf8(),
             }
         }
+        self.out.truncate(mark);
         if j != plain {
             return Err(err(
                 i,
@@ -403,6 +406,12 @@ impl<'a> Lexer<'a> {
                  interpolated string (`s!\"…\"`): the guard cannot tell which reading Lean uses",
             ));
         }
+        // Inspect the whole content as code, not only the `{…}` parts: when
+        // a term inside braces does not end exactly at its `}`, Lean's error
+        // recovery goes on reading the string's text as code.
+        let mut sub = Lexer { src: body, out: Vec::new() };
+        sub.code(0, false, depth + 1).map_err(|e| LexError { offset: e.offset + i + 1, ..e })?;
+        self.out.extend(sub.out.into_iter().map(|t| Token { start: t.start + i + 1, end: t.end + i + 1, ..t }));
         Ok(plain)
     }
 
