@@ -279,6 +279,9 @@ pub struct StatementDoc {
     pub check_line: u32,
     /// Signature text as the caller wrote it (binders and type).
     pub signature: String,
+    /// Byte range in `text` of `theorem stmt <signature>` (what the
+    /// hover-per-character baseline hovers).
+    pub decl: std::ops::Range<usize>,
     segments: Vec<Segment>,
     /// Caller-body offset of the keyword: where diagnostics on text
     /// leanpool wrote are reported.
@@ -307,10 +310,12 @@ impl StatementDoc {
             out.push_str(&body[from..to]);
         };
         copy(&mut out, 0, span.keyword);
+        let decl_start = out.len();
         out.push_str("theorem ");
         out.push_str(CANONICAL_NAME);
         let sig = body[span.sig_start..span.sig_end].trim_end();
         copy(&mut out, span.sig_start, span.sig_start + sig.len());
+        let decl_end = out.len();
         out.push_str(" := by\n  ");
         let sorry_off = out.len();
         out.push_str("sorry\n");
@@ -329,6 +334,7 @@ impl StatementDoc {
             sorry,
             check_line,
             signature: sig.trim().to_owned(),
+            decl: document.header.len() + decl_start..document.header.len() + decl_end,
             segments,
             anchor: span.keyword,
             document,
@@ -361,6 +367,17 @@ impl StatementDoc {
 
     pub fn range_to_caller(&self, r: leanpool_protocol::Range) -> leanpool_protocol::Range {
         leanpool_protocol::Range { start: self.to_caller(r.start), end: self.to_caller(r.end) }
+    }
+
+    /// `true` if a position of `text` lies in text copied from the caller
+    /// (as opposed to text leanpool wrote: the name, `sorry`, options).
+    pub fn is_verbatim(&self, pos: Position) -> bool {
+        let off = LineIndex::new(&self.text).offset(pos);
+        let hdr = self.header.len();
+        off < hdr || {
+            let sent = off - hdr;
+            self.segments.iter().any(|s| s.len > 0 && sent >= s.sent && sent < s.sent + s.len)
+        }
     }
 
     /// `true` if a line of `text` belongs to the `#check` leanpool added.
@@ -407,6 +424,7 @@ mod tests {
         assert!(d.text.contains("theorem stmt (a b : Nat) (h : a < b) : ∀ c, a + c < b + c := by\n  sorry\n"));
         assert!(d.text.ends_with("#check @stmt\n"));
         assert_eq!(d.signature, "(a b : Nat) (h : a < b) : ∀ c, a + c < b + c");
+        assert_eq!(&d.text[d.decl.clone()], "theorem stmt (a b : Nat) (h : a < b) : ∀ c, a + c < b + c");
         let idx = LineIndex::new(&d.text);
         assert_eq!(&d.text[idx.offset(d.sorry)..idx.offset(d.sorry) + 5], "sorry");
         // `h` in the sent text maps to `h` in the caller's text (the
