@@ -1,19 +1,22 @@
 //! Library `check`: does a caller's Lean text elaborate, and what did Lean
 //! say about it, in the caller's coordinates.
 
+use crate::guard::GuardPolicy;
 use crate::header::Document;
 use crate::worker::{Worker, WorkerConfig, WorkerError};
 use leanpool_protocol::{CheckParams, CheckResult};
 use std::time::{Duration, Instant};
 
-/// Screens a text before it reaches Lean; `Err(reason)` means `rejected`.
-///
-/// The single call site of the security guard. Until the guard module
-/// exists this accepts everything.
-// GUARD CALL SITE: replace the body with `crate::guard::screen(text)` (mapping
-// its rejection to a reason string) once `src/guard.rs` exists.
-pub fn screen(_text: &str) -> Result<(), String> {
-    Ok(())
+/// Screens a text before it reaches Lean under the default policy;
+/// `Err(reason)` means `rejected`. The reason names the construct and its
+/// position in the caller's text.
+pub fn screen(text: &str) -> Result<(), String> {
+    screen_with(text, &GuardPolicy::default())
+}
+
+/// [`screen`] under an explicit policy: every guard call goes through here.
+pub fn screen_with(text: &str, policy: &GuardPolicy) -> Result<(), String> {
+    crate::guard::screen(text, policy).map_err(|r| r.to_string())
 }
 
 /// The worker header a text needs (its canonical header): the pool's key.
@@ -22,12 +25,23 @@ pub fn header_key(text: &str) -> String {
 }
 
 /// Checks `params.text` on `worker`, whose header must be
-/// `header_key(&params.text)`. A timeout is an answer (`status: timeout`),
-/// not an error, but it leaves the worker dead: the caller respawns.
+/// `header_key(&params.text)`, under the default guard policy. A timeout
+/// is an answer (`status: timeout`), not an error, but it leaves the
+/// worker dead: the caller respawns.
 pub async fn check_on(
     worker: &mut Worker,
     params: &CheckParams,
     default_timeout: Duration,
+) -> Result<CheckResult, WorkerError> {
+    check_on_with(worker, params, default_timeout, &GuardPolicy::default()).await
+}
+
+/// [`check_on`] with an explicit guard policy (the daemon's config).
+pub async fn check_on_with(
+    worker: &mut Worker,
+    params: &CheckParams,
+    default_timeout: Duration,
+    policy: &GuardPolicy,
 ) -> Result<CheckResult, WorkerError> {
     let started = Instant::now();
     let with_time = |mut r: CheckResult| {
@@ -36,7 +50,7 @@ pub async fn check_on(
         }
         r
     };
-    if let Err(reason) = screen(&params.text) {
+    if let Err(reason) = screen_with(&params.text, policy) {
         return Ok(with_time(CheckResult::rejected(reason)));
     }
     let doc = Document::new(&params.text);

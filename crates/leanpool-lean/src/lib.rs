@@ -6,6 +6,7 @@
 pub mod backend;
 pub mod check;
 pub mod framing;
+pub mod guard;
 pub mod header;
 pub mod lsp;
 pub mod proc;
@@ -13,7 +14,7 @@ pub mod text;
 pub mod worker;
 
 pub use backend::{BackendKind, LeanCommand, LeanError};
-pub use check::{check_on, check_once, header_key};
+pub use check::{check_on, check_on_with, check_once, header_key};
 pub use header::{split_header, Document, Split};
 pub use text::LineIndex;
 pub use worker::{Worker, WorkerConfig, WorkerError};

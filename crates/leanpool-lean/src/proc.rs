@@ -4,24 +4,35 @@
 
 use std::collections::VecDeque;
 
-/// Pids whose process group is `pgid` (including zombies not yet reaped).
+/// Live pids whose process group is `pgid`.
+///
+/// Zombies are left out: they hold no memory and run nothing, and an
+/// orphan's zombie may stay forever where PID 1 does not reap (as in
+/// some containers), which must not count as "the group survived".
 pub fn group_members(pgid: u32) -> Vec<u32> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return vec![] };
     let mut pids: Vec<u32> = dir
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| process_group_of(pid) == Some(pgid))
+        .filter(|&pid| matches!(stat_of(pid), Some((state, g)) if g == pgid && state != 'Z' && state != 'X'))
         .collect();
     pids.sort_unstable();
     pids
 }
 
-/// The process group of `pid`, from `/proc/<pid>/stat` (field 5; the
-/// command name in field 2 may contain spaces and parentheses, so fields
-/// are counted from the last `)`).
+/// The process group of `pid`.
 pub fn process_group_of(pid: u32) -> Option<u32> {
+    stat_of(pid).map(|(_, g)| g)
+}
+
+/// State letter and process group from `/proc/<pid>/stat` (fields 3 and
+/// 5; the command name in field 2 may contain spaces and parentheses, so
+/// fields are counted from the last `)`).
+fn stat_of(pid: u32) -> Option<(char, u32)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(2)?.parse().ok()
+    let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let pgrp = rest.nth(1)?.parse().ok()?;
+    Some((state, pgrp))
 }
 
 /// Resident set size of one process in bytes (`VmRSS`).

@@ -323,7 +323,17 @@ impl Worker {
     }
 
     pub fn is_alive(&mut self) -> bool {
-        !self.reaped && self.state.lock().unwrap().dead.is_none() && matches!(self.child.try_wait(), Ok(None))
+        if self.reaped {
+            return false;
+        }
+        if !matches!(self.child.try_wait(), Ok(None)) {
+            // Exited by itself (and now reaped); its group may still have
+            // members, so kill them too.
+            proc::kill_group(self.pid);
+            self.reaped = true;
+            return false;
+        }
+        self.state.lock().unwrap().dead.is_none()
     }
 
     /// SIGKILLs the process group and reaps the process.
@@ -411,9 +421,11 @@ impl Worker {
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        // Never leave a 6 GB process behind; tokio reaps the dropped child.
+        // Never leave a 6 GB process behind, nor a zombie: PID 1 of a
+        // container may not reap orphans. After SIGKILL the wait is short.
         if !self.reaped {
             proc::kill_group(self.pid);
+            let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(self.pid as i32), None);
         }
     }
 }

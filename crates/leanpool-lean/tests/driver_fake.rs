@@ -1,0 +1,144 @@
+//! The driver's mechanics against a stand-in LSP server
+//! (`fake_lsp.py`): noise on stdout, server-to-client requests,
+//! diagnostics before/after the done progress, deaths and process-group
+//! kills. Nothing here is about Lean's behaviour; `lean_worker.rs` runs
+//! the real Lean.
+
+use leanpool_lean::{check_on, proc, BackendKind, LeanCommand, Worker, WorkerConfig, WorkerError};
+use leanpool_protocol::{CheckParams, CheckStatus, Position};
+use serde_json::json;
+use std::time::Duration;
+
+fn fake() -> WorkerConfig {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake_lsp.py");
+    let mut cfg = WorkerConfig::new(LeanCommand {
+        program: "python3".into(),
+        args: vec![script.into()],
+        env: vec![],
+        cwd: None,
+        backend: BackendKind::Native,
+        version: None,
+        source: "test".into(),
+    });
+    cfg.start_timeout = Duration::from_secs(20);
+    cfg
+}
+
+const T: Duration = Duration::from_secs(10);
+
+fn params(text: &str) -> CheckParams {
+    CheckParams { text: text.into(), timeout_ms: None, timings: false }
+}
+
+#[tokio::test]
+async fn diagnostics_for_each_version_and_server_requests_answered() {
+    let header = "import Init\n";
+    let mut w = Worker::spawn(&fake(), header).await.unwrap();
+    assert_eq!(w.version(), 1);
+    // Alternating versions publish before / after the done progress.
+    for round in 0..4 {
+        let text = format!("{header}-- 𝓝 round {round}\ntheorem t : 𝓝 = bad := rfl\n");
+        let d = w.elaborate(&text, T).await.unwrap();
+        assert_eq!(d.len(), 1, "round {round}");
+        // "theorem t : " 12 + "𝓝" 2 + " = " 3 = 17 UTF-16 units.
+        assert_eq!(d[0].range.start, Position { line: 2, character: 17 });
+        let ok = w.elaborate(&format!("{header}theorem ok : True := trivial\n"), T).await.unwrap();
+        assert!(ok.is_empty(), "round {round}: stale diagnostics {ok:?}");
+    }
+    assert_eq!(w.uses(), 8);
+    let answered = w.request("test/answered", json!({}), T).await.unwrap();
+    assert_eq!(answered, json!(["srv-1"]));
+    assert_eq!(w.server_requests(), 1);
+    assert!(w.lsp_requests() >= 10, "initialize + 8 waitForDiagnostics + 1");
+    assert!(w.stderr_tail().contains("fake server on stderr"));
+    assert!(w.is_alive());
+    let pid = w.pid();
+    w.kill().await;
+    assert!(proc::group_members(pid).is_empty());
+}
+
+#[tokio::test]
+async fn check_maps_to_caller_coordinates() {
+    let caller = "-- a comment\n\nimport Init   \n\ntheorem a : True := trivial\ntheorem b : True := bad\n";
+    let header = leanpool_lean::header_key(caller);
+    assert_eq!(header, "import Init\n");
+    let mut w = Worker::spawn(&fake(), &header).await.unwrap();
+    let r = check_on(&mut w, &params(caller), T).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Error);
+    assert_eq!(r.diagnostics[0].range.start, Position { line: 5, character: 20 });
+    assert!(r.elapsed_ms.is_none());
+    let wrong = check_on(&mut w, &params("import Other\ntheorem a : True := trivial"), T).await;
+    assert!(matches!(wrong, Err(WorkerError::Protocol(_))));
+    w.kill().await;
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_group() {
+    let mut w = Worker::spawn(&fake(), "").await.unwrap();
+    let pid = w.pid();
+    // The fake forks a `sleep` into its group, then never finishes.
+    let mut p = params("example : True := trivial -- FORK SLEEP\n");
+    p.timeout_ms = Some(500);
+    let r = check_on(&mut w, &p, T).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Timeout);
+    assert!(!w.is_alive());
+    for _ in 0..50 {
+        if proc::group_members(pid).is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(proc::group_members(pid), Vec::<u32>::new(), "group survived");
+    assert!(matches!(w.elaborate("x", T).await, Err(WorkerError::Died { .. })));
+}
+
+#[tokio::test]
+async fn crash_reports_stderr_tail() {
+    let mut w = Worker::spawn(&fake(), "").await.unwrap();
+    match w.elaborate("CRASH\n", T).await {
+        Err(WorkerError::Died { stderr_tail }) => assert!(stderr_tail.contains("boom: fake crash"), "{stderr_tail}"),
+        other => panic!("expected Died, got {other:?}"),
+    }
+    assert!(!w.is_alive());
+}
+
+#[tokio::test]
+async fn rpc_call_connects_and_passes_big_session_ids() {
+    let mut w = Worker::spawn(&fake(), "").await.unwrap();
+    w.elaborate("theorem t : True := trivial\n", T).await.unwrap();
+    let pos = lsp_types::Position { line: 0, character: 20 };
+    let before = w.lsp_requests();
+    let r = w.rpc_call("Lean.Widget.getInteractiveGoals", pos, json!({"x": 1}), T).await.unwrap();
+    assert_eq!(r["method"], "Lean.Widget.getInteractiveGoals");
+    assert_eq!(r["position"], json!({"line": 0, "character": 20}));
+    // A second call reuses the session: one request, not two.
+    w.rpc_call("m", pos, json!(null), T).await.unwrap();
+    assert_eq!(w.lsp_requests() - before, 3);
+    let err = w.request("no/such", json!({}), T).await;
+    assert!(matches!(err, Err(WorkerError::Lsp { code: -32601, .. })), "{err:?}");
+    w.kill().await;
+}
+
+#[tokio::test]
+async fn spawn_failure_is_reported() {
+    let mut cfg = fake();
+    cfg.command.program = "/nonexistent/lean".into();
+    assert!(matches!(Worker::spawn(&cfg, "").await, Err(WorkerError::Spawn(_))));
+    // Starts but never answers `initialize`: bounded by start_timeout.
+    let mut cfg = fake();
+    cfg.command.program = "sh".into();
+    cfg.command.args = vec!["-c".into(), "sleep 30".into()];
+    cfg.start_timeout = Duration::from_millis(300);
+    let e = Worker::spawn(&cfg, "").await.err().expect("must fail");
+    assert!(matches!(e, WorkerError::Spawn(_) | WorkerError::Died { .. }), "{e:?}");
+}
+
+#[tokio::test]
+async fn rejected_texts_never_reach_the_worker() {
+    let mut w = Worker::spawn(&fake(), "").await.unwrap();
+    let r = check_on(&mut w, &params("#eval IO.println \"hi\"\n"), T).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Rejected);
+    assert!(r.reason.as_deref().unwrap_or("").contains("#eval"), "{r:?}");
+    assert_eq!(w.uses(), 0);
+    w.kill().await;
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""A stand-in LSP server for testing the *driver's* mechanics (framing
+noise, server-to-client requests, ordering of diagnostics and progress,
+deaths, process-group kills) quickly and deterministically. It is not Lean
+and says nothing about Lean: tests about Lean run the real one
+(tests/lean_worker.rs).
+
+Behaviour, per document text:
+  - every line containing `bad` gets an error diagnostic on that word
+    (columns in UTF-16 units, like Lean);
+  - `SLEEP` never finishes elaborating;
+  - `CRASH` writes to stderr and exits 3;
+  - `FORK` starts a `sleep` child (same process group) first.
+Odd versions publish diagnostics after the done progress, even ones
+before, as Lean may do either.
+"""
+import json
+import subprocess
+import sys
+
+out = sys.stdout.buffer
+inp = sys.stdin.buffer
+answered = []
+
+
+def send(obj, noise=True):
+    body = json.dumps(obj).encode()
+    if noise:
+        out.write(b"[DEBUG: noise before a frame] Content-\n")
+    out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    out.flush()
+
+
+def read():
+    length = None
+    while True:
+        line = inp.readline()
+        if not line:
+            sys.exit(0)
+        line = line.strip()
+        if not line:
+            break
+        k, v = line.split(b":", 1)
+        if k.lower() == b"content-length":
+            length = int(v)
+    return json.loads(inp.read(length))
+
+
+def utf16(s):
+    return len(s.encode("utf-16-le")) // 2
+
+
+def elaborate(uri, version, text):
+    if "FORK" in text:
+        subprocess.Popen(["sleep", "1000"])
+    if "CRASH" in text:
+        sys.stderr.write("boom: fake crash\n")
+        sys.stderr.flush()
+        sys.exit(3)
+    lines = text.split("\n")
+    send({"jsonrpc": "2.0", "method": "$/lean/fileProgress", "params": {
+        "textDocument": {"uri": uri, "version": version},
+        "processing": [{"range": {"start": {"line": 0, "character": 0},
+                                  "end": {"line": len(lines), "character": 0}}, "kind": 1}]}})
+    if "SLEEP" in text:
+        return
+    diags = []
+    for i, line in enumerate(lines):
+        j = line.find("bad")
+        if j >= 0:
+            c = utf16(line[:j])
+            diags.append({"range": {"start": {"line": i, "character": c},
+                                    "end": {"line": i, "character": c + 3}},
+                          "severity": 1, "message": "unknown identifier 'bad'"})
+    publish = {"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+               "params": {"uri": uri, "version": version, "diagnostics": diags}}
+    done = {"jsonrpc": "2.0", "method": "$/lean/fileProgress", "params": {
+        "textDocument": {"uri": uri, "version": version}, "processing": []}}
+    if version % 2 == 0:
+        send(publish)
+        send(done)
+    else:
+        send(done)
+        send(publish)
+
+
+sys.stderr.write("[DEBUG: fake server on stderr]\n")
+sys.stderr.flush()
+out.write(b"[DEBUG:wasm] start-up chatter on stdout\n")
+out.flush()
+while True:
+    msg = read()
+    method = msg.get("method")
+    if method is None:
+        answered.append(msg.get("id"))
+        continue
+    params = msg.get("params", {})
+    if method == "initialize":
+        assert params["initializationOptions"]["hasWidgets"] is True
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {}}})
+        send({"jsonrpc": "2.0", "id": "srv-1", "method": "workspace/semanticTokens/refresh"})
+    elif method == "textDocument/didOpen":
+        assert params["dependencyBuildMode"] == "never"
+        td = params["textDocument"]
+        elaborate(td["uri"], td["version"], td["text"])
+    elif method == "textDocument/didChange":
+        td = params["textDocument"]
+        elaborate(td["uri"], td["version"], params["contentChanges"][0]["text"])
+    elif method == "textDocument/waitForDiagnostics":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+    elif method == "$/lean/rpc/connect":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"sessionId": 12345678901234567890}})
+    elif method == "$/lean/rpc/call":
+        if params["sessionId"] != 12345678901234567890:
+            send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32900, "message": "reconnect"}})
+        else:
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "method": params["method"], "position": params["position"], "params": params["params"]}})
+    elif method == "test/answered":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": answered})
+    elif "id" in msg:
+        send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no " + method}})
