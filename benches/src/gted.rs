@@ -39,7 +39,10 @@ fn median(v: &mut [Duration]) -> Duration {
 }
 
 fn time_config(pairs: &[Pair], mode: Mode, algorithm: Algorithm) -> (Duration, Vec<Duration>, u64) {
-    let opts = Options { algorithm, ..Options::default() };
+    let opts = Options {
+        algorithm,
+        ..Options::default()
+    };
     let mut evaluations = 0;
     for p in pairs {
         evaluations += black_box(score(&p.label, &p.predict, mode, &opts)).evaluations;
@@ -50,7 +53,12 @@ fn time_config(pairs: &[Pair], mode: Mode, algorithm: Algorithm) -> (Duration, V
         let mut total = Duration::ZERO;
         for (i, p) in pairs.iter().enumerate() {
             let t = Instant::now();
-            black_box(score(black_box(&p.label), black_box(&p.predict), mode, &opts));
+            black_box(score(
+                black_box(&p.label),
+                black_box(&p.predict),
+                mode,
+                &opts,
+            ));
             let d = t.elapsed();
             per_pair[i].push(d);
             total += d;
@@ -61,23 +69,51 @@ fn time_config(pairs: &[Pair], mode: Mode, algorithm: Algorithm) -> (Duration, V
     (median(&mut totals), per_pair, evaluations)
 }
 
-fn row(name: &str, pairs: &[Pair], mode: Mode, algorithm: Algorithm, note: impl Fn(u64) -> String) -> Row {
+fn row(
+    name: &str,
+    pairs: &[Pair],
+    mode: Mode,
+    algorithm: Algorithm,
+    note: impl Fn(u64) -> String,
+) -> Row {
     let (total, mut per, evaluations) = time_config(pairs, mode, algorithm);
     let max = *per.iter().max().unwrap();
-    Row { name: name.into(), total, median: median(&mut per), max, note: note(evaluations) }
+    Row {
+        name: name.into(),
+        total,
+        median: median(&mut per),
+        max,
+        note: note(evaluations),
+    }
 }
 
 /// Python APTED with the paper's costs, if available. The script prints
 /// `total_s median_s max_s equal_to_stored`.
 fn apted_row(dir: &Path) -> anyhow::Result<Row> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/gted_apted.py");
-    let out = Command::new("python3").arg(&script).arg(dir).arg(PY_REPS.to_string()).output().context("running python3")?;
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(dir)
+        .arg(PY_REPS.to_string())
+        .output()
+        .context("running python3")?;
     if !out.status.success() {
-        bail!("{}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("failed"));
+        bail!(
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("failed")
+        );
     }
     let text = String::from_utf8(out.stdout)?;
-    let f: Vec<f64> = text.split_whitespace().map(str::parse).collect::<Result<_, _>>()?;
-    let [total, med, max, equal] = f[..] else { bail!("unexpected output {text:?}") };
+    let f: Vec<f64> = text
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()?;
+    let [total, med, max, equal] = f[..] else {
+        bail!("unexpected output {text:?}")
+    };
     let d = Duration::from_secs_f64;
     Ok(Row {
         name: "paper, Python APTED (reference impl.'s algorithm)".into(),
@@ -100,9 +136,16 @@ fn fmt(d: Duration) -> String {
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let no_apted = args.iter().any(|a| a == "--no-apted");
-    let dir = args.iter().find(|a| !a.starts_with("--")).cloned().unwrap_or_else(|| "../shared/gted-minif2f".into());
+    let dir = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
+        .cloned()
+        .unwrap_or_else(|| "../shared/gted-minif2f".into());
     let pairs = load_dir(Path::new(&dir)).with_context(|| format!("loading {dir}"))?;
-    let sizes: Vec<usize> = pairs.iter().map(|p| p.label.len().max(p.predict.len())).collect();
+    let sizes: Vec<usize> = pairs
+        .iter()
+        .map(|p| p.label.len().max(p.predict.len()))
+        .collect();
     let (mut cells_left, mut cells_best, mut right) = (0u64, 0u64, 0);
     for p in &pairs {
         let (l, r) = strategy_work(&p.label, &p.predict);
@@ -111,14 +154,34 @@ fn main() -> anyhow::Result<()> {
         right += (r < l) as usize;
     }
     let mut rows = vec![
-        row("paper, Zhang–Shasha (baseline)", &pairs, Mode::Paper, Algorithm::ZhangShasha, |_| {
-            format!("{cells_left} DP cells")
-        }),
-        row("paper, ZS + L/R strategy (main)", &pairs, Mode::Paper, Algorithm::Lr, |_| {
-            format!("{cells_best} DP cells; right strategy on {right} pairs")
-        }),
-        row("alpha, ZS + L/R strategy (main)", &pairs, Mode::Alpha, Algorithm::Lr, |e| format!("{e} TED evaluations")),
-        row("alpha, Zhang–Shasha", &pairs, Mode::Alpha, Algorithm::ZhangShasha, |e| format!("{e} TED evaluations")),
+        row(
+            "paper, Zhang–Shasha (baseline)",
+            &pairs,
+            Mode::Paper,
+            Algorithm::ZhangShasha,
+            |_| format!("{cells_left} DP cells"),
+        ),
+        row(
+            "paper, ZS + L/R strategy (main)",
+            &pairs,
+            Mode::Paper,
+            Algorithm::Lr,
+            |_| format!("{cells_best} DP cells; right strategy on {right} pairs"),
+        ),
+        row(
+            "alpha, ZS + L/R strategy (main)",
+            &pairs,
+            Mode::Alpha,
+            Algorithm::Lr,
+            |e| format!("{e} TED evaluations"),
+        ),
+        row(
+            "alpha, Zhang–Shasha",
+            &pairs,
+            Mode::Alpha,
+            Algorithm::ZhangShasha,
+            |e| format!("{e} TED evaluations"),
+        ),
     ];
     if !no_apted {
         match apted_row(Path::new(&dir)) {
@@ -126,16 +189,28 @@ fn main() -> anyhow::Result<()> {
             Err(e) => eprintln!("Python APTED row skipped: {e:#}"),
         }
     }
-    println!("GTED on {} miniF2F pairs (largest tree {} nodes, median {}), {REPS} timed passes", pairs.len(), sizes.iter().max().unwrap(), {
-        let mut s = sizes.clone();
-        s.sort_unstable();
-        s[s.len() / 2]
-    });
+    println!(
+        "GTED on {} miniF2F pairs (largest tree {} nodes, median {}), {REPS} timed passes",
+        pairs.len(),
+        sizes.iter().max().unwrap(),
+        {
+            let mut s = sizes.clone();
+            s.sort_unstable();
+            s[s.len() / 2]
+        }
+    );
     println!();
     println!("| configuration | all 205 pairs | per pair, median | per pair, max | notes |");
     println!("| --- | ---: | ---: | ---: | --- |");
     for r in &rows {
-        println!("| {} | {} | {} | {} | {} |", r.name, fmt(r.total), fmt(r.median), fmt(r.max), r.note);
+        println!(
+            "| {} | {} | {} | {} | {} |",
+            r.name,
+            fmt(r.total),
+            fmt(r.median),
+            fmt(r.max),
+            r.note
+        );
     }
     Ok(())
 }

@@ -61,7 +61,9 @@ pub struct AlphaOptions {
 
 impl Default for AlphaOptions {
     fn default() -> Self {
-        AlphaOptions { max_evaluations: 20_000 }
+        AlphaOptions {
+            max_evaluations: 20_000,
+        }
     }
 }
 
@@ -112,8 +114,10 @@ impl Search<'_, '_> {
             return;
         };
         let k = kind as usize;
-        let mut options: Vec<Slot> =
-            (0..self.b.classes(kind)).filter(|&d| !self.cost.is_taken(kind, d)).map(Slot::To).collect();
+        let mut options: Vec<Slot> = (0..self.b.classes(kind))
+            .filter(|&d| !self.cost.is_taken(kind, d))
+            .map(Slot::To)
+            .collect();
         if self.slack[k] > 0 {
             options.push(Slot::Unmatched);
         }
@@ -167,7 +171,7 @@ pub fn alpha_distance(a: &OpTree, b: &OpTree, alg: Algorithm, opts: &AlphaOption
     }
     // Most frequent classes first: they move the bound the most.
     let mut order: Vec<(NameKind, u32, usize)> = order;
-    order.sort_by(|x, y| y.2.cmp(&x.2));
+    order.sort_by_key(|x| std::cmp::Reverse(x.2));
     let root_bound = solver.distance(&cost);
     let mut s = Search {
         b,
@@ -183,7 +187,10 @@ pub fn alpha_distance(a: &OpTree, b: &OpTree, alg: Algorithm, opts: &AlphaOption
     };
     s.dfs(0, root_bound);
     let exact = !s.cut || s.done();
-    let best_cost = s.best_cost.take().expect("the first descent always completes");
+    let best_cost = s
+        .best_cost
+        .take()
+        .expect("the first descent always completes");
     let mut matching = vec![];
     for kind in KINDS {
         for c in 0..a.classes(kind) {

@@ -100,7 +100,10 @@ impl AlphaCost {
     pub fn open(a: &OpTree, b: &OpTree) -> AlphaCost {
         let k = |kind| (a.classes(kind) as usize, b.classes(kind) as usize);
         let ((av, bv), (ah, bh)) = (k(NameKind::Var), k(NameKind::Hyp));
-        AlphaCost { slots: [vec![Slot::Open; av], vec![Slot::Open; ah]], taken: [vec![false; bv], vec![false; bh]] }
+        AlphaCost {
+            slots: [vec![Slot::Open; av], vec![Slot::Open; ah]],
+            taken: [vec![false; bv], vec![false; bh]],
+        }
     }
 
     /// A complete assignment from explicit pairs `(class in a, class in b)`

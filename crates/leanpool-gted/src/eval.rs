@@ -30,25 +30,42 @@ pub struct Pair {
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: {msg}")]
     Data { path: PathBuf, msg: String },
 }
 
 fn read_json(path: &Path) -> Result<serde_json::Value, EvalError> {
-    let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io { path: path.to_path_buf(), source })?;
-    serde_json::from_str(&text).map_err(|e| EvalError::Data { path: path.to_path_buf(), msg: e.to_string() })
+    let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| EvalError::Data {
+        path: path.to_path_buf(),
+        msg: e.to_string(),
+    })
 }
 
 fn read_tree(path: &Path) -> Result<OpTree, EvalError> {
-    OpTree::from_json(&read_json(path)?).map_err(|e| EvalError::Data { path: path.to_path_buf(), msg: e.to_string() })
+    OpTree::from_json(&read_json(path)?).map_err(|e| EvalError::Data {
+        path: path.to_path_buf(),
+        msg: e.to_string(),
+    })
 }
 
 /// `sub_questions[0].<field>` of every item of a JSON array file.
 fn sub_field(path: &Path, field: &str) -> Result<Vec<serde_json::Value>, EvalError> {
     let v = read_json(path)?;
-    let err = |msg: String| EvalError::Data { path: path.to_path_buf(), msg };
-    let items = v.as_array().ok_or_else(|| err("expected a JSON array".into()))?;
+    let err = |msg: String| EvalError::Data {
+        path: path.to_path_buf(),
+        msg,
+    };
+    let items = v
+        .as_array()
+        .ok_or_else(|| err("expected a JSON array".into()))?;
     items
         .iter()
         .enumerate()
@@ -65,18 +82,31 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Pair>, EvalError> {
     let human_path = dir.join("human_evaluation.json");
     let human = sub_field(&human_path, "Human_Evaluation")?;
     let result_path = dir.join("gted_result.json");
-    let stored = if result_path.exists() { Some(sub_field(&result_path, "gted")?) } else { None };
+    let stored = if result_path.exists() {
+        Some(sub_field(&result_path, "gted")?)
+    } else {
+        None
+    };
     if let Some(s) = &stored {
         if s.len() != human.len() {
-            return Err(EvalError::Data { path: result_path, msg: format!("{} items, but {} human judgements", s.len(), human.len()) });
+            return Err(EvalError::Data {
+                path: result_path,
+                msg: format!("{} items, but {} human judgements", s.len(), human.len()),
+            });
         }
     }
     let mut pairs = Vec::with_capacity(human.len());
     for (i, h) in human.iter().enumerate() {
         let n = i + 1;
-        let human = h.as_bool().ok_or_else(|| EvalError::Data { path: human_path.clone(), msg: format!("item {n}: Human_Evaluation is not a bool") })?;
+        let human = h.as_bool().ok_or_else(|| EvalError::Data {
+            path: human_path.clone(),
+            msg: format!("item {n}: Human_Evaluation is not a bool"),
+        })?;
         let stored = match &stored {
-            Some(s) => Some(s[i].as_f64().ok_or_else(|| EvalError::Data { path: result_path.clone(), msg: format!("item {n}: gted is not a number") })?),
+            Some(s) => Some(s[i].as_f64().ok_or_else(|| EvalError::Data {
+                path: result_path.clone(),
+                msg: format!("item {n}: gted is not a number"),
+            })?),
             None => None,
         };
         pairs.push(Pair {
@@ -103,7 +133,12 @@ impl Confusion {
     /// Scores `>= threshold` are predicted "same".
     pub fn at(scores: &[f64], human: &[bool], threshold: f64) -> Confusion {
         assert_eq!(scores.len(), human.len());
-        let mut c = Confusion { tp: 0, tn: 0, fp: 0, fn_: 0 };
+        let mut c = Confusion {
+            tp: 0,
+            tn: 0,
+            fp: 0,
+            fn_: 0,
+        };
         for (&s, &h) in scores.iter().zip(human) {
             match (s >= threshold, h) {
                 (true, true) => c.tp += 1,
@@ -136,7 +171,12 @@ impl Confusion {
     /// raters constant), where it is undefined.
     pub fn kappa(&self) -> f64 {
         let n = self.total() as f64;
-        let (tp, tn, fp, fn_) = (self.tp as f64, self.tn as f64, self.fp as f64, self.fn_ as f64);
+        let (tp, tn, fp, fn_) = (
+            self.tp as f64,
+            self.tn as f64,
+            self.fp as f64,
+            self.fn_ as f64,
+        );
         let po = (tp + tn) / n;
         let pe = ((tp + fp) * (tp + fn_) + (tn + fn_) * (tn + fp)) / n / n;
         if pe >= 1.0 {
@@ -157,7 +197,10 @@ fn ratio(a: usize, b: usize) -> f64 {
 
 /// The paper's sweep: thresholds `i * 0.001`, `i = 0..=1000`.
 pub fn sweep(scores: &[f64], human: &[bool]) -> Vec<(f64, Confusion)> {
-    (0..=1000).map(|i| i as f64 * 0.001).map(|t| (t, Confusion::at(scores, human, t))).collect()
+    (0..=1000)
+        .map(|i| i as f64 * 0.001)
+        .map(|t| (t, Confusion::at(scores, human, t)))
+        .collect()
 }
 
 /// The first threshold of the sweep with the highest kappa.

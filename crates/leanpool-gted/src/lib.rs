@@ -68,7 +68,10 @@ pub enum GtedError {
     #[error("unknown mode `{0}` (expected alpha, paper or plain)")]
     Mode(String),
     #[error("tree `{which}`: {source}")]
-    Tree { which: &'static str, source: TreeError },
+    Tree {
+        which: &'static str,
+        source: TreeError,
+    },
 }
 
 /// Knobs of [`score`]; the defaults are what the CLI and RPC use.
@@ -102,17 +105,36 @@ pub fn score(a: &OpTree, b: &OpTree, mode: Mode, opts: &Options) -> Score {
             (o.distance, o.exact, o.evaluations)
         }
     };
-    Score { distance, similarity: similarity(distance, a.len(), b.len()), size_a: a.len(), size_b: b.len(), exact, evaluations }
+    Score {
+        distance,
+        similarity: similarity(distance, a.len(), b.len()),
+        size_a: a.len(),
+        size_b: b.len(),
+        exact,
+        evaluations,
+    }
 }
 
 /// The `gted` RPC method: two trees in either format, mode `alpha`
 /// (default), `paper` or `plain`.
 pub fn gted(params: &GtedParams) -> Result<GtedResult, GtedError> {
-    let mode = params.mode.as_deref().map(Mode::from_str).transpose()?.unwrap_or_default();
-    let a = OpTree::from_json(&params.a).map_err(|source| GtedError::Tree { which: "a", source })?;
-    let b = OpTree::from_json(&params.b).map_err(|source| GtedError::Tree { which: "b", source })?;
+    let mode = params
+        .mode
+        .as_deref()
+        .map(Mode::from_str)
+        .transpose()?
+        .unwrap_or_default();
+    let a =
+        OpTree::from_json(&params.a).map_err(|source| GtedError::Tree { which: "a", source })?;
+    let b =
+        OpTree::from_json(&params.b).map_err(|source| GtedError::Tree { which: "b", source })?;
     let s = score(&a, &b, mode, &Options::default());
-    Ok(GtedResult { distance: s.distance, similarity: s.similarity, size_a: s.size_a, size_b: s.size_b })
+    Ok(GtedResult {
+        distance: s.distance,
+        similarity: s.similarity,
+        size_a: s.size_a,
+        size_b: s.size_b,
+    })
 }
 
 #[cfg(test)]
@@ -128,15 +150,29 @@ mod tests {
         let y_minus_x = json!({"label": "theorem", "kind": "op", "children": [
             {"label": " _ - _ ", "kind": "op", "children": [
                 {"label": "y", "kind": "bound_var", "scope": 1}, {"label": "x", "kind": "bound_var", "scope": 0}]}]});
-        let p = |mode: Option<&str>| GtedParams { a: x_minus_y.clone(), b: y_minus_x.clone(), mode: mode.map(String::from) };
+        let p = |mode: Option<&str>| GtedParams {
+            a: x_minus_y.clone(),
+            b: y_minus_x.clone(),
+            mode: mode.map(String::from),
+        };
         let paper = gted(&p(Some("paper"))).unwrap();
-        assert_eq!((paper.distance, paper.similarity, paper.size_a, paper.size_b), (0.0, 1.0, 4, 4));
+        assert_eq!(
+            (paper.distance, paper.similarity, paper.size_a, paper.size_b),
+            (0.0, 1.0, 4, 4)
+        );
         // Without binding sites in the tree, swapping is a consistent
         // renaming: alpha-equivalent.
         assert_eq!(gted(&p(None)).unwrap().distance, 0.0);
         assert_eq!(gted(&p(Some("plain"))).unwrap().distance, 2.0);
         assert!(matches!(gted(&p(Some("fuzzy"))), Err(GtedError::Mode(_))));
-        let bad = GtedParams { a: json!({}), b: y_minus_x.clone(), mode: None };
-        assert!(matches!(gted(&bad), Err(GtedError::Tree { which: "a", .. })));
+        let bad = GtedParams {
+            a: json!({}),
+            b: y_minus_x.clone(),
+            mode: None,
+        };
+        assert!(matches!(
+            gted(&bad),
+            Err(GtedError::Tree { which: "a", .. })
+        ));
     }
 }

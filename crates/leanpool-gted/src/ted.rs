@@ -57,7 +57,11 @@ impl Post {
             let kids = &t.node(node).children;
             if pos < kids.len() {
                 top.1 += 1;
-                let c = if mirror { kids[kids.len() - 1 - pos] } else { kids[pos] };
+                let c = if mirror {
+                    kids[kids.len() - 1 - pos]
+                } else {
+                    kids[pos]
+                };
                 stack.push((c, 0, None));
             } else {
                 let me = arena.len();
@@ -77,13 +81,20 @@ impl Post {
         }
         let mut keyroots: Vec<usize> = highest.into_iter().filter(|&k| k != usize::MAX).collect();
         keyroots.sort_unstable();
-        Post { arena, lld, keyroots }
+        Post {
+            arena,
+            lld,
+            keyroots,
+        }
     }
 
     /// Σ of key-root subtree sizes: this tree's factor in the number of
     /// forest-distance cells Zhang–Shasha fills.
     fn work(&self) -> u64 {
-        self.keyroots.iter().map(|&k| (k - self.lld[k] + 1) as u64).sum()
+        self.keyroots
+            .iter()
+            .map(|&k| (k - self.lld[k] + 1) as u64)
+            .sum()
     }
 }
 
@@ -102,61 +113,45 @@ pub struct TedSolver<'t> {
     b: &'t OpTree,
     pa: Post,
     pb: Post,
-    del: Vec<f64>,
-    ins: Vec<f64>,
-    ren: Vec<f64>,
-    treedist: Vec<f64>,
-    fd: Vec<f64>,
+    float: Dp<f64>,
+    int: Dp<u32>,
     evaluations: u64,
 }
 
-impl<'t> TedSolver<'t> {
-    pub fn new(a: &'t OpTree, b: &'t OpTree, alg: Algorithm) -> TedSolver<'t> {
-        let mirror = match alg {
-            Algorithm::ZhangShasha => false,
-            Algorithm::Lr => {
-                let (l, r) = strategy_work(a, b);
-                r < l
-            }
-        };
-        let (pa, pb) = (Post::new(a, mirror), Post::new(b, mirror));
-        let (n, m) = (a.len(), b.len());
-        TedSolver {
-            a,
-            b,
-            pa,
-            pb,
-            del: vec![0.0; n],
-            ins: vec![0.0; m],
-            ren: vec![0.0; n * m],
-            treedist: vec![0.0; n * m],
-            fd: vec![0.0; (n + 1) * (m + 1)],
-            evaluations: 0,
+/// The numbers the kernel runs on. Costs arrive as `f64`; when they are all
+/// small integers (unit costs: every mode here) the kernel runs on `u32`,
+/// whose add/min chain in the inner loop is several times shorter than the
+/// floating-point one, with an identical (exact) result.
+trait Num: Copy + PartialOrd + std::ops::Add<Output = Self> + Default {}
+impl Num for f64 {}
+impl Num for u32 {}
+
+/// Cost arrays (post-order indices) and the two DP tables.
+#[derive(Default)]
+struct Dp<T> {
+    del: Vec<T>,
+    ins: Vec<T>,
+    ren: Vec<T>,
+    treedist: Vec<T>,
+    fd: Vec<T>,
+}
+
+impl<T: Num> Dp<T> {
+    fn size(&mut self, n: usize, m: usize) {
+        if self.treedist.len() != n * m {
+            self.del = vec![T::default(); n];
+            self.ins = vec![T::default(); m];
+            self.ren = vec![T::default(); n * m];
+            self.treedist = vec![T::default(); n * m];
+            self.fd = vec![T::default(); (n + 1) * (m + 1)];
         }
     }
 
-    /// How many distances this solver has computed.
-    pub fn evaluations(&self) -> u64 {
-        self.evaluations
-    }
-
-    /// The exact edit distance under `cost`.
-    pub fn distance(&mut self, cost: &impl CostModel) -> f64 {
-        self.evaluations += 1;
-        let (n, m) = (self.a.len(), self.b.len());
-        for x in 0..n {
-            let i = self.pa.arena[x];
-            self.del[x] = cost.delete(self.a, i);
-            for y in 0..m {
-                self.ren[x * m + y] = cost.rename(self.a, i, self.b, self.pb.arena[y]);
-            }
-        }
-        for y in 0..m {
-            self.ins[y] = cost.insert(self.b, self.pb.arena[y]);
-        }
-        for ki in 0..self.pa.keyroots.len() {
-            for kj in 0..self.pb.keyroots.len() {
-                self.forest_dist(self.pa.keyroots[ki], self.pb.keyroots[kj]);
+    fn run(&mut self, pa: &Post, pb: &Post) -> T {
+        let (n, m) = (pa.arena.len(), pb.arena.len());
+        for &i in &pa.keyroots {
+            for &j in &pb.keyroots {
+                self.forest_dist(pa, pb, i, j);
             }
         }
         self.treedist[(n - 1) * m + (m - 1)]
@@ -165,16 +160,16 @@ impl<'t> TedSolver<'t> {
     /// Fills the forest distances between all prefixes (in post-order) of
     /// the subtrees rooted at key roots `i` and `j`, recording tree
     /// distances for the subtree pairs whose leftmost paths they share.
-    fn forest_dist(&mut self, i: usize, j: usize) {
-        let m = self.b.len();
-        let (li, lj) = (self.pa.lld[i], self.pb.lld[j]);
+    fn forest_dist(&mut self, pa: &Post, pb: &Post, i: usize, j: usize) {
+        let m = pb.arena.len();
+        let (li, lj) = (pa.lld[i], pb.lld[j]);
         let w = j - lj + 2; // row width: forest prefixes of B's subtree, plus empty
         let fd = &mut self.fd[..(i - li + 2) * w];
         // Slices of B's side for columns lj..=j, so the inner loops index
         // nothing out of bounds and the compiler can drop the checks.
         let ins = &self.ins[lj..=j];
-        let lld_b = &self.pb.lld[lj..=j];
-        fd[0] = 0.0;
+        let lld_b = &pb.lld[lj..=j];
+        fd[0] = T::default();
         for (k, &c) in ins.iter().enumerate() {
             fd[k + 1] = fd[k] + c;
         }
@@ -186,7 +181,7 @@ impl<'t> TedSolver<'t> {
             let dx = self.del[x];
             cur[0] = prev[0] + dx;
             let mut left = cur[0];
-            let lx = self.pa.lld[x];
+            let lx = pa.lld[x];
             let td = &mut self.treedist[x * m + lj..=x * m + j];
             if lx == li {
                 // x is on A's leftmost path: tree distances for columns on
@@ -207,7 +202,9 @@ impl<'t> TedSolver<'t> {
             } else {
                 let sub = &before[(lx - li) * w..];
                 for k in 0..ins.len() {
-                    let v = min(min(prev[k + 1] + dx, left + ins[k]), sub[lld_b[k] - lj] + td[k]);
+                    // The term not depending on `left` first: shorter chain.
+                    let v = min(prev[k + 1] + dx, sub[lld_b[k] - lj] + td[k]);
+                    let v = min(v, left + ins[k]);
                     cur[k + 1] = v;
                     left = v;
                 }
@@ -216,14 +213,82 @@ impl<'t> TedSolver<'t> {
     }
 }
 
-/// `f64::min` without NaN handling (costs are never NaN), which compiles to
-/// a single instruction in the inner loop.
+/// `min` without NaN handling (costs are never NaN), a single instruction
+/// in the inner loop.
 #[inline(always)]
-fn min(a: f64, b: f64) -> f64 {
+fn min<T: PartialOrd>(a: T, b: T) -> T {
     if a < b {
         a
     } else {
         b
+    }
+}
+
+/// Largest integer cost run on `u32`; with `n + m < 2^15` nodes no sum can
+/// overflow (`2^16 · 2^15 < 2^32`).
+const INT_COST_MAX: f64 = 65536.0;
+const INT_NODES_MAX: usize = 1 << 15;
+
+impl<'t> TedSolver<'t> {
+    pub fn new(a: &'t OpTree, b: &'t OpTree, alg: Algorithm) -> TedSolver<'t> {
+        let mirror = match alg {
+            Algorithm::ZhangShasha => false,
+            Algorithm::Lr => {
+                let (l, r) = strategy_work(a, b);
+                r < l
+            }
+        };
+        let (pa, pb) = (Post::new(a, mirror), Post::new(b, mirror));
+        TedSolver {
+            a,
+            b,
+            pa,
+            pb,
+            float: Dp::default(),
+            int: Dp::default(),
+            evaluations: 0,
+        }
+    }
+
+    /// How many distances this solver has computed.
+    pub fn evaluations(&self) -> u64 {
+        self.evaluations
+    }
+
+    /// The exact edit distance under `cost`.
+    pub fn distance(&mut self, cost: &impl CostModel) -> f64 {
+        self.evaluations += 1;
+        let (n, m) = (self.a.len(), self.b.len());
+        let f = &mut self.float;
+        f.size(n, m);
+        for x in 0..n {
+            let i = self.pa.arena[x];
+            f.del[x] = cost.delete(self.a, i);
+            for y in 0..m {
+                f.ren[x * m + y] = cost.rename(self.a, i, self.b, self.pb.arena[y]);
+            }
+        }
+        for y in 0..m {
+            f.ins[y] = cost.insert(self.b, self.pb.arena[y]);
+        }
+        let small_int = |c: &f64| (0.0..=INT_COST_MAX).contains(c) && c.fract() == 0.0;
+        let integral =
+            n + m < INT_NODES_MAX && f.del.iter().chain(&f.ins).chain(&f.ren).all(small_int);
+        if !integral {
+            return f.run(&self.pa, &self.pb);
+        }
+        let k = &mut self.int;
+        k.size(n, m);
+        for (dst, src) in [
+            (&mut k.del, &f.del),
+            (&mut k.ins, &f.ins),
+            (&mut k.ren, &f.ren),
+        ] {
+            for (d, s) in dst.iter_mut().zip(src.iter()) {
+                *d = *s as u32;
+            }
+        }
+        k.run(&self.pa, &self.pb) as f64
     }
 }
 
@@ -254,7 +319,11 @@ mod tests {
                 *pos += 1;
             }
             let me = nodes.len();
-            nodes.push(TreeNode { label: String::from_utf8(s[start..*pos].to_vec()).unwrap(), bound: None, children: vec![] });
+            nodes.push(TreeNode {
+                label: String::from_utf8(s[start..*pos].to_vec()).unwrap(),
+                bound: None,
+                children: vec![],
+            });
             if *pos < s.len() && s[*pos] == b'(' {
                 *pos += 1;
                 loop {
@@ -278,7 +347,10 @@ mod tests {
     fn classic_examples() {
         // Zhang & Shasha's example: f(d(a,c(b)),e) vs f(c(d(a,b)),e) = 2.
         for alg in [Algorithm::ZhangShasha, Algorithm::Lr] {
-            assert_eq!(ted(&t("f(d(a,c(b)),e)"), &t("f(c(d(a,b)),e)"), &UnitCost, alg), 2.0);
+            assert_eq!(
+                ted(&t("f(d(a,c(b)),e)"), &t("f(c(d(a,b)),e)"), &UnitCost, alg),
+                2.0
+            );
             assert_eq!(ted(&t("a"), &t("a"), &UnitCost, alg), 0.0);
             assert_eq!(ted(&t("a"), &t("b"), &UnitCost, alg), 1.0);
             assert_eq!(ted(&t("a(b,c)"), &t("a"), &UnitCost, alg), 2.0);
@@ -294,7 +366,10 @@ mod tests {
         // A right comb: left paths are short, so left key roots are many.
         let comb = t("a(b,a(b,a(b,a(b,a(b,c)))))");
         let (l, r) = strategy_work(&comb, &comb);
-        assert!(r < l, "right strategy should be cheaper on a right comb: {l} vs {r}");
+        assert!(
+            r < l,
+            "right strategy should be cheaper on a right comb: {l} vs {r}"
+        );
         let (l, r) = strategy_work(&comb.mirrored(), &comb.mirrored());
         assert!(l < r);
     }

@@ -108,7 +108,11 @@ impl OpTree {
                 counts[k] = counts[k].max(bn.class + 1);
             }
         }
-        OpTree { nodes, var_classes: counts[0], hyp_classes: counts[1] }
+        OpTree {
+            nodes,
+            var_classes: counts[0],
+            hyp_classes: counts[1],
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -164,8 +168,20 @@ impl OpTree {
             GtedNode {
                 content: n.label.clone(),
                 children: n.children.iter().map(|&c| go(t, c)).collect(),
-                variable_freecost: matches!(n.bound, Some(BoundName { kind: NameKind::Var, .. })),
-                hypothesis_freecost: matches!(n.bound, Some(BoundName { kind: NameKind::Hyp, .. })),
+                variable_freecost: matches!(
+                    n.bound,
+                    Some(BoundName {
+                        kind: NameKind::Var,
+                        ..
+                    })
+                ),
+                hypothesis_freecost: matches!(
+                    n.bound,
+                    Some(BoundName {
+                        kind: NameKind::Hyp,
+                        ..
+                    })
+                ),
             }
         }
         go(self, 0)
@@ -188,7 +204,11 @@ impl Builder {
     }
 
     fn push(&mut self, label: &str, bound: Option<BoundName>) -> usize {
-        self.nodes.push(TreeNode { label: label.to_string(), bound, children: vec![] });
+        self.nodes.push(TreeNode {
+            label: label.to_string(),
+            bound,
+            children: vec![],
+        });
         self.nodes.len() - 1
     }
 
@@ -258,7 +278,14 @@ mod tests {
 
     #[test]
     fn leanpool_format_groups_variables_by_scope_not_name() {
-        let t = OpTree::from_node(&Node::op("_ + _", vec![Node::bound("x", 0), Node::bound("x", 1), Node::bound("y", 0)]));
+        let t = OpTree::from_node(&Node::op(
+            "_ + _",
+            vec![
+                Node::bound("x", 0),
+                Node::bound("x", 1),
+                Node::bound("y", 0),
+            ],
+        ));
         assert_eq!(t.classes(NameKind::Var), 2);
         assert_eq!(t.node(1).bound, t.node(3).bound);
         assert_ne!(t.node(1).bound, t.node(2).bound);
@@ -268,9 +295,18 @@ mod tests {
 
     #[test]
     fn unknown_format_is_an_error() {
-        assert!(matches!(OpTree::from_json(&json!({"name": "x"})), Err(TreeError::UnknownFormat)));
-        assert!(matches!(OpTree::from_json(&json!([1])), Err(TreeError::UnknownFormat)));
-        assert!(matches!(OpTree::from_json(&json!({"content": 3})), Err(TreeError::Json(_))));
+        assert!(matches!(
+            OpTree::from_json(&json!({"name": "x"})),
+            Err(TreeError::UnknownFormat)
+        ));
+        assert!(matches!(
+            OpTree::from_json(&json!([1])),
+            Err(TreeError::UnknownFormat)
+        ));
+        assert!(matches!(
+            OpTree::from_json(&json!({"content": 3})),
+            Err(TreeError::Json(_))
+        ));
     }
 
     #[test]

@@ -2,14 +2,20 @@
 
 mod common;
 
-use leanpool_gted::{alpha_distance, score, AlphaOptions, Algorithm, Mode, OpTree, Options, UnitCost};
+use leanpool_gted::{
+    alpha_distance, score, Algorithm, AlphaOptions, Mode, OpTree, Options, UnitCost,
+};
 use leanpool_protocol::Node;
 use serde_json::json;
 
 /// `theorem (x : ℝ) (y : ℝ) : body`, leanpool format, binders scoped 0, 1.
 fn stmt(body: Node) -> OpTree {
-    let binder = |name: &str, scope| Node::op(" _ : _ ", vec![Node::bound(name, scope), Node::atom("ℝ")]);
-    OpTree::from_node(&Node::op("theorem", vec![binder("x", 0), binder("y", 1), body]))
+    let binder =
+        |name: &str, scope| Node::op(" _ : _ ", vec![Node::bound(name, scope), Node::atom("ℝ")]);
+    OpTree::from_node(&Node::op(
+        "theorem",
+        vec![binder("x", 0), binder("y", 1), body],
+    ))
 }
 
 fn sub(a: Node, b: Node) -> Node {
@@ -33,10 +39,15 @@ fn swapped_variables_are_not_a_perfect_match() {
 fn consistent_renaming_is_free() {
     let xy = stmt(sub(Node::bound("x", 0), Node::bound("y", 1)));
     // Same statement with binders called a, b.
-    let binder = |name: &str, scope| Node::op(" _ : _ ", vec![Node::bound(name, scope), Node::atom("ℝ")]);
+    let binder =
+        |name: &str, scope| Node::op(" _ : _ ", vec![Node::bound(name, scope), Node::atom("ℝ")]);
     let ab = OpTree::from_node(&Node::op(
         "theorem",
-        vec![binder("a", 0), binder("b", 1), sub(Node::bound("a", 0), Node::bound("b", 1))],
+        vec![
+            binder("a", 0),
+            binder("b", 1),
+            sub(Node::bound("a", 0), Node::bound("b", 1)),
+        ],
     ));
     assert_eq!(d(&xy, &ab, Mode::Alpha), 0.0);
     assert_eq!(d(&xy, &ab, Mode::Plain), 4.0);
@@ -48,11 +59,19 @@ fn consistent_renaming_is_free() {
 fn scopes_decide_identity_in_leanpool_format() {
     let shadow = OpTree::from_node(&Node::op(
         "f",
-        vec![Node::bound("x", 0), Node::bound("x", 1), Node::bound("x", 0)],
+        vec![
+            Node::bound("x", 0),
+            Node::bound("x", 1),
+            Node::bound("x", 0),
+        ],
     ));
     let same = OpTree::from_node(&Node::op(
         "f",
-        vec![Node::bound("x", 0), Node::bound("x", 0), Node::bound("x", 0)],
+        vec![
+            Node::bound("x", 0),
+            Node::bound("x", 0),
+            Node::bound("x", 0),
+        ],
     ));
     assert_eq!(d(&shadow, &same, Mode::Alpha), 1.0);
     assert_eq!(d(&shadow, &same, Mode::Paper), 0.0);
@@ -74,7 +93,10 @@ fn bound_name_is_not_a_constant_and_paper_breaks_the_triangle() {
     assert_eq!(d(&bound_x, &const_x, Mode::Paper), 0.0);
     assert_eq!(d(&bound_y, &bound_x, Mode::Paper), 0.0);
     assert_eq!(d(&bound_y, &const_x, Mode::Paper), 1.0, "0 + 0 < 1");
-    assert_eq!(leanpool_gted::ted(&bound_y, &const_x, &UnitCost, Algorithm::Lr), 1.0);
+    assert_eq!(
+        leanpool_gted::ted(&bound_y, &const_x, &UnitCost, Algorithm::Lr),
+        1.0
+    );
 }
 
 /// More binders than the search can afford: it still answers, says the
@@ -85,8 +107,15 @@ fn capped_search_reports_an_upper_bound() {
     // no assignment is free everywhere.
     let n = 8u32;
     let mk = |perm: &dyn Fn(u32) -> u32| {
-        let mut kids: Vec<Node> = (0..n).map(|i| Node::op("bind", vec![Node::bound(format!("v{i}"), i)])).collect();
-        kids.extend((0..n).map(|i| Node::op(format!("g{i}"), vec![Node::bound(format!("v{}", perm(i)), perm(i))])));
+        let mut kids: Vec<Node> = (0..n)
+            .map(|i| Node::op("bind", vec![Node::bound(format!("v{i}"), i)]))
+            .collect();
+        kids.extend((0..n).map(|i| {
+            Node::op(
+                format!("g{i}"),
+                vec![Node::bound(format!("v{}", perm(i)), perm(i))],
+            )
+        }));
         OpTree::from_node(&Node::op("theorem", kids))
     };
     let a = mk(&|i| i);
@@ -97,5 +126,8 @@ fn capped_search_reports_an_upper_bound() {
     assert!(capped.distance >= full.distance);
     assert!(capped.lower_bound <= full.distance);
     assert_eq!(capped.exact, capped.distance == capped.lower_bound);
-    assert!(!capped.exact, "this instance should not be settled by the first descent");
+    assert!(
+        !capped.exact,
+        "this instance should not be settled by the first descent"
+    );
 }

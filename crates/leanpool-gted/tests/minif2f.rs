@@ -12,8 +12,14 @@ fn pairs() -> Vec<Pair> {
 }
 
 fn scores(pairs: &[Pair], mode: Mode, algorithm: Algorithm) -> Vec<f64> {
-    let opts = Options { algorithm, ..Options::default() };
-    pairs.iter().map(|p| score(&p.label, &p.predict, mode, &opts).similarity).collect()
+    let opts = Options {
+        algorithm,
+        ..Options::default()
+    };
+    pairs
+        .iter()
+        .map(|p| score(&p.label, &p.predict, mode, &opts).similarity)
+        .collect()
 }
 
 fn human(pairs: &[Pair]) -> Vec<bool> {
@@ -27,10 +33,18 @@ fn paper_mode_reproduces_every_stored_score() {
         let s = scores(&pairs, Mode::Paper, alg);
         for (p, s) in pairs.iter().zip(&s) {
             let stored = p.stored.expect("gted_result.json has every score");
-            assert!((s - stored).abs() <= 1e-9, "pair {} ({alg:?}): {s} vs stored {stored}", p.index);
+            assert!(
+                (s - stored).abs() <= 1e-9,
+                "pair {} ({alg:?}): {s} vs stored {stored}",
+                p.index
+            );
         }
         // Not just close: the same floats, so the threshold sweep agrees too.
-        let bitwise = pairs.iter().zip(&s).filter(|(p, s)| p.stored == Some(**s)).count();
+        let bitwise = pairs
+            .iter()
+            .zip(&s)
+            .filter(|(p, s)| p.stored == Some(**s))
+            .count();
         assert_eq!(bitwise, 205, "{alg:?}");
     }
 }
@@ -38,9 +52,16 @@ fn paper_mode_reproduces_every_stored_score() {
 #[test]
 fn paper_mode_accuracy_and_kappa_at_0_754() {
     let pairs = pairs();
-    let c = Confusion::at(&scores(&pairs, Mode::Paper, Algorithm::Lr), &human(&pairs), 0.754);
+    let c = Confusion::at(
+        &scores(&pairs, Mode::Paper, Algorithm::Lr),
+        &human(&pairs),
+        0.754,
+    );
     assert_eq!((c.tp, c.tn, c.fp, c.fn_), (71, 74, 9, 51));
-    assert_eq!(format!("{:.4} {:.3}", c.accuracy(), c.kappa()), "0.7073 0.438");
+    assert_eq!(
+        format!("{:.4} {:.3}", c.accuracy(), c.kappa()),
+        "0.7073 0.438"
+    );
 }
 
 /// Our sweep equals the paper's `gted_accuracy.json` entry by entry
@@ -49,8 +70,10 @@ fn paper_mode_accuracy_and_kappa_at_0_754() {
 #[test]
 fn sweep_matches_gted_accuracy_json() {
     let pairs = pairs();
-    let file: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(common::data_dir().join("gted_accuracy.json")).unwrap()).unwrap();
+    let file: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(common::data_dir().join("gted_accuracy.json")).unwrap(),
+    )
+    .unwrap();
     let file = file.as_array().unwrap();
     let ours = sweep(&scores(&pairs, Mode::Paper, Algorithm::Lr), &human(&pairs));
     assert_eq!(file.len(), 1 + ours.len());
@@ -59,9 +82,22 @@ fn sweep_matches_gted_accuracy_json() {
         let g = &entry["gted"];
         let n = |k: &str| g[k].as_u64().unwrap() as usize;
         let f = |k: &str| g[k].as_f64().unwrap();
-        assert_eq!((n("true_positive"), n("true_negative"), n("false_positive"), n("false_negative")), (c.tp, c.tn, c.fp, c.fn_), "t = {t}");
+        assert_eq!(
+            (
+                n("true_positive"),
+                n("true_negative"),
+                n("false_positive"),
+                n("false_negative")
+            ),
+            (c.tp, c.tn, c.fp, c.fn_),
+            "t = {t}"
+        );
         assert_eq!(n("total"), c.total());
-        assert_eq!((f("precision"), f("recall"), f("accuracy")), (c.precision(), c.recall(), c.accuracy()), "t = {t}");
+        assert_eq!(
+            (f("precision"), f("recall"), f("accuracy")),
+            (c.precision(), c.recall(), c.accuracy()),
+            "t = {t}"
+        );
         assert!((f("kappa") - c.kappa()).abs() < 1e-12, "t = {t}");
     };
     for (entry, (t, c)) in file[1..].iter().zip(&ours) {
@@ -78,10 +114,17 @@ fn sweep_matches_gted_accuracy_json() {
 fn plain_costs_change_102_scores() {
     let pairs = pairs();
     let plain = scores(&pairs, Mode::Plain, Algorithm::Lr);
-    let changed = pairs.iter().zip(&plain).filter(|(p, s)| p.stored != Some(**s)).count();
+    let changed = pairs
+        .iter()
+        .zip(&plain)
+        .filter(|(p, s)| p.stored != Some(**s))
+        .count();
     assert_eq!(changed, 102);
     let c = Confusion::at(&plain, &human(&pairs), 0.754);
-    assert_eq!(format!("{:.4} {:.3}", c.accuracy(), c.kappa()), "0.6829 0.397");
+    assert_eq!(
+        format!("{:.4} {:.3}", c.accuracy(), c.kappa()),
+        "0.6829 0.397"
+    );
 }
 
 /// Alpha mode prices a subset of the paper's free renames, so it can only
@@ -95,9 +138,19 @@ fn alpha_mode_is_exact_and_never_closer_than_paper() {
         let alpha = score(&p.label, &p.predict, Mode::Alpha, &opts);
         let paper = score(&p.label, &p.predict, Mode::Paper, &opts);
         assert!(alpha.exact, "pair {}", p.index);
-        assert!(alpha.distance >= paper.distance, "pair {}: {} < {}", p.index, alpha.distance, paper.distance);
+        assert!(
+            alpha.distance >= paper.distance,
+            "pair {}: {} < {}",
+            p.index,
+            alpha.distance,
+            paper.distance
+        );
         let reverse = score(&p.predict, &p.label, Mode::Alpha, &opts);
-        assert_eq!(alpha.distance, reverse.distance, "pair {}: not symmetric", p.index);
+        assert_eq!(
+            alpha.distance, reverse.distance,
+            "pair {}: not symmetric",
+            p.index
+        );
         stricter += (alpha.distance > paper.distance) as usize;
     }
     // The paper's per-occurrence freedom does matter on real data.

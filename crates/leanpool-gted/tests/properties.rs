@@ -4,11 +4,37 @@
 mod common;
 
 use common::{arb_tree, oracle_ted};
-use leanpool_gted::{alpha_distance, score, ted, AlphaOptions, Algorithm, Mode, OpTree, Options, PaperCost, UnitCost};
+use leanpool_gted::{
+    alpha_distance, score, ted, Algorithm, AlphaOptions, CostModel, Mode, OpTree, Options,
+    PaperCost, UnitCost,
+};
 use proptest::prelude::*;
 
 fn dist(a: &OpTree, b: &OpTree, mode: Mode) -> f64 {
     score(a, b, mode, &Options::default()).distance
+}
+
+/// Non-unit, non-integer, asymmetric costs (dyadic, so sums are exact in
+/// any order): exercises the floating-point kernel and pluggability.
+struct Weighted;
+
+impl CostModel for Weighted {
+    fn delete(&self, a: &OpTree, i: usize) -> f64 {
+        0.5 + a.node(i).children.len() as f64 * 0.25
+    }
+    fn insert(&self, _: &OpTree, _: usize) -> f64 {
+        0.75
+    }
+    fn rename(&self, a: &OpTree, i: usize, b: &OpTree, j: usize) -> f64 {
+        let (x, y) = (&a.node(i).label, &b.node(j).label);
+        if x == y {
+            0.0
+        } else if x.as_bytes()[0] == y.as_bytes()[0] {
+            0.375
+        } else {
+            1.125
+        }
+    }
 }
 
 const MODES: [Mode; 3] = [Mode::Alpha, Mode::Paper, Mode::Plain];
@@ -21,6 +47,7 @@ proptest! {
         for alg in [Algorithm::ZhangShasha, Algorithm::Lr] {
             prop_assert_eq!(ted(&a, &b, &UnitCost, alg), oracle_ted(&a, &b, &UnitCost));
             prop_assert_eq!(ted(&a, &b, &PaperCost, alg), oracle_ted(&a, &b, &PaperCost));
+            prop_assert_eq!(ted(&a, &b, &Weighted, alg), oracle_ted(&a, &b, &Weighted));
         }
     }
 

@@ -31,7 +31,14 @@ pub fn data_dir() -> PathBuf {
 /// Shares nothing with the crate's algorithms but the cost model.
 pub fn oracle_ted(a: &OpTree, b: &OpTree, cost: &impl CostModel) -> f64 {
     type Memo = HashMap<(Vec<usize>, Vec<usize>), f64>;
-    fn fd(a: &OpTree, b: &OpTree, cost: &impl CostModel, f: Vec<usize>, g: Vec<usize>, memo: &mut Memo) -> f64 {
+    fn fd(
+        a: &OpTree,
+        b: &OpTree,
+        cost: &impl CostModel,
+        f: Vec<usize>,
+        g: Vec<usize>,
+        memo: &mut Memo,
+    ) -> f64 {
         if let Some(&d) = memo.get(&(f.clone(), g.clone())) {
             return d;
         }
@@ -57,7 +64,14 @@ pub fn oracle_ted(a: &OpTree, b: &OpTree, cost: &impl CostModel) -> f64 {
                 let del = fd(a, b, cost, f_del, g.clone(), memo) + cost.delete(a, v);
                 let ins = fd(a, b, cost, f.clone(), g_ins, memo) + cost.insert(b, w);
                 let ren = fd(a, b, cost, f_rest, g_rest, memo)
-                    + fd(a, b, cost, a.node(v).children.clone(), b.node(w).children.clone(), memo)
+                    + fd(
+                        a,
+                        b,
+                        cost,
+                        a.node(v).children.clone(),
+                        b.node(w).children.clone(),
+                        memo,
+                    )
                     + cost.rename(a, v, b, w);
                 del.min(ins).min(ren)
             }
@@ -75,7 +89,15 @@ pub fn all_assignments(a: &OpTree, b: &OpTree) -> Vec<Vec<(NameKind, u32, u32)>>
         // All injective partial maps of size min(p, q) from 0..p to 0..q.
         let want = p.min(q) as usize;
         let mut out = vec![];
-        fn go(c: u32, p: u32, q: u32, want: usize, used: &mut Vec<bool>, cur: &mut Vec<(u32, u32)>, out: &mut Vec<Vec<(u32, u32)>>) {
+        fn go(
+            c: u32,
+            p: u32,
+            q: u32,
+            want: usize,
+            used: &mut Vec<bool>,
+            cur: &mut Vec<(u32, u32)>,
+            out: &mut Vec<Vec<(u32, u32)>>,
+        ) {
             if cur.len() == want {
                 out.push(cur.clone());
                 return;
@@ -94,7 +116,15 @@ pub fn all_assignments(a: &OpTree, b: &OpTree) -> Vec<Vec<(NameKind, u32, u32)>>
             }
             go(c + 1, p, q, want, used, cur, out); // c unmatched
         }
-        go(0, p, q, want, &mut vec![false; q as usize], &mut vec![], &mut out);
+        go(
+            0,
+            p,
+            q,
+            want,
+            &mut vec![false; q as usize],
+            &mut vec![],
+            &mut out,
+        );
         out
     }
     let vars = injections(a.classes(NameKind::Var), b.classes(NameKind::Var));
@@ -102,7 +132,8 @@ pub fn all_assignments(a: &OpTree, b: &OpTree) -> Vec<Vec<(NameKind, u32, u32)>>
     let mut out = vec![];
     for v in &vars {
         for h in &hyps {
-            let mut m: Vec<(NameKind, u32, u32)> = v.iter().map(|&(x, y)| (NameKind::Var, x, y)).collect();
+            let mut m: Vec<(NameKind, u32, u32)> =
+                v.iter().map(|&(x, y)| (NameKind::Var, x, y)).collect();
             m.extend(h.iter().map(|&(x, y)| (NameKind::Hyp, x, y)));
             out.push(m);
         }
@@ -139,7 +170,12 @@ impl Shape {
                 Gen::Var(k) => (format!("x{k}"), true, false),
                 Gen::Hyp(k) => (format!("h{k}"), false, true),
             };
-            GtedNode { content, children: s.1.iter().map(go).collect(), variable_freecost: v, hypothesis_freecost: h }
+            GtedNode {
+                content,
+                children: s.1.iter().map(go).collect(),
+                variable_freecost: v,
+                hypothesis_freecost: h,
+            }
         }
         OpTree::from_gted(&go(self))
     }
@@ -157,7 +193,11 @@ pub fn arb_tree(max_nodes: usize) -> impl Strategy<Value = OpTree> {
     ]
     .prop_map(|g| Shape(g, vec![]));
     leaf.prop_recursive(4, max_nodes as u32, 3, |inner| {
-        ((0u8..3).prop_map(Gen::Plain), prop::collection::vec(inner, 1..=3)).prop_map(|(g, kids)| Shape(g, kids))
+        (
+            (0u8..3).prop_map(Gen::Plain),
+            prop::collection::vec(inner, 1..=3),
+        )
+            .prop_map(|(g, kids)| Shape(g, kids))
     })
     .prop_map(|s| s.to_tree())
     .prop_filter("too big", move |t| t.len() <= max_nodes)

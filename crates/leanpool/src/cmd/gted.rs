@@ -57,12 +57,17 @@ impl From<ModeArg> for Mode {
 pub async fn run(c: Command) -> anyhow::Result<i32> {
     match c {
         Command::Score { mode, json, a, b } => score_files(mode.into(), json, &a, &b),
-        Command::Eval { mode, threshold, dir } => eval_dir(mode.into(), threshold, &dir),
+        Command::Eval {
+            mode,
+            threshold,
+            dir,
+        } => eval_dir(mode.into(), threshold, &dir),
     }
 }
 
 fn read_tree(path: &Path) -> anyhow::Result<OpTree> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     OpTree::from_json_str(&text).with_context(|| format!("reading a tree from {}", path.display()))
 }
 
@@ -128,8 +133,14 @@ fn eval_dir(mode: Mode, threshold: f64, dir: &Path) -> anyhow::Result<i32> {
     if inexact > 0 {
         println!("alpha search capped (upper-bound distance) on {inexact} pairs");
     }
-    println!("threshold {threshold}: {}", stats_line(&Confusion::at(&scores, &human, threshold)));
+    println!(
+        "threshold {threshold}: {}",
+        stats_line(&Confusion::at(&scores, &human, threshold))
+    );
     let (t, c) = best_threshold(&sweep(&scores, &human));
-    println!("best threshold (sweep 0.000..1.000 step 0.001, max kappa) {t:.3}: {}", stats_line(&c));
+    println!(
+        "best threshold (sweep 0.000..1.000 step 0.001, max kappa) {t:.3}: {}",
+        stats_line(&c)
+    );
     Ok(0)
 }
