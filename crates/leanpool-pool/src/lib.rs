@@ -1,11 +1,37 @@
 //! A pool of warm Lean workers keyed by header.
+//!
+//! A request's text is split into header and body
+//! (`leanpool_lean::header_key`: the canonical header drops comments, blank
+//! lines and trailing whitespace, so headers differing only in those share
+//! workers). Each header has a bounded queue and up to
+//! `max_workers_per_key` worker slots; a supervisor task starts slots for
+//! headers with waiting requests or a prewarm minimum, within
+//! `max_workers` overall, evicting the least recently used idle worker of
+//! another header when a header with waiting requests has none. Slots take
+//! requests straight from their header's queue, so the request path never
+//! passes through the supervisor or a pool-wide lock.
+//!
+//! Guarantees: every accepted request gets exactly one answer (a result,
+//! or a [`PoolError`]); a worker that dies mid-request is replaced and the
+//! request retried once; the pool never leaves a Lean process behind
+//! (`shutdown`, and dropping the last `Pool` handle, kill them all).
+
 mod config;
 mod error;
+mod job;
 mod latency;
+mod limits;
 mod plan;
+mod pool;
+mod queue;
+mod shared;
+mod slot;
 mod status;
+mod supervisor;
+mod terms_call;
 
 pub use config::{PoolConfig, PrewarmEntry};
 pub use error::PoolError;
 pub use latency::Percentiles;
-pub use status::*;
+pub use pool::Pool;
+pub use status::{Counters, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};

@@ -61,6 +61,8 @@ pub struct KeyStatus {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MethodLatency {
     pub method: String,
+    /// Requests accepted for this method.
+    pub requests: u64,
     /// From acceptance by the pool to the answer (queue wait included).
     pub total: Percentiles,
     /// Time spent on a worker (retries included).

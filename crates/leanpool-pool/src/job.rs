@@ -1,0 +1,186 @@
+//! A request inside the pool: what to run, and the one answer it owes.
+
+use crate::error::PoolError;
+use leanpool_lean::{Worker, WorkerError};
+use leanpool_protocol::{CheckParams, CheckResult, NormalizeResult, OptResult, StatementParams};
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// The pool's methods (indices into per-method statistics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Method {
+    Check = 0,
+    Normalize = 1,
+    Opt = 2,
+}
+
+impl Method {
+    pub(crate) const ALL: [Method; 3] = [Method::Check, Method::Normalize, Method::Opt];
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Method::Check => "check",
+            Method::Normalize => "normalize",
+            Method::Opt => "opt",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) enum Input {
+    Check(CheckParams),
+    Normalize(StatementParams),
+    Opt(StatementParams),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Output {
+    Check(CheckResult),
+    Normalize(NormalizeResult),
+    Opt(OptResult),
+}
+
+impl Input {
+    pub(crate) fn method(&self) -> Method {
+        match self {
+            Input::Check(_) => Method::Check,
+            Input::Normalize(_) => Method::Normalize,
+            Input::Opt(_) => Method::Opt,
+        }
+    }
+
+    pub(crate) fn text(&self) -> &str {
+        match self {
+            Input::Check(p) => &p.text,
+            Input::Normalize(p) | Input::Opt(p) => &p.text,
+        }
+    }
+
+    pub(crate) fn timeout(&self, default: Duration) -> Duration {
+        let ms = match self {
+            Input::Check(p) => p.timeout_ms,
+            Input::Normalize(p) | Input::Opt(p) => p.timeout_ms,
+        };
+        ms.map(Duration::from_millis).unwrap_or(default)
+    }
+
+    /// The answer for a request the guard refused.
+    pub(crate) fn rejected(&self, reason: &str) -> Output {
+        self.with_check(CheckResult::rejected(reason))
+    }
+
+    /// The answer for a request whose worker was killed at its time limit.
+    pub(crate) fn timed_out(&self, limit: Duration) -> Output {
+        self.with_check(CheckResult::timeout(limit.as_millis() as u64))
+    }
+
+    fn with_check(&self, check: CheckResult) -> Output {
+        match self {
+            Input::Check(_) => Output::Check(check),
+            Input::Normalize(_) => Output::Normalize(NormalizeResult { check, normalized: None }),
+            Input::Opt(_) => Output::Opt(OptResult { check, normalized: None, tree: None, gted_tree: None, lean_requests: None }),
+        }
+    }
+
+    /// Runs the request on `worker` (whose header is the request's key).
+    /// A time-out comes back as `Ok` with status `timeout` and a dead
+    /// worker; the caller looks at `worker.is_alive()` afterwards.
+    pub(crate) async fn run(&self, worker: &mut Worker, default_timeout: Duration) -> Result<Output, WorkerError> {
+        let limit = self.timeout(default_timeout);
+        let r = match self {
+            Input::Check(p) => leanpool_lean::check_on(worker, p, default_timeout).await.map(Output::Check),
+            Input::Normalize(p) => crate::terms_call::normalize_on(worker, p, limit).await.map(Output::Normalize),
+            Input::Opt(p) => crate::terms_call::opt_on(worker, p, limit).await.map(Output::Opt),
+        };
+        match r {
+            Err(WorkerError::Timeout) => Ok(self.timed_out(limit)),
+            other => other,
+        }
+    }
+}
+
+impl Output {
+    pub(crate) fn check(&self) -> &CheckResult {
+        match self {
+            Output::Check(c) => c,
+            Output::Normalize(n) => &n.check,
+            Output::Opt(o) => &o.check,
+        }
+    }
+}
+
+pub(crate) type Answer = Result<Output, PoolError>;
+
+/// The answer channel of one accepted request. Dropping it unanswered
+/// (a bug, a panicking task, a runtime going away) still sends an error,
+/// so the caller never waits forever: every accepted request gets exactly
+/// one answer.
+pub(crate) struct Reply {
+    tx: Option<oneshot::Sender<Answer>>,
+}
+
+impl Reply {
+    pub(crate) fn new() -> (Reply, oneshot::Receiver<Answer>) {
+        let (tx, rx) = oneshot::channel();
+        (Reply { tx: Some(tx) }, rx)
+    }
+
+    /// The caller dropped its future (client disconnected): nobody wants
+    /// the answer any more.
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.tx.as_ref().map_or(true, |t| t.is_closed())
+    }
+
+    pub(crate) fn send(mut self, a: Answer) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(a);
+        }
+    }
+}
+
+impl Drop for Reply {
+    fn drop(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Err(PoolError::WorkerFailed("internal error: the request was dropped unanswered".into())));
+        }
+    }
+}
+
+pub(crate) struct Job {
+    pub input: Input,
+    pub reply: Reply,
+    pub accepted: Instant,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn dropped_reply_still_answers_once() {
+        let (r, rx) = Reply::new();
+        assert!(!r.is_cancelled());
+        drop(r);
+        assert!(matches!(rx.await, Ok(Err(PoolError::WorkerFailed(_)))));
+    }
+
+    #[tokio::test]
+    async fn cancellation_seen_when_caller_goes_away() {
+        let (r, rx) = Reply::new();
+        drop(rx);
+        assert!(r.is_cancelled());
+    }
+
+    #[test]
+    fn timeout_answers_keep_the_method_shape() {
+        let p = StatementParams { text: "theorem t : True := trivial".into(), timeout_ms: Some(5) };
+        let i = Input::Opt(p);
+        assert_eq!(i.timeout(Duration::from_secs(9)), Duration::from_millis(5));
+        match i.timed_out(Duration::from_millis(5)) {
+            Output::Opt(o) => assert_eq!(o.check.status, leanpool_protocol::CheckStatus::Timeout),
+            o => panic!("wrong shape {o:?}"),
+        }
+        let c = Input::Check(CheckParams { text: String::new(), timeout_ms: None, timings: false });
+        assert_eq!(c.timeout(Duration::from_secs(9)), Duration::from_secs(9));
+        assert_eq!(c.rejected("no").check().reason.as_deref(), Some("no"));
+    }
+}

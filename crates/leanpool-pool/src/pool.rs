@@ -1,0 +1,242 @@
+//! The public `Pool` handle.
+
+use crate::config::PoolConfig;
+use crate::error::PoolError;
+use crate::job::{Input, Job, Method, Output, Reply};
+use crate::queue::PushError;
+use crate::shared::Inner;
+use crate::status::{bump, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};
+use crate::supervisor::supervise;
+use leanpool_lean::{header_key, proc, LeanCommand, WorkerConfig};
+use leanpool_protocol::{CheckParams, CheckResult, NormalizeResult, OptResult, StatementParams};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A pool of warm Lean workers keyed by header. Cheap to clone (one `Arc`);
+/// when the last clone is dropped every worker process is killed.
+#[derive(Clone)]
+pub struct Pool {
+    inner: Arc<Inner>,
+    _owner: Arc<OwnerGuard>,
+}
+
+/// Kills every worker when the last `Pool` handle goes away, synchronously
+/// (no runtime needed), so a pool can never leak Lean processes. Slot
+/// tasks hold `Inner`, not this, so they do not keep it alive.
+struct OwnerGuard {
+    inner: Arc<Inner>,
+}
+
+impl Drop for OwnerGuard {
+    fn drop(&mut self) {
+        self.inner.shutting_down.store(true, Ordering::SeqCst);
+        self.inner.hard_stop.send_replace(true);
+        for pid in self.inner.worker_pids() {
+            proc::kill_group(pid);
+        }
+    }
+}
+
+impl Pool {
+    /// Creates the pool and starts its supervisor, which starts the
+    /// prewarm workers in the background. Must be called inside a tokio
+    /// runtime. Invalid limits are raised to 1 (see
+    /// [`PoolConfig::validate`] to refuse them instead).
+    pub fn new(command: LeanCommand, cfg: PoolConfig) -> Pool {
+        let cfg = cfg.sanitized();
+        let mut worker_cfg = WorkerConfig::new(command);
+        worker_cfg.start_timeout = Duration::from_millis(cfg.start_timeout_ms);
+        worker_cfg.stderr_log_bytes = cfg.stderr_log_bytes;
+        let inner = Arc::new(Inner::new(cfg, worker_cfg));
+        // Prewarm headers are canonicalized like request headers; entries
+        // with the same canonical header keep the larger minimum.
+        let mut prewarm = std::collections::BTreeMap::<String, usize>::new();
+        for p in &inner.cfg.prewarm {
+            let m = prewarm.entry(header_key(&p.header)).or_default();
+            *m = (*m).max(p.min);
+        }
+        for (key, min) in prewarm {
+            inner.key_state(&key, min);
+        }
+        tokio::spawn(supervise(inner.clone()));
+        Pool { _owner: Arc::new(OwnerGuard { inner: inner.clone() }), inner }
+    }
+
+    pub async fn check(&self, p: CheckParams) -> Result<CheckResult, PoolError> {
+        let timings = p.timings;
+        let started = Instant::now();
+        match self.submit(Input::Check(p)).await? {
+            Output::Check(mut c) => {
+                // `elapsed_ms` is the request's whole time in leanpool
+                // (queue wait, retries), not only Lean's.
+                if timings {
+                    c.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+                }
+                Ok(c)
+            }
+            other => Err(unexpected(other)),
+        }
+    }
+
+    pub async fn normalize(&self, p: StatementParams) -> Result<NormalizeResult, PoolError> {
+        match self.submit(Input::Normalize(p)).await? {
+            Output::Normalize(n) => Ok(n),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    pub async fn opt(&self, p: StatementParams) -> Result<OptResult, PoolError> {
+        match self.submit(Input::Opt(p)).await? {
+            Output::Opt(o) => Ok(o),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Screens, queues on the header's queue and waits for the answer.
+    /// Dropping the returned future withdraws the request: a worker that
+    /// takes it from the queue skips it. A request already running is
+    /// finished (interrupting Lean mid-elaboration would cost the warm
+    /// process) and its answer discarded.
+    async fn submit(&self, input: Input) -> Result<Output, PoolError> {
+        let inner = &self.inner;
+        if inner.shutting_down.load(Ordering::SeqCst) {
+            return Err(PoolError::ShuttingDown);
+        }
+        let accepted = Instant::now();
+        bump(&inner.counters.requests);
+        bump(&inner.requests_by_method[input.method() as usize]);
+        // Rejected texts are answered here, without a worker.
+        if let Err(reason) = leanpool_lean::check::screen(input.text()) {
+            bump(&inner.counters.rejections);
+            inner.record_latency(input.method(), accepted.elapsed(), None);
+            return Ok(input.rejected(&reason));
+        }
+        let header = header_key(input.text());
+        let (reply, rx) = Reply::new();
+        let job = Job { input, reply, accepted };
+        let no_idle_worker = {
+            // Queue while holding the map entry, so the supervisor cannot
+            // forget this header between lookup and push.
+            let entry = inner
+                .keys
+                .entry(header.clone())
+                .or_insert_with(|| Arc::new(crate::shared::KeyState::new(header, 0, inner.cfg.max_queue_per_key)));
+            match entry.queue.try_push(job) {
+                Ok(()) => entry.idle.load(Ordering::SeqCst) == 0,
+                Err(PushError::Full(job, e)) => {
+                    bump(&inner.counters.overloaded);
+                    job.reply.send(Err(e.clone()));
+                    return Err(e);
+                }
+                Err(PushError::Closed(job)) => {
+                    job.reply.send(Err(PoolError::ShuttingDown));
+                    return Err(PoolError::ShuttingDown);
+                }
+            }
+        };
+        if no_idle_worker {
+            inner.wake.notify_one();
+        }
+        // `Reply` answers even when dropped, so the sender never vanishes
+        // silently; the fallback covers a runtime torn down under us.
+        rx.await.unwrap_or_else(|_| Err(PoolError::WorkerFailed("internal error: no answer".into())))
+    }
+
+    pub fn status(&self) -> PoolStatus {
+        let inner = &self.inner;
+        let mut keys: Vec<KeyStatus> = inner
+            .keys
+            .iter()
+            .map(|k| {
+                let workers = k
+                    .slots
+                    .lock()
+                    .unwrap()
+                    .values()
+                    .map(|s| {
+                        let pid = s.pid();
+                        WorkerStatus {
+                            id: s.id,
+                            pid,
+                            state: s.state(),
+                            uses: s.uses.load(Ordering::Relaxed),
+                            rss_bytes: pid.and_then(proc::rss_bytes),
+                        }
+                    })
+                    .collect();
+                KeyStatus { header: k.header.clone(), min: k.min, queue_depth: k.queue.depth(), workers }
+            })
+            .collect();
+        keys.sort_by(|a, b| a.header.cmp(&b.header));
+        let latency = Method::ALL
+            .iter()
+            .filter_map(|&m| {
+                let (t, s) = &inner.latency[m as usize];
+                Some(MethodLatency {
+                    method: m.name().to_string(),
+                    requests: inner.requests_by_method[m as usize].load(Ordering::Relaxed),
+                    total: t.percentiles()?,
+                    service: s.percentiles(),
+                })
+            })
+            .collect();
+        PoolStatus {
+            workers: inner.total.load(Ordering::SeqCst),
+            max_workers: inner.cfg.max_workers,
+            keys,
+            latency,
+            counters: inner.counters.snapshot(),
+            shutting_down: inner.shutting_down.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Stops taking work (new requests: `ShuttingDown`), lets queued and
+    /// running requests finish until `deadline`, then answers what is left
+    /// `ShuttingDown`, kills every worker and waits until they are reaped.
+    pub async fn shutdown(&self, deadline: Duration) {
+        let inner = &self.inner;
+        inner.shutting_down.store(true, Ordering::SeqCst);
+        inner.wake.notify_one();
+        let end = tokio::time::Instant::now() + deadline;
+        while !self.quiescent() && tokio::time::Instant::now() < end {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        inner.hard_stop.send_replace(true);
+        let keys: Vec<_> = inner.keys.iter().map(|e| e.value().clone()).collect();
+        for k in keys {
+            for job in k.queue.close_and_drain().await {
+                job.reply.send(Err(PoolError::ShuttingDown));
+            }
+        }
+        // Slots kill and reap their process on the way out; a slot stuck
+        // beyond that bound gets its process killed from here.
+        let bound = tokio::time::Instant::now() + Duration::from_secs(10);
+        while inner.total.load(Ordering::SeqCst) > 0 && tokio::time::Instant::now() < bound {
+            let exited = inner.slot_exited.notified();
+            tokio::pin!(exited);
+            exited.as_mut().enable();
+            if inner.total.load(Ordering::SeqCst) == 0 {
+                break;
+            }
+            let _ = tokio::time::timeout(Duration::from_millis(100), exited).await;
+        }
+        for pid in inner.worker_pids() {
+            proc::kill_group(pid);
+        }
+    }
+
+    /// Nothing running, and nothing queued that a live worker could take.
+    fn quiescent(&self) -> bool {
+        self.inner.keys.iter().all(|k| {
+            let slots = k.slots.lock().unwrap();
+            let busy = slots.values().any(|s| s.state() == WorkerState::Busy);
+            let servable = k.queue.depth() > 0 && slots.values().any(|s| s.state() != WorkerState::Stopping);
+            !busy && !servable
+        })
+    }
+}
+
+fn unexpected(o: Output) -> PoolError {
+    PoolError::WorkerFailed(format!("internal error: answer of the wrong method: {o:?}"))
+}

@@ -1,0 +1,196 @@
+//! State shared by callers, worker slots and the supervisor. Everything on
+//! the request path is a `DashMap` shard lookup, an atomic or a per-header
+//! queue: no lock spans the pool.
+
+use crate::config::PoolConfig;
+use crate::job::{Job, Method};
+use crate::latency::LatencyWindow;
+use crate::plan::SlotSnap;
+use crate::queue::KeyQueue;
+use crate::status::{AtomicCounters, WorkerState};
+use dashmap::DashMap;
+use leanpool_lean::WorkerConfig;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{watch, Notify};
+
+pub(crate) struct Inner {
+    pub cfg: PoolConfig,
+    pub worker_cfg: WorkerConfig,
+    /// Canonical header -> its queue and slots.
+    pub keys: DashMap<String, Arc<KeyState>>,
+    /// Slots alive (any state). Only the supervisor increments it (on
+    /// spawn), so the global maximum holds without a lock.
+    pub total: AtomicUsize,
+    pub next_slot: AtomicU64,
+    /// Wakes the supervisor: a request found no idle worker, a slot
+    /// retired, a spawn failed.
+    pub wake: Notify,
+    /// Wakes `shutdown` when a slot has exited.
+    pub slot_exited: Notify,
+    pub shutting_down: AtomicBool,
+    /// `true` = stop now: abandon work, kill workers.
+    pub hard_stop: watch::Sender<bool>,
+    pub counters: AtomicCounters,
+    /// Per method: end-to-end latency and time on a worker.
+    pub latency: [(LatencyWindow, LatencyWindow); 3],
+    pub requests_by_method: [AtomicU64; 3],
+    clock: Instant,
+}
+
+impl Inner {
+    pub(crate) fn new(cfg: PoolConfig, worker_cfg: WorkerConfig) -> Inner {
+        let w = cfg.latency_window;
+        let window = || (LatencyWindow::new(w), LatencyWindow::new(w));
+        Inner {
+            worker_cfg,
+            keys: DashMap::new(),
+            total: AtomicUsize::new(0),
+            next_slot: AtomicU64::new(1),
+            wake: Notify::new(),
+            slot_exited: Notify::new(),
+            shutting_down: AtomicBool::new(false),
+            hard_stop: watch::channel(false).0,
+            counters: AtomicCounters::default(),
+            latency: [window(), window(), window()],
+            requests_by_method: Default::default(),
+            clock: Instant::now(),
+            cfg,
+        }
+    }
+
+    /// Milliseconds since the pool started (the clock of idle times).
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.clock.elapsed().as_millis() as u64
+    }
+
+    pub(crate) fn default_timeout(&self) -> Duration {
+        Duration::from_millis(self.cfg.default_timeout_ms)
+    }
+
+    pub(crate) fn key_state(&self, header: &str, min: usize) -> Arc<KeyState> {
+        self.keys
+            .entry(header.to_string())
+            .or_insert_with(|| Arc::new(KeyState::new(header.to_string(), min, self.cfg.max_queue_per_key)))
+            .clone()
+    }
+
+    pub(crate) fn record_latency(&self, m: Method, total: Duration, service: Option<Duration>) {
+        let (t, s) = &self.latency[m as usize];
+        t.record(total.as_micros() as u64);
+        if let Some(d) = service {
+            s.record(d.as_micros() as u64);
+        }
+    }
+
+    /// Every pid of a live worker process, for the synchronous kill in
+    /// `Drop`.
+    pub(crate) fn worker_pids(&self) -> Vec<u32> {
+        let mut pids = Vec::new();
+        for k in self.keys.iter() {
+            for s in k.slots.lock().unwrap().values() {
+                if let Some(p) = s.pid() {
+                    pids.push(p);
+                }
+            }
+        }
+        pids
+    }
+}
+
+pub(crate) struct KeyState {
+    pub header: String,
+    /// Prewarm minimum (0 for headers first seen in a request).
+    pub min: usize,
+    pub queue: KeyQueue<Job>,
+    pub slots: Mutex<BTreeMap<u64, Arc<SlotShared>>>,
+    /// Slots currently waiting on the queue.
+    pub idle: AtomicUsize,
+    /// Pool-clock ms before which the prewarm minimum is not enforced
+    /// (set when a worker for this header failed to start).
+    pub spawn_backoff_until_ms: AtomicU64,
+}
+
+impl KeyState {
+    pub(crate) fn new(header: String, min: usize, queue_limit: usize) -> Self {
+        KeyState { header, min, queue: KeyQueue::new(queue_limit), slots: Mutex::new(BTreeMap::new()), idle: AtomicUsize::new(0), spawn_backoff_until_ms: AtomicU64::new(0) }
+    }
+
+    pub(crate) fn slot_snaps(&self) -> Vec<SlotSnap> {
+        self.slots
+            .lock()
+            .unwrap()
+            .values()
+            .map(|s| SlotSnap { id: s.id, state: s.state(), idle_since_ms: s.idle_since_ms.load(Ordering::Relaxed) })
+            .collect()
+    }
+
+    /// Slots not told to stop.
+    pub(crate) fn live_slots(&self) -> usize {
+        self.slots.lock().unwrap().values().filter(|s| s.state() != WorkerState::Stopping).count()
+    }
+}
+
+/// The public face of one worker slot (the task owning the `Worker` keeps
+/// the process itself).
+pub(crate) struct SlotShared {
+    pub id: u64,
+    state: AtomicU8,
+    /// 0 = no process.
+    pid: AtomicU32,
+    pub uses: AtomicU64,
+    pub idle_since_ms: AtomicU64,
+    stop_flag: AtomicBool,
+    pub stop: Notify,
+}
+
+impl SlotShared {
+    pub(crate) fn new(id: u64) -> Self {
+        SlotShared {
+            id,
+            state: AtomicU8::new(WorkerState::Starting.to_u8()),
+            pid: AtomicU32::new(0),
+            uses: AtomicU64::new(0),
+            idle_since_ms: AtomicU64::new(0),
+            stop_flag: AtomicBool::new(false),
+            stop: Notify::new(),
+        }
+    }
+
+    /// A slot told to stop reports `Stopping` whatever it is doing, so the
+    /// planner counts its room as already on the way.
+    pub(crate) fn state(&self) -> WorkerState {
+        if self.stop_requested() {
+            WorkerState::Stopping
+        } else {
+            WorkerState::from_u8(self.state.load(Ordering::Relaxed))
+        }
+    }
+
+    pub(crate) fn set_state(&self, s: WorkerState) {
+        self.state.store(s.to_u8(), Ordering::Relaxed);
+    }
+
+    pub(crate) fn pid(&self) -> Option<u32> {
+        match self.pid.load(Ordering::Relaxed) {
+            0 => None,
+            p => Some(p),
+        }
+    }
+
+    pub(crate) fn set_pid(&self, pid: Option<u32>) {
+        self.pid.store(pid.unwrap_or(0), Ordering::Relaxed);
+    }
+
+    pub(crate) fn request_stop(&self) {
+        self.stop_flag.store(true, Ordering::Relaxed);
+        // `notify_one` keeps a permit if the slot is not waiting right now.
+        self.stop.notify_one();
+    }
+
+    pub(crate) fn stop_requested(&self) -> bool {
+        self.stop_flag.load(Ordering::Relaxed)
+    }
+}

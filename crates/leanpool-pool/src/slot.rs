@@ -1,0 +1,351 @@
+//! A worker slot: one task owning at most one Lean process at a time.
+//!
+//! The slot takes requests from its header's queue, runs them, and keeps
+//! its process healthy: a process that died (while idle or mid-request),
+//! timed out, reached `max_uses` or the memory cap is killed and replaced
+//! by a fresh one in the same slot. A request whose worker died is run
+//! once more on the fresh process, then answered `WorkerFailed`. The slot
+//! ends when told to stop (idle timeout, eviction, shutdown) or when it
+//! cannot start a process; its exit guard always frees its place in the
+//! global count, even if the task panics.
+
+use crate::error::PoolError;
+use crate::job::{Job, Output};
+use crate::shared::{Inner, KeyState, SlotShared};
+use crate::status::{bump, WorkerState};
+use leanpool_lean::{proc, Worker, WorkerError};
+use leanpool_protocol::CheckStatus;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// After a failed start, the header's prewarm minimum waits this long
+/// before the next attempt (a broken backend must not spin).
+const SPAWN_BACKOFF_MS: u64 = 10_000;
+
+/// Registers a new slot for `key` and starts its task. The caller (the
+/// supervisor) has already counted it in `inner.total`.
+pub(crate) fn start_slot(inner: &Arc<Inner>, key: &Arc<KeyState>) {
+    let id = inner.next_slot.fetch_add(1, Ordering::Relaxed);
+    let me = Arc::new(SlotShared::new(id));
+    key.slots.lock().unwrap().insert(id, me.clone());
+    let exit = ExitGuard { inner: inner.clone(), key: key.clone(), me: me.clone() };
+    tokio::spawn(async move {
+        let mut slot = Slot { inner: exit.inner.clone(), key: exit.key.clone(), me, worker: None, hard: exit.inner.hard_stop.subscribe() };
+        slot.run().await;
+        if let Some(w) = slot.worker.take() {
+            w.kill().await;
+        }
+        drop(exit);
+    });
+}
+
+/// Frees the slot's place however its task ends.
+struct ExitGuard {
+    inner: Arc<Inner>,
+    key: Arc<KeyState>,
+    me: Arc<SlotShared>,
+}
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        // Only reached with a live process if the task panicked or the
+        // runtime is going away: kill it synchronously (the `Worker`'s own
+        // Drop does the same; this covers a pid recorded without one).
+        if let Some(pid) = self.me.pid() {
+            proc::kill_group(pid);
+        }
+        self.me.set_state(WorkerState::Stopping);
+        self.key.slots.lock().unwrap().remove(&self.me.id);
+        self.inner.total.fetch_sub(1, Ordering::SeqCst);
+        self.inner.wake.notify_one();
+        self.inner.slot_exited.notify_waiters();
+    }
+}
+
+/// Counts a slot as waiting on its header's queue while alive.
+struct IdleMark<'a>(&'a AtomicUsize);
+impl<'a> IdleMark<'a> {
+    fn new(c: &'a AtomicUsize) -> Self {
+        c.fetch_add(1, Ordering::SeqCst);
+        IdleMark(c)
+    }
+}
+impl Drop for IdleMark<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+struct Slot {
+    inner: Arc<Inner>,
+    key: Arc<KeyState>,
+    me: Arc<SlotShared>,
+    worker: Option<Worker>,
+    hard: watch::Receiver<bool>,
+}
+
+enum Wait {
+    Job(Job),
+    Tick,
+    Stop,
+}
+
+/// How one attempt at a request ended.
+enum Outcome {
+    Done(Result<Output, WorkerError>),
+    /// RSS above the cap (bytes seen).
+    Memory(u64),
+    HardStop,
+}
+
+/// Whether the slot goes on after a request.
+enum Flow {
+    Continue,
+    Exit,
+}
+
+impl Slot {
+    fn stopping(&self) -> bool {
+        self.me.stop_requested() || *self.hard.borrow()
+    }
+
+    async fn run(&mut self) {
+        loop {
+            if self.stopping() {
+                return;
+            }
+            if self.worker.is_none() {
+                // No replacement processes once shutdown has begun.
+                if self.inner.shutting_down.load(Ordering::SeqCst) {
+                    return;
+                }
+                match self.spawn().await {
+                    Some(Ok(())) => {}
+                    Some(Err(e)) => {
+                        self.spawn_failed(&e).await;
+                        return;
+                    }
+                    None => return,
+                }
+            }
+            // Idle since the end of the last request (or the start), not
+            // since the last health tick.
+            if self.me.state() != WorkerState::Idle {
+                self.me.idle_since_ms.store(self.inner.now_ms(), Ordering::Relaxed);
+                self.me.set_state(WorkerState::Idle);
+            }
+            let tick = Duration::from_millis(self.inner.cfg.health_interval_ms);
+            let wait = {
+                let _idle = IdleMark::new(&self.key.idle);
+                tokio::select! {
+                    biased;
+                    _ = self.hard.changed() => Wait::Stop,
+                    _ = self.me.stop.notified() => Wait::Stop,
+                    j = self.key.queue.pop() => j.map_or(Wait::Stop, Wait::Job),
+                    _ = tokio::time::sleep(tick) => Wait::Tick,
+                }
+            };
+            match wait {
+                Wait::Stop => return,
+                Wait::Tick => self.health_check().await,
+                Wait::Job(job) => {
+                    if let Flow::Exit = self.serve(job).await {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts a fresh process for the slot. `None`: hard stop meanwhile
+    /// (dropping the spawn future kills a half-started process: the
+    /// driver's `Worker` kills its group on drop).
+    async fn spawn(&mut self) -> Option<Result<(), WorkerError>> {
+        self.me.set_state(WorkerState::Starting);
+        self.me.set_pid(None);
+        self.me.uses.store(0, Ordering::Relaxed);
+        let r = tokio::select! {
+            biased;
+            _ = self.hard.changed() => return None,
+            r = Worker::spawn(&self.inner.worker_cfg, &self.key.header) => r,
+        };
+        match r {
+            Ok(w) => {
+                if let Some(limit) = self.inner.cfg.rlimit_as_bytes {
+                    if let Err(e) = crate::limits::set_address_space_limit(w.pid(), limit) {
+                        tracing::warn!(pid = w.pid(), "could not set RLIMIT_AS: {e}");
+                    }
+                }
+                self.me.set_pid(Some(w.pid()));
+                bump(&self.inner.counters.spawns);
+                tracing::info!(slot = self.me.id, pid = w.pid(), header = %self.key.header.trim_end(), "worker ready");
+                self.worker = Some(w);
+                Some(Ok(()))
+            }
+            Err(e) => {
+                bump(&self.inner.counters.spawn_failures);
+                let until = self.inner.now_ms() + SPAWN_BACKOFF_MS;
+                self.key.spawn_backoff_until_ms.store(until, Ordering::Relaxed);
+                tracing::warn!(slot = self.me.id, header = %self.key.header.trim_end(), "worker failed to start: {e}");
+                Some(Err(e))
+            }
+        }
+    }
+
+    /// A header whose worker cannot start would otherwise keep its
+    /// requests waiting: if no other slot serves the header, answer what
+    /// is queued now. New requests trigger a new attempt.
+    async fn spawn_failed(&mut self, e: &WorkerError) {
+        if self.key.live_slots() <= 1 {
+            for job in self.key.queue.drain_now().await {
+                job.reply.send(Err(PoolError::SpawnFailed(e.to_string())));
+            }
+        }
+    }
+
+    async fn kill_worker(&mut self) {
+        if let Some(w) = self.worker.take() {
+            self.me.set_pid(None);
+            w.kill().await;
+        }
+    }
+
+    /// Idle upkeep: replace a process that died while idle or grew past
+    /// the memory cap, before a request finds it so.
+    async fn health_check(&mut self) {
+        let Some(w) = self.worker.as_mut() else { return };
+        let pid = w.pid();
+        if !w.is_alive() {
+            tracing::warn!(slot = self.me.id, "idle worker died: {}", w.stderr_tail());
+            bump(&self.inner.counters.crashes);
+            self.kill_worker().await;
+        } else if self.over_memory_limit(pid).is_some() {
+            bump(&self.inner.counters.memory_kills);
+            self.kill_worker().await;
+        }
+    }
+
+    fn over_memory_limit(&self, pid: u32) -> Option<u64> {
+        let limit = self.inner.cfg.rss_limit_bytes?;
+        proc::rss_bytes(pid).filter(|&rss| rss > limit)
+    }
+
+    async fn serve(&mut self, job: Job) -> Flow {
+        if job.reply.is_cancelled() {
+            bump(&self.inner.counters.cancelled);
+            return Flow::Continue;
+        }
+        self.me.set_state(WorkerState::Busy);
+        let started = Instant::now();
+        let mut retried = false;
+        let answer = loop {
+            // A process may have died since its last request.
+            if !self.worker.as_mut().is_some_and(|w| w.is_alive()) {
+                self.kill_worker().await;
+                match self.spawn().await {
+                    Some(Ok(())) => self.me.set_state(WorkerState::Busy),
+                    Some(Err(e)) => {
+                        job.reply.send(Err(PoolError::SpawnFailed(e.to_string())));
+                        self.spawn_failed(&e).await;
+                        return Flow::Exit;
+                    }
+                    None => {
+                        job.reply.send(Err(PoolError::ShuttingDown));
+                        return Flow::Exit;
+                    }
+                }
+            }
+            match self.attempt(&job).await {
+                Outcome::Done(Ok(out)) => {
+                    if out.check().status == CheckStatus::Timeout {
+                        bump(&self.inner.counters.timeouts);
+                    }
+                    break Ok(out);
+                }
+                Outcome::Done(Err(e @ (WorkerError::Died { .. } | WorkerError::Io(_)))) => {
+                    bump(&self.inner.counters.crashes);
+                    tracing::warn!(slot = self.me.id, retried, "worker died during a request: {e}");
+                    self.kill_worker().await;
+                    if !retried && !job.reply.is_cancelled() {
+                        retried = true;
+                        bump(&self.inner.counters.retries);
+                        continue;
+                    }
+                    break Err(PoolError::WorkerFailed(format!("the worker died on this request twice; last: {e}")));
+                }
+                Outcome::Done(Err(e)) => {
+                    // Protocol trouble or an error answer from Lean: not a
+                    // crash, so no retry; the process state is suspect.
+                    self.kill_worker().await;
+                    break Err(PoolError::WorkerFailed(e.to_string()));
+                }
+                Outcome::Memory(rss) => {
+                    bump(&self.inner.counters.memory_kills);
+                    self.kill_worker().await;
+                    let limit = self.inner.cfg.rss_limit_bytes.unwrap_or(0);
+                    break Err(PoolError::WorkerFailed(format!(
+                        "the worker exceeded the memory limit ({rss} > {limit} bytes resident) and was killed"
+                    )));
+                }
+                Outcome::HardStop => {
+                    job.reply.send(Err(PoolError::ShuttingDown));
+                    return Flow::Exit;
+                }
+            }
+        };
+        if matches!(answer, Err(PoolError::WorkerFailed(_))) {
+            bump(&self.inner.counters.worker_failed);
+        }
+        self.inner.record_latency(job.input.method(), job.accepted.elapsed(), Some(started.elapsed()));
+        job.reply.send(answer);
+        self.after_request().await;
+        Flow::Continue
+    }
+
+    /// One run of the request on the current process, watched for the
+    /// memory cap and for a hard stop.
+    async fn attempt(&mut self, job: &Job) -> Outcome {
+        let default = self.inner.default_timeout();
+        let limit = self.inner.cfg.rss_limit_bytes;
+        let poll = Duration::from_millis(self.inner.cfg.rss_poll_ms);
+        let w = self.worker.as_mut().expect("a live worker");
+        let pid = w.pid();
+        let run = job.input.run(w, default);
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                biased;
+                _ = self.hard.changed() => return Outcome::HardStop,
+                r = &mut run => {
+                    self.me.uses.fetch_add(1, Ordering::Relaxed);
+                    return Outcome::Done(r);
+                }
+                _ = tokio::time::sleep(poll), if limit.is_some() => {
+                    let rss = proc::rss_bytes(pid).unwrap_or(0);
+                    if rss > limit.unwrap_or(u64::MAX) {
+                        return Outcome::Memory(rss);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Retire the process if a request left it dead (time-out) or used up.
+    async fn after_request(&mut self) {
+        let Some(w) = self.worker.as_mut() else { return };
+        let pid = w.pid();
+        if !w.is_alive() {
+            // Killed by the driver at its time limit: just reap it.
+            self.kill_worker().await;
+        } else if self.inner.cfg.max_uses > 0 && self.me.uses.load(Ordering::Relaxed) >= self.inner.cfg.max_uses {
+            bump(&self.inner.counters.recycles);
+            tracing::info!(slot = self.me.id, pid, "recycling worker after max_uses requests");
+            self.kill_worker().await;
+        } else if self.over_memory_limit(pid).is_some() {
+            bump(&self.inner.counters.memory_kills);
+            self.kill_worker().await;
+        }
+    }
+}

@@ -1,0 +1,408 @@
+//! Pool tests against a FAKE Lean worker (see `support/fake_peer.rs` for
+//! what it imitates and why a fake is needed here: crashes on demand,
+//! twice in a row, memory growth, start failures, and workers that start in
+//! milliseconds so queueing/eviction can be tested at all). The same pool
+//! behaviours that real Lean can show are tested on real Lean in
+//! `pool_lean.rs`.
+//!
+//! `harness = false`: this executable is also the fake worker (the pool
+//! starts it with `LEANPOOL_FAKE_PEER=1`). Run one test with
+//! `cargo test -p leanpool-pool --test pool_fake -- NAME`.
+
+#[path = "support/fake_peer.rs"]
+mod fake_peer;
+#[path = "support/procs.rs"]
+mod procs;
+
+use leanpool_lean::{BackendKind, LeanCommand};
+use leanpool_pool::{Pool, PoolConfig, PoolError, PrewarmEntry, WorkerState};
+use leanpool_protocol::{CheckParams, CheckStatus};
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::time::Duration;
+
+fn fake_command(log: &Path) -> LeanCommand {
+    LeanCommand {
+        program: std::env::current_exe().unwrap(),
+        args: vec![],
+        env: vec![(fake_peer::FAKE_ENV.into(), "1".into()), ("FAKE_LOG".into(), log.display().to_string())],
+        cwd: None,
+        backend: BackendKind::Native,
+        version: None,
+        source: "fake worker (tests/support/fake_peer.rs)".into(),
+    }
+}
+
+fn base_cfg() -> PoolConfig {
+    PoolConfig {
+        max_workers: 2,
+        max_workers_per_key: 1,
+        default_timeout_ms: 10_000,
+        start_timeout_ms: 10_000,
+        health_interval_ms: 50,
+        rss_poll_ms: 20,
+        idle_timeout_ms: 0,
+        max_uses: 0,
+        ..PoolConfig::default()
+    }
+}
+
+struct Ctx {
+    dir: tempfile::TempDir,
+}
+
+impl Ctx {
+    fn pool(&self, cfg: PoolConfig) -> Pool {
+        Pool::new(fake_command(&self.log()), cfg)
+    }
+    fn log(&self) -> PathBuf {
+        self.dir.path().join("fake.log")
+    }
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(self.log()).unwrap_or_default()
+    }
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).display().to_string()
+    }
+}
+
+fn req(text: impl Into<String>) -> CheckParams {
+    CheckParams { text: text.into(), timeout_ms: None, timings: false }
+}
+
+/// Pids of the workers of `header` (canonical form), in slot order.
+fn pids(pool: &Pool, header: &str) -> Vec<u32> {
+    pool.status()
+        .keys
+        .iter()
+        .filter(|k| k.header == header)
+        .flat_map(|k| k.workers.iter().filter_map(|w| w.pid))
+        .collect()
+}
+
+async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    for _ in 0..500 {
+        if cond() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("timed out waiting for: {what}");
+}
+
+/// Shuts the pool down and checks that no worker process is left.
+async fn finish(pool: Pool) {
+    pool.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(pool.status().workers, 0);
+    procs::assert_no_workers_left().await;
+}
+
+// ---------------------------------------------------------------- tests
+
+async fn two_headers_two_workers(cx: Ctx) {
+    let pool = cx.pool(base_cfg());
+    let (a, b) = tokio::join!(
+        pool.check(req("open A\ntheorem a : True := trivial\n-- FAKE sleep 200\n")),
+        pool.check(req("open B\ntheorem b : True := trivial\n-- FAKE sleep 200\n")),
+    );
+    assert_eq!(a.unwrap().status, CheckStatus::Ok);
+    assert_eq!(b.unwrap().status, CheckStatus::Ok);
+    let (pa, pb) = (pids(&pool, "open A\n"), pids(&pool, "open B\n"));
+    assert_eq!((pa.len(), pb.len()), (1, 1));
+    assert_ne!(pa, pb);
+    // Same header up to comments/blank lines/trailing spaces: same worker.
+    let r = pool.check(req("-- hi\nopen A   \n\ntheorem c : True := trivial\n-- FAKE error\n")).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Error);
+    assert_eq!(pids(&pool, "open A\n"), pa);
+    assert_eq!(pool.status().counters.spawns, 2);
+    finish(pool).await;
+}
+
+async fn crash_once_is_retried_on_a_fresh_worker(cx: Ctx) {
+    let pool = cx.pool(base_cfg());
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let before = pids(&pool, "");
+    let text = format!("theorem a : True := trivial\n-- FAKE crash_once {}\n", cx.path("flag"));
+    assert_eq!(pool.check(req(text)).await.unwrap().status, CheckStatus::Ok);
+    let c = pool.status().counters;
+    assert_eq!((c.crashes, c.retries, c.worker_failed, c.spawns), (1, 1, 0, 2));
+    assert_ne!(pids(&pool, ""), before);
+    finish(pool).await;
+}
+
+async fn crash_twice_is_worker_failed(cx: Ctx) {
+    let pool = cx.pool(base_cfg());
+    let e = pool.check(req("theorem a : True := trivial\n-- FAKE crash\n")).await.unwrap_err();
+    assert!(matches!(e, PoolError::WorkerFailed(ref m) if m.contains("twice")), "{e:?}");
+    assert_eq!(e.code(), leanpool_protocol::codes::WORKER_FAILED);
+    let c = pool.status().counters;
+    assert_eq!((c.crashes, c.retries, c.worker_failed), (2, 1, 1));
+    // The header is still served.
+    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    finish(pool).await;
+}
+
+async fn timeout_replaces_the_worker(cx: Ctx) {
+    let pool = cx.pool(base_cfg());
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let before = pids(&pool, "");
+    let mut p = req("theorem a : True := trivial\n-- FAKE sleep 5000\n");
+    p.timeout_ms = Some(200);
+    let r = pool.check(p).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Timeout);
+    assert!(r.reason.unwrap().contains("200 ms"));
+    wait_until("replacement worker", || {
+        let p = pids(&pool, "");
+        !p.is_empty() && p != before
+    })
+    .await;
+    assert!(!procs::alive(before[0]));
+    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(pool.status().counters.timeouts, 1);
+    finish(pool).await;
+}
+
+async fn max_uses_recycles(cx: Ctx) {
+    let pool = cx.pool(PoolConfig { max_uses: 2, ..base_cfg() });
+    let mut seen = vec![];
+    for i in 0..3 {
+        pool.check(req(format!("theorem t{i} : True := trivial\n"))).await.unwrap();
+        // Log lines are "<pid> <last line>": which process served it.
+        let log = cx.log_text();
+        let pid: u32 = log.lines().last().unwrap().split(' ').next().unwrap().parse().unwrap();
+        seen.push(pid);
+    }
+    assert_eq!(seen[0], seen[1]);
+    assert_ne!(seen[1], seen[2]);
+    assert!(!procs::alive(seen[0]));
+    assert_eq!(pool.status().counters.recycles, 1);
+    finish(pool).await;
+}
+
+async fn full_queue_is_overloaded(cx: Ctx) {
+    let pool = cx.pool(PoolConfig { max_queue_per_key: 1, ..base_cfg() });
+    let p1 = pool.clone();
+    let a = tokio::spawn(async move { p1.check(req("theorem a : True := trivial\n-- FAKE sleep 800\n")).await });
+    wait_until("a busy", || pool.status().keys.iter().any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))).await;
+    let p2 = pool.clone();
+    let b = tokio::spawn(async move { p2.check(req("theorem b : True := trivial\n")).await });
+    wait_until("b queued", || pool.status().keys.iter().any(|k| k.queue_depth == 1)).await;
+    let e = pool.check(req("theorem c : True := trivial\n")).await.unwrap_err();
+    assert_eq!(e, PoolError::Overloaded { queued: 1, limit: 1 });
+    assert_eq!(e.code(), leanpool_protocol::codes::OVERLOADED);
+    assert_eq!(a.await.unwrap().unwrap().status, CheckStatus::Ok);
+    assert_eq!(b.await.unwrap().unwrap().status, CheckStatus::Ok);
+    assert_eq!(pool.status().counters.overloaded, 1);
+    finish(pool).await;
+}
+
+async fn dropped_request_is_skipped(cx: Ctx) {
+    let pool = cx.pool(base_cfg());
+    let p1 = pool.clone();
+    let a = tokio::spawn(async move { p1.check(req("theorem a : True := trivial\n-- FAKE sleep 600\n")).await });
+    wait_until("a busy", || pool.status().keys.iter().any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))).await;
+    // The caller of b goes away while b waits in the queue.
+    let gone = tokio::time::timeout(Duration::from_millis(100), pool.check(req("theorem dropped_b : True := trivial\n"))).await;
+    assert!(gone.is_err());
+    let c = pool.check(req("theorem c : True := trivial\n")).await.unwrap();
+    assert_eq!(c.status, CheckStatus::Ok);
+    a.await.unwrap().unwrap();
+    let log = cx.log_text();
+    assert!(log.contains("theorem c"), "{log}");
+    assert!(!log.contains("dropped_b"), "a dropped request was run:\n{log}");
+    assert_eq!(pool.status().counters.cancelled, 1);
+    finish(pool).await;
+}
+
+async fn lru_idle_worker_evicted_for_new_header(cx: Ctx) {
+    let pool = cx.pool(base_cfg());
+    pool.check(req("open A\ntheorem a : True := trivial\n")).await.unwrap();
+    pool.check(req("open B\ntheorem b : True := trivial\n")).await.unwrap();
+    let pb = pids(&pool, "open B\n");
+    // Global max (2) reached; A has been idle longest.
+    assert_eq!(pool.check(req("open C\ntheorem c : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert!(pids(&pool, "open A\n").is_empty());
+    assert_eq!(pids(&pool, "open B\n"), pb);
+    assert_eq!(pids(&pool, "open C\n").len(), 1);
+    assert_eq!(pool.status().counters.evictions, 1);
+    assert!(pool.status().workers <= 2);
+    finish(pool).await;
+}
+
+async fn idle_timeout_keeps_prewarm_minimum(cx: Ctx) {
+    let cfg = PoolConfig {
+        idle_timeout_ms: 200,
+        prewarm: vec![PrewarmEntry { header: "-- warm\n\nopen P   \n".into(), min: 1 }],
+        ..base_cfg()
+    };
+    let pool = cx.pool(cfg);
+    // The prewarm worker starts without any request.
+    wait_until("prewarm worker idle", || {
+        pool.status().keys.iter().any(|k| k.header == "open P\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle))
+    })
+    .await;
+    pool.check(req("open Q\ntheorem q : True := trivial\n")).await.unwrap();
+    wait_until("Q retired", || pids(&pool, "open Q\n").is_empty()).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(pids(&pool, "open P\n").len(), 1);
+    assert!(pool.status().counters.idle_retirements >= 1);
+    finish(pool).await;
+}
+
+async fn memory_cap_kills_the_worker(cx: Ctx) {
+    let pool = cx.pool(PoolConfig { rss_limit_bytes: Some(150 << 20), ..base_cfg() });
+    let e = pool.check(req("theorem a : True := trivial\n-- FAKE alloc 400\n")).await.unwrap_err();
+    assert!(matches!(e, PoolError::WorkerFailed(ref m) if m.contains("memory limit")), "{e:?}");
+    assert_eq!(pool.status().counters.memory_kills, 1);
+    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    finish(pool).await;
+}
+
+async fn failed_start_is_answered(cx: Ctx) {
+    let pool = cx.pool(base_cfg());
+    let e = pool.check(req("open FakeDieOnOpen\ntheorem a : True := trivial\n")).await.unwrap_err();
+    assert!(matches!(e, PoolError::SpawnFailed(_)), "{e:?}");
+    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(pool.status().counters.spawn_failures, 1);
+    finish(pool).await;
+}
+
+async fn graceful_shutdown_finishes_queued_work(cx: Ctx) {
+    let pool = cx.pool(base_cfg());
+    let p1 = pool.clone();
+    let a = tokio::spawn(async move { p1.check(req("theorem a : True := trivial\n-- FAKE sleep 300\n")).await });
+    let p2 = pool.clone();
+    let b = tokio::spawn(async move { p2.check(req("theorem b : True := trivial\n")).await });
+    wait_until("both accepted", || pool.status().counters.requests == 2).await;
+    pool.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(a.await.unwrap().unwrap().status, CheckStatus::Ok);
+    assert_eq!(b.await.unwrap().unwrap().status, CheckStatus::Ok);
+    assert_eq!(pool.check(req("theorem c : True := trivial\n")).await.unwrap_err(), PoolError::ShuttingDown);
+    procs::assert_no_workers_left().await;
+}
+
+async fn shutdown_deadline_answers_in_flight(cx: Ctx) {
+    let pool = cx.pool(base_cfg());
+    let p1 = pool.clone();
+    let a = tokio::spawn(async move { p1.check(req("theorem a : True := trivial\n-- FAKE sleep 5000\n")).await });
+    wait_until("a busy", || pool.status().keys.iter().any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))).await;
+    let p2 = pool.clone();
+    let b = tokio::spawn(async move { p2.check(req("theorem b : True := trivial\n")).await });
+    wait_until("b queued", || pool.status().keys.iter().any(|k| k.queue_depth == 1)).await;
+    pool.shutdown(Duration::from_millis(100)).await;
+    assert_eq!(a.await.unwrap().unwrap_err(), PoolError::ShuttingDown);
+    assert_eq!(b.await.unwrap().unwrap_err(), PoolError::ShuttingDown);
+    procs::assert_no_workers_left().await;
+}
+
+async fn dropping_the_pool_kills_workers(cx: Ctx) {
+    let pool = cx.pool(PoolConfig { prewarm: vec![PrewarmEntry { header: String::new(), min: 1 }], ..base_cfg() });
+    wait_until("prewarm", || !pids(&pool, "").is_empty()).await;
+    let pid = pids(&pool, "")[0];
+    let clone = pool.clone();
+    drop(pool);
+    assert!(procs::alive(pid), "a clone still holds the pool");
+    drop(clone);
+    procs::assert_no_workers_left().await;
+}
+
+async fn rlimit_as_is_applied(cx: Ctx) {
+    let pool = cx.pool(PoolConfig { rlimit_as_bytes: Some(64 << 30), ..base_cfg() });
+    pool.check(req("theorem a : True := trivial\n")).await.unwrap();
+    let pid = pids(&pool, "")[0];
+    assert_eq!(procs::address_space_limit(pid), Some(64 << 30));
+    finish(pool).await;
+}
+
+/// Many concurrent requests over three headers with two workers (so
+/// eviction happens under load), some of them crashing once: every request
+/// gets exactly its own answer.
+async fn concurrent_mix_every_request_answered(cx: Ctx) {
+    let pool = cx.pool(PoolConfig { max_queue_per_key: 64, ..base_cfg() });
+    let mut tasks = Vec::new();
+    for i in 0..45 {
+        let header = ["", "open A\n", "open B\n"][i % 3];
+        let fault = match i % 5 {
+            0 => "-- FAKE error\n".to_string(),
+            1 => format!("-- FAKE crash_once {}\n", cx.path(&format!("flag{i}"))),
+            _ => String::new(),
+        };
+        let text = format!("{header}theorem t{i} : True := trivial\n{fault}-- id {i}\n");
+        let p = pool.clone();
+        tasks.push(tokio::spawn(async move { (i, p.check(req(text)).await) }));
+    }
+    for t in tasks {
+        let (i, r) = t.await.unwrap();
+        let want = if i % 5 == 0 { CheckStatus::Error } else { CheckStatus::Ok };
+        assert_eq!(r.unwrap().status, want, "request {i}");
+    }
+    let c = pool.status().counters;
+    assert_eq!(c.requests, 45);
+    assert_eq!((c.crashes, c.retries, c.worker_failed), (9, 9, 0));
+    finish(pool).await;
+}
+
+// ---------------------------------------------------------------- runner
+
+type TestFn = fn(Ctx) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+
+macro_rules! tests {
+    ($($name:ident),* $(,)?) => {
+        vec![$((stringify!($name), (|cx| Box::pin($name(cx))) as TestFn)),*]
+    };
+}
+
+fn main() {
+    if std::env::var_os(fake_peer::FAKE_ENV).is_some() {
+        fake_peer::serve();
+        return;
+    }
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let all: Vec<(&str, TestFn)> = tests![
+        two_headers_two_workers,
+        crash_once_is_retried_on_a_fresh_worker,
+        crash_twice_is_worker_failed,
+        timeout_replaces_the_worker,
+        max_uses_recycles,
+        full_queue_is_overloaded,
+        dropped_request_is_skipped,
+        lru_idle_worker_evicted_for_new_header,
+        idle_timeout_keeps_prewarm_minimum,
+        memory_cap_kills_the_worker,
+        failed_start_is_answered,
+        graceful_shutdown_finishes_queued_work,
+        shutdown_deadline_answers_in_flight,
+        dropping_the_pool_kills_workers,
+        rlimit_as_is_applied,
+        concurrent_mix_every_request_answered,
+    ];
+    let selected: Vec<_> = all.into_iter().filter(|(n, _)| filter.as_deref().map_or(true, |f| n.contains(f))).collect();
+    println!("\nrunning {} tests (fake Lean worker)", selected.len());
+    let mut failed = Vec::new();
+    for (name, f) in selected {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let cx = Ctx { dir: tempfile::tempdir().unwrap() };
+        let r = rt.block_on(async move {
+            let h = tokio::spawn(tokio::time::timeout(Duration::from_secs(60), f(cx)));
+            h.await
+        });
+        drop(rt);
+        let ok = matches!(r, Ok(Ok(())));
+        println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
+        if !ok {
+            if let Ok(Err(_)) = r {
+                println!("  (timed out after 60 s)");
+            }
+            failed.push(name);
+        }
+        // A failed test may leave workers; never let them leak into the next.
+        procs::kill_all_workers();
+    }
+    if failed.is_empty() {
+        println!("\ntest result: ok");
+    } else {
+        println!("\ntest result: FAILED: {failed:?}");
+        std::process::exit(1);
+    }
+}
