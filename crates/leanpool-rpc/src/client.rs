@@ -7,10 +7,11 @@
 
 use crate::framing::{Frame, FrameReader};
 use leanpool_protocol::{
-    codes, CheckParams, CheckResult, GtedParams, GtedResult, Id, NormalizeResult, OptResult, Request, Response,
+    codes, CheckParams, CheckResult, GtedParams, GtedResult, Id, NormalizeResult, OptResult, Request,
     RpcError, StatementParams,
 };
-use serde::{de::DeserializeOwned, Serialize};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -47,7 +48,19 @@ impl ClientError {
     }
 }
 
-type Reply = Result<Value, ClientError>;
+type Reply = Result<Box<RawValue>, ClientError>;
+
+/// An answer as read: the result stays encoded until the caller says what
+/// type it wants.
+#[derive(Deserialize)]
+struct RawResponse {
+    #[serde(default)]
+    id: Option<Id>,
+    #[serde(default)]
+    result: Option<Box<RawValue>>,
+    #[serde(default)]
+    error: Option<RpcError>,
+}
 
 struct Pending {
     waiting: HashMap<i64, oneshot::Sender<Reply>>,
@@ -119,7 +132,7 @@ impl Client {
             let mut general: Option<RpcError> = None;
             let why = loop {
                 match frames.next_frame().await {
-                    Ok(Some(Frame::Line(l))) => match serde_json::from_slice::<Response>(&l) {
+                    Ok(Some(Frame::Line(l))) => match serde_json::from_slice::<RawResponse>(&l) {
                         Ok(r) => route(&p, r, &mut general),
                         Err(e) => break format!("undecodable answer: {e}"),
                     },
@@ -136,6 +149,13 @@ impl Client {
     /// Sends one request and waits for its answer. Dropping the future
     /// forgets the request on this side (the daemon still answers it).
     pub async fn call(&self, method: &str, params: Value) -> Result<Value, ClientError> {
+        let raw = self.call_raw(method, params).await?;
+        serde_json::from_str(raw.get()).map_err(|e| ClientError::Decode(e.to_string()))
+    }
+
+    /// [`Client::call`] returning the result exactly as the daemon encoded
+    /// it (field order kept), e.g. to copy it into a file.
+    pub async fn call_raw(&self, method: &str, params: Value) -> Result<Box<RawValue>, ClientError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         {
@@ -163,8 +183,8 @@ impl Client {
     /// [`Client::call`] with typed params and result.
     pub async fn call_typed<P: Serialize, R: DeserializeOwned>(&self, method: &str, params: &P) -> Result<R, ClientError> {
         let params = serde_json::to_value(params).map_err(|e| ClientError::Decode(e.to_string()))?;
-        let v = self.call(method, params).await?;
-        serde_json::from_value(v).map_err(|e| ClientError::Decode(format!("`{method}` result: {e}")))
+        let raw = self.call_raw(method, params).await?;
+        serde_json::from_str(raw.get()).map_err(|e| ClientError::Decode(format!("`{method}` result: {e}")))
     }
 
     pub async fn check(&self, p: &CheckParams) -> Result<CheckResult, ClientError> {
@@ -207,14 +227,14 @@ impl Drop for Forget<'_> {
     }
 }
 
-fn route(p: &Mutex<Pending>, r: Response, general: &mut Option<RpcError>) {
+fn route(p: &Mutex<Pending>, r: RawResponse, general: &mut Option<RpcError>) {
     let reply = match (r.result, r.error) {
         (_, Some(e)) => Err(ClientError::Rpc(e)),
         (Some(v), None) => Ok(v),
-        (None, None) => Ok(Value::Null),
+        (None, None) => Err(ClientError::Decode("answer with neither `result` nor `error`".into())),
     };
     match r.id {
-        Id::Num(id) => {
+        Some(Id::Num(id)) => {
             if let Some(tx) = p.lock().unwrap().waiting.remove(&id) {
                 let _ = tx.send(reply);
             }

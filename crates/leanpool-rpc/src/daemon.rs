@@ -5,6 +5,7 @@ use crate::methods::{run_gted, Call};
 use leanpool_pool::{Pool, PoolError, PoolStatus};
 use leanpool_protocol::{codes, RpcError};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -86,7 +87,7 @@ fn pool_error(e: PoolError) -> RpcError {
 }
 
 impl Handler for PoolHandler {
-    async fn call(&self, method: &str, params: Value, _ctx: &CallContext) -> Result<Value, RpcError> {
+    async fn call(&self, method: &str, params: Value, _ctx: &CallContext) -> Result<Box<RawValue>, RpcError> {
         match Call::decode(method, params)? {
             Call::Check(p) => result(&self.pool()?.check(p).await.map_err(pool_error)?),
             Call::Normalize(p) => result(&self.pool()?.normalize(p).await.map_err(pool_error)?),

@@ -4,6 +4,7 @@
 
 use leanpool_protocol::{codes, RpcError};
 use serde::{de::DeserializeOwned, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::future::Future;
 use std::time::Duration;
@@ -30,7 +31,11 @@ pub trait Handler: Send + Sync + 'static {
     /// Runs one method. The returned future is dropped when the client
     /// disconnects or the shutdown deadline passes: implementations must
     /// treat that as cancellation (the pool skips a job whose future is gone).
-    fn call(&self, method: &str, params: Value, ctx: &CallContext) -> impl Future<Output = Result<Value, RpcError>> + Send;
+    ///
+    /// The result comes back already encoded so that it reaches the wire
+    /// with its struct's field order (a `serde_json::Value` would sort the
+    /// keys) and without an intermediate tree.
+    fn call(&self, method: &str, params: Value, ctx: &CallContext) -> impl Future<Output = Result<Box<RawValue>, RpcError>> + Send;
 
     /// Stops taking work, lets in-flight work finish until `deadline`, then
     /// releases everything (the pool kills its Lean workers here).
@@ -53,7 +58,7 @@ pub fn params<P: DeserializeOwned>(method: &str, params: Value) -> Result<P, Rpc
         .map_err(|e| rpc_error(codes::INVALID_PARAMS, format!("invalid params for `{method}`: {e}")))
 }
 
-/// Serializes a method's result; failure here is a bug, reported as such.
-pub fn result<R: Serialize>(r: &R) -> Result<Value, RpcError> {
-    serde_json::to_value(r).map_err(|e| rpc_error(codes::INTERNAL_ERROR, format!("cannot encode result: {e}")))
+/// Encodes a method's result; failure here is a bug, reported as such.
+pub fn result<R: Serialize + ?Sized>(r: &R) -> Result<Box<RawValue>, RpcError> {
+    serde_json::value::to_raw_value(r).map_err(|e| rpc_error(codes::INTERNAL_ERROR, format!("cannot encode result: {e}")))
 }

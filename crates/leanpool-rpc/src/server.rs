@@ -5,11 +5,13 @@
 //! client is gone (then its work is cancelled by dropping the future).
 
 use crate::framing::FrameReader;
-use crate::handler::{rpc_error, CallContext, Handler, PeerCred};
+use crate::handler::{result, rpc_error, CallContext, Handler, PeerCred};
 use crate::request::{decode, Decoded};
 use crate::socket::{self, BindError, SocketFile};
-use leanpool_protocol::{codes, Id, Request, Response};
+use leanpool_protocol::{codes, Id, Request, Response, RpcError};
+use serde::Serialize;
 use serde_json::json;
+use serde_json::value::RawValue;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -176,7 +178,7 @@ async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Share
     tracing::debug!(conn, uid = peer.uid, pid = peer.pid, "connected");
     let (rd, wr) = stream.into_split();
     let raw_fd = rd.as_ref().as_raw_fd();
-    let (tx, rx) = mpsc::channel::<Response>(1024);
+    let (tx, rx) = mpsc::channel::<Answer>(1024);
     let gone = Arc::new(Notify::new());
     let writer = tokio::spawn(write_loop(wr, rx, gone.clone()));
     let opts = &shared.opts;
@@ -195,7 +197,7 @@ async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Share
                 Ok(Some(frame)) => {
                     let reply = match decode(&frame, opts.max_request_bytes) {
                         Decoded::Blank => None,
-                        Decoded::Reply(r) => Some(r),
+                        Decoded::Reply(r) => Some(Answer::Error(r)),
                         Decoded::Call(req) => start(req, &ctx, &shared, &tx, &mut tasks),
                     };
                     if let Some(r) = reply {
@@ -231,25 +233,25 @@ fn start<H: Handler>(
     req: Request,
     ctx: &CallContext,
     shared: &Arc<Shared<H>>,
-    tx: &mpsc::Sender<Response>,
+    tx: &mpsc::Sender<Answer>,
     tasks: &mut JoinSet<()>,
-) -> Option<Response> {
+) -> Option<Answer> {
     let Request { id, method, params, .. } = req;
     match method.as_str() {
-        "ping" => return Some(Response::ok(id, params)),
+        "ping" => return Some(Answer::from_result(id, result(&params))),
         "shutdown" => {
             if ctx.peer.uid != shared.opts.owner_uid {
                 let msg = format!("only the daemon's owner (uid {}) may shut it down", shared.opts.owner_uid);
-                return Some(Response::err(id, codes::UNAUTHORIZED, msg));
+                return Some(Answer::Error(Response::err(id, codes::UNAUTHORIZED, msg)));
             }
             tracing::info!(conn = ctx.conn, uid = ctx.peer.uid, "shutdown requested");
             ShutdownHandle(shared.phase.clone()).shutdown();
-            return Some(Response::ok(id, json!({ "shutting_down": true })));
+            return Some(Answer::from_result(id, result(&json!({ "shutting_down": true }))));
         }
         _ => {}
     }
     if *shared.phase.borrow() != Phase::Running {
-        return Some(Response::err(id, codes::SHUTTING_DOWN, "the daemon is shutting down"));
+        return Some(Answer::Error(Response::err(id, codes::SHUTTING_DOWN, "the daemon is shutting down")));
     }
     shared.inflight.send_modify(|n| *n += 1);
     let guard = InFlight(shared.clone());
@@ -264,17 +266,11 @@ fn start<H: Handler>(
                 Err(rpc_error(codes::SHUTTING_DOWN, "the daemon shut down before this request finished")),
         };
         let ms = t0.elapsed().as_millis() as u64;
-        let resp = match out {
-            Ok(v) => {
-                tracing::debug!(conn = ctx.conn, ?id, method, ms, "answered");
-                Response::ok(id, v)
-            }
-            Err(e) => {
-                tracing::info!(conn = ctx.conn, ?id, method, ms, code = e.code, message = %e.message, "error");
-                Response { jsonrpc: "2.0".into(), id, result: None, error: Some(e) }
-            }
-        };
-        let _ = tx.send(resp).await;
+        match &out {
+            Ok(_) => tracing::debug!(conn = ctx.conn, ?id, method, ms, "answered"),
+            Err(e) => tracing::info!(conn = ctx.conn, ?id, method, ms, code = e.code, message = %e.message, "error"),
+        }
+        let _ = tx.send(Answer::from_result(id, out)).await;
     });
     None
 }
@@ -289,9 +285,40 @@ impl<H: Handler> Drop for InFlight<H> {
     }
 }
 
+/// One answer on its way to the writer.
+enum Answer {
+    /// A result, already encoded by the handler.
+    Ok(Id, Box<RawValue>),
+    Error(Response),
+}
+
+impl Answer {
+    fn from_result(id: Id, r: Result<Box<RawValue>, RpcError>) -> Answer {
+        match r {
+            Ok(raw) => Answer::Ok(id, raw),
+            Err(e) => Answer::Error(Response { jsonrpc: "2.0".into(), id, result: None, error: Some(e) }),
+        }
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        #[derive(Serialize)]
+        struct OkLine<'a> {
+            jsonrpc: &'static str,
+            id: &'a Id,
+            result: &'a RawValue,
+        }
+        let r = match self {
+            Answer::Ok(id, raw) => serde_json::to_writer(&mut *out, &OkLine { jsonrpc: "2.0", id, result: raw }),
+            Answer::Error(resp) => serde_json::to_writer(&mut *out, resp),
+        };
+        r.expect("an answer always encodes");
+        out.push(b'\n');
+    }
+}
+
 /// Writes answers as they come, one JSON object per line, flushing when no
 /// more are queued. A write error means the client is gone.
-async fn write_loop(wr: tokio::net::unix::OwnedWriteHalf, mut rx: mpsc::Receiver<Response>, gone: Arc<Notify>) {
+async fn write_loop(wr: tokio::net::unix::OwnedWriteHalf, mut rx: mpsc::Receiver<Answer>, gone: Arc<Notify>) {
     let mut w = BufWriter::with_capacity(64 << 10, wr);
     let mut line = Vec::new();
     while let Some(first) = rx.recv().await {
@@ -299,8 +326,7 @@ async fn write_loop(wr: tokio::net::unix::OwnedWriteHalf, mut rx: mpsc::Receiver
         let mut ok = true;
         while let Some(resp) = next {
             line.clear();
-            serde_json::to_writer(&mut line, &resp).expect("a Response always serializes");
-            line.push(b'\n');
+            resp.encode(&mut line);
             if w.write_all(&line).await.is_err() {
                 ok = false;
                 break;

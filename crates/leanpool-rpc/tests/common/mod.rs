@@ -5,6 +5,7 @@ use leanpool_protocol::{codes, GtedParams, RpcError};
 use leanpool_rpc::handler::{method_not_found, params, result, rpc_error};
 use leanpool_rpc::{CallContext, Client, Handler, Server, ServerOptions, ShutdownHandle};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -39,7 +40,7 @@ impl Drop for DropFlag {
 }
 
 impl Handler for TestHandler {
-    async fn call(&self, method: &str, p: Value, _ctx: &CallContext) -> Result<Value, RpcError> {
+    async fn call(&self, method: &str, p: Value, _ctx: &CallContext) -> Result<Box<RawValue>, RpcError> {
         self.0.started.fetch_add(1, Ordering::SeqCst);
         let mut flag = DropFlag(self.0.clone(), false);
         let out = match method {
@@ -48,14 +49,14 @@ impl Handler for TestHandler {
             "sleep" => {
                 let s: Sleep = params(method, p)?;
                 tokio::time::sleep(Duration::from_millis(s.ms)).await;
-                Ok(s.value)
+                result(&s.value)
             }
             "gted" => {
                 let g: GtedParams = params(method, p)?;
                 let r = leanpool_gted::gted(&g).map_err(|e| rpc_error(codes::INVALID_PARAMS, e.to_string()))?;
                 result(&r)
             }
-            "status" => Ok(json!({"test": true})),
+            "status" => result(&json!({"test": true})),
             _ => Err(method_not_found(method)),
         };
         flag.1 = true;

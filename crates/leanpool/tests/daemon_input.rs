@@ -1,0 +1,154 @@
+//! Bad input against a live daemon: every frame answered, the connection
+//! survives, the process never dies. Lean is switched off, so the Lean
+//! methods answer SPAWN_FAILED at once and nothing heavy starts.
+
+mod daemon_support;
+
+#[path = "../../leanpool-rpc/tests/fuzzgen/mod.rs"]
+mod fuzzgen;
+
+use daemon_support::{Daemon, Lean};
+use leanpool_protocol::codes;
+use leanpool_rpc::framing::Frame;
+use leanpool_rpc::request::{decode, Decoded};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+const MAX: usize = 2048;
+
+fn connect(d: &Daemon) -> (BufReader<UnixStream>, UnixStream) {
+    let s = UnixStream::connect(&d.socket).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    (BufReader::new(s.try_clone().unwrap()), s)
+}
+
+fn recv(r: &mut BufReader<UnixStream>) -> Value {
+    let mut line = String::new();
+    assert!(r.read_line(&mut line).unwrap() > 0, "connection closed");
+    serde_json::from_str(&line).unwrap()
+}
+
+fn code(v: &Value) -> i64 {
+    v["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {v}"))
+}
+
+fn vm_hwm_kib(pid: i32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let l = s.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    l.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn bad_frames_get_errors_and_the_connection_survives() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = Daemon::start(dir.path(), &format!("max_request_bytes = {MAX}\n"), Lean::Off);
+    let (mut r, mut w) = connect(&d);
+    let cases: Vec<(Vec<u8>, i64, Value)> = vec![
+        (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"".to_vec(), codes::PARSE_ERROR, Value::Null),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"p\xc3\x28ng\"}".to_vec(), codes::PARSE_ERROR, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":3,"method":"frobnicate"}"#.to_vec(), codes::METHOD_NOT_FOUND, json!(3)),
+        (br#"{"jsonrpc":"2.0","id":4,"method":"check","params":{"text":42}}"#.to_vec(), codes::INVALID_PARAMS, json!(4)),
+        (br#"{"jsonrpc":"2.0","id":5,"method":"check","params":"text"}"#.to_vec(), codes::INVALID_PARAMS, json!(5)),
+        (br#"{"jsonrpc":"2.0","id":6,"method":"gted","params":{"a":{"content":"x"},"b":{}}}"#.to_vec(), codes::INVALID_PARAMS, json!(6)),
+        (br#"{"jsonrpc":"2.0","id":7,"method":"status","params":{"verbose":true}}"#.to_vec(), codes::INVALID_PARAMS, json!(7)),
+        (br#"{"jsonrpc":"2.0","id":"eight","method":"check","params":{"text":"theorem t : True := trivial"}}"#.to_vec(), codes::SPAWN_FAILED, json!("eight")),
+        (br#"{"id":9,"method":"ping"}"#.to_vec(), codes::INVALID_REQUEST, json!(9)),
+        (br#"{"jsonrpc":"2.0","method":"ping"}"#.to_vec(), codes::INVALID_REQUEST, Value::Null),
+        (b"[]".to_vec(), codes::INVALID_REQUEST, Value::Null),
+        ([b"{\"jsonrpc\":\"2.0\",\"id\":10,\"params\":\"".as_slice(), &[b'x'; 10 * MAX], b"\"}"].concat(), codes::REQUEST_TOO_LARGE, json!(10)),
+        ([&[b'['; 5000][..]].concat(), codes::REQUEST_TOO_LARGE, Value::Null),
+        ([&[b'['; 1000][..]].concat(), codes::PARSE_ERROR, Value::Null),
+    ];
+    for (line, want, id) in cases {
+        w.write_all(&line).unwrap();
+        w.write_all(b"\n").unwrap();
+        let a = recv(&mut r);
+        assert_eq!((code(&a), &a["id"]), (want, &id), "for {}", String::from_utf8_lossy(&line[..line.len().min(80)]));
+        // Still the same, working connection.
+        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"alive\",\"method\":\"ping\",\"params\":true}\n").unwrap();
+        assert_eq!(recv(&mut r), json!({"jsonrpc": "2.0", "id": "alive", "result": true}));
+    }
+}
+
+#[test]
+fn a_huge_line_is_skipped_without_being_buffered() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = Daemon::start(dir.path(), "max_request_bytes = 65536\n", Lean::Off);
+    let (mut r, mut w) = connect(&d);
+    let before = vm_hwm_kib(d.pid());
+    let chunk = vec![b'a'; 1 << 20];
+    w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":\"").unwrap();
+    for _ in 0..256 {
+        w.write_all(&chunk).unwrap(); // 256 MiB in one line
+    }
+    w.write_all(b"\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":2}\n").unwrap();
+    let a = recv(&mut r);
+    assert_eq!((code(&a), &a["id"]), (codes::REQUEST_TOO_LARGE, &json!(1)));
+    assert!(a["error"]["message"].as_str().unwrap().contains("268435"), "{a}");
+    assert_eq!(recv(&mut r)["result"], json!(2));
+    let grew_mib = (vm_hwm_kib(d.pid()) - before) / 1024;
+    assert!(grew_mib < 32, "daemon peak RSS grew by {grew_mib} MiB for a 256 MiB line");
+}
+
+/// Mutated frames sent to a live daemon over one connection: exactly one
+/// answer per non-blank frame, all well-formed, and the daemon still up.
+#[test]
+fn live_fuzz() {
+    const N: usize = 5000;
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Daemon::start(dir.path(), &format!("max_request_bytes = {MAX}\n"), Lean::Off);
+    let mut rng = StdRng::seed_from_u64(0x5eed_da3e);
+    let seeds = fuzzgen::seeds();
+    let mut input = Vec::new();
+    let mut expected = 0usize;
+    let mut n = 0;
+    while n < N {
+        let f = fuzzgen::frame(&mut rng, &seeds, MAX);
+        let frame = if f.len() > MAX { Frame::TooLarge { len: f.len(), prefix: f.clone() } } else { Frame::Line(f.clone()) };
+        match decode(&frame, MAX) {
+            // A valid `shutdown` would (rightly) stop the daemon mid-test.
+            Decoded::Call(req) if req.method == "shutdown" => continue,
+            Decoded::Blank => {}
+            _ => expected += 1,
+        }
+        input.extend(f);
+        input.push(b'\n');
+        n += 1;
+    }
+    let (mut r, mut w) = connect(&d);
+    let sender = std::thread::spawn(move || {
+        w.write_all(&input).unwrap();
+        w // keep the connection open until the answers are in
+    });
+    let known = [
+        codes::PARSE_ERROR,
+        codes::INVALID_REQUEST,
+        codes::METHOD_NOT_FOUND,
+        codes::INVALID_PARAMS,
+        codes::REQUEST_TOO_LARGE,
+        codes::SPAWN_FAILED,
+    ];
+    for i in 0..expected {
+        let a = recv(&mut r);
+        assert_eq!(a["jsonrpc"], "2.0");
+        match (a.get("result"), a.get("error")) {
+            (Some(_), None) => {}
+            (None, Some(_)) => assert!(known.contains(&code(&a)), "answer {i}: unexpected {a}"),
+            _ => panic!("answer {i} malformed: {a}"),
+        }
+    }
+    let w = sender.join().unwrap();
+    // Nothing extra: a ping is the very next answer.
+    let mut w2 = w.try_clone().unwrap();
+    w2.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"last\",\"method\":\"ping\"}\n").unwrap();
+    assert_eq!(recv(&mut r)["id"], json!("last"));
+    assert!(d.child.try_wait().unwrap().is_none(), "daemon died:\n{}", d.logs());
+    eprintln!("live fuzz: {N} frames, {expected} answers");
+    drop(w);
+    d.signal(nix::sys::signal::Signal::SIGTERM);
+    assert!(d.wait_exit(Duration::from_secs(15)).success());
+}
