@@ -4,6 +4,7 @@
 //! changes. Zero means "off" for the optional limits (`idle_timeout_ms`,
 //! `max_uses`), never "nothing allowed".
 
+use leanpool_lean::guard::GuardPolicy;
 use serde::{Deserialize, Serialize};
 
 /// A header to keep warm workers for from the start.
@@ -66,6 +67,10 @@ pub struct PoolConfig {
     pub latency_window: usize,
     /// Bytes of a worker's stderr kept for error messages.
     pub stderr_log_bytes: usize,
+    /// What the guard lets through beyond its built-in rules. Requests it
+    /// refuses are answered `rejected` by the pool itself, before they are
+    /// queued: no worker is started or used for them.
+    pub guard: GuardPolicy,
 }
 
 fn one() -> usize {
@@ -89,6 +94,7 @@ impl Default for PoolConfig {
             health_interval_ms: 1000,
             latency_window: 1024,
             stderr_log_bytes: 16 * 1024,
+            guard: GuardPolicy::default(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! A request inside the pool: what to run, and the one answer it owes.
 
 use crate::error::PoolError;
+use leanpool_lean::guard::GuardPolicy;
 use leanpool_lean::{Worker, WorkerError};
 use leanpool_protocol::{CheckParams, CheckResult, NormalizeResult, OptResult, StatementParams};
 use std::time::{Duration, Instant};
@@ -84,12 +85,21 @@ impl Input {
     /// Runs the request on `worker` (whose header is the request's key).
     /// A time-out comes back as `Ok` with status `timeout` and a dead
     /// worker; the caller looks at `worker.is_alive()` afterwards.
-    pub(crate) async fn run(&self, worker: &mut Worker, default_timeout: Duration) -> Result<Output, WorkerError> {
+    ///
+    /// The driver and terms functions screen the text again; that repeat
+    /// costs one lexing pass (microseconds) and keeps them safe to call
+    /// on their own.
+    pub(crate) async fn run(
+        &self,
+        worker: &mut Worker,
+        default_timeout: Duration,
+        guard: &GuardPolicy,
+    ) -> Result<Output, WorkerError> {
         let limit = self.timeout(default_timeout);
         let r = match self {
-            Input::Check(p) => leanpool_lean::check_on(worker, p, default_timeout).await.map(Output::Check),
-            Input::Normalize(p) => crate::terms_call::normalize_on(worker, p, limit).await.map(Output::Normalize),
-            Input::Opt(p) => crate::terms_call::opt_on(worker, p, limit).await.map(Output::Opt),
+            Input::Check(p) => leanpool_lean::check::check_on_with(worker, p, default_timeout, guard).await.map(Output::Check),
+            Input::Normalize(p) => crate::terms_call::normalize_on(worker, p, default_timeout).await.map(Output::Normalize),
+            Input::Opt(p) => crate::terms_call::opt_on(worker, p, default_timeout).await.map(Output::Opt),
         };
         match r {
             Err(WorkerError::Timeout) => Ok(self.timed_out(limit)),

@@ -107,7 +107,7 @@ impl Pool {
         bump(&inner.counters.requests);
         bump(&inner.requests_by_method[input.method() as usize]);
         // Rejected texts are answered here, without a worker.
-        if let Err(reason) = leanpool_lean::check::screen(input.text()) {
+        if let Err(reason) = leanpool_lean::check::screen_with(input.text(), &inner.cfg.guard) {
             bump(&inner.counters.rejections);
             inner.record_latency(input.method(), accepted.elapsed(), None);
             return Ok(input.rejected(&reason));

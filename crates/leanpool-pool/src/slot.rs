@@ -312,7 +312,7 @@ impl Slot {
         let poll = Duration::from_millis(self.inner.cfg.rss_poll_ms);
         let w = self.worker.as_mut().expect("a live worker");
         let pid = w.pid();
-        let run = job.input.run(w, default);
+        let run = job.input.run(w, default, &self.inner.cfg.guard);
         tokio::pin!(run);
         loop {
             tokio::select! {

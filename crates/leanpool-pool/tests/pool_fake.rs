@@ -315,6 +315,22 @@ async fn rlimit_as_is_applied(cx: Ctx) {
     finish(pool).await;
 }
 
+async fn guard_rejection_touches_no_worker(cx: Ctx) {
+    let pool = cx.pool(base_cfg());
+    for text in ["#eval 1 + 1\n", "open Bad\nrun_cmd pure ()\n"] {
+        let r = pool.check(req(text)).await.unwrap();
+        assert_eq!(r.status, CheckStatus::Rejected, "{text}");
+        assert!(r.reason.is_some_and(|m| !m.is_empty()));
+    }
+    let p = leanpool_protocol::StatementParams { text: "#eval 1\ntheorem t : True := trivial\n".into(), timeout_ms: None };
+    assert_eq!(pool.opt(p).await.unwrap().check.status, CheckStatus::Rejected);
+    let s = pool.status();
+    assert_eq!((s.counters.rejections, s.counters.spawns, s.workers), (3, 0, 0));
+    assert!(s.keys.is_empty(), "a rejected request created a header entry");
+    assert_eq!(cx.log_text(), "");
+    finish(pool).await;
+}
+
 /// Many concurrent requests over three headers with two workers (so
 /// eviction happens under load), some of them crashing once: every request
 /// gets exactly its own answer.
@@ -375,6 +391,7 @@ fn main() {
         shutdown_deadline_answers_in_flight,
         dropping_the_pool_kills_workers,
         rlimit_as_is_applied,
+        guard_rejection_touches_no_worker,
         concurrent_mix_every_request_answered,
     ];
     let selected: Vec<_> = all.into_iter().filter(|(n, _)| filter.as_deref().map_or(true, |f| n.contains(f))).collect();
