@@ -14,7 +14,7 @@
 //!   reproduces the paper's published scores bit for bit ([`eval`]).
 //! - [`Mode::Plain`]: textbook unit-cost TED on labels.
 //!
-//! The distance itself is exact ([`ted`]); the algorithms take any
+//! The distance itself is exact ([`mod@ted`]); the algorithms take any
 //! [`CostModel`].
 
 pub mod alpha;

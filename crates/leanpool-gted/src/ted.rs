@@ -271,7 +271,9 @@ impl<'t> TedSolver<'t> {
         for y in 0..m {
             f.ins[y] = cost.insert(self.b, self.pb.arena[y]);
         }
-        let small_int = |c: &f64| (0.0..=INT_COST_MAX).contains(c) && c.fract() == 0.0;
+        // `as` saturates and truncates, so the round trip is exact iff `c` is
+        // an integer in range (and it is cheaper than `fract`).
+        let small_int = |&c: &f64| c <= INT_COST_MAX && (c as u32) as f64 == c;
         let integral =
             n + m < INT_NODES_MAX && f.del.iter().chain(&f.ins).chain(&f.ren).all(small_int);
         if !integral {
