@@ -18,16 +18,18 @@
 //! parentheses/whitespace is transparent.
 //!
 //! ## Binders and scopes
-//! A binder's name is printed as an identifier tagged with the position of
-//! the binding expression itself (`withBindingBodyUnusedName` annotates the
-//! name at the current position before descending), so within one tag a
-//! text-only child whose position equals the tag's own position, or is a
-//! strict prefix of a sibling's position, is a *binding site*; ordinary
-//! subterms of one node never have nested positions. Its domain (type),
-//! when shown, is the child at `q/0`, and it scopes over the positions
-//! under `q/1` (its body), which is how `∑ i ∈ s, f i` keeps `s` outside
-//! the scope of `i`. This covers `∀`, `∃`, `fun`, set-builder and big
-//! operators alike, Mathlib's included, without knowing any notation.
+//! Binding sites (the `x` of `∀ (x : α), p`, `∃ x, p`, `fun x => t`,
+//! `{x | p}`, `∑ x ∈ s, f x`) are text-only identifier children in the
+//! shape of a binder list, and not at a plausible subterm position (see
+//! [`find_binders`] for why positions alone cannot say it: Lean tags
+//! binder names with "extra" positions that serialize ambiguously). A
+//! group's type is the child after ` : `; its kind is the bracket pair
+//! around it (`(…)` explicit, `{…}` implicit, `⦃…⦄` strict implicit,
+//! `[…]` instance; none: explicit). A binder is in scope in the types of
+//! later groups of the same construct and from the body (the child after
+//! the separator `,` / `=>` / `↦` / `|`) on, so in `∑ i ∈ s, f i` the set
+//! `s` is outside the scope of `i`. This covers Mathlib's notations as
+//! well as core's without knowing any of them.
 //!
 //! Every binding site gets a fresh scope id (pre-order: statement binders
 //! first, then inner binders in printing order) and becomes a binder node
@@ -142,9 +144,10 @@ enum Part {
 struct BinderSite {
     /// Piece index of the name.
     piece: usize,
-    pos: SubexprPos,
     name: String,
     kind: BinderKind,
+    /// The group sits in brackets, which belong to the binder, not the label.
+    bracketed: bool,
     /// Piece index of the type child, if printed.
     ty: Option<usize>,
 }
@@ -222,24 +225,36 @@ impl TreeBuilder {
     fn binder_node(&mut self, pieces: &[Piece<'_>], sites: Vec<BinderSite>) -> Node {
         let name_at: std::collections::HashMap<usize, usize> =
             sites.iter().enumerate().map(|(k, s)| (s.piece, k)).collect();
-        let type_pieces: std::collections::HashSet<usize> = sites.iter().filter_map(|s| s.ty).collect();
-        // Binders of this node already built, with their positions.
-        let mut local: Vec<(SubexprPos, ScopeEntry)> = Vec::new();
+        // Piece index ending each bracketed group (its type, else its last name).
+        let bracket_ends: std::collections::HashSet<usize> = sites
+            .iter()
+            .enumerate()
+            .filter(|(k, s)| s.bracketed && sites.get(k + 1).is_none_or(|n| n.ty != s.ty || n.ty.is_none()))
+            .map(|(_, s)| s.ty.unwrap_or(s.piece))
+            .collect();
+        // The body starts after the first separator following the binders.
+        let last_group_end = sites.iter().map(|s| s.ty.unwrap_or(s.piece)).max().unwrap_or(0);
+        let body_start = (last_group_end + 1..pieces.len())
+            .find(|&j| matches!(&pieces[j], Piece::Text(t) if is_body_separator(t)))
+            .map(|j| j + 1)
+            .unwrap_or(last_group_end + 1);
+        // Binders of this node already built.
+        let mut active: Vec<ScopeEntry> = Vec::new();
         let mut parts: Vec<Part> = Vec::new();
         let mut i = 0;
         while i < pieces.len() {
             match &pieces[i] {
                 Piece::Text(s) => {
                     let mut s = s.as_str();
-                    // Drop an opening bracket that starts the next binder group.
-                    if name_at.contains_key(&(i + 1)) {
+                    // Drop the opening bracket of a bracketed binder group.
+                    if name_at.get(&(i + 1)).is_some_and(|&k| sites[k].bracketed) {
                         let t = s.trim_end();
                         if let Some(c) = t.chars().last().filter(|c| OPENERS.contains(c)) {
                             s = &t[..t.len() - c.len_utf8()];
                         }
                     }
                     // Drop the closing bracket of a group that just ended.
-                    if i > 0 && (type_pieces.contains(&(i - 1)) || name_at.contains_key(&(i - 1))) {
+                    if i > 0 && bracket_ends.contains(&(i - 1)) {
                         let t = s.trim_start();
                         if let Some(c) = t.chars().next().filter(|c| CLOSERS.contains(c)) {
                             s = &t[c.len_utf8()..];
@@ -250,33 +265,23 @@ impl TreeBuilder {
                 }
                 Piece::Child(cp, b) => {
                     let Some(&k) = name_at.get(&i) else {
-                        let node = self.with_local(&local, cp.as_ref(), |me| me.tag(cp.clone(), b));
+                        let in_scope = i >= body_start;
+                        let node = self.with_entries(if in_scope { &active } else { &[] }, |me| me.tag(cp.clone(), b));
                         parts.push(Part::Child(node));
                         i += 1;
                         continue;
                     };
-                    // A group: this name, following names, optional ` : type`.
-                    let mut group = vec![k];
-                    let mut j = i + 1;
-                    loop {
-                        match pieces.get(j) {
-                            Some(Piece::Text(t))
-                                if t.trim().is_empty() && name_at.contains_key(&(j + 1)) =>
-                            {
-                                group.push(name_at[&(j + 1)]);
-                                j += 2;
-                            }
-                            Some(Piece::Child(..)) if name_at.contains_key(&j) => {
-                                group.push(name_at[&j]);
-                                j += 1;
-                            }
-                            _ => break,
-                        }
-                    }
-                    let ty_piece = sites[k].ty.filter(|&tp| tp == j || tp == j + 1);
-                    let ty_tree = ty_piece.map(|tp| {
+                    // The group: this name and the following names sharing its type.
+                    let group: Vec<usize> = (k..sites.len())
+                        .take_while(|&g| g == k || (sites[g].ty == sites[k].ty && sites[g].ty.is_some())
+                            || (sites[g].ty.is_none() && sites[k].ty.is_none() && {
+                                let (a, b) = (sites[g - 1].piece, sites[g].piece);
+                                (a + 1..b).all(|j| matches!(&pieces[j], Piece::Text(t) if t.trim().is_empty()))
+                            }))
+                        .collect();
+                    let ty_tree = sites[k].ty.map(|tp| {
                         let Piece::Child(tpos, tb) = &pieces[tp] else { unreachable!() };
-                        self.with_local(&local, tpos.as_ref(), |me| me.tag(tpos.clone(), tb))
+                        self.with_entries(&active, |me| me.tag(tpos.clone(), tb))
                     });
                     let mut nodes = Vec::new();
                     for &g in &group {
@@ -291,16 +296,11 @@ impl TreeBuilder {
                             binder: Some(site.kind),
                             children: kids,
                         });
-                        local.push((
-                            site.pos.clone(),
-                            ScopeEntry { name: site.name.clone(), id, kind: NodeKind::BoundVar },
-                        ));
+                        active.push(ScopeEntry { name: site.name.clone(), id, kind: NodeKind::BoundVar });
                     }
                     parts.push(Part::Binders(nodes));
-                    i = match ty_piece {
-                        Some(tp) => tp + 1,
-                        None => j,
-                    };
+                    let last = *group.last().expect("non-empty");
+                    i = sites[last].ty.unwrap_or(sites[last].piece) + 1;
                 }
             }
         }
@@ -370,90 +370,150 @@ impl TreeBuilder {
         Node::op(normalize_label(&label), kids)
     }
 
-    /// Builds with the node-local binders whose body contains `pos` in scope.
-    fn with_local<T>(
-        &mut self,
-        local: &[(SubexprPos, ScopeEntry)],
-        pos: Option<&SubexprPos>,
-        f: impl FnOnce(&mut Self) -> T,
-    ) -> T {
+    /// Builds with `entries` pushed in scope.
+    fn with_entries<T>(&mut self, entries: &[ScopeEntry], f: impl FnOnce(&mut Self) -> T) -> T {
         let base = self.stack.len();
-        if let Some(p) = pos {
-            for (q, e) in local {
-                let body = q.child(1);
-                if body == *p || body.is_strict_prefix_of(p) {
-                    self.stack.push(e.clone());
-                }
-            }
-        }
+        self.stack.extend(entries.iter().cloned());
         let r = f(self);
         self.stack.truncate(base);
         r
     }
 }
 
+/// Text that ends a binder list and starts the body: `∀ x, p`,
+/// `fun x => t`, `fun x ↦ t`, `{x | p}`.
+fn is_body_separator(t: &str) -> bool {
+    let t = t.trim_end();
+    t.ends_with(',') || t.ends_with("=>") || t.ends_with('↦') || t.ends_with('|')
+}
+
+/// What may follow a binder name (after whitespace): its type, the body
+/// separator, a binder predicate (`∀ x ∈ s`, `∃ n > 0`) or a closing bracket.
+fn may_follow_binder(t: &str) -> bool {
+    let t = t.trim_start();
+    t.starts_with([':', ',', '|', '∈', '∉', '⊆', '⊂', '⊇', '⊃', '<', '≤', '>', '≥', '≠', '↦'])
+        || t.starts_with("=>")
+        || t.starts_with(CLOSERS)
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut cs = s.chars();
+    match cs.next() {
+        Some(c) if c.is_alphabetic() || c == '_' || c == '«' => {}
+        _ => return false,
+    }
+    !s.contains(char::is_whitespace) && !s.contains(['(', ')', ',', ':'])
+}
+
+/// Binding sites among a tag's children (see the module docs).
+///
+/// Lean annotates a binder name with an *extra* position from the
+/// delaborator's hole iterator (`mkAnnotatedIdent`), and positions travel
+/// as `"/1/0"` strings in which such extra positions read as short, often
+/// meaningless paths. So names are found by shape: a text-only identifier
+/// child after an opening bracket, after the construct's leading text
+/// (`∀ `, `∃ `, `fun `, `∑ `, `{`) or after another name, followed by a
+/// type (`:`), a separator, a binder predicate or a closing bracket, in a
+/// construct that has a body separator (`,`, `=>`, `↦`, `|`). A candidate
+/// whose position is a plausible subterm position of this tag (a strict
+/// extension with coordinates 0/1, unrelated to its siblings' positions),
+/// is an ordinary subterm instead: that is what tells `(x, y)` from
+/// `∀ (x : α), p`.
 fn find_binders(pieces: &[Piece<'_>], own: Option<&SubexprPos>) -> Vec<BinderSite> {
-    let kids: Vec<(usize, &SubexprPos, &Tagged)> = pieces
+    let kids: Vec<(usize, Option<&SubexprPos>)> = pieces
         .iter()
         .enumerate()
         .filter_map(|(i, p)| match p {
-            Piece::Child(Some(pos), b) => Some((i, pos, *b)),
+            Piece::Child(pos, _) => Some((i, pos.as_ref())),
             _ => None,
         })
         .collect();
-    let mut sites = Vec::new();
-    for &(i, q, b) in &kids {
-        if !is_text_only(b) {
-            continue;
-        }
-        let binds = own == Some(q) || kids.iter().any(|&(j, p, _)| j != i && q.is_strict_prefix_of(p));
-        if !binds {
-            continue;
-        }
-        let name = squash_ws(&b.strip_tags());
-        if name.is_empty() || name.contains(' ') {
-            continue;
-        }
-        sites.push(BinderSite { piece: i, pos: q.clone(), name, kind: BinderKind::Default, ty: None });
+    // The construct needs a body separator followed by a child.
+    let has_separator = pieces.windows(2).any(|w| {
+        matches!((&w[0], &w[1]), (Piece::Text(t), Piece::Child(..)) if is_body_separator(t))
+    });
+    if !has_separator {
+        return vec![];
     }
-    // Kind: bracket before the first name of a group (groups share it).
-    let mut current = BinderKind::Default;
-    for k in 0..sites.len() {
-        let i = sites[k].piece;
-        let prev_text = match i.checked_sub(1).map(|j| &pieces[j]) {
-            Some(Piece::Text(s)) => Some(s.as_str()),
+    let text_at = |i: usize| match pieces.get(i) {
+        Some(Piece::Text(t)) => Some(t.as_str()),
+        _ => None,
+    };
+    let plausible_subterm = |i: usize, q: Option<&SubexprPos>| -> bool {
+        let (Some(own), Some(q)) = (own, q) else { return false };
+        own.is_strict_prefix_of(q)
+            && q.0[own.0.len()..].iter().all(|&c| c <= 1)
+            && kids.iter().all(|&(j, p)| {
+                j == i || p.is_none_or(|p| p != q && !p.is_strict_prefix_of(q) && !q.is_strict_prefix_of(p))
+            })
+    };
+    let mut sites: Vec<BinderSite> = Vec::new();
+    let mut first_child_seen = false;
+    for &(i, q) in &kids {
+        let Piece::Child(_, body) = &pieces[i] else { unreachable!() };
+        let is_first = !first_child_seen;
+        first_child_seen = true;
+        if !is_text_only(body) {
+            continue;
+        }
+        let name = squash_ws(&body.strip_tags());
+        if !is_identifier(&name) {
+            continue;
+        }
+        let before = if i == 0 { None } else { text_at(i - 1) };
+        let after_prev_name = sites.last().is_some_and(|s| {
+            s.piece + 1 == i || (s.piece + 2 == i && text_at(s.piece + 1).is_some_and(|t| t.trim().is_empty()))
+        });
+        let before_ok = after_prev_name
+            || before.is_some_and(|b| {
+                let b = b.trim_end();
+                b.ends_with(OPENERS) || (is_first && !b.is_empty())
+            });
+        let after = text_at(i + 1);
+        let next_is_name = matches!(pieces.get(i + 1), Some(Piece::Child(..)))
+            || (after.is_some_and(|t| t.trim().is_empty()) && matches!(pieces.get(i + 2), Some(Piece::Child(_, b)) if is_text_only(b)));
+        let after_ok = next_is_name || after.is_some_and(may_follow_binder);
+        if !(before_ok && after_ok) || plausible_subterm(i, q) {
+            continue;
+        }
+        sites.push(BinderSite { piece: i, name, kind: BinderKind::Default, bracketed: false, ty: None });
+    }
+    // Groups: names separated by whitespace only. Each group may have a
+    // type (` : T`) and a bracket pair around it.
+    let mut k = 0;
+    while k < sites.len() {
+        let mut end = k;
+        while end + 1 < sites.len() && {
+            let (a, b) = (sites[end].piece, sites[end + 1].piece);
+            (a + 1..b).all(|j| text_at(j).is_some_and(|t| t.trim().is_empty()))
+        } {
+            end += 1;
+        }
+        let last = sites[end].piece;
+        let ty = match (text_at(last + 1), pieces.get(last + 2)) {
+            (Some(t), Some(Piece::Child(..))) if t.trim() == ":" => Some(last + 2),
             _ => None,
         };
-        let starts_group = match prev_text {
-            Some(s) => !s.trim().is_empty(),
-            None => k == 0 || sites[k - 1].piece + 1 != i,
+        let close_at = ty.unwrap_or(last) + 1;
+        let open = sites[k]
+            .piece
+            .checked_sub(1)
+            .and_then(text_at)
+            .and_then(|t| t.trim_end().chars().last());
+        let close = text_at(close_at).and_then(|t| t.trim_start().chars().next());
+        let kind = match (open, close) {
+            (Some('('), Some(')')) => Some(BinderKind::Default),
+            (Some('{'), Some('}')) => Some(BinderKind::Implicit),
+            (Some('⦃'), Some('⦄')) => Some(BinderKind::StrictImplicit),
+            (Some('['), Some(']')) => Some(BinderKind::InstImplicit),
+            _ => None,
         };
-        if starts_group {
-            current = prev_text
-                .and_then(|s| s.trim_end().chars().last())
-                .and_then(bracket_kind)
-                .unwrap_or(BinderKind::Default);
+        for s in &mut sites[k..=end] {
+            s.kind = kind.unwrap_or(BinderKind::Default);
+            s.bracketed = kind.is_some();
+            s.ty = ty;
         }
-        sites[k].kind = current;
-        // Type: the child at `q/0`, printed after the group.
-        let dom = sites[k].pos.child(0);
-        sites[k].ty = kids.iter().find(|&&(j, p, _)| j > i && *p == dom).map(|&(j, _, _)| j);
-    }
-    // A grouped binder's type is printed once, at the first name's domain;
-    // later names of the same group share it.
-    for k in 1..sites.len() {
-        if sites[k].ty.is_none() {
-            let same_group = {
-                let (a, b) = (sites[k - 1].piece, sites[k].piece);
-                (a + 1..b).all(|j| match &pieces[j] {
-                    Piece::Text(s) => s.trim().is_empty(),
-                    Piece::Child(..) => false,
-                })
-            };
-            if same_group {
-                sites[k].ty = sites[k - 1].ty;
-            }
-        }
+        k = end + 1;
     }
     sites
 }
@@ -605,6 +665,54 @@ mod tests {
         assert_eq!(n.children[1].label, "Finset.range _");
         assert_eq!(n.children[1].children[0].scope, Some(outer));
         assert_eq!(n.children[2].children[0].scope, Some(inner));
+    }
+
+    #[test]
+    fn extra_positions_of_binder_names() {
+        // Lean ≥ 4.x tags binder names with hole-iterator positions, which
+        // serialize as "/", "/", "/0", "/1", "/2", … (here colliding with
+        // the real domain "/0" and a prefix of the body "/1/1/1/1/1").
+        let v = tag("/", app(vec![
+            text("∀ ("),
+            tag("/", text("a")), text(" "), tag("/", text("b")), text(" "),
+            tag("/0", text("c")), text(" "), tag("/1", text("d")), text(" "), tag("/2", text("e")),
+            text(" : "),
+            tag("/0", text("Nat")),
+            text("), "),
+            tag("/1/1/1/1/1", app(vec![tag("/1/1/1/1/1/0/1", text("a")), text(" = "), tag("/1/1/1/1/1/1", text("e"))])),
+        ]));
+        let n = build(v);
+        let mut names = vec![];
+        let mut cur = &n;
+        while cur.label == "∀ _, _" {
+            names.push(cur.children[0].children[0].label.clone());
+            assert_eq!(cur.children[0].children[1], Node::atom("Nat"));
+            cur = &cur.children[1];
+        }
+        assert_eq!(names, ["a", "b", "c", "d", "e"]);
+        assert_eq!(cur.children[0].scope, Some(0));
+        assert_eq!(cur.children[1].scope, Some(4));
+    }
+
+    #[test]
+    fn pairs_and_set_builder() {
+        // `(x, y)`: real subterm positions, so no binders.
+        let v = tag("/", app(vec![text("("), tag("/0/1", text("x")), text(", "), tag("/1", text("y")), text(")")]));
+        let n = build(v);
+        assert_eq!(n.label, "_, _");
+        assert!(n.children.iter().all(|c| c.kind == NodeKind::Atom));
+        // `{x | p x}`: the braces are notation, not an implicit binder.
+        let v = tag("/", app(vec![
+            text("{"),
+            tag("/", text("x")),
+            text(" | "),
+            tag("/1/1", app(vec![text("p "), tag("/1/1/1", text("x"))])),
+            text("}"),
+        ]));
+        let n = build(v);
+        assert_eq!(n.label, "{_ | _}");
+        assert_eq!(n.children[0].binder, Some(BinderKind::Default));
+        assert_eq!(n.children[1].children[0].scope, n.children[0].children[0].scope);
     }
 
     #[test]
