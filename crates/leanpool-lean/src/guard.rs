@@ -92,13 +92,23 @@ pub struct Rejection {
 
 impl Rejection {
     pub fn position(&self) -> leanpool_protocol::Position {
-        leanpool_protocol::Position { line: self.line, character: self.character }
+        leanpool_protocol::Position {
+            line: self.line,
+            character: self.character,
+        }
     }
 }
 
 impl std::fmt::Display for Rejection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: rejected `{}`: {}", self.line + 1, self.character + 1, self.construct, self.reason)
+        write!(
+            f,
+            "{}:{}: rejected `{}`: {}",
+            self.line + 1,
+            self.character + 1,
+            self.construct,
+            self.reason
+        )
     }
 }
 
@@ -144,17 +154,27 @@ pub fn screen(text: &str, policy: &GuardPolicy) -> Result<(), Rejection> {
         },
     };
     let (line, character) = utf16_position(text, offset);
-    Err(Rejection { construct, line, character, reason })
+    Err(Rejection {
+        construct,
+        line,
+        character,
+        reason,
+    })
 }
 
 /// 0-based line (lines end at `\n`) and UTF-16 column of a byte offset.
 fn utf16_position(text: &str, offset: usize) -> (u32, u32) {
     let offset = offset.min(text.len());
     let before = &text.as_bytes()[..offset];
-    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
     let line = before.iter().filter(|&&b| b == b'\n').count();
     // `offset` is always a char boundary (tokens start at characters).
-    let column = text.get(line_start..offset).map_or(0, |s| s.encode_utf16().count());
+    let column = text
+        .get(line_start..offset)
+        .map_or(0, |s| s.encode_utf16().count());
     (line as u32, column as u32)
 }
 
@@ -172,7 +192,10 @@ mod tests {
     #[test]
     fn lexer_hides_exactly_comments_and_literals() {
         use lexer::Kind::*;
-        let toks = lexer::tokenize("/- a /- b -/ c -/ x \"s{1}\" 'c' «d e».f -- g\n`n r#\"q\"# /-- doc -/").unwrap();
+        let toks = lexer::tokenize(
+            "/- a /- b -/ c -/ x \"s{1}\" 'c' «d e».f -- g\n`n r#\"q\"# /-- doc -/",
+        )
+        .unwrap();
         let kinds: Vec<_> = toks.iter().map(|t| (t.kind, t.text.as_str())).collect();
         assert_eq!(
             kinds,

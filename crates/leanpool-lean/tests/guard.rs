@@ -149,6 +149,12 @@ rejects! {
     nbsp_in_code: "theorem\u{00A0}t : True := trivial" => "invisible character U+00A0";
     notation_with_quote_token: "notation a \"x\\\"y\" b => a + b\n#check 1" => "\"x\\\"y\"";
     notation_with_comment_token: "infixl:65 \" <-- \" => HAdd.hAdd" => "\" <-- \"";
+    eval_percent: "example : 2 ^ 10 = eval% 2 ^ 10 := rfl" => "eval%";
+    aesop_user_tactic: "example : True := by aesop (add safe tactic myTac)" => "tactic";
+    count_heartbeats: "count_heartbeats in\ntheorem t : True := trivial" => "count_heartbeats";
+    run_io_lake: "run_io IO.println \"x\"" => "run_io";
+    grind_propagator: "grind_propagator ↓foo (e) := pure ()" => "grind_propagator";
+    header_then_body_repeat: "import Mathlib\nset_option maxHeartbeats 0\ntheorem t : True := trivial\nset_option maxHeartbeats 0\n" => "set_option maxHeartbeats";
     doc_verso_option: "set_option doc.verso true" => "set_option doc.verso";
 }
 
@@ -193,9 +199,24 @@ passes! {
 }
 
 #[test]
+fn adversarial_unclosed_constructs_stay_fast() {
+    // Thousands of unclosed attribute lists / configurations: each scan is
+    // capped, so this is linear, not quadratic.
+    let text = "@[simp, ".repeat(20_000) + &"(config := ".repeat(20_000) + &"s!\"{".repeat(5);
+    let start = std::time::Instant::now();
+    let _ = check(&text);
+    // Not a speed assertion: a quadratic scan would take minutes here, and
+    // the generous bound only catches that.
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+}
+
+#[test]
 fn rejection_positions_are_utf16() {
     // `ℝ` is one UTF-16 unit (3 bytes), `𝓝` two units (4 bytes).
-    let r = assert_rejected("theorem t (x : ℝ) : True := by\n  -- 𝓝\n  /- 𝓝 -/ native_decide", "native_decide");
+    let r = assert_rejected(
+        "theorem t (x : ℝ) : True := by\n  -- 𝓝\n  /- 𝓝 -/ native_decide",
+        "native_decide",
+    );
     assert_eq!((r.line, r.character), (2, 11));
     let r = assert_rejected("def s := \"𝓝\" ++ \"𝓝\"; #eval 1", "#eval");
     assert_eq!((r.line, r.character), (0, 23));
@@ -218,16 +239,25 @@ fn header_options_follow_policy() {
         ..GuardPolicy::default()
     };
     assert_eq!(screen(text, &policy), Ok(()));
-    let none = GuardPolicy { allow_header_options: vec![], ..GuardPolicy::default() };
-    assert_eq!(screen(text, &none).unwrap_err().construct, "set_option maxHeartbeats");
+    let none = GuardPolicy {
+        allow_header_options: vec![],
+        ..GuardPolicy::default()
+    };
+    assert_eq!(
+        screen(text, &none).unwrap_err().construct,
+        "set_option maxHeartbeats"
+    );
     // The policy never relaxes the body.
     let body = "theorem t : True := trivial\nset_option maxRecDepth 4000";
-    assert_eq!(screen(body, &policy).unwrap_err().construct, "set_option maxRecDepth");
+    assert_eq!(
+        screen(body, &policy).unwrap_err().construct,
+        "set_option maxRecDepth"
+    );
 }
 
 #[test]
 fn policy_extends_allowlists() {
-    let text = "@[my_attr] theorem t : True := trivial\n#help tactic";
+    let text = "@[my_attr] theorem t : True := trivial\n#help attr";
     assert_eq!(check(text).unwrap_err().construct, "@[my_attr]");
     let policy = GuardPolicy {
         extra_attributes: vec!["my_attr".into()],
@@ -236,17 +266,32 @@ fn policy_extends_allowlists() {
     };
     assert_eq!(screen(text, &policy), Ok(()));
     // Code attributes stay refused whatever the policy says.
-    let policy = GuardPolicy { extra_attributes: vec!["extern".into()], ..GuardPolicy::default() };
-    assert_eq!(screen("@[extern \"f\"] opaque f : Nat", &policy).unwrap_err().construct, "@[extern]");
+    let policy = GuardPolicy {
+        extra_attributes: vec!["extern".into()],
+        ..GuardPolicy::default()
+    };
+    assert_eq!(
+        screen("@[extern \"f\"] opaque f : Nat", &policy)
+            .unwrap_err()
+            .construct,
+        "@[extern]"
+    );
 }
 
 #[test]
 fn reasons_explain_the_refusal() {
     let r = assert_rejected("#eval 1", "#eval");
     assert!(r.reason.contains("runs arbitrary code"), "{}", r.reason);
-    let r = assert_rejected("set_option maxHeartbeats 0 in\nexample : True := trivial", "set_option maxHeartbeats");
+    let r = assert_rejected(
+        "set_option maxHeartbeats 0 in\nexample : True := trivial",
+        "set_option maxHeartbeats",
+    );
     assert!(r.reason.contains("outside the header"), "{}", r.reason);
-    assert!(r.to_string().starts_with("1:1: rejected `set_option maxHeartbeats`"), "{r}");
+    assert!(
+        r.to_string()
+            .starts_with("1:1: rejected `set_option maxHeartbeats`"),
+        "{r}"
+    );
 }
 
 #[derive(serde::Deserialize)]
@@ -260,7 +305,9 @@ struct Statement {
 fn minif2f() -> Vec<Statement> {
     let path = "/work/shared/gted-minif2f/label.jsonl";
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    text.lines().map(|l| serde_json::from_str(l).expect("label.jsonl line")).collect()
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("label.jsonl line"))
+        .collect()
 }
 
 #[test]
@@ -282,7 +329,10 @@ fn all_minif2f_statements_pass() {
 #[test]
 fn minif2f_statements_with_an_appended_eval_are_rejected() {
     for s in minif2f() {
-        let text = format!("{}{}\n#eval IO.Process.exit 0", s.header, s.formal_statement);
+        let text = format!(
+            "{}{}\n#eval IO.Process.exit 0",
+            s.header, s.formal_statement
+        );
         assert_eq!(check(&text).unwrap_err().construct, "#eval", "{}", s.name);
     }
 }
@@ -290,10 +340,57 @@ fn minif2f_statements_with_an_appended_eval_are_rejected() {
 /// Characters that exercise every lexer path.
 fn lean_ish() -> impl Strategy<Value = String> {
     let pieces = prop::sample::select(vec![
-        "#eval", "run_cmd", "-", "/", "--", "/-", "-/", "\"", "'", "\\", "{", "}", "«", "»", "r",
-        "#", "`", "@[", "[", "]", "(", ")", ":=", "+", "native", "set_option", "maxHeartbeats",
-        "import", "in", "open", "x", " ", "\n", "0", "1.5e", "0x", "ℝ", "𝓝", "\u{200B}", "\r", "\t",
-        "s!", "simp", "config", "notation", "attribute", "extern", "⁻¹'", "''", "∑'", "é",
+        "#eval",
+        "run_cmd",
+        "-",
+        "/",
+        "--",
+        "/-",
+        "-/",
+        "\"",
+        "'",
+        "\\",
+        "{",
+        "}",
+        "«",
+        "»",
+        "r",
+        "#",
+        "`",
+        "@[",
+        "[",
+        "]",
+        "(",
+        ")",
+        ":=",
+        "+",
+        "native",
+        "set_option",
+        "maxHeartbeats",
+        "import",
+        "in",
+        "open",
+        "x",
+        " ",
+        "\n",
+        "0",
+        "1.5e",
+        "0x",
+        "ℝ",
+        "𝓝",
+        "\u{200B}",
+        "\r",
+        "\t",
+        "s!",
+        "simp",
+        "config",
+        "notation",
+        "attribute",
+        "extern",
+        "⁻¹'",
+        "''",
+        "∑'",
+        "é",
     ]);
     prop::collection::vec(pieces, 0..40).prop_map(|v| v.concat())
 }

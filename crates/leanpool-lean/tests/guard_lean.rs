@@ -24,21 +24,81 @@ struct Case {
 /// last; the interpolation case reopens a string that the following line
 /// closes (`-- "`), which is harmless for the later cases.
 const CASES: &[Case] = &[
-    Case { n: 9000, text: "#eval (9000 : Nat)", lean_runs: true },
-    Case { n: 9001, text: "＃eval (9001 : Nat)", lean_runs: false },
-    Case { n: 9002, text: "#\u{0435}val (9002 : Nat)", lean_runs: false },
-    Case { n: 9003, text: "def S := {x : Nat //- \n#eval (9003 : Nat)\n-- -/ x > 0}", lean_runs: true },
-    Case { n: 9004, text: "example : ∀ x : Nat, x <-- #eval (9004 : Nat)", lean_runs: true },
-    Case { n: 9005, text: "def c := 'x\" #eval (9005 : Nat)", lean_runs: true },
-    Case { n: 9006, text: "theorem h : /-- #eval (9006 : Nat) -/ True := trivial", lean_runs: false },
-    Case { n: 9007, text: "-- #eval (9007 : Nat)", lean_runs: false },
-    Case { n: 9008, text: "/- /- -/ #eval (9008 : Nat) -/", lean_runs: false },
-    Case { n: 9009, text: "def s9 := \"#eval (9009 : Nat)\"", lean_runs: false },
-    Case { n: 9010, text: "open Lean in #eval (9010 : Nat)", lean_runs: true },
-    Case { n: 9011, text: "set_option pp.all true in\n#eval (9011 : Nat)", lean_runs: true },
-    Case { n: 9012, text: "def s12 := s!\"{x)} #eval (9012 : Nat) \"\n-- \"", lean_runs: true },
-    Case { n: 9013, text: "def s13 := \"\\q #eval (9013 : Nat)", lean_runs: true },
-    Case { n: 9014, text: "\"#eval (9014 : Nat)", lean_runs: true },
+    Case {
+        n: 9000,
+        text: "#eval (9000 : Nat)",
+        lean_runs: true,
+    },
+    Case {
+        n: 9001,
+        text: "＃eval (9001 : Nat)",
+        lean_runs: false,
+    },
+    Case {
+        n: 9002,
+        text: "#\u{0435}val (9002 : Nat)",
+        lean_runs: false,
+    },
+    Case {
+        n: 9003,
+        text: "def S := {x : Nat //- \n#eval (9003 : Nat)\n-- -/ x > 0}",
+        lean_runs: true,
+    },
+    Case {
+        n: 9004,
+        text: "example : ∀ x : Nat, x <-- #eval (9004 : Nat)",
+        lean_runs: true,
+    },
+    Case {
+        n: 9005,
+        text: "def c := 'x\" #eval (9005 : Nat)",
+        lean_runs: true,
+    },
+    Case {
+        n: 9006,
+        text: "theorem h : /-- #eval (9006 : Nat) -/ True := trivial",
+        lean_runs: false,
+    },
+    Case {
+        n: 9007,
+        text: "-- #eval (9007 : Nat)",
+        lean_runs: false,
+    },
+    Case {
+        n: 9008,
+        text: "/- /- -/ #eval (9008 : Nat) -/",
+        lean_runs: false,
+    },
+    Case {
+        n: 9009,
+        text: "def s9 := \"#eval (9009 : Nat)\"",
+        lean_runs: false,
+    },
+    Case {
+        n: 9010,
+        text: "open Lean in #eval (9010 : Nat)",
+        lean_runs: true,
+    },
+    Case {
+        n: 9011,
+        text: "set_option pp.all true in\n#eval (9011 : Nat)",
+        lean_runs: true,
+    },
+    Case {
+        n: 9012,
+        text: "def s12 := s!\"{x)} #eval (9012 : Nat) \"\n-- \"",
+        lean_runs: true,
+    },
+    Case {
+        n: 9013,
+        text: "def s13 := \"\\q #eval (9013 : Nat)",
+        lean_runs: true,
+    },
+    Case {
+        n: 9014,
+        text: "\"#eval (9014 : Nat)",
+        lean_runs: true,
+    },
 ];
 
 #[tokio::test(flavor = "current_thread")]
@@ -64,9 +124,16 @@ async fn guard_decisions_match_what_lean_executes() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     // Sanity: Lean really elaborated the file (the control payload ran and
     // an error for a later case was reported).
-    assert!(stdout.contains("invalid escape sequence"), "Lean output:\n{stdout}");
+    assert!(
+        stdout.contains("invalid escape sequence"),
+        "Lean output:\n{stdout}"
+    );
     for c in CASES {
         let ran = stdout.lines().any(|l| l.trim() == c.n.to_string());
-        assert_eq!(ran, c.lean_runs, "Lean on case {}:\n{}\nLean output:\n{stdout}", c.n, c.text);
+        assert_eq!(
+            ran, c.lean_runs,
+            "Lean on case {}:\n{}\nLean output:\n{stdout}",
+            c.n, c.text
+        );
     }
 }

@@ -75,10 +75,13 @@ pub(crate) struct LexError {
 
 /// How deep string interpolations may nest (`s!"{s!"{…}"}"`). Bounded so
 /// adversarial input cannot exhaust the stack.
-const MAX_INTERP_DEPTH: u32 = 8;
+const MAX_INTERP_DEPTH: u32 = 4;
 
 pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, LexError> {
-    let mut lx = Lexer { src, out: Vec::new() };
+    let mut lx = Lexer {
+        src,
+        out: Vec::new(),
+    };
     // A byte-order mark at the very start is an encoding artefact, not code.
     let start = if src.starts_with('\u{feff}') { 3 } else { 0 };
     lx.code(start, false, 0)?;
@@ -91,7 +94,11 @@ struct Lexer<'a> {
 }
 
 fn err(offset: usize, construct: &str, reason: &str) -> LexError {
-    LexError { offset, construct: construct.to_string(), reason: reason.to_string() }
+    LexError {
+        offset,
+        construct: construct.to_string(),
+        reason: reason.to_string(),
+    }
 }
 
 impl<'a> Lexer<'a> {
@@ -104,7 +111,13 @@ impl<'a> Lexer<'a> {
     }
 
     fn push(&mut self, kind: Kind, text: String, start: usize, end: usize, space_before: bool) {
-        self.out.push(Token { kind, text, start, end, space_before });
+        self.out.push(Token {
+            kind,
+            text,
+            start,
+            end,
+            space_before,
+        });
     }
 
     /// Lex code from `i`. With `in_braces` this is the inside of an
@@ -117,7 +130,11 @@ impl<'a> Lexer<'a> {
         loop {
             let Some(c) = self.ch(i) else {
                 if in_braces {
-                    return Err(err(i, "string interpolation", "unterminated `{` in a string literal"));
+                    return Err(err(
+                        i,
+                        "string interpolation",
+                        "unterminated `{` in a string literal",
+                    ));
                 }
                 return Ok(i);
             };
@@ -127,7 +144,12 @@ impl<'a> Lexer<'a> {
             // opens no comment; read it as code, which hides nothing.
             let glued = !space
                 && self.out.last().is_some_and(|t| {
-                    t.kind == Kind::Symbol && t.end == i && !matches!(t.text.as_str(), "(" | ")" | "[" | "]" | "{" | "}" | "⟨" | "⟩" | "," | ";")
+                    t.kind == Kind::Symbol
+                        && t.end == i
+                        && !matches!(
+                            t.text.as_str(),
+                            "(" | ")" | "[" | "]" | "{" | "}" | "⟨" | "⟩" | "," | ";"
+                        )
                 });
             match c {
                 ' ' | '\n' | '\t' | '\r' => {
@@ -376,14 +398,17 @@ impl<'a> Lexer<'a> {
             return Ok(plain);
         }
         if depth >= MAX_INTERP_DEPTH {
-            return Err(err(i, "string interpolation", "string interpolations nest too deeply"));
+            return Err(err(
+                i,
+                "string interpolation",
+                "string interpolations nest too deeply",
+            ));
         }
         // Read it as an interpolated string too: it must end at the same
         // place, or the guard cannot know where Lean thinks code resumes.
         let mark = self.out.len();
         let mut j = i + 1;
-        loop {
-            let Some(c) = self.ch(j) else { break };
+        while let Some(c) = self.ch(j) {
             match c {
                 '"' => {
                     j += 1;
@@ -409,9 +434,19 @@ impl<'a> Lexer<'a> {
         // Inspect the whole content as code, not only the `{…}` parts: when
         // a term inside braces does not end exactly at its `}`, Lean's error
         // recovery goes on reading the string's text as code.
-        let mut sub = Lexer { src: body, out: Vec::new() };
-        sub.code(0, false, depth + 1).map_err(|e| LexError { offset: e.offset + i + 1, ..e })?;
-        self.out.extend(sub.out.into_iter().map(|t| Token { start: t.start + i + 1, end: t.end + i + 1, ..t }));
+        let mut sub = Lexer {
+            src: body,
+            out: Vec::new(),
+        };
+        sub.code(0, false, depth + 1).map_err(|e| LexError {
+            offset: e.offset + i + 1,
+            ..e
+        })?;
+        self.out.extend(sub.out.into_iter().map(|t| Token {
+            start: t.start + i + 1,
+            end: t.end + i + 1,
+            ..t
+        }));
         Ok(plain)
     }
 
@@ -429,13 +464,11 @@ impl<'a> Lexer<'a> {
                 '"' => return Ok(j + 1),
                 '\\' => match self.escape(j + 1, true, false) {
                     Some(e) => j = e,
-                    None => {
-                        return Err(err(
-                            j,
-                            "invalid escape in string literal",
-                            "Lean recovers from a bad escape by reading the rest of the string as code",
-                        ))
-                    }
+                    None => return Err(err(
+                        j,
+                        "invalid escape in string literal",
+                        "Lean recovers from a bad escape by reading the rest of the string as code",
+                    )),
                 },
                 c => j += c.len_utf8(),
             }
@@ -467,7 +500,13 @@ impl<'a> Lexer<'a> {
 
     /// Reject if any of the `n` characters from `from` could open a region
     /// the guard would hide while Lean, resuming elsewhere, would not.
-    fn check_no_hiding_near(&self, from: usize, n: usize, at: usize, what: &str) -> Result<(), LexError> {
+    fn check_no_hiding_near(
+        &self,
+        from: usize,
+        n: usize,
+        at: usize,
+        what: &str,
+    ) -> Result<(), LexError> {
         let mut j = from;
         for _ in 0..n {
             let Some(c) = self.ch(j) else { break };
@@ -502,7 +541,7 @@ impl<'a> Lexer<'a> {
     fn raw_string(&mut self, i: usize, space: bool) -> Result<usize, LexError> {
         let hashes = self.take_while(i + 1, |c| c == '#') - (i + 1);
         let body = i + 1 + hashes + 1;
-        let closing: String = std::iter::once('"').chain(std::iter::repeat('#').take(hashes)).collect();
+        let closing = format!("\"{}", "#".repeat(hashes));
         match self.src[body..].find(&closing) {
             Some(k) => {
                 let end = body + k + closing.len();
@@ -531,7 +570,9 @@ pub(crate) fn is_letter_like(c: char) -> bool {
 
 fn is_subscript_alnum(c: char) -> bool {
     let v = c as u32;
-    (0x2080..=0x2089).contains(&v) || (0x2090..=0x209c).contains(&v) || (0x1d62..=0x1d6a).contains(&v)
+    (0x2080..=0x2089).contains(&v)
+        || (0x2090..=0x209c).contains(&v)
+        || (0x1d62..=0x1d6a).contains(&v)
 }
 
 pub(crate) fn is_id_first(c: char) -> bool {
@@ -552,8 +593,20 @@ pub(crate) fn is_invisible(c: char) -> bool {
         || (0x7f..=0x9f).contains(&v)
         || matches!(
             v,
-            0xa0 | 0xad | 0x34f | 0x61c | 0x115f | 0x1160 | 0x1680 | 0x17b4 | 0x17b5 | 0x202f
-                | 0x205f | 0x3000 | 0x3164 | 0xfeff | 0xffa0
+            0xa0 | 0xad
+                | 0x34f
+                | 0x61c
+                | 0x115f
+                | 0x1160
+                | 0x1680
+                | 0x17b4
+                | 0x17b5
+                | 0x202f
+                | 0x205f
+                | 0x3000
+                | 0x3164
+                | 0xfeff
+                | 0xffa0
         )
         || (0x180b..=0x180f).contains(&v)
         || (0x2000..=0x200f).contains(&v)

@@ -21,7 +21,11 @@ pub(crate) struct Finding {
 type Check = Result<(), Finding>;
 
 fn refuse(t: &Token, construct: impl Into<String>, reason: impl Into<String>) -> Check {
-    Err(Finding { offset: t.start, construct: construct.into(), reason: reason.into() })
+    Err(Finding {
+        offset: t.start,
+        construct: construct.into(),
+        reason: reason.into(),
+    })
 }
 
 fn lookup<'a>(table: &'a [(&str, &'a str)], key: &str) -> Option<&'a str> {
@@ -89,7 +93,9 @@ pub(crate) fn header(toks: &[Token]) -> Header {
     }
     h.imports_end = j;
     let ident_run = |mut k: usize| {
-        while at(k).is_some_and(|t| t.kind == Kind::Ident && !COMMAND_WORDS.contains(&t.text.as_str())) {
+        while at(k)
+            .is_some_and(|t| t.kind == Kind::Ident && !COMMAND_WORDS.contains(&t.text.as_str()))
+        {
             k += 1;
         }
         k
@@ -148,16 +154,19 @@ pub(crate) fn check_all(toks: &[Token], policy: &GuardPolicy) -> Check {
 
 fn hash_command(t: &Token, policy: &GuardPolicy) -> Check {
     let name = t.text.as_str();
-    if ALLOWED_HASH_COMMANDS.contains(&name) || policy.extra_hash_commands.iter().any(|c| c == name) {
+    if ALLOWED_HASH_COMMANDS.contains(&name) || policy.extra_hash_commands.iter().any(|c| c == name)
+    {
         return Ok(());
     }
-    let reason = lookup(HASH_REASONS, name).map(str::to_string).unwrap_or_else(|| {
-        format!(
-            "`{name}` is not one of the read-only commands the guard allows ({}); \
+    let reason = lookup(HASH_REASONS, name)
+        .map(str::to_string)
+        .unwrap_or_else(|| {
+            format!(
+                "`{name}` is not one of the read-only commands the guard allows ({}); \
              `#` commands can run code",
-            ALLOWED_HASH_COMMANDS.join(", ")
-        )
-    });
+                ALLOWED_HASH_COMMANDS.join(", ")
+            )
+        });
     refuse(t, name, reason)
 }
 
@@ -176,6 +185,14 @@ fn ident(toks: &[Token], i: usize, h: &Header, policy: &GuardPolicy) -> Check {
     if t.kind == Kind::NameLit {
         return Ok(());
     }
+    if let Some(r) = lookup(DENY_PERCENT, name) {
+        if toks
+            .get(i + 1)
+            .is_some_and(|n| n.kind == Kind::Symbol && n.text == "%" && n.start == t.end)
+        {
+            return refuse(t, format!("{name}%"), r);
+        }
+    }
     match name {
         "import" if i >= h.imports_end => refuse(
             t,
@@ -183,12 +200,12 @@ fn ident(toks: &[Token], i: usize, h: &Header, policy: &GuardPolicy) -> Check {
             "`import` is allowed only at the start of the text, before any other command; \
              the imported environment is fixed per worker",
         ),
-        "meta" if i >= h.imports_end => {
-            refuse(t, "meta", "`meta` declarations exist only to be run by the elaborator")
-        }
-        "native"
-            if (i > 0 && is_sym(toks.get(i - 1), "+")) || is_sym(toks.get(i + 1), ":=") =>
-        {
+        "meta" if i >= h.imports_end => refuse(
+            t,
+            "meta",
+            "`meta` declarations exist only to be run by the elaborator",
+        ),
+        "native" if (i > 0 && is_sym(toks.get(i - 1), "+")) || is_sym(toks.get(i + 1), ":=") => {
             refuse(
                 t,
                 "native",
@@ -248,7 +265,9 @@ pub(crate) fn option_restriction(name: &str) -> Option<&'static str> {
     let limit_like = name.split('.').any(|part| {
         let lower = part.to_ascii_lowercase();
         lower.starts_with("max")
-            || ["heartbeat", "threshold", "limit", "depth"].iter().any(|w| lower.contains(w))
+            || ["heartbeat", "threshold", "limit", "depth"]
+                .iter()
+                .any(|w| lower.contains(w))
     });
     limit_like.then_some(LIMIT)
 }
@@ -269,19 +288,44 @@ fn set_option(toks: &[Token], i: usize, h: &Header, policy: &GuardPolicy) -> Che
             } else {
                 "outside the header"
             };
-            refuse(t, format!("set_option {name}"), format!("`set_option {name}` {place}: {reason}"))
+            refuse(
+                t,
+                format!("set_option {name}"),
+                format!("`set_option {name}` {place}: {reason}"),
+            )
         }
         None => Ok(()),
     }
 }
 
+/// How far forward a construct's own scan may look (attribute list,
+/// notation atoms, configuration value). Keeps screening linear on
+/// adversarial input such as thousands of unclosed `@[`; no legitimate
+/// construct comes near it.
+const MAX_SCAN: usize = 1024;
+
+fn too_long(t: &Token, what: &str) -> Check {
+    refuse(
+        t,
+        t.text.clone(),
+        format!("{what} longer than {MAX_SCAN} tokens or not closed"),
+    )
+}
+
 /// An attribute list starting at `k` (just after `@[` or `attribute [`).
 fn attributes(toks: &[Token], mut k: usize, policy: &GuardPolicy) -> Check {
+    let limit = k + MAX_SCAN;
     loop {
+        if k >= limit && k < toks.len() {
+            return too_long(&toks[k], "attribute list");
+        }
         if is_sym(toks.get(k), "-") {
             k += 1; // `attribute [-simp] foo`: erasing
         }
-        while toks.get(k).is_some_and(|t| t.kind == Kind::Ident && matches!(t.text.as_str(), "local" | "scoped")) {
+        while toks
+            .get(k)
+            .is_some_and(|t| t.kind == Kind::Ident && matches!(t.text.as_str(), "local" | "scoped"))
+        {
             k += 1;
         }
         let Some(t) = toks.get(k) else { return Ok(()) };
@@ -292,7 +336,8 @@ fn attributes(toks: &[Token], mut k: usize, policy: &GuardPolicy) -> Check {
         if let Some(r) = lookup(CODE_ATTRIBUTES, name) {
             return refuse(t, format!("@[{name}]"), r);
         }
-        if !ALLOWED_ATTRIBUTES.contains(&name) && !policy.extra_attributes.iter().any(|a| a == name) {
+        if !ALLOWED_ATTRIBUTES.contains(&name) && !policy.extra_attributes.iter().any(|a| a == name)
+        {
             return refuse(
                 t,
                 format!("@[{name}]"),
@@ -307,6 +352,9 @@ fn attributes(toks: &[Token], mut k: usize, policy: &GuardPolicy) -> Check {
         let mut depth = 0u32;
         loop {
             let Some(a) = toks.get(k) else { return Ok(()) };
+            if k >= limit {
+                return too_long(a, "attribute list");
+            }
             k += 1;
             match (a.kind, a.text.as_str()) {
                 (Kind::Symbol, "(" | "[" | "{" | "⟨") => depth += 1,
@@ -330,6 +378,9 @@ fn attributes(toks: &[Token], mut k: usize, policy: &GuardPolicy) -> Check {
 fn notation_atoms(toks: &[Token], i: usize) -> Check {
     let mut k = i + 1;
     while let Some(t) = toks.get(k) {
+        if k > i + MAX_SCAN {
+            return too_long(&toks[i], "notation declaration");
+        }
         if is_sym(Some(t), "=") && is_sym(toks.get(k + 1), ">") && toks[k + 1].start == t.end {
             return Ok(());
         }
@@ -338,7 +389,9 @@ fn notation_atoms(toks: &[Token], i: usize) -> Check {
             let bad = match atom.map(str::trim) {
                 None => true, // raw string atom
                 Some(a) => {
-                    ["\"", "'", "\\", "«", "--", "/-", "`"].iter().any(|p| a.contains(p))
+                    ["\"", "'", "\\", "«", "--", "/-", "`"]
+                        .iter()
+                        .any(|p| a.contains(p))
                         || (a.chars().count() > 1 && a.ends_with(['-', '/', 'r']))
                 }
             };
@@ -362,7 +415,9 @@ fn config_items(toks: &[Token], mut k: usize) -> Check {
     loop {
         let t = toks.get(k);
         if (is_sym(t, "+") || is_sym(t, "-"))
-            && toks.get(k + 1).is_some_and(|n| n.kind == Kind::Ident && !n.space_before)
+            && toks
+                .get(k + 1)
+                .is_some_and(|n| n.kind == Kind::Ident && !n.space_before)
         {
             k += 2;
         } else if is_sym(t, "(")
@@ -381,10 +436,15 @@ fn config_items(toks: &[Token], mut k: usize) -> Check {
     }
 }
 
-/// Index after the `)` closing a group whose contents start at `k`.
+/// Index after the `)` closing a group whose contents start at `k`
+/// (at most [`MAX_SCAN`] tokens on).
 fn matching_close(toks: &[Token], mut k: usize) -> usize {
     let mut depth = 0u32;
+    let limit = k + MAX_SCAN;
     while let Some(t) = toks.get(k) {
+        if k >= limit {
+            return k;
+        }
         k += 1;
         if t.kind == Kind::Symbol {
             match t.text.as_str() {
@@ -413,7 +473,10 @@ fn literal_value(toks: &[Token], k: usize, item: &Token) -> Result<usize, Findin
                     || is_sym(toks.get(j + 1), ":=")
                     || (j > 0 && is_sym(toks.get(j - 1), ".") && !t.space_before)
             }
-            Kind::Symbol => matches!(t.text.as_str(), "{" | "}" | "[" | "]" | "(" | ")" | "," | ":=" | "." | "-"),
+            Kind::Symbol => matches!(
+                t.text.as_str(),
+                "{" | "}" | "[" | "]" | "(" | ")" | "," | ":=" | "." | "-"
+            ),
             _ => false,
         };
         if !ok {

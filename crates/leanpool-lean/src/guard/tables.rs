@@ -5,22 +5,49 @@
 /// beginning with `#` is refused: new `#` commands appear with every
 /// Mathlib release and several of them run code (`#eval`, `#guard`,
 /// Plausible's `#test` and `#sample`), so an allowlist fails safe.
-pub(crate) const ALLOWED_HASH_COMMANDS: &[&str] =
-    &["#check", "#check_failure", "#reduce", "#print", "#synth", "#guard_msgs", "#where"];
+pub(crate) const ALLOWED_HASH_COMMANDS: &[&str] = &[
+    "#check",
+    "#check_failure",
+    "#reduce",
+    "#print",
+    "#synth",
+    "#guard_msgs",
+    "#where",
+];
 
 /// Specific reasons for `#` commands commonly tried; the rest get a generic one.
 pub(crate) const HASH_REASONS: &[(&str, &str)] = &[
-    ("#eval", "`#eval` compiles and runs arbitrary code (including I/O) inside the Lean process"),
-    ("#eval!", "`#eval!` compiles and runs arbitrary code (including I/O) inside the Lean process"),
-    ("#exit", "`#exit` makes Lean stop reading the text, so whatever follows would never be checked"),
-    ("#guard", "`#guard` evaluates its condition with compiled code"),
-    ("#test", "`#test` evaluates user definitions with compiled code"),
-    ("#sample", "`#sample` evaluates user definitions with compiled code"),
+    (
+        "#eval",
+        "`#eval` compiles and runs arbitrary code (including I/O) inside the Lean process",
+    ),
+    (
+        "#eval!",
+        "`#eval!` compiles and runs arbitrary code (including I/O) inside the Lean process",
+    ),
+    (
+        "#exit",
+        "`#exit` makes Lean stop reading the text, so whatever follows would never be checked",
+    ),
+    (
+        "#guard",
+        "`#guard` evaluates its condition with compiled code",
+    ),
+    (
+        "#test",
+        "`#test` evaluates user definitions with compiled code",
+    ),
+    (
+        "#sample",
+        "`#sample` evaluates user definitions with compiled code",
+    ),
 ];
 
-const META_CODE: &str = "defines or runs meta code: the elaborator would execute user code inside the \
+const META_CODE: &str =
+    "defines or runs meta code: the elaborator would execute user code inside the \
                          Lean process, and its expansion could be any of the commands refused here";
-const SYNTAX_EXT: &str = "extends Lean's parser or elaborator with user code (macros/elaborators can \
+const SYNTAX_EXT: &str =
+    "extends Lean's parser or elaborator with user code (macros/elaborators can \
                           expand to `#eval` or other refused commands)";
 
 /// Words refused anywhere in code (outside comments and strings), matched
@@ -72,17 +99,58 @@ pub(crate) const DENY_WORDS: &[(&str, &str)] = &[
     ("polyrith", "`polyrith` sends the goal to an external web service"),
     ("bv_decide", "`bv_decide` runs an external SAT solver and trusts compiled code (`Lean.ofReduceBool`)"),
     ("bv_check", "`bv_check` reads a proof certificate from the file system"),
-    ("include_str", "`include_str` reads a file from the daemon's file system at elaboration time"),
+    (
+        "include_str",
+        "`include_str` evaluates its argument with compiled code and reads that file from the \
+         daemon's file system at elaboration time",
+    ),
+    ("run_io", "Lake's `run_io` runs arbitrary I/O at elaboration time"),
+    (
+        "tactic",
+        "names user code to run as a tactic (e.g. `aesop (add safe tactic t)`) or declares tactic syntax",
+    ),
+    ("add_aesop_rules", "registers `aesop` rules, which can be user code run as tactics"),
+    ("grind_propagator", SYNTAX_EXT),
+    ("builtin_grind_propagator", SYNTAX_EXT),
+    ("register_error_explanation", "registers new global data at initialization, changing the process"),
+    ("register_tactic_tag", "registers new global data at initialization, changing the process"),
+    ("register_try?_tactic", "registers user code to be run by `try?`"),
+    (
+        "count_heartbeats",
+        "`count_heartbeats in` re-elaborates the command with a changed heartbeat limit",
+    ),
 ];
+
+/// Term elaborators written `name%` that evaluate their argument with
+/// compiled code at elaboration time (Mathlib's `eval% e`).
+pub(crate) const DENY_PERCENT: &[(&str, &str)] = &[(
+    "eval",
+    "`eval% e` evaluates `e` with compiled code at elaboration time",
+)];
 
 /// Constants refused by their last name component (so `open Lean in
 /// ofReduceBool` is caught too): they make the kernel trust compiled code.
 pub(crate) const DENY_LAST_COMPONENT: &[(&str, &str)] = &[
-    ("ofReduceBool", "`Lean.ofReduceBool` makes the kernel trust the result of running compiled code"),
-    ("ofReduceNat", "`Lean.ofReduceNat` makes the kernel trust the result of running compiled code"),
-    ("reduceBool", "`Lean.reduceBool` makes the kernel trust the result of running compiled code"),
-    ("reduceNat", "`Lean.reduceNat` makes the kernel trust the result of running compiled code"),
-    ("trustCompiler", "`Lean.trustCompiler` is the axiom behind trusting compiled code"),
+    (
+        "ofReduceBool",
+        "`Lean.ofReduceBool` makes the kernel trust the result of running compiled code",
+    ),
+    (
+        "ofReduceNat",
+        "`Lean.ofReduceNat` makes the kernel trust the result of running compiled code",
+    ),
+    (
+        "reduceBool",
+        "`Lean.reduceBool` makes the kernel trust the result of running compiled code",
+    ),
+    (
+        "reduceNat",
+        "`Lean.reduceNat` makes the kernel trust the result of running compiled code",
+    ),
+    (
+        "trustCompiler",
+        "`Lean.trustCompiler` is the axiom behind trusting compiled code",
+    ),
 ];
 
 /// Attributes that only tag declarations for existing, trusted automation
@@ -92,6 +160,7 @@ pub(crate) const DENY_LAST_COMPONENT: &[(&str, &str)] = &[
 /// `@[norm_num]`, `@[positivity]`, `@[aesop]`, ...), and the list of such
 /// attributes grows with every library, so an allowlist fails safe.
 /// `GuardPolicy::extra_attributes` extends it.
+#[rustfmt::skip]
 pub(crate) const ALLOWED_ATTRIBUTES: &[&str] = &[
     "simp", "simps", "reducible", "irreducible", "semireducible", "instance_reducible",
     "implicit_reducible", "instance", "inline", "noinline", "macro_inline", "always_inline",
@@ -110,17 +179,32 @@ pub(crate) const ALLOWED_ATTRIBUTES: &[&str] = &[
 /// `@[to_additive (attr := extern "f")]`.
 pub(crate) const CODE_ATTRIBUTES: &[(&str, &str)] = &[
     ("extern", "`@[extern]` binds the declaration to native code"),
-    ("implemented_by", "`@[implemented_by]` swaps the declaration's compiled code for another definition's"),
+    (
+        "implemented_by",
+        "`@[implemented_by]` swaps the declaration's compiled code for another definition's",
+    ),
     ("init", "`@[init]` runs code when the module is initialized"),
-    ("builtin_init", "`@[builtin_init]` runs code when the module is initialized"),
-    ("export", "`@[export]` exposes the declaration under a native symbol name"),
+    (
+        "builtin_init",
+        "`@[builtin_init]` runs code when the module is initialized",
+    ),
+    (
+        "export",
+        "`@[export]` exposes the declaration under a native symbol name",
+    ),
     ("csimp", "`@[csimp]` replaces compiled code"),
-    ("command_elab", "registers user code as a command elaborator"),
+    (
+        "command_elab",
+        "registers user code as a command elaborator",
+    ),
     ("term_elab", "registers user code as a term elaborator"),
     ("tactic", "registers user code as a tactic"),
     ("macro", "registers user code as a macro"),
     ("delab", "registers user code as a delaborator"),
-    ("app_unexpander", "registers user code as an unexpander (run when printing)"),
+    (
+        "app_unexpander",
+        "registers user code as an unexpander (run when printing)",
+    ),
     ("app_delab", "registers user code as a delaborator"),
     ("command_parser", "registers user code as a parser"),
     ("term_parser", "registers user code as a parser"),
@@ -128,22 +212,47 @@ pub(crate) const CODE_ATTRIBUTES: &[(&str, &str)] = &[
     ("formatter", "registers user code as a formatter"),
     ("parenthesizer", "registers user code as a parenthesizer"),
     ("combinator_formatter", "registers user code as a formatter"),
-    ("combinator_parenthesizer", "registers user code as a parenthesizer"),
-    ("simproc", "registers user code as a simplification procedure"),
+    (
+        "combinator_parenthesizer",
+        "registers user code as a parenthesizer",
+    ),
+    (
+        "simproc",
+        "registers user code as a simplification procedure",
+    ),
     ("norm_num", "registers user code as a `norm_num` extension"),
-    ("positivity", "registers user code as a `positivity` extension"),
+    (
+        "positivity",
+        "registers user code as a `positivity` extension",
+    ),
     ("aesop", "can register user code as an `aesop` rule"),
     ("env_linter", "registers user code as a linter"),
-    ("command_code_action", "registers user code with the language server"),
-    ("hole_code_action", "registers user code with the language server"),
-    ("code_action_provider", "registers user code with the language server"),
-    ("server_rpc_method", "registers user code with the language server"),
-    ("widget_module", "registers user code with the language server"),
+    (
+        "command_code_action",
+        "registers user code with the language server",
+    ),
+    (
+        "hole_code_action",
+        "registers user code with the language server",
+    ),
+    (
+        "code_action_provider",
+        "registers user code with the language server",
+    ),
+    (
+        "server_rpc_method",
+        "registers user code with the language server",
+    ),
+    (
+        "widget_module",
+        "registers user code with the language server",
+    ),
 ];
 
 /// Tactics whose `(name := value)` configuration items are elaborated and
 /// then *evaluated* with compiled code (`Lean.Elab.Tactic.Config`,
 /// Mathlib's `evalTerm`-based configs). Their values must be literals.
+#[rustfmt::skip]
 pub(crate) const CONFIG_TACTICS: &[&str] = &[
     "simp", "simp_all", "dsimp", "simpa", "simp_arith", "simp_all_arith", "simp_rw", "decide",
     "omega", "grind", "rw", "rewrite", "rwa", "erw", "rw_mod_cast", "nth_rewrite", "nth_rw",
@@ -161,6 +270,7 @@ pub(crate) const CONFIG_TACTICS: &[&str] = &[
 pub(crate) const TACTIC_VALUED_CONFIG: &[&str] = &["disch", "discharger"];
 
 /// Words that start commands; they end an `open A B C` run in the header.
+#[rustfmt::skip]
 pub(crate) const COMMAND_WORDS: &[&str] = &[
     "theorem", "lemma", "def", "example", "abbrev", "instance", "structure", "class",
     "inductive", "axiom", "opaque", "variable", "universe", "universes", "namespace", "section",
@@ -170,5 +280,12 @@ pub(crate) const COMMAND_WORDS: &[&str] = &[
 ];
 
 /// Commands that declare new tokens; their quoted atoms are checked.
-pub(crate) const NOTATION_WORDS: &[&str] =
-    &["notation", "notation3", "infix", "infixl", "infixr", "prefix", "postfix"];
+pub(crate) const NOTATION_WORDS: &[&str] = &[
+    "notation",
+    "notation3",
+    "infix",
+    "infixl",
+    "infixr",
+    "prefix",
+    "postfix",
+];
