@@ -90,7 +90,6 @@ pub struct AlphaOutcome {
 const KINDS: [NameKind; 2] = [NameKind::Var, NameKind::Hyp];
 
 struct Search<'s, 't> {
-    b: &'t OpTree,
     solver: &'s mut TedSolver<'t>,
     order: Vec<(NameKind, u32)>,
     /// Per depth: the candidate classes of `B` in preference order.
@@ -230,7 +229,6 @@ pub fn alpha_distance(a: &OpTree, b: &OpTree, alg: Algorithm, opts: &AlphaOption
     order.sort_by_key(|x| std::cmp::Reverse(x.2));
     let root_bound = solver.distance(&cost);
     let mut s = Search {
-        b,
         solver: &mut solver,
         prefs: order
             .iter()
