@@ -141,6 +141,9 @@ rejects! {
     // The price of that rule: a string with braces may not mention refused words.
     braces_string_mentioning_eval: "def s (n : Nat) : String := s!\"{n} #eval\"" => "#eval";
     interpolation_text_glued: "def s := m!\"{x} run_cmd\"" => "run_cmd";
+    // With Mathlib, `∑'` is one token, so `'"'` below is a character
+    // literal and `#eval` is code.
+    glued_quote_after_symbol: "example := ∑'+'\"' #eval 1 \"" => "'";
     glued_line_comment: "example : ∀ x, x <-- #eval 1\n = x := sorry" => "#eval";
     glued_block_comment: "def S := {x : Nat //- \n#eval 1\n-- -/ x > 0}" => "#eval";
     zero_width_space: "#ev\u{200B}al 1" => "invisible character U+200B";
@@ -174,7 +177,7 @@ passes! {
     escaped_quote_in_string: "def s : String := \"a \\\"#eval\\\" b\"";
     string_gap: "def s : String := \"abc\\\n   def #eval\"";
     raw_string_with_eval: "def s : String := r#\"#eval \"quoted\" run_cmd\"#";
-    char_literals: "def c : Char := '\"'\ndef d : Char := '\\''\ndef e := '#'";
+    char_literals: "def c : Char := '\"'\ndef d : Char := '\\''\ndef e := '#'\ndef l := ['a', 'b']\ndef p := ('x')";
     guillemet_name_with_eval: "def «#eval is just a name» : Nat := 1";
     interpolation_with_safe_code: "def s (n : Nat) : String := s!\"n = {n + 1}, m = {n}: it's done\"";
     braces_in_plain_string: "def s : String := \"{x} and {y}\"";

@@ -178,7 +178,7 @@ impl<'a> Lexer<'a> {
             }
             i = match c {
                 '"' => self.string(i, depth, space)?,
-                '\'' if !self.at(n, '\'') => self.char_lit(i, space)?,
+                '\'' if !self.at(n, '\'') => self.char_lit(i, space, glued)?,
                 '\'' => {
                     // `''`: a Mathlib token (`f '' s`), or, without it, an
                     // error and a character literal from the second `'`.
@@ -476,23 +476,27 @@ impl<'a> Lexer<'a> {
     }
 
     /// `charLitFnAux`, entered at a `'` not followed by `'`.
-    fn char_lit(&mut self, i: usize, space: bool) -> Result<usize, LexError> {
+    /// With `glued` (directly after a symbol) the `'` may instead end a
+    /// longer Lean token such as Mathlib's `∑'` or `⁻¹'`, so it is never
+    /// read as a character literal there: `∑'+'"'` is `∑'`, `+`, `'"'` for
+    /// Lean with Mathlib, not `∑`, `'+'`, and a string.
+    fn char_lit(&mut self, i: usize, space: bool, glued: bool) -> Result<usize, LexError> {
         let c1 = i + 1;
         let after = match self.ch(c1) {
             Some('\\') => self.escape(c1 + 1, false, false),
             Some(c) => Some(c1 + c.len_utf8()),
             None => None,
         };
-        if let Some(a) = after {
+        if let Some(a) = after.filter(|_| !glued) {
             if self.at(a, '\'') {
                 self.push(Kind::Char, self.src[i..a + 1].into(), i, a + 1, space);
                 return Ok(a + 1);
             }
         }
-        // Not a character literal. Lean either has a token ending in `'`
-        // here (`∑'`, `⁻¹'`) and goes on at `c1`, or fails the literal and
-        // resumes a character or two later. Both readings agree unless one
-        // of those characters opens a comment, string or escape.
+        // Not (read as) a character literal. Lean either has a token ending
+        // in `'` here and goes on at `c1`, or fails the literal and resumes
+        // a character or two later. Both readings agree unless one of those
+        // characters opens a comment, string, escape or another literal.
         self.check_no_hiding_near(c1, 3, i, "'")?;
         self.push(Kind::Symbol, "'".into(), i, c1, space);
         Ok(c1)
