@@ -63,9 +63,21 @@
 //! - Code in the imported libraries (Mathlib and friends) and in the
 //!   header's `import`s: trusted, installed by the operator.
 //! - New Lean or Mathlib features that execute code through syntax the
-//!   guard does not know: the allowlists (for `#` commands and attributes)
-//!   fail safe, the deny lists do not; the worker's OS-level confinement
-//!   is the last line.
+//!   guard does not know, tactic configuration items after tactics not in
+//!   its list, and Lean tokens (from imported libraries) that contain a
+//!   quote or comment opener after their first character: the allowlists
+//!   (for `#` commands and attributes) fail safe, the deny lists do not.
+//!   Behind the guard there are only process limits (timeout, memory cap,
+//!   process group); workers run with the daemon's user, file system and
+//!   network access — there is no OS sandbox.
+//!
+//! The tokenizer's choices were checked against Lean 4.28 itself
+//! (`tests/guard_lean.rs`): Lean *does* execute an `#eval` hidden after
+//! `//-`, after `<--`, after a failed character literal `'x"`, after a bad
+//! string escape, after an unterminated string, and inside the text of an
+//! interpolated string after a malformed `{…}` — the guard refuses all of
+//! these — and does *not* execute `＃eval`, `#еval`, or `#eval` inside a
+//! doc comment in term position, comments or strings — which it lets through.
 //!
 //! The rules, with the reason for each, are in `guard/tables.rs` and
 //! `guard/rules.rs`; the tokenizer and its reasoning in `guard/lexer.rs`.
