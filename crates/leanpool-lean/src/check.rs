@@ -62,7 +62,13 @@ pub async fn check_on_with(
         )));
     }
     let timeout = params.timeout_ms.map(Duration::from_millis).unwrap_or(default_timeout);
-    match worker.elaborate(&doc.text, timeout).await {
+    let on_worker = Instant::now();
+    let elaborated = worker.elaborate(&doc.text, timeout).await;
+    // Lean's share of the request, so that callers (the daemon bench) can
+    // tell it from leanpool's own overhead.
+    let worker_us = params.timings.then(|| on_worker.elapsed().as_micros() as u64);
+    let with_time = |r: CheckResult| CheckResult { worker_us, ..with_time(r) };
+    match elaborated {
         Ok(diags) => {
             let diags = diags
                 .into_iter()

@@ -81,6 +81,12 @@ pub struct CheckResult {
     /// Wall time of the request inside leanpool, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_ms: Option<u64>,
+    /// With `timings`: microseconds the Lean worker spent on the request
+    /// (from sending the edit until its diagnostics were final). The rest
+    /// of the round trip is leanpool's own overhead (transport, queue,
+    /// dispatch), which the daemon bench reports as the difference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_us: Option<u64>,
 }
 
 impl CheckResult {
@@ -99,7 +105,7 @@ impl CheckResult {
         } else {
             CheckStatus::Ok
         };
-        CheckResult { status, diagnostics, reason: None, elapsed_ms: None }
+        CheckResult { status, diagnostics, reason: None, elapsed_ms: None, worker_us: None }
     }
 
     pub fn rejected(reason: impl Into<String>) -> Self {
@@ -108,6 +114,7 @@ impl CheckResult {
             diagnostics: vec![],
             reason: Some(reason.into()),
             elapsed_ms: None,
+            worker_us: None,
         }
     }
 
@@ -117,6 +124,7 @@ impl CheckResult {
             diagnostics: vec![],
             reason: Some(format!("no answer within {limit_ms} ms; the worker was killed")),
             elapsed_ms: None,
+            worker_us: None,
         }
     }
 }
