@@ -20,6 +20,9 @@
 pub mod alpha;
 pub mod cost;
 pub mod eval;
+mod kernel;
+mod layout;
+mod strategy;
 pub mod ted;
 pub mod tree;
 

@@ -1,27 +1,30 @@
 //! Exact tree edit distance.
 //!
-//! Two exact algorithms over the same dynamic program:
+//! Two exact algorithms over the same dynamic program (the forest-distance
+//! recurrence of Zhang & Shasha, [`crate::kernel`]):
 //!
 //! - [`Algorithm::ZhangShasha`]: Zhang & Shasha (1989), always decomposing
 //!   along leftmost paths. Time `O(Σ_{k∈KR(A)} |A_k| · Σ_{l∈KR(B)} |B_l|)`,
 //!   at worst `O(n²m²)`, typically `O(nm · min(depth, leaves)²)`; space
 //!   `O(nm)`. The baseline.
-//! - [`Algorithm::Lr`] (default): the same recurrence, but per pair of trees
-//!   it picks the cheaper of the two path strategies (all-left or
-//!   all-right, the latter by mirroring both trees, which leaves the
-//!   distance unchanged). The subproblem count of each strategy is known in
-//!   `O(n + m)` before running it (it is exactly the product above), so the
-//!   choice is free; this is the two-strategy special case of RTED/APTED's
-//!   strategy selection. On trees that lean right — operator trees whose
-//!   last argument is the big one, like `_ → _` chains — it saves most of
-//!   the work. All cost matrices are precomputed into flat arrays and the
-//!   buffers are reused across calls with new costs ([`TedSolver`]), which
-//!   is what alpha mode's search needs.
+//! - [`Algorithm::Lr`] (default): per subtree, the cheaper of the left and
+//!   the right path, in whichever tree makes the total cheaper
+//!   ([`crate::strategy`]: RTED's optimal path strategy restricted to
+//!   left/right paths, found exactly in `O(n + m)` before running). Never
+//!   more work than Zhang–Shasha in either direction (all-left and
+//!   all-right are among the strategies considered); on operator trees,
+//!   whose big argument is often the last one (`_ → _` chains), it saves a
+//!   good part of the work.
 //!
-//! Both are exact for any non-negative costs; their results are compared
-//! against a definition-level oracle in the tests.
+//! Both are exact for any non-negative costs; the tests compare them with a
+//! definition-level oracle. A [`TedSolver`] keeps the layout, the plan and
+//! the buffers of one pair for repeated evaluations under different costs,
+//! which is what alpha mode's search needs.
 
 use crate::cost::CostModel;
+use crate::kernel::{ArenaCosts, Dp};
+use crate::layout::{Layout, L, R};
+use crate::strategy::{plan, Plan};
 use crate::tree::OpTree;
 
 /// Which exact algorithm to run.
@@ -29,199 +32,19 @@ use crate::tree::OpTree;
 pub enum Algorithm {
     /// Zhang–Shasha, leftmost paths only (baseline).
     ZhangShasha,
-    /// Zhang–Shasha with the cheaper of left/right path strategy per pair.
+    /// Optimal left/right path strategy per subtree (main).
     #[default]
     Lr,
 }
 
-/// A tree in post-order, as Zhang–Shasha needs it.
-struct Post {
-    /// Post-order index -> arena index.
-    arena: Vec<usize>,
-    /// Leftmost leaf descendant of each node (post-order indices).
-    lld: Vec<usize>,
-    /// Key roots, ascending: the highest node for each distinct `lld`.
-    keyroots: Vec<usize>,
-}
-
-impl Post {
-    /// `mirror` visits children right to left, i.e. lays out the mirrored tree.
-    fn new(t: &OpTree, mirror: bool) -> Post {
-        let n = t.len();
-        let mut arena = Vec::with_capacity(n);
-        let mut lld = Vec::with_capacity(n);
-        // Iterative post-order: (node, next child position, lld so far).
-        let mut stack: Vec<(usize, usize, Option<usize>)> = vec![(0, 0, None)];
-        while let Some(top) = stack.last_mut() {
-            let (node, pos) = (top.0, top.1);
-            let kids = &t.node(node).children;
-            if pos < kids.len() {
-                top.1 += 1;
-                let c = if mirror {
-                    kids[kids.len() - 1 - pos]
-                } else {
-                    kids[pos]
-                };
-                stack.push((c, 0, None));
-            } else {
-                let me = arena.len();
-                let my_lld = top.2.unwrap_or(me);
-                arena.push(node);
-                lld.push(my_lld);
-                stack.pop();
-                if let Some(parent) = stack.last_mut() {
-                    // The first finished child carries the parent's lld.
-                    parent.2.get_or_insert(my_lld);
-                }
-            }
-        }
-        let mut highest = vec![usize::MAX; n];
-        for (i, &l) in lld.iter().enumerate() {
-            highest[l] = i; // post-order: later = higher
-        }
-        let mut keyroots: Vec<usize> = highest.into_iter().filter(|&k| k != usize::MAX).collect();
-        keyroots.sort_unstable();
-        Post {
-            arena,
-            lld,
-            keyroots,
-        }
-    }
-
-    /// Σ of key-root subtree sizes: this tree's factor in the number of
-    /// forest-distance cells Zhang–Shasha fills.
-    fn work(&self) -> u64 {
-        self.keyroots
-            .iter()
-            .map(|&k| (k - self.lld[k] + 1) as u64)
-            .sum()
-    }
-}
-
-/// Cells of the forest-distance table a strategy fills for two trees
-/// (left = Zhang–Shasha, right = mirrored). Exposed for the bench.
-pub fn strategy_work(a: &OpTree, b: &OpTree) -> (u64, u64) {
-    let l = Post::new(a, false).work() * Post::new(b, false).work();
-    let r = Post::new(a, true).work() * Post::new(b, true).work();
-    (l, r)
-}
-
-/// A pair of trees laid out for repeated distance computations with
-/// different costs (alpha mode evaluates many assignments on one pair).
-pub struct TedSolver<'t> {
-    a: &'t OpTree,
-    b: &'t OpTree,
-    pa: Post,
-    pb: Post,
-    float: Dp<f64>,
-    int: Dp<u32>,
-    evaluations: u64,
-}
-
-/// The numbers the kernel runs on. Costs arrive as `f64`; when they are all
-/// small integers (unit costs: every mode here) the kernel runs on `u32`,
-/// whose add/min chain in the inner loop is several times shorter than the
-/// floating-point one, with an identical (exact) result.
-trait Num: Copy + PartialOrd + std::ops::Add<Output = Self> + Default {}
-impl Num for f64 {}
-impl Num for u32 {}
-
-/// Cost arrays (post-order indices) and the two DP tables.
-#[derive(Default)]
-struct Dp<T> {
-    del: Vec<T>,
-    ins: Vec<T>,
-    ren: Vec<T>,
-    treedist: Vec<T>,
-    fd: Vec<T>,
-}
-
-impl<T: Num> Dp<T> {
-    fn size(&mut self, n: usize, m: usize) {
-        if self.treedist.len() != n * m {
-            self.del = vec![T::default(); n];
-            self.ins = vec![T::default(); m];
-            self.ren = vec![T::default(); n * m];
-            self.treedist = vec![T::default(); n * m];
-            self.fd = vec![T::default(); (n + 1) * (m + 1)];
-        }
-    }
-
-    fn run(&mut self, pa: &Post, pb: &Post) -> T {
-        let (n, m) = (pa.arena.len(), pb.arena.len());
-        for &i in &pa.keyroots {
-            for &j in &pb.keyroots {
-                self.forest_dist(pa, pb, i, j);
-            }
-        }
-        self.treedist[(n - 1) * m + (m - 1)]
-    }
-
-    /// Fills the forest distances between all prefixes (in post-order) of
-    /// the subtrees rooted at key roots `i` and `j`, recording tree
-    /// distances for the subtree pairs whose leftmost paths they share.
-    fn forest_dist(&mut self, pa: &Post, pb: &Post, i: usize, j: usize) {
-        let m = pb.arena.len();
-        let (li, lj) = (pa.lld[i], pb.lld[j]);
-        let w = j - lj + 2; // row width: forest prefixes of B's subtree, plus empty
-        let fd = &mut self.fd[..(i - li + 2) * w];
-        // Slices of B's side for columns lj..=j, so the inner loops index
-        // nothing out of bounds and the compiler can drop the checks.
-        let ins = &self.ins[lj..=j];
-        let lld_b = &pb.lld[lj..=j];
-        fd[0] = T::default();
-        for (k, &c) in ins.iter().enumerate() {
-            fd[k + 1] = fd[k] + c;
-        }
-        for x in li..=i {
-            let r = x - li + 1;
-            let (before, cur) = fd.split_at_mut(r * w);
-            let prev = &before[(r - 1) * w..];
-            let cur = &mut cur[..w];
-            let dx = self.del[x];
-            cur[0] = prev[0] + dx;
-            let mut left = cur[0];
-            let lx = pa.lld[x];
-            let td = &mut self.treedist[x * m + lj..=x * m + j];
-            if lx == li {
-                // x is on A's leftmost path: tree distances for columns on
-                // B's leftmost path are final here.
-                let ren = &self.ren[x * m + lj..=x * m + j];
-                for k in 0..ins.len() {
-                    let v = min(prev[k + 1] + dx, left + ins[k]);
-                    let v = if lld_b[k] == lj {
-                        let v = min(v, prev[k] + ren[k]);
-                        td[k] = v;
-                        v
-                    } else {
-                        min(v, before[lld_b[k] - lj] + td[k])
-                    };
-                    cur[k + 1] = v;
-                    left = v;
-                }
-            } else {
-                let sub = &before[(lx - li) * w..];
-                for k in 0..ins.len() {
-                    // The term not depending on `left` first: shorter chain.
-                    let v = min(prev[k + 1] + dx, sub[lld_b[k] - lj] + td[k]);
-                    let v = min(v, left + ins[k]);
-                    cur[k + 1] = v;
-                    left = v;
-                }
-            }
-        }
-    }
-}
-
-/// `min` without NaN handling (costs are never NaN), a single instruction
-/// in the inner loop.
-#[inline(always)]
-fn min<T: PartialOrd>(a: T, b: T) -> T {
-    if a < b {
-        a
-    } else {
-        b
-    }
+/// DP cells filled by Zhang–Shasha (all left paths), by the all-right
+/// strategy, and by [`Algorithm::Lr`]'s plan. Exposed for the bench.
+pub fn strategy_work(a: &OpTree, b: &OpTree) -> (u64, u64, u64) {
+    let (la, lb) = (Layout::new(a), Layout::new(b));
+    let zs = plan(a, &lb, &[L]).work;
+    let right = plan(a, &lb, &[R]).work;
+    let lr = plan(a, &lb, &[L, R]).work.min(plan(b, &la, &[L, R]).work);
+    (zs, right, lr)
 }
 
 /// Largest integer cost run on `u32`; with `n + m < 2^15` nodes no sum can
@@ -229,21 +52,54 @@ fn min<T: PartialOrd>(a: T, b: T) -> T {
 const INT_COST_MAX: f64 = 65536.0;
 const INT_NODES_MAX: usize = 1 << 15;
 
+/// A pair of trees laid out for repeated distance computations with
+/// different costs (alpha mode evaluates many assignments on one pair).
+pub struct TedSolver<'t> {
+    a: &'t OpTree,
+    b: &'t OpTree,
+    /// The plan decomposes `b` (so internally `b` is the first tree and the
+    /// costs are transposed).
+    swap: bool,
+    /// Layouts of the internal first and second tree.
+    la: Layout,
+    lb: Layout,
+    plan: Plan,
+    used: [bool; 2],
+    /// Costs in the internal trees' arena order.
+    costs: ArenaCosts,
+    float: Dp<f64>,
+    int: Dp<u32>,
+    evaluations: u64,
+}
+
 impl<'t> TedSolver<'t> {
     pub fn new(a: &'t OpTree, b: &'t OpTree, alg: Algorithm) -> TedSolver<'t> {
-        let mirror = match alg {
-            Algorithm::ZhangShasha => false,
+        let (la, lb) = (Layout::new(a), Layout::new(b));
+        let (swap, plan) = match alg {
+            Algorithm::ZhangShasha => (false, plan(a, &lb, &[L])),
             Algorithm::Lr => {
-                let (l, r) = strategy_work(a, b);
-                r < l
+                let (pa, pb) = (plan(a, &lb, &[L, R]), plan(b, &la, &[L, R]));
+                if pb.work < pa.work {
+                    (true, pb)
+                } else {
+                    (false, pa)
+                }
             }
         };
-        let (pa, pb) = (Post::new(a, mirror), Post::new(b, mirror));
+        let (la, lb) = if swap { (lb, la) } else { (la, lb) };
+        let mut used = [false; 2];
+        for &(_, o) in &plan.steps {
+            used[o] = true;
+        }
         TedSolver {
             a,
             b,
-            pa,
-            pb,
+            swap,
+            la,
+            lb,
+            plan,
+            used,
+            costs: ArenaCosts::default(),
             float: Dp::default(),
             int: Dp::default(),
             evaluations: 0,
@@ -255,42 +111,72 @@ impl<'t> TedSolver<'t> {
         self.evaluations
     }
 
+    /// DP cells one evaluation fills.
+    pub fn work(&self) -> u64 {
+        self.plan.work
+    }
+
     /// The exact edit distance under `cost`.
     pub fn distance(&mut self, cost: &impl CostModel) -> f64 {
         self.evaluations += 1;
-        let (n, m) = (self.a.len(), self.b.len());
-        let f = &mut self.float;
-        f.size(n, m);
+        let (a, b) = (self.a, self.b);
+        let (n, m) = if self.swap {
+            (b.len(), a.len())
+        } else {
+            (a.len(), b.len())
+        };
+        self.costs.del.resize(n, 0.0);
+        self.costs.ins.resize(m, 0.0);
+        self.costs.ren.resize(n * m, 0.0);
+        // TED(A, B) under c = TED(B, A) under c with insert and delete
+        // exchanged and renames transposed.
         for x in 0..n {
-            let i = self.pa.arena[x];
-            f.del[x] = cost.delete(self.a, i);
-            for y in 0..m {
-                f.ren[x * m + y] = cost.rename(self.a, i, self.b, self.pb.arena[y]);
+            self.costs.del[x] = if self.swap {
+                cost.insert(b, x)
+            } else {
+                cost.delete(a, x)
+            };
+            let row = &mut self.costs.ren[x * m..(x + 1) * m];
+            for (y, r) in row.iter_mut().enumerate() {
+                *r = if self.swap {
+                    cost.rename(a, y, b, x)
+                } else {
+                    cost.rename(a, x, b, y)
+                };
             }
         }
         for y in 0..m {
-            f.ins[y] = cost.insert(self.b, self.pb.arena[y]);
+            self.costs.ins[y] = if self.swap {
+                cost.delete(a, y)
+            } else {
+                cost.insert(b, y)
+            };
         }
         // `as` saturates and truncates, so the round trip is exact iff `c` is
         // an integer in range (and it is cheaper than `fract`).
         let small_int = |&c: &f64| c <= INT_COST_MAX && (c as u32) as f64 == c;
-        let integral =
-            n + m < INT_NODES_MAX && f.del.iter().chain(&f.ins).chain(&f.ren).all(small_int);
-        if !integral {
-            return f.run(&self.pa, &self.pb);
-        }
-        let k = &mut self.int;
-        k.size(n, m);
-        for (dst, src) in [
-            (&mut k.del, &f.del),
-            (&mut k.ins, &f.ins),
-            (&mut k.ren, &f.ren),
-        ] {
-            for (d, s) in dst.iter_mut().zip(src.iter()) {
-                *d = *s as u32;
+        let integral = n + m < INT_NODES_MAX
+            && self
+                .costs
+                .del
+                .iter()
+                .chain(&self.costs.ins)
+                .chain(&self.costs.ren)
+                .all(small_int);
+        let both = self.used[L] && self.used[R];
+        if integral {
+            for o in [L, R].into_iter().filter(|&o| self.used[o]) {
+                let (pa, pb) = (&self.la.post[o], &self.lb.post[o]);
+                self.int.load(o, pa, pb, &self.costs, |c| c as u32);
             }
+            self.int.run(&self.la, &self.lb, &self.plan, both) as f64
+        } else {
+            for o in [L, R].into_iter().filter(|&o| self.used[o]) {
+                let (pa, pb) = (&self.la.post[o], &self.lb.post[o]);
+                self.float.load(o, pa, pb, &self.costs, |c| c);
+            }
+            self.float.run(&self.la, &self.lb, &self.plan, both)
         }
-        k.run(&self.pa, &self.pb) as f64
     }
 }
 
@@ -367,19 +253,31 @@ mod tests {
     fn lr_picks_the_cheaper_side() {
         // A right comb: left paths are short, so left key roots are many.
         let comb = t("a(b,a(b,a(b,a(b,a(b,c)))))");
-        let (l, r) = strategy_work(&comb, &comb);
+        let (l, r, lr) = strategy_work(&comb, &comb);
         assert!(
             r < l,
             "right strategy should be cheaper on a right comb: {l} vs {r}"
         );
-        let (l, r) = strategy_work(&comb.mirrored(), &comb.mirrored());
-        assert!(l < r);
+        assert!(lr <= r);
+        let (l, r, lr) = strategy_work(&comb.mirrored(), &comb.mirrored());
+        assert!(l < r && lr <= l);
+        // A left comb beside a right comb: neither pure strategy fits both.
+        let mixed = t("r(a(a(a(a(b,c),c),c),c),a(b,a(b,a(b,a(b,c)))))");
+        let (l, r, lr) = strategy_work(&mixed, &mixed);
+        assert!(lr < l.min(r), "{lr} vs {l}, {r}");
+        assert_eq!(TedSolver::new(&mixed, &mixed, Algorithm::Lr).work(), lr);
+        for alg in [Algorithm::ZhangShasha, Algorithm::Lr] {
+            assert_eq!(
+                ted(&mixed, &comb, &UnitCost, alg),
+                ted(&comb, &mixed, &UnitCost, alg)
+            );
+        }
     }
 
     #[test]
     fn keyroots_of_small_tree() {
         // post-order of f(d(a,c(b)),e): a b c d e f; key roots: c, e, f.
-        let p = Post::new(&t("f(d(a,c(b)),e)"), false);
+        let p = crate::layout::Post::new(&t("f(d(a,c(b)),e)"), false);
         assert_eq!(p.lld, vec![0, 1, 1, 0, 4, 0]);
         assert_eq!(p.keyroots, vec![2, 4, 5]);
     }

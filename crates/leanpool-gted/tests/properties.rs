@@ -51,6 +51,14 @@ proptest! {
         }
     }
 
+    /// Larger trees than the oracle can take: the main algorithm's mixed
+    /// left/right plans (and swapped roles) against plain Zhang–Shasha.
+    #[test]
+    fn lr_equals_zhang_shasha(a in arb_tree(40), b in arb_tree(40)) {
+        prop_assert_eq!(ted(&a, &b, &UnitCost, Algorithm::Lr), ted(&a, &b, &UnitCost, Algorithm::ZhangShasha));
+        prop_assert_eq!(ted(&a, &b, &Weighted, Algorithm::Lr), ted(&a, &b, &Weighted, Algorithm::ZhangShasha));
+    }
+
     #[test]
     fn identity_scores_one(a in arb_tree(30)) {
         for mode in MODES {
