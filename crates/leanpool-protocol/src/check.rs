@@ -130,8 +130,12 @@ impl CheckResult {
 }
 
 /// Lean's warning for a declaration whose proof contains `sorry`.
+///
+/// Lean 4.28 writes it with backquotes (``declaration uses `sorry` ``),
+/// older versions with single quotes; both count.
 pub fn is_sorry_warning(d: &Diagnostic) -> bool {
-    d.severity == Severity::Warning && d.message.contains("declaration uses 'sorry'")
+    d.severity == Severity::Warning
+        && (d.message.contains("declaration uses 'sorry'") || d.message.contains("declaration uses `sorry`"))
 }
 
 #[cfg(test)]
@@ -151,6 +155,8 @@ mod tests {
         let mut e = s;
         e.push(diag(Severity::Error, 3, "type mismatch"));
         assert_eq!(CheckResult::from_diagnostics(e).status, CheckStatus::Error);
+        let s428 = vec![diag(Severity::Warning, 0, "declaration uses `sorry`")];
+        assert_eq!(CheckResult::from_diagnostics(s428).status, CheckStatus::Sorry);
         let w = vec![diag(Severity::Warning, 0, "unused variable `x`")];
         assert_eq!(CheckResult::from_diagnostics(w).status, CheckStatus::Ok);
     }
