@@ -156,10 +156,18 @@ impl Worker {
         }
     }
 
+    /// The file-worker handshake. Unlike a full LSP server, Lean's file
+    /// worker (normally driven by the watchdog, which answers `initialize`
+    /// itself) reads `initialize` and then expects `didOpen` at once; it
+    /// does not answer `initialize` and needs no `initialized`. So the
+    /// request is sent without waiting, and "ready" means the header's
+    /// version is reported done.
     async fn start(&mut self, deadline: TokioInstant) -> Result<(), WorkerError> {
         let init = serde_json::to_value(lsp::initialize_params()).expect("serializable");
-        self.call("initialize", init, deadline).await?;
-        self.notify("initialized", json!({}))?;
+        let id = self.next_id;
+        self.next_id += 1;
+        self.lsp_requests += 1;
+        self.send(&lsp::request(id, "initialize", init))?;
         let open = lsp::LeanDidOpenTextDocumentParams {
             text_document: TextDocumentItem {
                 uri: self.uri.clone(),

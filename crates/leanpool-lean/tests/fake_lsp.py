@@ -97,7 +97,7 @@ while True:
     params = msg.get("params", {})
     if method == "initialize":
         assert params["initializationOptions"]["hasWidgets"] is True
-        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {}}})
+        # Like Lean's file worker: no answer to `initialize`.
         send({"jsonrpc": "2.0", "id": "srv-1", "method": "workspace/semanticTokens/refresh"})
     elif method == "textDocument/didOpen":
         assert params["dependencyBuildMode"] == "never"

@@ -33,7 +33,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     let params = CheckParams { text, timeout_ms: args.timeout_ms, timings: true };
     let started = Instant::now();
     let mut result = match &args.socket {
-        Some(socket) => remote_check(socket, params).await?,
+        Some(socket) => crate::cmd::remote::check(socket, params).await?,
         None => {
             let command = LeanCommand::detect()?;
             check_once(&WorkerConfig::new(command), &params, DEFAULT_TIMEOUT).await?
@@ -49,13 +49,6 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         print!("{}", human(&args.file, &result));
     }
     Ok(if result.status == CheckStatus::Ok { 0 } else { 1 })
-}
-
-/// The daemon client's single call site.
-async fn remote_check(_socket: &Path, _params: CheckParams) -> anyhow::Result<CheckResult> {
-    // DAEMON CALL SITE: `crate::cmd::remote::check(socket, params).await` once
-    // `cmd/remote.rs` exists.
-    anyhow::bail!("`--socket`: the daemon client is not built yet")
 }
 
 /// `file:line:col: severity: message` lines (1-based, columns in UTF-16

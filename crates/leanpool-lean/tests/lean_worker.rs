@@ -1,0 +1,127 @@
+//! The driver and `check` against the real Lean (the WASM backend here).
+//!
+//! One warm worker serves every case, in order, inside one test: a WASM
+//! worker costs ~25 s (more on a loaded machine) and 6-7 GB, so this file
+//! never has more than one. The timeout case runs last because it kills
+//! the worker. Fails (does not skip) when no Lean is installed.
+//!
+//! All texts share the header `set_option maxHeartbeats 0` (as miniF2F
+//! files do): the timeout case needs a statement that really runs past
+//! its limit rather than stopping at Lean's heartbeat limit.
+
+use leanpool_lean::{check_on, header_key, proc, LeanCommand, LineIndex, Worker, WorkerConfig};
+use leanpool_protocol::{CheckParams, CheckResult, CheckStatus, Position, Range, Severity};
+use std::time::{Duration, Instant};
+
+const HEADER: &str = "set_option maxHeartbeats 0\n";
+const LIMIT: Duration = Duration::from_secs(120);
+
+fn params(body: &str) -> CheckParams {
+    CheckParams { text: format!("{HEADER}{body}"), timeout_ms: None, timings: true }
+}
+
+fn range(l0: u32, c0: u32, l1: u32, c1: u32) -> Range {
+    Range { start: Position { line: l0, character: c0 }, end: Position { line: l1, character: c1 } }
+}
+
+fn error_ranges(r: &CheckResult) -> Vec<Range> {
+    r.diagnostics.iter().filter(|d| d.severity == Severity::Error).map(|d| d.range).collect()
+}
+
+async fn check(w: &mut Worker, name: &str, p: &CheckParams) -> CheckResult {
+    let t = Instant::now();
+    let r = check_on(w, p, LIMIT).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+    eprintln!("[{name}] {:?} in {:.3} s", r.status, t.elapsed().as_secs_f64());
+    r
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_warm_worker_all_cases() {
+    let command = LeanCommand::detect().expect("no Lean installed: run scripts/setup (these tests need a real Lean)");
+    let cfg = WorkerConfig::new(command);
+    assert_eq!(header_key(&params("").text), HEADER);
+    let t = Instant::now();
+    let mut w = Worker::spawn(&cfg, HEADER).await.expect("worker start");
+    eprintln!("[spawn] ready in {:.1} s, rss {:?} MB", t.elapsed().as_secs_f64(), w.rss_bytes().map(|b| b >> 20));
+
+    // ok (the first request also warms V8's code paths: seconds, not ms).
+    let r = check(&mut w, "ok", &params("theorem t (a b : Nat) : a + b = b + a := by omega\n")).await;
+    assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
+    assert!(r.diagnostics.is_empty(), "{r:?}");
+
+    // error: one good and one bad theorem; only the bad one is reported,
+    // with its exact ranges (the whole declaration, and `rfl`).
+    let body = "theorem good : 1 + 1 = 2 := rfl\ntheorem bad : 1 + 1 = 3 := rfl\n";
+    let r = check(&mut w, "error", &params(body)).await;
+    assert_eq!(r.status, CheckStatus::Error, "{r:?}");
+    assert_eq!(error_ranges(&r), vec![range(2, 0, 2, 30), range(2, 27, 2, 30)], "{r:?}");
+
+    // sorry: a warning on the declaration's name, status `sorry`.
+    let r = check(&mut w, "sorry", &params("theorem s (n : Nat) : n + 0 = n := by sorry\n")).await;
+    assert_eq!(r.status, CheckStatus::Sorry, "{r:?}");
+    assert_eq!(r.diagnostics.len(), 1, "{r:?}");
+    assert_eq!(r.diagnostics[0].range, range(1, 8, 1, 9));
+
+    // non-ASCII: `∀`/`∃`/`⟨⟩` (one UTF-16 unit, three bytes each) in a
+    // good theorem, then `𝓝` (two units, four bytes) in a comment before
+    // an error on the same line.
+    let body = "theorem u : ∀ n : Nat, ∃ m, m > n := fun n => ⟨n + 1, Nat.lt_succ_self n⟩\n\
+                theorem v : /- 𝓝 -/ (2 : Nat) = 3 := rfl\n";
+    let p = params(body);
+    let r = check(&mut w, "unicode", &p).await;
+    assert_eq!(r.status, CheckStatus::Error, "{r:?}");
+    // "theorem v : /- " 15 + "𝓝" 2 + " -/ (2 : Nat) = 3 := " 21 = 38 units
+    // (37 characters, 40 bytes).
+    let rfl = range(2, 38, 2, 41);
+    assert!(error_ranges(&r).contains(&rfl), "{r:?}");
+    assert!(r.diagnostics.iter().all(|d| d.range.start.line == 2), "theorem u is fine: {r:?}");
+    let ix = LineIndex::new(&p.text);
+    let rfl_byte = p.text.rfind("rfl").unwrap();
+    assert_eq!(ix.range(rfl_byte..rfl_byte + 3), rfl);
+
+    // rejected before Lean sees it.
+    let used = w.uses();
+    let r = check(&mut w, "rejected", &params("#eval IO.println \"hi\"\n")).await;
+    assert_eq!(r.status, CheckStatus::Rejected, "{r:?}");
+    assert_eq!(w.uses(), used);
+
+    // 20 sequential requests on the same warm worker.
+    let mut times = vec![];
+    for i in 0..20 {
+        let (body, want) = if i % 5 == 4 {
+            (format!("theorem t{i} : {i} + 1 = {i} := by decide\n"), CheckStatus::Error)
+        } else {
+            (format!("theorem t{i} (a b : Nat) : a + b + {i} = b + a + {i} := by omega\n"), CheckStatus::Ok)
+        };
+        let t = Instant::now();
+        let r = check_on(&mut w, &params(&body), LIMIT).await.expect("sequential check");
+        times.push(t.elapsed().as_secs_f64());
+        assert_eq!(r.status, want, "request {i}: {r:?}");
+        if want == CheckStatus::Error {
+            assert!(r.diagnostics.iter().all(|d| d.range.start.line == 1), "request {i}: {r:?}");
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    eprintln!(
+        "[sequential] 20 requests: median {:.3} s, p90 {:.3} s, max {:.3} s; rss {:?} MB; lsp requests {}",
+        times[10],
+        times[18],
+        times[19],
+        w.rss_bytes().map(|b| b >> 20),
+        w.lsp_requests()
+    );
+    assert!(w.is_alive());
+
+    // timeout, last: a decision procedure over 40^5 cases that does not
+    // finish in minutes on this Lean; the limit kills the process group.
+    let pid = w.pid();
+    let mut p = params("theorem slow : ∀ a < 40, ∀ b < 40, ∀ c < 40, ∀ d < 40, ∀ e < 40, a + b + c + d + e < 1000 := by decide\n");
+    p.timeout_ms = Some(5_000);
+    let t = Instant::now();
+    let r = check(&mut w, "timeout", &p).await;
+    assert_eq!(r.status, CheckStatus::Timeout, "{r:?}");
+    assert!(t.elapsed() < Duration::from_secs(30), "kill took {:?}", t.elapsed());
+    assert!(!w.is_alive());
+    assert_eq!(proc::group_members(pid), Vec::<u32>::new(), "process group {pid} still has live members");
+    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "worker {pid} not reaped");
+}
