@@ -142,9 +142,10 @@ enum Part {
 }
 
 struct BinderSite {
-    /// Piece index of the name.
+    /// Piece index of the name (of the type, for an anonymous instance).
     piece: usize,
-    name: String,
+    /// `None`: an anonymous instance binder, `[Inhabited α]`.
+    name: Option<String>,
     kind: BinderKind,
     /// The group sits in brackets, which belong to the binder, not the label.
     bracketed: bool,
@@ -273,21 +274,38 @@ impl TreeBuilder {
                     };
                     // The group: this name and the following names sharing its type.
                     let group: Vec<usize> = (k..sites.len())
-                        .take_while(|&g| g == k || (sites[g].ty == sites[k].ty && sites[g].ty.is_some())
+                        .take_while(|&g| g == k || sites[g].name.is_some() && (sites[g].ty == sites[k].ty && sites[g].ty.is_some())
                             || (sites[g].ty.is_none() && sites[k].ty.is_none() && {
                                 let (a, b) = (sites[g - 1].piece, sites[g].piece);
                                 (a + 1..b).all(|j| matches!(&pieces[j], Piece::Text(t) if t.trim().is_empty()))
                             }))
+                        .collect();
+                    // Pre-order ids: the group's names, then binders inside its type.
+                    let leaves: Vec<(Node, u32)> = group
+                        .iter()
+                        .filter_map(|&g| sites[g].name.as_deref())
+                        .map(|name| self.fresh(name, NodeKind::BoundVar))
                         .collect();
                     let ty_tree = sites[k].ty.map(|tp| {
                         let Piece::Child(tpos, tb) = &pieces[tp] else { unreachable!() };
                         self.with_entries(&active, |me| me.tag(tpos.clone(), tb))
                     });
                     let mut nodes = Vec::new();
-                    for &g in &group {
+                    if sites[k].name.is_none() {
+                        nodes.push(Node {
+                            label: "[_]".to_owned(),
+                            kind: NodeKind::Op,
+                            scope: None,
+                            binder: Some(BinderKind::InstImplicit),
+                            children: ty_tree.into_iter().collect(),
+                        });
+                        parts.push(Part::Binders(nodes));
+                        i += 1;
+                        continue;
+                    }
+                    for (&g, (leaf, id)) in group.iter().zip(leaves) {
                         let site = &sites[g];
-                        let (leaf, id) = self.fresh(&site.name, NodeKind::BoundVar);
-                        let mut kids = vec![leaf];
+                        let mut kids = vec![leaf.clone()];
                         kids.extend(ty_tree.clone());
                         nodes.push(Node {
                             label: binder_label(site.kind, ty_tree.is_some()),
@@ -296,7 +314,7 @@ impl TreeBuilder {
                             binder: Some(site.kind),
                             children: kids,
                         });
-                        active.push(ScopeEntry { name: site.name.clone(), id, kind: NodeKind::BoundVar });
+                        active.push(ScopeEntry { name: leaf.label, id, kind: NodeKind::BoundVar });
                     }
                     parts.push(Part::Binders(nodes));
                     let last = *group.last().expect("non-empty");
@@ -476,14 +494,34 @@ fn find_binders(pieces: &[Piece<'_>], own: Option<&SubexprPos>) -> Vec<BinderSit
         if !(before_ok && after_ok) || plausible_subterm(i, q) {
             continue;
         }
-        sites.push(BinderSite { piece: i, name, kind: BinderKind::Default, bracketed: false, ty: None });
+        sites.push(BinderSite { piece: i, name: Some(name), kind: BinderKind::Default, bracketed: false, ty: None });
+    }
+    // Anonymous instance binders: a child in `[`…`]` of the construct's own
+    // text, before the body (`∀ {α : Type} [BEq α], p`).
+    let first_sep = (0..pieces.len())
+        .find(|&j| matches!(&pieces[j], Piece::Text(t) if is_body_separator(t)))
+        .unwrap_or(pieces.len());
+    for &(i, _) in &kids {
+        if i > first_sep || sites.iter().any(|s| s.piece == i) {
+            continue;
+        }
+        let before = i.checked_sub(1).and_then(text_at).is_some_and(|t| t.trim_end().ends_with('['));
+        let after = text_at(i + 1).is_some_and(|t| t.trim_start().starts_with(']'));
+        if before && after {
+            let at = sites.partition_point(|s| s.piece < i);
+            sites.insert(at, BinderSite { piece: i, name: None, kind: BinderKind::InstImplicit, bracketed: true, ty: Some(i) });
+        }
     }
     // Groups: names separated by whitespace only. Each group may have a
     // type (` : T`) and a bracket pair around it.
     let mut k = 0;
     while k < sites.len() {
+        if sites[k].name.is_none() {
+            k += 1;
+            continue;
+        }
         let mut end = k;
-        while end + 1 < sites.len() && {
+        while end + 1 < sites.len() && sites[end + 1].name.is_some() && {
             let (a, b) = (sites[end].piece, sites[end + 1].piece);
             (a + 1..b).all(|j| text_at(j).is_some_and(|t| t.trim().is_empty()))
         } {

@@ -279,8 +279,9 @@ impl Statement {
         let mut children = Vec::with_capacity(self.binders.len() + 1);
         for sb in &self.binders {
             let kind = if sb.is_prop { NodeKind::Hypothesis } else { NodeKind::BoundVar };
-            let ty = b.term(&sb.ty);
+            // Pre-order ids: the binder's name before binders inside its type.
             let (leaf, id) = b.fresh(&sb.name, kind);
+            let ty = b.term(&sb.ty);
             children.push(Node {
                 label: build::binder_label(sb.kind, true),
                 kind: NodeKind::Op,
