@@ -150,7 +150,7 @@ impl<H: Handler> Server<H> {
         let mut inflight = shared.inflight.subscribe();
         let drained = async { tokio::time::timeout(deadline, inflight.wait_for(|n| *n == 0)).await.is_ok() };
         let ((), drained) = tokio::join!(shared.handler.shutdown(deadline), drained);
-        if !drained {
+        if !drained && *shared.inflight.borrow() > 0 {
             tracing::warn!(in_flight = *shared.inflight.borrow(), "deadline passed; answering the rest SHUTTING_DOWN");
         }
         shared.phase.send_replace(Phase::Closed);
