@@ -49,14 +49,14 @@ pub fn decode(frame: &Frame, max: usize) -> Decoded {
     };
     match into_request(value) {
         Ok(r) => Decoded::Call(r),
-        Err(resp) => Decoded::Reply(resp),
+        Err(resp) => Decoded::Reply(*resp),
     }
 }
 
 /// Checks the envelope. The id is validated first so that every later
 /// error can be addressed to it.
-fn into_request(value: Value) -> Result<Request, Response> {
-    let invalid = |id: Id, msg: &str| Response::err(id, codes::INVALID_REQUEST, msg);
+fn into_request(value: Value) -> Result<Request, Box<Response>> {
+    let invalid = |id: Id, msg: &str| Box::new(Response::err(id, codes::INVALID_REQUEST, msg));
     let mut obj = match value {
         Value::Object(o) => o,
         Value::Array(_) => {

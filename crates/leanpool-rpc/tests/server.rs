@@ -62,7 +62,7 @@ async fn bad_frames_are_answered_and_the_connection_survives() {
     let r = c.recv().await;
     assert_eq!((code(&r), &r["id"]), (codes::INVALID_PARAMS, &json!("t")));
     let mut big = br#"{"jsonrpc":"2.0","id":3,"method":"sleep","params":{"value":""#.to_vec();
-    big.extend(std::iter::repeat(b'a').take(100_000));
+    big.extend(vec![b'a'; 100_000]);
     big.extend(b"\"}}\n");
     c.send(&big).await;
     let r = c.recv().await;
@@ -193,7 +193,7 @@ async fn client_pipelines_many_calls_on_one_connection() {
         let c = c.clone();
         js.spawn(async move { (i, c.call("sleep", json!({"ms": (i * 7) % 50, "value": i})).await) });
     }
-    let mut seen = vec![false; 200];
+    let mut seen = [false; 200];
     while let Some(r) = js.join_next().await {
         let (i, v) = r.unwrap();
         assert_eq!(v.unwrap(), json!(i));

@@ -103,11 +103,11 @@ pub fn frame(rng: &mut StdRng, seeds: &[Value], max: usize) -> Vec<u8> {
             5 => {
                 // Deep nesting, past serde_json's recursion limit.
                 let d = rng.gen_range(100..400);
-                b.splice(at..at, std::iter::repeat(b'[').take(d));
+                b.splice(at..at, vec![b'['; d]);
             }
             _ => {
                 // Oversized: pad a string far past the cap.
-                b.splice(at..at, std::iter::repeat(b'a').take(rng.gen_range(max / 2..max * 3)));
+                b.splice(at..at, vec![b'a'; rng.gen_range(max / 2..max * 3)]);
             }
         }
     }

@@ -125,7 +125,7 @@ pub fn children_of(pid: i32) -> Vec<i32> {
 pub fn alive(pid: i32) -> bool {
     // A zombie still has a /proc entry; treat it as gone.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rfind(')').map_or(false, |i| !stat[i + 2..].starts_with('Z')),
+        Ok(stat) => stat.rfind(')').is_some_and(|i| !stat[i + 2..].starts_with('Z')),
         Err(_) => false,
     }
 }
