@@ -120,12 +120,22 @@ async fn daemon_on_real_lean() {
     let r: Value = serde_json::from_slice(&py.stdout).unwrap();
     assert_eq!(r["status"], "error");
 
+    // `leanpool check FILE --socket`: exit 0 for ok, 1 otherwise.
+    for (name, text, code, status) in [("good.lean", ok(5), 0, "ok"), ("bad.lean", bad(5), 1, "error")] {
+        let f = dir.path().join(name);
+        std::fs::write(&f, &text).unwrap();
+        let out = Command::new(BIN).arg("check").arg(&f).arg("--socket").arg(&d.socket).arg("--json").output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "{}", String::from_utf8_lossy(&out.stderr));
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["status"], status);
+    }
+
     // status: the one worker, with its uses counted.
     let st = c.status().await.unwrap();
     assert_eq!(st.pool.workers, 1, "{st:?}");
     let w = &st.pool.keys[0].workers[0];
     let pid = w.pid.expect("worker pid") as i32;
-    let sent = 4 + 2 + 12 + 1; // batch, resumed batch, clients, Python
+    let sent = 4 + 2 + 12 + 1 + 2; // batch, resumed batch, clients, Python, CLI
     assert!(st.pool.counters.requests >= sent, "{:?}", st.pool.counters);
     assert!(alive(pid));
     let human = Command::new(BIN).args(["status", "--socket"]).arg(&d.socket).output().unwrap();
