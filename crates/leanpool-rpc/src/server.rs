@@ -268,7 +268,7 @@ fn start<H: Handler>(
         let ms = t0.elapsed().as_millis() as u64;
         match &out {
             Ok(_) => tracing::debug!(conn = ctx.conn, ?id, method, ms, "answered"),
-            Err(e) => tracing::info!(conn = ctx.conn, ?id, method, ms, code = e.code, message = %e.message, "error"),
+            Err(e) => tracing::info!(conn = ctx.conn, ?id, method, ms, code = e.code, error = %e.message, "request failed"),
         }
         let _ = tx.send(Answer::from_result(id, out)).await;
     });

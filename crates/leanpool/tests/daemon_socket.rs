@@ -87,6 +87,21 @@ fn stale_socket_is_replaced_live_one_and_plain_file_are_not() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "precious");
 }
 
+#[test]
+fn json_logs_are_one_object_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Daemon::start(dir.path(), "log_format = \"json\"\n", Lean::Off);
+    exchange(&d.socket, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"nope\"}\n");
+    d.signal(Signal::SIGTERM);
+    d.wait_exit(Duration::from_secs(15));
+    let logs = d.logs();
+    let events: Vec<Value> = logs.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
+    let msgs: Vec<&str> = events.iter().filter_map(|e| e["fields"]["message"].as_str()).collect();
+    for want in ["listening", "request failed", "draining", "stopped"] {
+        assert!(msgs.contains(&want), "no `{want}` event in {msgs:?}");
+    }
+}
+
 #[tokio::test]
 async fn shutdown_method_stops_the_daemon() {
     let dir = tempfile::tempdir().unwrap();
