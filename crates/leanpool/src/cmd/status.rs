@@ -110,3 +110,57 @@ fn uptime(ms: u64) -> String {
         s => format!("{s}s"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use leanpool_pool::{KeyStatus, MethodLatency, WorkerState, WorkerStatus};
+    use leanpool_rpc::{BackendInfo, DaemonStatus};
+
+    fn pct(ms: f64) -> Percentiles {
+        Percentiles { samples: 3, p50_ms: ms, p90_ms: ms * 2.0, p99_ms: ms * 3.0, max_ms: ms * 3.0 }
+    }
+
+    #[test]
+    fn table_shows_workers_latency_and_counters() {
+        let mut s = StatusResult {
+            daemon: DaemonStatus {
+                version: "0.1.0".into(),
+                pid: 7,
+                uptime_ms: 3_723_000,
+                socket: "/tmp/s".into(),
+                backend: BackendInfo { kind: "wasm".into(), version: Some("Lean 4".into()), error: None },
+            },
+            pool: PoolStatus {
+                keys: vec![
+                    KeyStatus { header: String::new(), min: 0, queue_depth: 2, workers: vec![] },
+                    KeyStatus {
+                        header: "import Mathlib\nopen Real Nat Topology ∀ very long header that goes on".into(),
+                        min: 1,
+                        queue_depth: 0,
+                        workers: vec![
+                            WorkerStatus { id: 1, pid: Some(4242), state: WorkerState::Busy, uses: 12, rss_bytes: Some(6 << 30) },
+                            WorkerStatus { id: 2, pid: None, state: WorkerState::Starting, uses: 0, rss_bytes: None },
+                        ],
+                    },
+                ],
+                workers: 2,
+                max_workers: 2,
+                latency: vec![MethodLatency { method: "check".into(), requests: 3, total: pct(200.0), service: None }],
+                counters: leanpool_pool::Counters { requests: 3, timeouts: 1, ..Default::default() },
+                shutting_down: false,
+            },
+        };
+        let t = human(&s);
+        assert!(t.contains("up 1h02m") && t.contains("backend wasm  Lean 4"), "{t}");
+        assert!(t.contains("(empty header)") && t.contains("(no workers)"), "{t}");
+        assert!(t.contains("import Mathlib open Real Nat Topolo…"), "{t}");
+        assert!(t.contains("4242") && t.contains("busy") && t.contains("6.0 GiB") && t.contains("starting"), "{t}");
+        assert!(t.contains("200.0 / 400.0 / 600.0"), "{t}");
+        assert!(t.contains("counters: requests 3, timeouts 1"), "{t}");
+        s.pool.keys.clear();
+        s.pool.latency.clear();
+        s.pool.counters = Default::default();
+        assert!(human(&s).contains("counters: all zero"));
+    }
+}
