@@ -135,6 +135,9 @@ impl Slot {
             if self.me.state() != WorkerState::Idle {
                 self.me.idle_since_ms.store(self.inner.now_ms(), Ordering::Relaxed);
                 self.me.set_state(WorkerState::Idle);
+                // A header with waiting requests and no room may now evict
+                // this worker.
+                self.inner.wake.notify_one();
             }
             let tick = Duration::from_millis(self.inner.cfg.health_interval_ms);
             let wait = {
@@ -275,9 +278,14 @@ impl Slot {
                     }
                     break Err(PoolError::WorkerFailed(format!("the worker died on this request twice; last: {e}")));
                 }
+                Outcome::Done(Err(e @ WorkerError::Lsp { .. })) => {
+                    // Lean answered a request with an error: the process is
+                    // fine, the request is not retried.
+                    break Err(PoolError::WorkerFailed(e.to_string()));
+                }
                 Outcome::Done(Err(e)) => {
-                    // Protocol trouble or an error answer from Lean: not a
-                    // crash, so no retry; the process state is suspect.
+                    // Protocol trouble: not a crash, so no retry, but the
+                    // process's state is suspect.
                     self.kill_worker().await;
                     break Err(PoolError::WorkerFailed(e.to_string()));
                 }

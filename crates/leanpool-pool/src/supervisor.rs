@@ -16,7 +16,9 @@ use std::time::Duration;
 
 pub(crate) async fn supervise(inner: Arc<Inner>) {
     let mut hard = inner.hard_stop.subscribe();
-    let tick = Duration::from_millis(inner.cfg.health_interval_ms);
+    // The tick runs whether or not wake-ups keep coming.
+    let mut tick = tokio::time::interval(Duration::from_millis(inner.cfg.health_interval_ms));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         if *hard.borrow() {
             return;
@@ -26,7 +28,7 @@ pub(crate) async fn supervise(inner: Arc<Inner>) {
             biased;
             _ = hard.changed() => return,
             _ = inner.wake.notified() => {}
-            _ = tokio::time::sleep(tick) => forget_unused_keys(&inner),
+            _ = tick.tick() => forget_unused_keys(&inner),
         }
     }
 }
