@@ -1,15 +1,21 @@
-//! A FAKE Lean file worker (tower-lsp), for pool tests only.
+//! A FAKE Lean file worker, for pool tests only.
 //!
 //! Why a fake: the pool's fault paths need faults on demand that real Lean
 //! cannot produce: a worker that dies on the same request twice (the
 //! `WorkerFailed` path), dies exactly once, eats a chosen amount of
 //! memory, or fails to start; and tests of queueing and eviction need
 //! workers that start in milliseconds rather than 25 s. The fake speaks
-//! just the part of Lean's worker protocol the driver uses: `initialize`,
+//! just the part of Lean's *file-worker* protocol the driver uses:
+//! `initialize` (read, never answered, as the real file worker does),
 //! `didOpen`/`didChange` (full text) answered by `publishDiagnostics` and
 //! `$/lean/fileProgress` with nothing left to process, and
 //! `textDocument/waitForDiagnostics`. Everything else about Lean is not
 //! imitated; `pool_lean.rs` tests the same pool on real Lean.
+//!
+//! Hand-rolled rather than built on tower-lsp: tower-lsp drops
+//! notifications that arrive before its `initialize` has completed, but a
+//! Lean file worker takes `didOpen` right behind an unanswered
+//! `initialize`, which is what the driver sends.
 //!
 //! Behaviour is scripted by `-- FAKE <cmd> [arg]` lines in the document
 //! body (several allowed, run in order):
@@ -25,104 +31,113 @@
 //! appends `<pid> <last line of the text>` to that file.
 
 use serde_json::{json, Value};
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::time::Duration;
-use tower_lsp::jsonrpc::Result;
-use tower_lsp::lsp_types::notification::Notification;
-use tower_lsp::lsp_types::*;
-use tower_lsp::{Client, LanguageServer, LspService, Server};
 
 /// Env var that turns the test executable into the fake worker.
 pub const FAKE_ENV: &str = "LEANPOOL_FAKE_PEER";
 
-enum FileProgress {}
-impl Notification for FileProgress {
-    type Params = Value;
-    const METHOD: &'static str = "$/lean/fileProgress";
+fn send(out: &mut impl Write, msg: &Value) {
+    let body = serde_json::to_vec(msg).unwrap();
+    write!(out, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
+    out.write_all(&body).unwrap();
+    out.flush().unwrap();
 }
 
-struct Fake {
-    client: Client,
-}
-
-impl Fake {
-    async fn finish(&self, uri: Url, version: i32, diags: Vec<tower_lsp::lsp_types::Diagnostic>) {
-        self.client.publish_diagnostics(uri.clone(), diags, Some(version)).await;
-        self.client
-            .send_notification::<FileProgress>(json!({"textDocument": {"uri": uri, "version": version}, "processing": []}))
-            .await;
-    }
-
-    async fn wait_for_diagnostics(&self, _p: Value) -> Result<Value> {
-        Ok(json!({}))
-    }
-}
-
-#[tower_lsp::async_trait]
-impl LanguageServer for Fake {
-    async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
-        Ok(InitializeResult::default())
-    }
-
-    async fn shutdown(&self) -> Result<()> {
-        Ok(())
-    }
-
-    async fn did_open(&self, p: DidOpenTextDocumentParams) {
-        if p.text_document.text.contains("FakeDieOnOpen") {
-            std::process::exit(4);
+/// Next message body, `None` at end of input.
+fn read_message(input: &mut impl BufRead) -> Option<Value> {
+    let mut len = None;
+    loop {
+        let mut line = String::new();
+        if input.read_line(&mut line).ok()? == 0 {
+            return None;
         }
-        self.finish(p.text_document.uri, p.text_document.version, vec![]).await;
-    }
-
-    async fn did_change(&self, p: DidChangeTextDocumentParams) {
-        let text = p.content_changes.last().map(|c| c.text.clone()).unwrap_or_default();
-        if let Ok(path) = std::env::var("FAKE_LOG") {
-            let last = text.trim_end().lines().last().unwrap_or("").to_string();
-            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
-            writeln!(f, "{} {last}", std::process::id()).unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
         }
-        let mut diags = vec![];
-        for line in text.lines() {
-            let Some(cmd) = line.trim().strip_prefix("-- FAKE ") else { continue };
-            let mut words = cmd.split_whitespace();
-            let (verb, arg) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-            match verb {
-                "crash" => std::process::exit(3),
-                "crash_once" => {
-                    if std::fs::metadata(arg).is_err() {
-                        std::fs::write(arg, b"crashed").unwrap();
-                        std::process::exit(3);
-                    }
+        if let Some(v) = line.strip_prefix("Content-Length:") {
+            len = v.trim().parse().ok();
+        }
+    }
+    let mut body = vec![0u8; len?];
+    input.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// `publishDiagnostics` then "nothing left to process" for `version`.
+fn finish(out: &mut impl Write, uri: &Value, version: &Value, diagnostics: Vec<Value>) {
+    send(out, &json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+        "params": {"uri": uri, "version": version, "diagnostics": diagnostics}}));
+    send(out, &json!({"jsonrpc": "2.0", "method": "$/lean/fileProgress",
+        "params": {"textDocument": {"uri": uri, "version": version}, "processing": []}}));
+}
+
+/// Runs the `-- FAKE` script of a document; returns its diagnostics.
+fn run_script(text: &str) -> Vec<Value> {
+    let mut diags = vec![];
+    for line in text.lines() {
+        let Some(cmd) = line.trim().strip_prefix("-- FAKE ") else { continue };
+        let mut words = cmd.split_whitespace();
+        let (verb, arg) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+        match verb {
+            "crash" => std::process::exit(3),
+            "crash_once" => {
+                if std::fs::metadata(arg).is_err() {
+                    std::fs::write(arg, b"crashed").unwrap();
+                    std::process::exit(3);
                 }
-                "sleep" => tokio::time::sleep(Duration::from_millis(arg.parse().unwrap())).await,
-                "alloc" => {
-                    let mb: usize = arg.parse().unwrap();
-                    let v = vec![1u8; mb << 20];
-                    std::hint::black_box(&v);
-                    std::mem::forget(v);
-                    tokio::time::sleep(Duration::from_secs(60)).await;
-                }
-                "error" => diags.push(tower_lsp::lsp_types::Diagnostic {
-                    range: Range::default(),
-                    severity: Some(DiagnosticSeverity::ERROR),
-                    message: "fake error".into(),
-                    ..Default::default()
-                }),
-                other => panic!("unknown FAKE command {other}"),
             }
+            "sleep" => std::thread::sleep(Duration::from_millis(arg.parse().unwrap())),
+            "alloc" => {
+                let v = vec![1u8; arg.parse::<usize>().unwrap() << 20];
+                std::hint::black_box(&v);
+                std::mem::forget(v);
+                std::thread::sleep(Duration::from_secs(60));
+            }
+            "error" => diags.push(json!({"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                "severity": 1, "message": "fake error"})),
+            other => panic!("unknown FAKE command {other}"),
         }
-        self.finish(p.text_document.uri, p.text_document.version, diags).await;
     }
+    diags
 }
 
 /// Serves the fake worker on stdin/stdout until stdin closes.
 pub fn serve() {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    rt.block_on(async {
-        let (service, socket) = LspService::build(|client| Fake { client })
-            .custom_method("textDocument/waitForDiagnostics", Fake::wait_for_diagnostics)
-            .finish();
-        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
-    });
+    let mut input = BufReader::new(std::io::stdin().lock());
+    let mut out = std::io::stdout().lock();
+    while let Some(msg) = read_message(&mut input) {
+        let method = msg["method"].as_str().unwrap_or("");
+        let params = &msg["params"];
+        match method {
+            "textDocument/didOpen" => {
+                let doc = &params["textDocument"];
+                if doc["text"].as_str().unwrap_or("").contains("FakeDieOnOpen") {
+                    std::process::exit(4);
+                }
+                finish(&mut out, &doc["uri"], &doc["version"], vec![]);
+            }
+            "textDocument/didChange" => {
+                let text = params["contentChanges"].as_array().and_then(|c| c.last()).and_then(|c| c["text"].as_str()).unwrap_or("");
+                if let Ok(path) = std::env::var("FAKE_LOG") {
+                    let last = text.trim_end().lines().last().unwrap_or("");
+                    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+                    writeln!(f, "{} {last}", std::process::id()).unwrap();
+                }
+                let diags = run_script(text);
+                let doc = &params["textDocument"];
+                finish(&mut out, &doc["uri"], &doc["version"], diags);
+            }
+            // Like Lean's file worker: `initialize` is read, not answered.
+            "initialize" => {}
+            _ => {
+                if let Some(id) = msg.get("id") {
+                    if !method.is_empty() {
+                        send(&mut out, &json!({"jsonrpc": "2.0", "id": id, "result": {}}));
+                    }
+                }
+            }
+        }
+    }
 }
