@@ -1,8 +1,8 @@
 """Times Python APTED (the algorithm class of the GTED paper's reference
 implementation) on the miniF2F pairs with the paper's costs, for the gted
 bench. Usage: gted_apted.py DIR REPS; prints `total_s median_s max_s equal`
-(median pass total; median and max of per-pair medians; pairs whose
-similarity equals the stored score to 1e-9)."""
+(fastest pass total; median and max of per-pair fastest times; pairs
+whose similarity equals the stored score to 1e-9)."""
 import json
 import statistics
 import sys
@@ -54,8 +54,8 @@ def main():
             per[i].append(e)
             total += e
         totals.append(total)
-    meds = [statistics.median_low(p) for p in per]
-    print(statistics.median_low(totals), statistics.median_low(meds), max(meds), equal)
+    best = [min(p) for p in per]
+    print(min(totals), statistics.median_low(best), max(best), equal)
 
 
 main()

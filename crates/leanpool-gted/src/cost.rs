@@ -27,7 +27,7 @@ impl CostModel for UnitCost {
         1.0
     }
     fn rename(&self, a: &OpTree, i: usize, b: &OpTree, j: usize) -> f64 {
-        if a.node(i).label == b.node(j).label {
+        if a.same_label(i, b, j) {
             0.0
         } else {
             1.0
@@ -55,7 +55,7 @@ impl CostModel for PaperCost {
     fn rename(&self, a: &OpTree, i: usize, b: &OpTree, j: usize) -> f64 {
         let (x, y) = (a.node(i), b.node(j));
         let same_kind = matches!((x.bound, y.bound), (Some(p), Some(q)) if p.kind == q.kind);
-        if same_kind || x.label == y.label {
+        if same_kind || a.same_label(i, b, j) {
             0.0
         } else {
             1.0
@@ -170,7 +170,7 @@ impl CostModel for AlphaCost {
     fn rename(&self, a: &OpTree, i: usize, b: &OpTree, j: usize) -> f64 {
         let (x, y) = (a.node(i), b.node(j));
         match (x.bound, y.bound) {
-            (None, None) if x.label == y.label => 0.0,
+            (None, None) if a.same_label(i, b, j) => 0.0,
             (Some(p), Some(q)) => self.bound_cost(p, q),
             _ => 1.0,
         }

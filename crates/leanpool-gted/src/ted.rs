@@ -24,7 +24,7 @@
 use crate::cost::CostModel;
 use crate::kernel::{ArenaCosts, Dp};
 use crate::layout::{Layout, L, R};
-use crate::strategy::{plan, Plan};
+use crate::strategy::{self, Plan};
 use crate::tree::OpTree;
 
 /// Which exact algorithm to run.
@@ -41,10 +41,8 @@ pub enum Algorithm {
 /// strategy, and by [`Algorithm::Lr`]'s plan. Exposed for the bench.
 pub fn strategy_work(a: &OpTree, b: &OpTree) -> (u64, u64, u64) {
     let (la, lb) = (Layout::new(a), Layout::new(b));
-    let zs = plan(a, &lb, &[L]).work;
-    let right = plan(a, &lb, &[R]).work;
-    let lr = plan(a, &lb, &[L, R]).work.min(plan(b, &la, &[L, R]).work);
-    (zs, right, lr)
+    let pure = |d: usize| la.post[d].keyroot_work() * lb.post[d].keyroot_work();
+    (pure(L), pure(R), strategy::choose(a, b, &la, &lb).1.work)
 }
 
 /// Largest integer cost run on `u32`; with `n + m < 2^15` nodes no sum can
@@ -76,21 +74,12 @@ impl<'t> TedSolver<'t> {
     pub fn new(a: &'t OpTree, b: &'t OpTree, alg: Algorithm) -> TedSolver<'t> {
         let (la, lb) = (Layout::new(a), Layout::new(b));
         let (swap, plan) = match alg {
-            Algorithm::ZhangShasha => (false, plan(a, &lb, &[L])),
-            Algorithm::Lr => {
-                let (pa, pb) = (plan(a, &lb, &[L, R]), plan(b, &la, &[L, R]));
-                if pb.work < pa.work {
-                    (true, pb)
-                } else {
-                    (false, pa)
-                }
-            }
+            Algorithm::ZhangShasha => (false, strategy::pure(a, &la, &lb, L)),
+            Algorithm::Lr => strategy::choose(a, b, &la, &lb),
         };
         let (la, lb) = if swap { (lb, la) } else { (la, lb) };
-        let mut used = [false; 2];
-        for &(_, o) in &plan.steps {
-            used[o] = true;
-        }
+        let mut used = [plan.mixed; 2];
+        used[plan.steps[0].1] = true;
         TedSolver {
             a,
             b,
@@ -261,17 +250,89 @@ mod tests {
         assert!(lr <= r);
         let (l, r, lr) = strategy_work(&comb.mirrored(), &comb.mirrored());
         assert!(l < r && lr <= l);
-        // A left comb beside a right comb: neither pure strategy fits both.
-        let mixed = t("r(a(a(a(a(b,c),c),c),c),a(b,a(b,a(b,a(b,c)))))");
+        // A left comb beside a right comb: neither pure strategy fits both
+        // halves, and when they are big enough mixing pays for itself.
+        let (mut left, mut right) = ("c".to_string(), "c".to_string());
+        for _ in 0..40 {
+            left = format!("a({left},c)");
+            right = format!("a(b,{right})");
+        }
+        let mixed = t(&format!("r({left},{right})"));
         let (l, r, lr) = strategy_work(&mixed, &mixed);
+        let s = TedSolver::new(&mixed, &mixed, Algorithm::Lr);
+        assert!(s.plan.mixed, "the chosen plan mixes orientations");
         assert!(lr < l.min(r), "{lr} vs {l}, {r}");
-        assert_eq!(TedSolver::new(&mixed, &mixed, Algorithm::Lr).work(), lr);
+        assert_eq!(s.work(), lr);
         for alg in [Algorithm::ZhangShasha, Algorithm::Lr] {
             assert_eq!(
                 ted(&mixed, &comb, &UnitCost, alg),
                 ted(&comb, &mixed, &UnitCost, alg)
             );
         }
+    }
+
+    /// Random trees from a fixed LCG, as s-expressions.
+    fn random_tree(seed: &mut u64, nodes: usize) -> OpTree {
+        fn next(seed: &mut u64) -> u64 {
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            *seed >> 33
+        }
+        fn go(seed: &mut u64, budget: &mut usize) -> String {
+            let label = ["a", "b", "c"][(next(seed) % 3) as usize];
+            *budget = budget.saturating_sub(1);
+            let kids = if *budget == 0 { 0 } else { next(seed) % 4 };
+            let mut children = Vec::new();
+            for _ in 0..kids {
+                if *budget > 0 {
+                    children.push(go(seed, budget));
+                }
+            }
+            let kids = children;
+            if kids.is_empty() {
+                label.to_string()
+            } else {
+                format!("{label}({})", kids.join(","))
+            }
+        }
+        t(&go(seed, &mut { nodes }))
+    }
+
+    /// Every plan shape (pure left, pure right, mixed; either role) gives
+    /// Zhang–Shasha's distance, including mixed plans the cost model would
+    /// rarely pick on small trees.
+    #[test]
+    fn every_plan_shape_is_exact() {
+        use crate::cost::PaperCost;
+        let mut seed = 7;
+        let mut mixed_seen = 0;
+        for _ in 0..60 {
+            let (a, b) = (random_tree(&mut seed, 40), random_tree(&mut seed, 40));
+            let want = ted(&a, &b, &UnitCost, Algorithm::ZhangShasha);
+            for swap in [false, true] {
+                let (f, g) = if swap { (&b, &a) } else { (&a, &b) };
+                let (lf, lg) = (Layout::new(f), Layout::new(g));
+                let plans = [
+                    strategy::pure(f, &lf, &lg, L),
+                    strategy::pure(f, &lf, &lg, R),
+                    strategy::mixed(f, &lg),
+                ];
+                for plan in plans {
+                    mixed_seen += plan.mixed as usize;
+                    let mut s = TedSolver::new(&a, &b, Algorithm::ZhangShasha);
+                    s.used = [plan.mixed; 2];
+                    s.used[plan.steps[0].1] = true;
+                    (s.swap, s.la, s.lb, s.plan) = (swap, Layout::new(f), Layout::new(g), plan);
+                    assert_eq!(s.distance(&UnitCost), want);
+                    assert_eq!(
+                        s.distance(&PaperCost),
+                        ted(&a, &b, &PaperCost, Algorithm::ZhangShasha)
+                    );
+                }
+            }
+        }
+        assert!(mixed_seen > 20, "only {mixed_seen} mixed plans");
     }
 
     #[test]

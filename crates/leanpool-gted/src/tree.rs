@@ -43,6 +43,9 @@ pub struct TreeNode {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpTree {
     nodes: Vec<TreeNode>,
+    /// A hash of each label: cost models compare labels `n × m` times per
+    /// distance, and almost all of those are unequal; see [`OpTree::same_label`].
+    hashes: Vec<u64>,
     var_classes: u32,
     hyp_classes: u32,
 }
@@ -97,8 +100,8 @@ impl OpTree {
         b.finish()
     }
 
-    /// Builds a tree directly (tests, generators): `bound` classes must be
-    /// dense per kind; this is checked.
+    /// Builds a tree directly (tests, generators). Class ids should be dense
+    /// per kind: the number of classes is taken as the largest id + 1.
     pub fn from_nodes(nodes: Vec<TreeNode>) -> OpTree {
         assert!(!nodes.is_empty(), "a tree has a root");
         let mut counts = [0u32; 2];
@@ -108,11 +111,27 @@ impl OpTree {
                 counts[k] = counts[k].max(bn.class + 1);
             }
         }
+        OpTree::with_classes(nodes, counts)
+    }
+
+    fn with_classes(nodes: Vec<TreeNode>, counts: [u32; 2]) -> OpTree {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        let h = BuildHasherDefault::<DefaultHasher>::default();
+        let hashes = nodes.iter().map(|n| h.hash_one(&n.label)).collect();
         OpTree {
             nodes,
+            hashes,
             var_classes: counts[0],
             hyp_classes: counts[1],
         }
+    }
+
+    /// Whether node `i` of this tree and node `j` of `other` have equal
+    /// labels (hashes first, so unequal labels are rejected without
+    /// comparing the strings).
+    #[inline]
+    pub fn same_label(&self, i: usize, other: &OpTree, j: usize) -> bool {
+        self.hashes[i] == other.hashes[j] && self.nodes[i].label == other.nodes[j].label
     }
 
     pub fn len(&self) -> usize {
@@ -247,11 +266,8 @@ impl Builder {
     }
 
     fn finish(self) -> OpTree {
-        OpTree {
-            nodes: self.nodes,
-            var_classes: self.classes[0].len() as u32,
-            hyp_classes: self.classes[1].len() as u32,
-        }
+        let counts = [self.classes[0].len() as u32, self.classes[1].len() as u32];
+        OpTree::with_classes(self.nodes, counts)
     }
 }
 
