@@ -31,7 +31,7 @@
 //! appends `<pid> <last line of the text>` to that file.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::time::Duration;
 
 /// Env var that turns the test executable into the fake worker.
