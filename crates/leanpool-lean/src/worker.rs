@@ -81,7 +81,8 @@ struct State {
 }
 
 pub struct Worker {
-    child: tokio::process::Child,
+    /// `None` once handed to a background reaper.
+    child: Option<tokio::process::Child>,
     pid: u32,
     uri: Uri,
     header: String,
@@ -124,7 +125,7 @@ impl Worker {
 
         let n = DOC_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut w = Worker {
-            child,
+            child: Some(child),
             pid,
             uri: lsp::document_uri(&format!("w{}-{n}/Doc.lean", std::process::id())),
             header: header.to_string(),
@@ -144,7 +145,7 @@ impl Worker {
             Ok(()) => Ok(w),
             Err(e) => {
                 let tail = w.stderr_tail();
-                w.terminate().await;
+                w.kill_now();
                 Err(match e {
                     WorkerError::Timeout => WorkerError::Spawn(format!(
                         "not ready within {} s; stderr ended with:\n{tail}",
@@ -199,7 +200,7 @@ impl Worker {
         self.notify("textDocument/didChange", serde_json::to_value(change).expect("serializable"))?;
         let r = self.finish_version(version, deadline).await;
         if matches!(r, Err(WorkerError::Timeout)) {
-            self.terminate().await;
+            self.kill_now();
         }
         r
     }
@@ -229,7 +230,7 @@ impl Worker {
         let deadline = TokioInstant::now() + timeout;
         let r = self.call(method, params, deadline).await;
         if matches!(r, Err(WorkerError::Timeout)) {
-            self.terminate().await;
+            self.kill_now();
         }
         r
     }
@@ -279,7 +280,7 @@ impl Worker {
 
     async fn after_error<T>(&mut self, e: WorkerError) -> Result<T, WorkerError> {
         if matches!(e, WorkerError::Timeout) {
-            self.terminate().await;
+            self.kill_now();
         }
         Err(e)
     }
@@ -331,10 +332,8 @@ impl Worker {
     }
 
     pub fn is_alive(&mut self) -> bool {
-        if self.reaped {
-            return false;
-        }
-        if !matches!(self.child.try_wait(), Ok(None)) {
+        let Some(child) = self.child.as_mut().filter(|_| !self.reaped) else { return false };
+        if !matches!(child.try_wait(), Ok(None)) {
             // Exited by itself (and now reaped); its group may still have
             // members, so kill them too.
             proc::kill_group(self.pid);
@@ -344,17 +343,32 @@ impl Worker {
         self.state.lock().unwrap().dead.is_none()
     }
 
-    /// SIGKILLs the process group and reaps the process.
+    /// SIGKILLs the process group and waits until the process is reaped.
     pub async fn kill(mut self) {
-        self.terminate().await;
+        if !self.reaped {
+            proc::kill_group(self.pid);
+            if let Some(child) = self.child.as_mut() {
+                let _ = child.wait().await;
+            }
+            self.mark_dead();
+        }
     }
 
-    async fn terminate(&mut self) {
+    /// SIGKILLs the process group now and leaves the reaping to a
+    /// background task: a timed-out request is answered at once instead of
+    /// after the kernel has torn down gigabytes (~1 s for a WASM worker).
+    fn kill_now(&mut self) {
         if self.reaped {
             return;
         }
         proc::kill_group(self.pid);
-        let _ = self.child.wait().await;
+        if let Some(child) = self.child.take() {
+            reap_in_background(child, self.pid);
+        }
+        self.mark_dead();
+    }
+
+    fn mark_dead(&mut self) {
         self.reaped = true;
         let mut st = self.state.lock().unwrap();
         st.dead.get_or_insert_with(|| "killed".into());
@@ -429,11 +443,26 @@ impl Worker {
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        // Never leave a 6 GB process behind, nor a zombie: PID 1 of a
-        // container may not reap orphans. After SIGKILL the wait is short.
-        if !self.reaped {
-            proc::kill_group(self.pid);
-            let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(self.pid as i32), None);
+        // Never leave a 6 GB process behind, nor a zombie (PID 1 of a
+        // container may not reap orphans).
+        self.kill_now();
+    }
+}
+
+/// Waits for a killed child off the caller's path: on the current tokio
+/// runtime if there is one, else on a plain thread.
+fn reap_in_background(mut child: tokio::process::Child, pid: u32) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) => {
+            h.spawn(async move {
+                let _ = child.wait().await;
+            });
+        }
+        Err(_) => {
+            std::thread::spawn(move || {
+                let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid as i32), None);
+                drop(child);
+            });
         }
     }
 }
