@@ -119,7 +119,10 @@ pub fn score(a: &OpTree, b: &OpTree, mode: Mode, opts: &Options) -> Score {
 }
 
 /// The `gted` RPC method: two trees in either format, mode `alpha`
-/// (default), `paper` or `plain`.
+/// (default), `paper` or `plain`. In alpha mode a search that hits its cap
+/// ([`AlphaOptions::max_evaluations`]; not reached by statements with up to
+/// ~10 binders) answers with the best assignment found, i.e. an upper bound
+/// on the distance; [`score`] reports that case as `exact = false`.
 pub fn gted(params: &GtedParams) -> Result<GtedResult, GtedError> {
     let mode = params
         .mode
