@@ -142,13 +142,50 @@ async fn daemon_on_real_lean() {
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(human.status.success() && text.contains(&pid.to_string()) && text.contains("check"), "{text}");
 
+    // A client that goes away: its queued requests never reach Lean. They
+    // queue behind the start of a worker for a new header (tens of seconds),
+    // and the client disconnects while they wait.
+    let before = c.status().await.unwrap().pool.counters;
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut s = tokio::net::UnixStream::connect(&d.socket).await.unwrap();
+        let mut lines = String::new();
+        for i in 1..=3 {
+            let text = format!("import Init\n{}", ok(20 + i));
+            lines.push_str(&format!("{}\n", json!({"jsonrpc": "2.0", "id": i, "method": "check", "params": {"text": text}})));
+        }
+        s.write_all(lines.as_bytes()).await.unwrap();
+        let t0 = std::time::Instant::now();
+        loop {
+            let st = c.status().await.unwrap();
+            if st.pool.keys.iter().any(|k| k.header.contains("import Init") && k.queue_depth == 3) {
+                break;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(60), "requests never queued: {st:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    } // dropped: the connection closes with 3 requests queued
+    let t0 = std::time::Instant::now();
+    loop {
+        let now = c.status().await.unwrap().pool.counters;
+        if now.cancelled >= before.cancelled + 3 {
+            assert_eq!(now.requests, before.requests + 3);
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(600), "queued requests of a departed client were not cancelled: {now:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
     // SIGTERM: graceful, socket removed, no Lean process left.
+    let st = c.status().await.unwrap();
+    let pids: Vec<i32> = st.pool.keys.iter().flat_map(|k| k.workers.iter().filter_map(|w| w.pid.map(|p| p as i32))).collect();
     drop(c);
     let spawned = children_of(d.pid());
-    assert!(spawned.contains(&pid), "worker {pid} is not a child of the daemon: {spawned:?}");
+    assert!(pids.iter().all(|p| spawned.contains(p)), "workers {pids:?} are not children of the daemon: {spawned:?}");
     d.signal(Signal::SIGTERM);
     assert!(d.wait_exit(Duration::from_secs(60)).success(), "{}", d.logs());
     assert!(!d.socket.exists(), "socket left behind");
     assert!(!alive(pid), "Lean worker {pid} survived the daemon");
+    assert!(pids.iter().all(|p| !alive(*p)), "workers {pids:?} survived the daemon");
     assert!(spawned.iter().all(|p| !alive(*p)), "children left: {spawned:?}");
 }

@@ -16,6 +16,7 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use leanpool_protocol::codes;
 use leanpool_rpc::{Client, ClientError};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::io::{IsTerminal, Write};
@@ -53,6 +54,22 @@ pub struct Args {
 struct Item {
     id: Value,
     text: String,
+}
+
+/// One output line.
+#[derive(serde::Serialize)]
+struct Line<'a> {
+    id: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ItemError<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct ItemError<'a> {
+    code: i64,
+    message: &'a str,
 }
 
 /// Exit code when the daemon went away mid-run (rerun to resume).
@@ -95,11 +112,13 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         let Some(joined) = tasks.join_next().await else { break };
         let (i, answer) = joined.context("batch task panicked")?;
         let id = &todo[i].id;
-        let line = match answer {
-            Ok(result) => json!({ "id": id, "result": result }),
+        // Results are copied as the daemon encoded them (field order kept).
+        let mut bytes = match answer {
+            Ok(result) => serde_json::to_vec(&Line { id, result: Some(&result), error: None })?,
             Err(ClientError::Rpc(e)) if !transient(e.code) => {
                 errors += 1;
-                json!({ "id": id, "error": { "code": e.code, "message": e.message } })
+                let error = ItemError { code: e.code, message: &e.message };
+                serde_json::to_vec(&Line { id, result: None, error: Some(error) })?
             }
             Err(e) => {
                 // The daemon is gone or shutting down: stop starting work;
@@ -108,7 +127,6 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
                 continue;
             }
         };
-        let mut bytes = serde_json::to_vec(&line)?;
         bytes.push(b'\n');
         ready.insert(i, bytes);
         while let Some(bytes) = ready.remove(&next_write) {
@@ -142,10 +160,10 @@ fn transient(code: i64) -> bool {
     code == codes::OVERLOADED || code == codes::SHUTTING_DOWN
 }
 
-async fn call_with_retry(c: &Client, method: &str, params: Value) -> Result<Value, ClientError> {
+async fn call_with_retry(c: &Client, method: &str, params: Value) -> Result<Box<RawValue>, ClientError> {
     let mut pause = Duration::from_millis(100);
     for _ in 0..12 {
-        match c.call(method, params.clone()).await {
+        match c.call_raw(method, params.clone()).await {
             Err(ClientError::Rpc(e)) if e.code == codes::OVERLOADED => {
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_secs(5));
@@ -153,7 +171,7 @@ async fn call_with_retry(c: &Client, method: &str, params: Value) -> Result<Valu
             other => return other,
         }
     }
-    c.call(method, params).await
+    c.call_raw(method, params).await
 }
 
 /// Canonical text of an id, for set membership.
