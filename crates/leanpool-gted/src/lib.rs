@@ -140,6 +140,7 @@ pub fn gted(params: &GtedParams) -> Result<GtedResult, GtedError> {
         similarity: s.similarity,
         size_a: s.size_a,
         size_b: s.size_b,
+        exact: s.exact,
     })
 }
 

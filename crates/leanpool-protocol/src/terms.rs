@@ -72,4 +72,8 @@ pub struct GtedResult {
     pub similarity: f64,
     pub size_a: usize,
     pub size_b: usize,
+    /// False only when alpha mode's matching search hit its cap; then
+    /// `distance` is an upper bound (never reached by statements with up to
+    /// ~10 bound names).
+    pub exact: bool,
 }
