@@ -60,6 +60,20 @@ export const PATCHES = [
     count: 1,
   },
   {
+    name: "mimalloc-thread-done",
+    why: "fix 6: release a finished pthread's mimalloc heap (else ~4.7 MB leak per thread, OOM after ~57 edits)",
+    find: "{if(keepRuntimeAlive()){EXITSTATUS=result;return}__emscripten_thread_exit(result)}finish(result)",
+    replace: "{if(keepRuntimeAlive()){EXITSTATUS=result;return}__lpThreadDone();__emscripten_thread_exit(result)}finish(result)",
+    count: 1,
+  },
+  {
+    name: "require-mi-thread-done-export",
+    why: "fix 6 calls mimalloc's exported mi_thread_done",
+    find: '_mi_thread_done=Module["_mi_thread_done"]=wasmExports["mi_thread_done"];',
+    replace: '_mi_thread_done=Module["_mi_thread_done"]=wasmExports["mi_thread_done"];',
+    count: 1,
+  },
+  {
     name: "require-default-tty-ops",
     why: "the shim tells stdin/stdout apart from stderr by TTY.default_tty_ops",
     find: "TTY.register(FS.makedev(5,0),TTY.default_tty_ops);",

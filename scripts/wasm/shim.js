@@ -106,7 +106,8 @@ function __lpStdinState() {
   return __lpStdin;
 }
 function __lpReadStdin(buffer, offset, length) {
-  if (__lpTrace) __lpTrace("stdin read", length);
+  if (__lpTrace) __lpTrace("stdin read", length, "pthreads running", PThread.runningWorkers.length, "unused", PThread.unusedWorkers.length,
+    "heapMB", Math.round(HEAP8.length / 1048576));
   if (length <= 0) return 0;
   var st = __lpStdinState();
   if (st.chunks.length === 0 && !st.ended) {
@@ -147,5 +148,16 @@ function __lpWaitUntil(ready) {
   } finally {
     runtimeKeepaliveCounter -= 1;
   }
+}
+/* Fix 6 (memory): this build's mimalloc is not told when a pthread ends (its
+ * emscripten port registers no thread-exit hook without MI_USE_PTHREADS), so
+ * every finished thread keeps its heap segments forever. Lean starts ~7
+ * short-lived threads per edit: the 2 GiB wasm heap filled after ~57 edits
+ * ("INTERNAL PANIC: out of memory"). Telling mimalloc at thread exit lets the
+ * segments be abandoned and reclaimed by the next threads. Runs on the exiting
+ * pthread, after Lean's own thread finalizers, before emscripten tears the
+ * thread down. */
+function __lpThreadDone() {
+  if (typeof _mi_thread_done === "function") _mi_thread_done();
 }
 /* ---- end of leanpool shim ---- */

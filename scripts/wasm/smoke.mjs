@@ -3,7 +3,7 @@
 // (default: .lean-wasm/backend.json). Independent of the Rust driver on
 // purpose: it proves the installed worker serves LSP, and measures it.
 //
-//   node scripts/wasm/smoke.mjs [--backend FILE] [--n 20] [--init-options JSON] [--json]
+//   node scripts/wasm/smoke.mjs [--backend FILE] [--n 20] [--init-options JSON] [--json] [--stderr-log FILE]
 //
 // Steps: spawn, `initialize` (never answered by a file worker), `didOpen` (version 1), wait for
 // the version to finish; then N full-text `didChange`s of a one-line `omega`
@@ -14,7 +14,7 @@
 // Exit code 0 only if every check held.
 
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -30,6 +30,7 @@ function parseArgs(argv) {
     else if (a === "--init-options") o.initOptions = JSON.parse(argv[++i]);
     else if (a === "--timeout") o.timeoutS = Number(argv[++i]);
     else if (a === "--json") o.json = true;
+    else if (a === "--stderr-log") o.stderrLog = argv[++i];
     else throw new Error(`unknown argument ${a}`);
   }
   return o;
@@ -66,7 +67,7 @@ export class FrameReader {
 }
 
 class Client {
-  constructor(backend, cwd) {
+  constructor(backend, cwd, stderrLog) {
     const args = [...backend.args, ...(backend.mode_args ?? ["--worker"])];
     this.proc = spawn(backend.program, args, {
       cwd, env: { ...process.env, ...(backend.env ?? {}) }, stdio: ["pipe", "pipe", "pipe"],
@@ -81,7 +82,10 @@ class Client {
     this.stderr = "";
     this.exited = null;
     this.proc.stdout.on("data", (c) => { this.reader.push(c); this.drain(); });
-    this.proc.stderr.on("data", (c) => { this.stderr = (this.stderr + c.toString()).slice(-8000); });
+    this.proc.stderr.on("data", (c) => {
+      this.stderr = (this.stderr + c.toString()).slice(-8000);
+      if (stderrLog) appendFileSync(stderrLog, c);
+    });
     this.proc.on("exit", (code, sig) => { this.exited = { code, sig }; this.wake(); });
   }
   drain() {
@@ -114,7 +118,7 @@ class Client {
     while (!pred()) {
       if (this.exited) throw new Error(`worker exited (${JSON.stringify(this.exited)}) while waiting for ${what}; stderr tail:\n${this.stderr}`);
       const left = deadline - performance.now();
-      if (left <= 0) throw new Error(`timeout waiting for ${what}`);
+      if (left <= 0) throw new Error(`timeout waiting for ${typeof what === "function" ? what() : what}`);
       await new Promise((r) => { this.waiters.push(r); setTimeout(r, Math.min(left, 1000)); });
     }
   }
@@ -138,6 +142,14 @@ class Client {
       return m ? Number(m[1]) * 1024 : null;
     } catch { return null; }
   }
+  /** CPU seconds (user + system) used so far by the worker process. */
+  cpuSeconds() {
+    try {
+      const f = readFileSync(`/proc/${this.proc.pid}/stat`, "utf8");
+      const rest = f.slice(f.lastIndexOf(")") + 2).split(" ");
+      return (Number(rest[11]) + Number(rest[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+    } catch { return null; }
+  }
   kill() { try { this.proc.kill("SIGKILL"); } catch { /* already gone */ } }
 }
 
@@ -149,7 +161,7 @@ async function main() {
   const uri = pathToFileURL(join(tmpdir(), `LeanpoolSmoke${process.pid}.lean`)).href;
   const limit = o.timeoutS * 1000;
   const t0 = performance.now();
-  const c = new Client(backend, ROOT);
+  const c = new Client(backend, ROOT, o.stderrLog);
   const checks = [];
   const check = (name, ok, detail) => { checks.push({ name, ok, detail }); };
   try {
@@ -175,7 +187,9 @@ async function main() {
       const v = version;
       const start = performance.now();
       c.notify("textDocument/didChange", { textDocument: { uri, version: v }, contentChanges: [{ text }] });
-      await c.until(() => c.progress.has(v) && c.diags.has(v), limit, `version ${v} done`);
+      await c.until(() => c.progress.has(v) && c.diags.has(v), limit,
+        () => `version ${v} done (progress done: ${c.progress.has(v)}, diagnostics: ${c.diags.has(v)}; last messages: ` +
+        `${c.log.slice(-6).map(([t, m]) => `${Math.round(t - start)}ms ${m}`).join(", ")})`);
       return { ms: performance.now() - start, diags: c.diags.get(v) };
     };
 
@@ -188,6 +202,10 @@ async function main() {
     }
     check("good theorem gives no error", firstErrors === 0, `${firstErrors} errors over ${o.n} requests`);
     const rss = c.rssBytes();
+    // Idle cost: a worker waiting for input should not burn CPU.
+    const cpu0 = c.cpuSeconds();
+    await new Promise((r) => setTimeout(r, 3000));
+    const idleCpu = cpu0 === null ? null : (c.cpuSeconds() - cpu0) / 3;
 
     const bad = await edit("theorem u : 2 + 2 = 5 := by decide\n");
     const badErr = bad.diags.filter((d) => d.severity === 1);
@@ -214,6 +232,7 @@ async function main() {
       requests: o.n,
       rss_mb_after: rss === null ? null : Math.round(rss / 2 ** 20),
       rss_mb_end: (() => { const r = c.rssBytes(); return r === null ? null : Math.round(r / 2 ** 20); })(),
+      idle_cpu_fraction: idleCpu === null ? null : +idleCpu.toFixed(3),
       non_lsp_stdout_bytes: c.reader.skipped,
       checks,
     };
@@ -221,7 +240,7 @@ async function main() {
     else {
       console.log(`spawn->ready ${result.ready_s} s; first request ${result.first_ms} ms; ` +
         `median of the other ${o.n - 1}: ${result.median_ms} ms (p90 ${result.p90_ms} ms); ` +
-        `RSS after ${o.n}: ${result.rss_mb_after} MB; skipped ${result.non_lsp_stdout_bytes} non-LSP stdout bytes`);
+        `RSS after ${o.n}: ${result.rss_mb_after} MB; idle CPU ${result.idle_cpu_fraction} cores; skipped ${result.non_lsp_stdout_bytes} non-LSP stdout bytes`);
       for (const k of checks) console.log(`${k.ok ? "ok  " : "FAIL"} ${k.name}: ${k.detail}`);
     }
     return checks.every((k) => k.ok) ? 0 : 1;
