@@ -5,6 +5,7 @@
 //! `max_uses`), never "nothing allowed".
 
 use leanpool_lean::guard::GuardPolicy;
+use leanpool_lean::BackendKind;
 use serde::{Deserialize, Serialize};
 
 /// A header to keep warm workers for from the start.
@@ -39,6 +40,11 @@ pub struct PoolConfig {
     pub idle_timeout_ms: u64,
     /// A worker is recycled (killed and replaced by a fresh one) after this
     /// many requests, bounding the growth of Lean's caches. 0 = never.
+    /// Left unset ([`MAX_USES_AUTO`]) it depends on the backend: 30 for
+    /// WASM Lean, whose heap is capped at 2 GiB and grew ~33 MB per
+    /// elaboration before the setup's `mimalloc-thread-done` patch (so an
+    /// installation set up before that patch runs out of heap after ~57
+    /// requests), 1000 for native Lean.
     pub max_uses: u64,
     /// Resident-set cap per worker, polled from `/proc/<pid>/status` while a
     /// request runs and after it. Above it the worker is killed: a request
@@ -73,6 +79,9 @@ pub struct PoolConfig {
     pub guard: GuardPolicy,
 }
 
+/// `max_uses` not configured: chosen by backend, see [`PoolConfig::max_uses`].
+pub const MAX_USES_AUTO: u64 = u64::MAX;
+
 fn one() -> usize {
     1
 }
@@ -84,7 +93,7 @@ impl Default for PoolConfig {
             max_workers_per_key: 1,
             max_workers: 2,
             idle_timeout_ms: 30 * 60 * 1000,
-            max_uses: 1000,
+            max_uses: MAX_USES_AUTO,
             rss_limit_bytes: None,
             rlimit_as_bytes: None,
             default_timeout_ms: 60_000,
@@ -130,6 +139,15 @@ impl PoolConfig {
         Ok(())
     }
 
+    /// `max_uses` as it applies to workers of `backend`.
+    pub fn effective_max_uses(&self, backend: BackendKind) -> u64 {
+        match (self.max_uses, backend) {
+            (MAX_USES_AUTO, BackendKind::Wasm) => 30,
+            (MAX_USES_AUTO, BackendKind::Native) => 1000,
+            (n, _) => n,
+        }
+    }
+
     /// The config with every zero-means-broken field raised to 1, so that
     /// `Pool::new` (which cannot fail) still gets a working pool.
     pub(crate) fn sanitized(mut self) -> Self {
@@ -157,6 +175,15 @@ mod tests {
         assert_eq!(c.prewarm[0].min, 1);
         assert_eq!(c.max_queue_per_key, PoolConfig::default().max_queue_per_key);
         assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn max_uses_defaults_by_backend_unless_set() {
+        let auto = PoolConfig::default();
+        assert_eq!(auto.effective_max_uses(BackendKind::Wasm), 30);
+        assert_eq!(auto.effective_max_uses(BackendKind::Native), 1000);
+        let set: PoolConfig = serde_json::from_str(r#"{"max_uses": 0}"#).unwrap();
+        assert_eq!(set.effective_max_uses(BackendKind::Wasm), 0);
     }
 
     #[test]

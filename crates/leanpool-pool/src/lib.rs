@@ -30,7 +30,7 @@ mod status;
 mod supervisor;
 mod terms_call;
 
-pub use config::{PoolConfig, PrewarmEntry};
+pub use config::{PoolConfig, PrewarmEntry, MAX_USES_AUTO};
 pub use error::PoolError;
 pub use latency::Percentiles;
 pub use pool::Pool;

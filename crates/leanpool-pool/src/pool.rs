@@ -44,7 +44,8 @@ impl Pool {
     /// runtime. Invalid limits are raised to 1 (see
     /// [`PoolConfig::validate`] to refuse them instead).
     pub fn new(command: LeanCommand, cfg: PoolConfig) -> Pool {
-        let cfg = cfg.sanitized();
+        let mut cfg = cfg.sanitized();
+        cfg.max_uses = cfg.effective_max_uses(command.backend);
         let mut worker_cfg = WorkerConfig::new(command);
         worker_cfg.start_timeout = Duration::from_millis(cfg.start_timeout_ms);
         worker_cfg.stderr_log_bytes = cfg.stderr_log_bytes;
@@ -184,6 +185,7 @@ impl Pool {
         PoolStatus {
             workers: inner.total.load(Ordering::SeqCst),
             max_workers: inner.cfg.max_workers,
+            max_uses: inner.cfg.max_uses,
             keys,
             latency,
             counters: inner.counters.snapshot(),
