@@ -185,6 +185,7 @@ impl Pool {
         PoolStatus {
             workers: inner.total.load(Ordering::SeqCst),
             max_workers: inner.cfg.max_workers,
+            max_uses: inner.cfg.max_uses,
             keys,
             latency,
             counters: inner.counters.snapshot(),

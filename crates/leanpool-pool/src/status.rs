@@ -108,6 +108,8 @@ pub struct PoolStatus {
     /// Worker slots alive (any state), over all headers.
     pub workers: usize,
     pub max_workers: usize,
+    /// Recycling limit in force (0 = never), after the backend default.
+    pub max_uses: u64,
     /// Sorted by method name.
     pub latency: Vec<MethodLatency>,
     pub counters: Counters,
