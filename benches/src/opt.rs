@@ -49,9 +49,58 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+struct Measured {
+    opt_requests: u32,
+    opt_ms: f64,
+    opt_nodes: usize,
+    hover_requests: u64,
+    hover_ms: f64,
+    hover_nodes: usize,
+}
+
+async fn measure(worker: &mut Worker, s: &str, timeout: Duration) -> anyhow::Result<Measured> {
+    let p = StatementParams { text: s.to_owned(), timeout_ms: None };
+    eprintln!("opt: {s}");
+    let start = Instant::now();
+    let r = leanpool_terms::opt_on(worker, &p, timeout).await?;
+    let opt_time = start.elapsed();
+    let tree = r.tree.as_ref().ok_or_else(|| anyhow::anyhow!("{:?}", r.check))?;
+
+    eprintln!("hover: {s}");
+    let doc = StatementDoc::new(s)?;
+    let before = worker.lsp_requests();
+    let start = Instant::now();
+    worker.elaborate(&doc.text, timeout).await?;
+    let answers = if std::env::var_os("OPT_BENCH_TRACE").is_some() {
+        // One hover at a time with its latency, to find slow positions.
+        let mut all = Vec::new();
+        for (i, c) in doc.text[doc.decl.clone()].char_indices() {
+            let at = doc.decl.start + i;
+            let t = Instant::now();
+            let r = hover_each_char(worker, &doc.text, at, at + c.len_utf8(), timeout).await;
+            eprintln!("hover {c:?} at {at}: {:.0} ms {}", ms(t.elapsed()), if r.is_err() { "ERR" } else { "" });
+            all.extend(r?);
+        }
+        all
+    } else {
+        hover_each_char(worker, &doc.text, doc.decl.start, doc.decl.end, timeout).await?
+    };
+    let idx = leanpool_lean::LineIndex::new(&doc.text);
+    let (lo, hi): (Position, Position) = (idx.position(doc.decl.start), idx.position(doc.decl.end));
+    let htree = tree_from_ranges(&doc.text, &ranges_within(&answers, lo, hi), &answers);
+    Ok(Measured {
+        opt_requests: r.lean_requests.unwrap_or(0),
+        opt_ms: ms(opt_time),
+        opt_nodes: tree.size(),
+        hover_requests: worker.lsp_requests() - before,
+        hover_ms: ms(start.elapsed()),
+        hover_nodes: htree.size(),
+    })
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let timeout = Duration::from_secs(120);
+    let timeout = Duration::from_secs(60);
     let command = LeanCommand::detect()?;
     let t0 = Instant::now();
     let mut worker = Worker::spawn(&WorkerConfig::new(command), "").await?;
@@ -64,40 +113,29 @@ async fn main() -> anyhow::Result<()> {
     println!("| statement | opt requests | opt ms | opt nodes | hover requests | hover ms | hover nodes |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     let (mut oreq, mut oms, mut hreq, mut hms) = (vec![], vec![], vec![], vec![]);
-    for s in STATEMENTS {
-        let p = StatementParams { text: (*s).to_owned(), timeout_ms: None };
-        let start = Instant::now();
-        let r = leanpool_terms::opt_on(&mut worker, &p, timeout).await?;
-        let opt_time = start.elapsed();
-        let tree = r.tree.as_ref().ok_or_else(|| anyhow::anyhow!("{s}: {:?}", r.check))?;
-        let opt_requests = r.lean_requests.unwrap_or(0);
-
-        let doc = StatementDoc::new(s)?;
-        let before = worker.lsp_requests();
-        let start = Instant::now();
-        worker.elaborate(&doc.text, timeout).await?;
-        let answers = hover_each_char(&mut worker, &doc.text, doc.decl.start, doc.decl.end, timeout).await?;
-        let idx = leanpool_lean::LineIndex::new(&doc.text);
-        let (lo, hi): (Position, Position) = (idx.position(doc.decl.start), idx.position(doc.decl.end));
-        let htree = tree_from_ranges(&doc.text, &ranges_within(&answers, lo, hi), &answers);
-        let hover_time = start.elapsed();
-        let hover_requests = worker.lsp_requests() - before;
-
+    let only: Option<usize> = std::env::var("OPT_BENCH_ONLY").ok().and_then(|v| v.parse().ok());
+    for (n, s) in STATEMENTS.iter().enumerate() {
+        if only.is_some_and(|o| o != n) {
+            continue;
+        }
         let short: String = s.chars().take(48).collect();
-        println!(
-            "| `{}` | {} | {:.0} | {} | {} | {:.0} | {} |",
-            short.replace('|', "\\|"),
-            opt_requests,
-            ms(opt_time),
-            tree.size(),
-            hover_requests,
-            ms(hover_time),
-            htree.size()
-        );
-        oreq.push(opt_requests as f64);
-        oms.push(ms(opt_time));
-        hreq.push(hover_requests as f64);
-        hms.push(ms(hover_time));
+        let short = short.replace('|', "\\|");
+        if !worker.is_alive() {
+            worker = Worker::spawn(&WorkerConfig::new(LeanCommand::detect()?), "").await?;
+        }
+        match measure(&mut worker, s, timeout).await {
+            Ok(m) => {
+                println!(
+                    "| `{short}` | {} | {:.0} | {} | {} | {:.0} | {} |",
+                    m.opt_requests, m.opt_ms, m.opt_nodes, m.hover_requests, m.hover_ms, m.hover_nodes
+                );
+                oreq.push(m.opt_requests as f64);
+                oms.push(m.opt_ms);
+                hreq.push(m.hover_requests as f64);
+                hms.push(m.hover_ms);
+            }
+            Err(e) => println!("| `{short}` | failed: {e} | | | | | |"),
+        }
     }
     println!(
         "| **median** | {:.0} | {:.0} | | {:.0} | {:.0} | |",
