@@ -2,7 +2,7 @@
 
 use crate::handler::{result, rpc_error, CallContext, Handler};
 use crate::methods::{run_gted, Call};
-use leanpool_pool::{Pool, PoolError, PoolStatus};
+use leanpool_pool::{Pool, PoolConfig, PoolError, PoolStatus};
 use leanpool_protocol::{codes, RpcError};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -43,19 +43,25 @@ pub struct StatusResult {
 /// `gted` and `status` (GTED needs no Lean) and answers the Lean methods
 /// `SPAWN_FAILED` with the reason.
 pub struct PoolHandler {
-    pool: Result<Pool, String>,
+    /// The pool, or why there is none and the config it would have had.
+    pool: Result<Pool, (String, PoolConfig)>,
     socket: String,
     backend: BackendInfo,
     started: Instant,
 }
 
 impl PoolHandler {
-    pub fn new(pool: Result<Pool, String>, socket: &std::path::Path, backend: BackendInfo) -> Self {
-        PoolHandler { pool, socket: socket.display().to_string(), backend, started: Instant::now() }
+    pub fn new(pool: Pool, socket: &std::path::Path, backend: BackendInfo) -> Self {
+        PoolHandler { pool: Ok(pool), socket: socket.display().to_string(), backend, started: Instant::now() }
     }
 
-    pub fn status(&self) -> StatusResult {
-        StatusResult {
+    /// A handler without Lean: `why` is what the Lean methods answer.
+    pub fn without_lean(why: String, cfg: PoolConfig, socket: &std::path::Path, backend: BackendInfo) -> Self {
+        PoolHandler { pool: Err((why, cfg)), socket: socket.display().to_string(), backend, started: Instant::now() }
+    }
+
+    pub fn status(&self) -> Result<StatusResult, RpcError> {
+        Ok(StatusResult {
             daemon: DaemonStatus {
                 version: env!("CARGO_PKG_VERSION").to_string(),
                 pid: std::process::id(),
@@ -65,21 +71,25 @@ impl PoolHandler {
             },
             pool: match &self.pool {
                 Ok(p) => p.status(),
-                Err(_) => PoolStatus {
-                    keys: vec![],
-                    workers: 0,
-                    max_workers: 0,
-                    latency: vec![],
-                    counters: Default::default(),
-                    shutting_down: false,
-                },
+                Err((_, cfg)) => idle_status(cfg)?,
             },
-        }
+        })
     }
 
     fn pool(&self) -> Result<&Pool, RpcError> {
-        self.pool.as_ref().map_err(|e| rpc_error(codes::SPAWN_FAILED, format!("no Lean backend: {e}")))
+        self.pool.as_ref().map_err(|(e, _)| rpc_error(codes::SPAWN_FAILED, format!("no Lean backend: {e}")))
     }
+}
+
+/// The status of a pool that has no workers and never will. Built through
+/// serde rather than a struct literal so that it keeps compiling while
+/// `PoolStatus` grows fields (names it lacks are ignored).
+fn idle_status(cfg: &PoolConfig) -> Result<PoolStatus, RpcError> {
+    let v = serde_json::json!({
+        "keys": [], "workers": 0, "max_workers": cfg.max_workers, "max_uses": cfg.max_uses,
+        "latency": [], "counters": leanpool_pool::Counters::default(), "shutting_down": false,
+    });
+    serde_json::from_value(v).map_err(|e| rpc_error(codes::INTERNAL_ERROR, format!("idle pool status: {e}")))
 }
 
 fn pool_error(e: PoolError) -> RpcError {
@@ -98,7 +108,7 @@ impl Handler for PoolHandler {
                 Ok(r) => result(&r?),
                 Err(e) => Err(rpc_error(codes::INTERNAL_ERROR, format!("gted task failed: {e}"))),
             },
-            Call::Status => result(&self.status()),
+            Call::Status => result(&self.status()?),
         }
     }
 

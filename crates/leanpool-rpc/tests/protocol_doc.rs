@@ -194,8 +194,9 @@ fn same_shape(doc: &Value, live: &Value, path: &str) {
 async fn live_examples_match_a_real_daemon() {
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("doc.sock");
-    let handler = PoolHandler::new(
-        Err("bad backend description /nonexistent.json".into()),
+    let handler = PoolHandler::without_lean(
+        "bad backend description /nonexistent.json".into(),
+        Default::default(),
         &socket,
         BackendInfo { kind: "unavailable".into(), version: None, error: Some("no Lean in this test".into()) },
     );

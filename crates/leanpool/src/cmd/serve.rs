@@ -34,18 +34,18 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     init_logs(args.log_json || cfg.log_format == LogFormat::Json);
     // Without Lean the daemon still serves `gted` and `status`; the Lean
     // methods then answer SPAWN_FAILED with the reason.
-    let (pool, backend) = match LeanCommand::detect() {
+    let handler = match LeanCommand::detect() {
         Ok(cmd) => {
             let b = BackendInfo { kind: cmd.backend.as_str().to_string(), version: cmd.version.clone(), error: None };
-            (Ok(Pool::new(cmd, cfg.pool.clone())), b)
+            tracing::info!(backend = %b.kind, version = b.version.as_deref().unwrap_or("?"), "backend");
+            PoolHandler::new(Pool::new(cmd, cfg.pool.clone()), &args.socket, b)
         }
         Err(e) => {
             tracing::warn!(error = %e, "no Lean backend; serving gted and status only");
-            (Err(e.to_string()), BackendInfo { kind: "unavailable".into(), version: None, error: Some(e.to_string()) })
+            let b = BackendInfo { kind: "unavailable".into(), version: None, error: Some(e.to_string()) };
+            PoolHandler::without_lean(e.to_string(), cfg.pool.clone(), &args.socket, b)
         }
     };
-    tracing::info!(backend = %backend.kind, version = backend.version.as_deref().unwrap_or("?"), "backend");
-    let handler = PoolHandler::new(pool, &args.socket, backend);
     let server = Server::bind(cfg.server_options(&args.socket), handler).context("cannot start the daemon")?;
     let stop = server.shutdown_handle();
     let mut term = signal(SignalKind::terminate())?;
