@@ -78,6 +78,9 @@ struct State {
     /// Set when stdout closed or could not be read.
     dead: Option<String>,
     server_requests: u64,
+    /// `publishDiagnostics` that arrived after their version was reported
+    /// done: how often the `waitForDiagnostics` barrier mattered.
+    late_diagnostics: u64,
 }
 
 pub struct Worker {
@@ -318,6 +321,12 @@ impl Worker {
         self.state.lock().unwrap().server_requests
     }
 
+    /// `publishDiagnostics` messages that came after their version's done
+    /// progress (they would be missed without the barrier).
+    pub fn late_diagnostics(&self) -> u64 {
+        self.state.lock().unwrap().late_diagnostics
+    }
+
     /// Resident memory of the worker's process group.
     pub fn rss_bytes(&self) -> Option<u64> {
         if self.reaped {
@@ -549,6 +558,9 @@ fn handle_message(msg: Value, state: &Mutex<State>, out: &mpsc::UnboundedSender<
                     };
                     if newer {
                         st.diagnostics = Some((version, p.diagnostics));
+                    }
+                    if version <= st.done_version {
+                        st.late_diagnostics += 1;
                     }
                 }
                 Err(e) => tracing::warn!("bad publishDiagnostics: {e}"),

@@ -46,6 +46,9 @@ async fn diagnostics_for_each_version_and_server_requests_answered() {
         assert!(ok.is_empty(), "round {round}: stale diagnostics {ok:?}");
     }
     assert_eq!(w.uses(), 8);
+    // The fake publishes after the done progress on odd versions: the
+    // header's 1, then 3, 5, 7, 9.
+    assert_eq!(w.late_diagnostics(), 5);
     let answered = w.request("test/answered", json!({}), T).await.unwrap();
     assert_eq!(answered, json!(["srv-1"]));
     assert_eq!(w.server_requests(), 1);

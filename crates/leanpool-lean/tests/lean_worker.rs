@@ -103,12 +103,15 @@ async fn one_warm_worker_all_cases() {
     }
     times.sort_by(f64::total_cmp);
     eprintln!(
-        "[sequential] 20 requests: median {:.3} s, p90 {:.3} s, max {:.3} s; rss {:?} MB; lsp requests {}",
+        "[sequential] 20 requests: median {:.3} s, p90 {:.3} s, max {:.3} s; rss {:?} MB; lsp requests {}; \
+         diagnostics after done progress {} (of {} versions)",
         times[10],
         times[18],
         times[19],
         w.rss_bytes().map(|b| b >> 20),
-        w.lsp_requests()
+        w.lsp_requests(),
+        w.late_diagnostics(),
+        w.version()
     );
     assert!(w.is_alive());
 
