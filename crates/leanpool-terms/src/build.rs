@@ -411,6 +411,7 @@ fn may_follow_binder(t: &str) -> bool {
     let t = t.trim_start();
     t.starts_with([':', ',', '|', '∈', '∉', '⊆', '⊂', '⊇', '⊃', '<', '≤', '>', '≥', '≠', '↦'])
         || t.starts_with("=>")
+        || t.starts_with("in ")
         || t.starts_with(CLOSERS)
 }
 

@@ -154,7 +154,8 @@ fn astral_plane_name() {
 #[test]
 fn renaming_bound_variables() {
     let a = opt("theorem t (a b : Nat) (h : a < b) : ∀ c, a + c < b + c := by sorry");
-    let b = opt("theorem u (x y : Nat) (hxy : x < y) : ∀ z, x + z < y + z := by sorry");
+    // Also: `example` and a documented `lemma`-style prefix normalize to the same statement.
+    let b = opt("/-- doc -/\nexample (x y : Nat) (hxy : x < y) : ∀ z, x + z < y + z := by\n  intro z\n  omega\n");
     assert_ne!(tree(&a), tree(&b));
     assert_eq!(erase_bound_names(tree(&a)), erase_bound_names(tree(&b)));
     let c = opt("theorem u (x y : Nat) (hxy : x < y) : ∀ z, y + z < x + z := by sorry");
