@@ -44,7 +44,8 @@ pub fn human(s: &StatusResult) -> String {
         let _ = write!(o, "  ({e})");
     }
     let _ = writeln!(o);
-    let _ = writeln!(o, "workers {}/{}{}", p.workers, p.max_workers, if p.shutting_down { "  SHUTTING DOWN" } else { "" });
+    let recycle = if p.max_uses == 0 { "never recycled".to_string() } else { format!("recycled after {} uses", p.max_uses) };
+    let _ = writeln!(o, "workers {}/{} ({recycle}){}", p.workers, p.max_workers, if p.shutting_down { "  SHUTTING DOWN" } else { "" });
     if !p.keys.is_empty() {
         let _ = writeln!(o, "\n{:<36} {:>3} {:>5}  {:>4} {:>8} {:<8} {:>6} {:>9}", "HEADER", "MIN", "QUEUE", "SLOT", "PID", "STATE", "USES", "RSS");
         for k in &p.keys {
@@ -146,6 +147,7 @@ mod tests {
                 ],
                 workers: 2,
                 max_workers: 2,
+                max_uses: 30,
                 latency: vec![MethodLatency { method: "check".into(), requests: 3, total: pct(200.0), service: None }],
                 counters: leanpool_pool::Counters { requests: 3, timeouts: 1, ..Default::default() },
                 shutting_down: false,
@@ -153,6 +155,7 @@ mod tests {
         };
         let t = human(&s);
         assert!(t.contains("up 1h02m") && t.contains("backend wasm  Lean 4"), "{t}");
+        assert!(t.contains("workers 2/2 (recycled after 30 uses)"), "{t}");
         assert!(t.contains("(empty header)") && t.contains("(no workers)"), "{t}");
         assert!(t.contains("import Mathlib open Real Nat Topolo…"), "{t}");
         assert!(t.contains("4242") && t.contains("busy") && t.contains("6.0 GiB") && t.contains("starting"), "{t}");
