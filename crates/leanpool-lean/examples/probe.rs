@@ -1,6 +1,6 @@
 //! Development probe: start one worker for a header, then elaborate each
 //! given file's text on it in turn, printing status, diagnostics, time,
-//! and RSS. `cargo run -p leanpool-lean --example probe -- [--timeout-ms N] A.lean B.lean ...`
+//! and RSS. `cargo run -p leanpool-lean --example probe -- [--timeout-ms N] [--warmup] A.lean B.lean ...`
 //! (all files must share a header).
 
 use leanpool_lean::{check_on, header_key, LeanCommand, Worker, WorkerConfig};
@@ -11,13 +11,24 @@ use std::time::{Duration, Instant};
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut timeout = Duration::from_secs(120);
-    if args.first().map(String::as_str) == Some("--timeout-ms") {
-        timeout = Duration::from_millis(args[1].parse()?);
-        args.drain(..2);
+    let mut warmup = None;
+    loop {
+        match args.first().map(String::as_str) {
+            Some("--timeout-ms") => {
+                timeout = Duration::from_millis(args[1].parse()?);
+                args.drain(..2);
+            }
+            Some("--warmup") => {
+                warmup = Some(leanpool_lean::DEFAULT_WARMUP.to_string());
+                args.remove(0);
+            }
+            _ => break,
+        }
     }
     let texts: Vec<String> = args.iter().map(std::fs::read_to_string).collect::<Result<_, _>>()?;
     let header = header_key(texts.first().map(String::as_str).unwrap_or(""));
-    let cfg = WorkerConfig::new(LeanCommand::detect()?);
+    let mut cfg = WorkerConfig::new(LeanCommand::detect()?);
+    cfg.warmup = warmup;
     let t = Instant::now();
     let mut w = Worker::spawn(&cfg, &header).await?;
     println!("spawned pid {} in {:.2} s, rss {:?} MB", w.pid(), t.elapsed().as_secs_f64(), w.rss_bytes().map(|b| b >> 20));

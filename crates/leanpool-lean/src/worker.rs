@@ -32,12 +32,29 @@ pub struct WorkerConfig {
     pub start_timeout: Duration,
     /// How much of the worker's stderr to keep for crash reports.
     pub stderr_log_bytes: usize,
+    /// A body elaborated once during `spawn`, after the header. On the
+    /// WASM backend the first elaboration after start-up takes 8-25 s (V8
+    /// compiling the code paths it hits) and later ones ~0.2 s; a warm-up
+    /// moves that cost out of the first caller's request. Not counted in
+    /// `uses()`. `None` (the default) skips it.
+    pub warmup: Option<String>,
 }
 
+/// A warm-up body touching the usual paths: a tactic proof, `decide`,
+/// `simp`, a term proof.
+pub const DEFAULT_WARMUP: &str = "theorem leanpool_warmup (a b : Nat) (h : a < b) : a + 1 ≤ b ∧ 2 + 2 = 4 := \
+     ⟨by omega, by decide⟩\nexample (l : List Nat) : (l ++ []).length = l.length := by simp\n";
+
 impl WorkerConfig {
-    /// Defaults sized for the WASM backend (~25 s to start on 2 cores).
+    /// Defaults sized for the WASM backend (~25 s to start on 2 idle
+    /// cores, 60-100 s on a loaded machine).
     pub fn new(command: LeanCommand) -> Self {
-        WorkerConfig { command, start_timeout: Duration::from_secs(300), stderr_log_bytes: 64 * 1024 }
+        WorkerConfig {
+            command,
+            start_timeout: Duration::from_secs(300),
+            stderr_log_bytes: 64 * 1024,
+            warmup: None,
+        }
     }
 }
 
@@ -144,7 +161,7 @@ impl Worker {
             reaped: false,
         };
         let deadline = TokioInstant::now() + cfg.start_timeout;
-        match w.start(deadline).await {
+        match w.start(deadline, cfg.warmup.as_deref()).await {
             Ok(()) => Ok(w),
             Err(e) => {
                 let tail = w.stderr_tail();
@@ -166,7 +183,7 @@ impl Worker {
     /// does not answer `initialize` and needs no `initialized`. So the
     /// request is sent without waiting, and "ready" means the header's
     /// version is reported done.
-    async fn start(&mut self, deadline: TokioInstant) -> Result<(), WorkerError> {
+    async fn start(&mut self, deadline: TokioInstant, warmup: Option<&str>) -> Result<(), WorkerError> {
         let init = serde_json::to_value(lsp::initialize_params()).expect("serializable");
         let id = self.next_id;
         self.next_id += 1;
@@ -182,7 +199,23 @@ impl Worker {
             dependency_build_mode: "never",
         };
         self.notify("textDocument/didOpen", serde_json::to_value(open).expect("serializable"))?;
-        self.wait_done(self.version, deadline).await
+        self.wait_done(self.version, deadline).await?;
+        if let Some(body) = warmup {
+            let text = format!("{}{body}", self.header);
+            self.change(&text)?;
+            self.finish_version(self.version, deadline).await?;
+        }
+        Ok(())
+    }
+
+    /// Sends the whole new text as the next version.
+    fn change(&mut self, text: &str) -> Result<(), WorkerError> {
+        self.version += 1;
+        let change = DidChangeTextDocumentParams {
+            text_document: VersionedTextDocumentIdentifier { uri: self.uri.clone(), version: self.version },
+            content_changes: vec![TextDocumentContentChangeEvent { range: None, range_length: None, text: text.into() }],
+        };
+        self.notify("textDocument/didChange", serde_json::to_value(change).expect("serializable"))
     }
 
     /// Replaces the document with `text` (which must start with this
@@ -194,14 +227,8 @@ impl Worker {
         }
         let deadline = TokioInstant::now() + timeout;
         self.uses += 1;
-        self.version += 1;
-        let version = self.version;
-        let change = DidChangeTextDocumentParams {
-            text_document: VersionedTextDocumentIdentifier { uri: self.uri.clone(), version },
-            content_changes: vec![TextDocumentContentChangeEvent { range: None, range_length: None, text: text.into() }],
-        };
-        self.notify("textDocument/didChange", serde_json::to_value(change).expect("serializable"))?;
-        let r = self.finish_version(version, deadline).await;
+        self.change(text)?;
+        let r = self.finish_version(self.version, deadline).await;
         if matches!(r, Err(WorkerError::Timeout)) {
             self.kill_now();
         }

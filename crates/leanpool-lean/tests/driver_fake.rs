@@ -61,6 +61,18 @@ async fn diagnostics_for_each_version_and_server_requests_answered() {
 }
 
 #[tokio::test]
+async fn warmup_runs_at_spawn_and_is_not_a_use() {
+    let mut cfg = fake();
+    cfg.warmup = Some("theorem w : True := trivial\n".into());
+    let mut w = Worker::spawn(&cfg, "").await.unwrap();
+    assert_eq!((w.version(), w.uses()), (2, 0));
+    // A warm-up that fails to elaborate is still just a warm-up.
+    let d = w.elaborate("theorem x : True := bad\n", T).await.unwrap();
+    assert_eq!(d.len(), 1);
+    w.kill().await;
+}
+
+#[tokio::test]
 async fn check_maps_to_caller_coordinates() {
     let caller = "-- a comment\n\nimport Init   \n\ntheorem a : True := trivial\ntheorem b : True := bad\n";
     let header = leanpool_lean::header_key(caller);
