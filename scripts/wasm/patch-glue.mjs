@@ -25,6 +25,15 @@ export class PatchError extends Error {
   }
 }
 
+/** Runs a transform patch's function, re-throwing its failure under the patch's name. */
+function named(p, f) {
+  try {
+    return f();
+  } catch (e) {
+    throw e instanceof PatchError ? e : new PatchError(p.name, e.message);
+  }
+}
+
 /** Non-overlapping occurrences of `needle` in `text`. */
 export function countOccurrences(text, needle) {
   if (needle.length === 0) throw new Error("empty needle");
@@ -39,7 +48,7 @@ export function sha256(text) {
 
 /** Hash of the patch set, so a patched file made by older patches is redone. */
 export function patchSetHash(patches) {
-  return sha256(JSON.stringify(patches.map((p) => [p.name, p.find, p.replace, p.count])));
+  return sha256(JSON.stringify(patches.map((p) => [p.name, p.find, p.replace, p.count, p.source ?? null])));
 }
 
 export function header(sourceHash, patches) {
@@ -53,6 +62,10 @@ export function applyPatches(pristine, patches = PATCHES) {
   }
   let text = pristine;
   for (const p of patches) {
+    if (p.transform) {
+      text = named(p, () => p.transform(text));
+      continue;
+    }
     const found = countOccurrences(text, p.find);
     if (found !== p.count) {
       throw new PatchError(p.name, `expected ${p.count} occurrence(s) of its target text, found ${found}: ${JSON.stringify(p.find.slice(0, 120))}`);
@@ -76,6 +89,10 @@ export function verifyPatched(patched, patches = PATCHES, pristineHash = null) {
   if (pristineHash !== null && m[1] !== pristineHash) throw new PatchError("(header)", "made from a different lean.js; re-apply");
   const body = patched.slice(first.length);
   for (const p of patches) {
+    if (p.transform) {
+      named(p, () => p.verify(body));
+      continue;
+    }
     const got = countOccurrences(body, p.replace);
     if (got !== p.count) throw new PatchError(p.name, `expected ${p.count} occurrence(s) of its replacement, found ${got}`);
     if (p.replace !== p.find && !p.replace.includes(p.find)) {

@@ -7,19 +7,34 @@ import vm from "node:vm";
 import { PATCHES } from "../patches.mjs";
 import { PatchError, applyPatches, countOccurrences, sha256, verifyPatched } from "../patch-glue.mjs";
 import { FrameReader } from "../smoke.mjs";
+import { slimExports } from "../slim-exports.mjs";
+
+/** A miniature generated export block: `n` exports, of which `_used` is read by the glue. */
+function fakeExports(n) {
+  const names = ["_main", "_used", "__indirect_function_table"];
+  for (let i = 0; i < n; i++) names.push(`_l_f${i}`);
+  const stmts = names.map((x) =>
+    x === "_main" ? '_main=Module["_main"]=wasmExports["__main_argc_argv"]'
+    : x === "__indirect_function_table" ? `${x}=Module["${x}"]=wasmTable=wasmExports["${x.slice(1)}"]`
+    : `${x}=Module["${x}"]=wasmExports["${x.slice(1)}"]${x === "_l_f7" ? ".value" : ""}`);
+  return `;var ${names.join(",")},wasmTable;function assignWasmExports(wasmExports){${stmts.join(";")}}var wasmImports;`;
+}
 
 /** A miniature "glue" holding every patch target exactly as often as expected. */
 function fakeGlue() {
-  let s = "var Module={};";
-  for (const p of PATCHES) for (let i = 0; i < p.count; i++) s += `/*${p.name}*/${p.find}/*end*/;`;
-  return s + "run();";
+  let s = "var Module={};_used(1);";
+  for (const p of PATCHES) {
+    if (p.transform) continue;
+    for (let i = 0; i < p.count; i++) s += `/*${p.name}*/${p.find}/*end*/;`;
+  }
+  return s + fakeExports(2000) + "run();";
 }
 
 test("apply then verify succeeds and replaces every target", () => {
   const pristine = fakeGlue();
   const out = applyPatches(pristine);
   verifyPatched(out, PATCHES, sha256(pristine));
-  for (const p of PATCHES) assert.equal(countOccurrences(out, p.replace), p.count, p.name);
+  for (const p of PATCHES) if (!p.transform) assert.equal(countOccurrences(out, p.replace), p.count, p.name);
   assert.equal(countOccurrences(out, "newSymIndex=Object.keys(lib.exports).indexOf(symbol);"), 0);
 });
 
@@ -90,4 +105,28 @@ test("frame reader skips non-LSP bytes and reassembles split multi-byte bodies",
   assert.equal(got.length, 2);
   assert.equal(got[1].params.t, "∀ 𝓝");
   assert.equal(r.skipped, noise.length);
+});
+
+test("slim-exports keeps what the glue reads and still fills Module for the rest", () => {
+  const glue = "var Module={};_used(1);" + fakeExports(2000) + "assignWasmExports(EXPORTS);";
+  const slim = slimExports(glue);
+  assert.ok(slim.length < glue.length / 5, `slimmed ${glue.length} -> ${slim.length}`);
+  assert.ok(!slim.includes("_l_f5=Module"), "unused export variable dropped");
+  assert.ok(slim.includes('_used=Module["_used"]=wasmExports["used"]'), "used variable kept");
+  assert.ok(slim.includes("=wasmTable=wasmExports"), "chained assignment kept");
+  class Global { constructor(v) { this.value = v; } }
+  const exports = { __main_argc_argv: () => 0, used: () => 1, indirect_function_table: "table" };
+  for (let i = 0; i < 2000; i++) exports[`l_f${i}`] = i === 7 ? new Global(77) : () => i;
+  const run = (src) => {
+    const ctx = vm.createContext({ EXPORTS: exports, WebAssembly: { Global } });
+    vm.runInContext(src.replace("_used(1);", ""), ctx);
+    return ctx;
+  };
+  const a = run(glue), b = run(slim);
+  for (const k of ["_main", "_used", "_l_f0", "_l_f1999", "_l_f7", "__indirect_function_table"]) {
+    assert.equal(typeof b.Module[k], typeof a.Module[k], k);
+  }
+  assert.equal(b.Module._l_f7, 77, "data symbols get their .value");
+  assert.equal(b.wasmTable, a.wasmTable);
+  assert.throws(() => slimExports(glue.replace('_l_f3=Module["_l_f3"]', "_l_f3=other")), /unexpected statement/);
 });
