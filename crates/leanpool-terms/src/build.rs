@@ -399,10 +399,10 @@ impl TreeBuilder {
 }
 
 /// Text that ends a binder list and starts the body: `∀ x, p`,
-/// `fun x => t`, `fun x ↦ t`, `{x | p}`.
+/// `fun x => t`, `fun x ↦ t`, `{x | p}`, `{x // p}`.
 fn is_body_separator(t: &str) -> bool {
     let t = t.trim_end();
-    t.ends_with(',') || t.ends_with("=>") || t.ends_with('↦') || t.ends_with('|')
+    t.ends_with(',') || t.ends_with("=>") || t.ends_with('↦') || t.ends_with('|') || t.ends_with("//")
 }
 
 /// What may follow a binder name (after whitespace): its type, the body
@@ -412,6 +412,7 @@ fn may_follow_binder(t: &str) -> bool {
     t.starts_with([':', ',', '|', '∈', '∉', '⊆', '⊂', '⊇', '⊃', '<', '≤', '>', '≥', '≠', '↦'])
         || t.starts_with("=>")
         || t.starts_with("in ")
+        || t.starts_with("//")
         || t.starts_with(CLOSERS)
 }
 
@@ -752,6 +753,21 @@ mod tests {
         assert_eq!(n.label, "{_ | _}");
         assert_eq!(n.children[0].binder, Some(BinderKind::Default));
         assert_eq!(n.children[1].children[0].scope, n.children[0].children[0].scope);
+    }
+
+    #[test]
+    fn subtype() {
+        // `{ x // 0 < x }` (core's `Subtype`): `x` binds in the predicate.
+        let v = tag("/", app(vec![
+            text("{ "),
+            tag("/", text("x")),
+            text(" // "),
+            tag("/1/1", app(vec![tag("/1/1/0/1", text("0")), text(" < "), tag("/1/1/1", text("x"))])),
+            text(" }"),
+        ]));
+        let n = build(v);
+        assert_eq!(n.label, "{ _ // _ }");
+        assert_eq!(n.children[1].children[1].scope, n.children[0].children[0].scope);
     }
 
     #[test]
