@@ -73,6 +73,11 @@ pub struct PoolConfig {
     pub latency_window: usize,
     /// Bytes of a worker's stderr kept for error messages.
     pub stderr_log_bytes: usize,
+    /// Elaborate `leanpool_lean::DEFAULT_WARMUP` in every new worker before
+    /// it takes requests: on WASM Lean the first elaboration after start
+    /// costs 8-25 s (V8 compiling Lean's code paths), later ones ~0.2 s, so
+    /// without it the first request on each worker pays that.
+    pub warmup: bool,
     /// What the guard lets through beyond its built-in rules. Requests it
     /// refuses are answered `rejected` by the pool itself, before they are
     /// queued: no worker is started or used for them.
@@ -103,6 +108,7 @@ impl Default for PoolConfig {
             health_interval_ms: 1000,
             latency_window: 1024,
             stderr_log_bytes: 16 * 1024,
+            warmup: true,
             guard: GuardPolicy::default(),
         }
     }

@@ -49,6 +49,9 @@ impl Pool {
         let mut worker_cfg = WorkerConfig::new(command);
         worker_cfg.start_timeout = Duration::from_millis(cfg.start_timeout_ms);
         worker_cfg.stderr_log_bytes = cfg.stderr_log_bytes;
+        if cfg.warmup {
+            worker_cfg.warmup = Some(leanpool_lean::DEFAULT_WARMUP.to_string());
+        }
         let inner = Arc::new(Inner::new(cfg, worker_cfg));
         // Prewarm headers are canonicalized like request headers; entries
         // with the same canonical header keep the larger minimum.
