@@ -69,6 +69,10 @@ struct BackendJson {
     cwd: Option<PathBuf>,
     #[serde(default)]
     version: Option<String>,
+    /// What selects worker mode; leanpool always appends `--worker`, so
+    /// anything else is refused rather than silently ignored.
+    #[serde(default)]
+    mode_args: Option<Vec<String>>,
 }
 
 const WASM_DIR: &str = ".lean-wasm";
@@ -141,6 +145,11 @@ impl LeanCommand {
             "native" => BackendKind::Native,
             other => return Err(bad(format!("unknown backend {other:?}"))),
         };
+        if let Some(m) = &j.mode_args {
+            if m != &["--worker"] {
+                return Err(bad(format!("mode_args {m:?} not supported (leanpool appends `--worker`)")));
+            }
+        }
         let base = path.parent().unwrap_or(Path::new("."));
         let program = if j.program.is_absolute() || j.program.components().count() == 1 {
             j.program
@@ -272,7 +281,7 @@ mod tests {
         let path = dir.path().join("backend.json");
         std::fs::write(
             &path,
-            r#"{"backend":"wasm","program":"/opt/node/bin/node","args":["--stack-size=8000","/x/lean.js"],
+            r#"{"backend":"wasm","program":"/opt/node/bin/node","args":["--stack-size=8000","/x/lean.js"],"mode_args":["--worker"],
                "env":{"ZED":"1","LEAN_PATH":"/x/lib"},"version":"Lean (version 4.28.0-pre)\n"}"#,
         )
         .unwrap();
@@ -302,6 +311,8 @@ mod tests {
         std::fs::write(&path, r#"{"backend":"jvm","program":"x"}"#).unwrap();
         let e = LeanCommand::from_backend_json(&path).unwrap_err();
         assert!(e.to_string().contains("unknown backend"), "{e}");
+        std::fs::write(&path, r#"{"backend":"wasm","program":"x","mode_args":["--server"]}"#).unwrap();
+        assert!(LeanCommand::from_backend_json(&path).unwrap_err().to_string().contains("mode_args"));
         std::fs::write(&path, "{").unwrap();
         assert!(LeanCommand::from_backend_json(&path).is_err());
         assert!(LeanCommand::from_backend_json(&dir.path().join("missing.json")).is_err());
