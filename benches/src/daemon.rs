@@ -18,8 +18,15 @@
 //! Phase 2, daemon with two workers (both prewarmed): throughput again.
 //!
 //! Run: `cargo build --release -p leanpool && cargo run --release -p
-//! leanpool-benches --bin daemon -- [--requests 100] [--throughput 40]
-//! [--concurrency 4] [--kills 20] [--timeouts 2] [--timeout-ms 2000]`.
+//! leanpool-benches --bin daemon -- [--requests 90] [--throughput 30]
+//! [--concurrency 4] [--kills 20] [--timeouts 2] [--timeout-ms 2000]
+//! [--max-uses 32]`.
+//!
+//! `--max-uses` is the daemon's `max_uses` (recycling). The WASM worker's
+//! heap is capped at 2 GiB and grows ~33 MB per edit, so a WASM deployment
+//! must recycle (here one hung after 44 one-line checks); the bench then runs each measured
+//! series on a worker with enough uses left (after two unmeasured warm-up
+//! requests), so that no recycling or first request falls inside it.
 //! The daemon binary is `leanpool` next to this one (or `LEANPOOL_BIN`).
 
 mod support;
@@ -43,17 +50,19 @@ struct Args {
     kills: usize,
     timeouts: usize,
     timeout_ms: u64,
+    max_uses: u64,
     two_workers: bool,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
     let mut a = Args {
-        requests: 100,
-        throughput: 40,
+        requests: 90,
+        throughput: 30,
         concurrency: 4,
         kills: 20,
         timeouts: 2,
         timeout_ms: 2000,
+        max_uses: 32,
         two_workers: true,
     };
     let mut it = std::env::args().skip(1);
@@ -68,10 +77,11 @@ fn parse_args() -> anyhow::Result<Args> {
             "--kills" => a.kills = num("--kills")?,
             "--timeouts" => a.timeouts = num("--timeouts")?,
             "--timeout-ms" => a.timeout_ms = num("--timeout-ms")? as u64,
+            "--max-uses" => a.max_uses = num("--max-uses")? as u64,
             "--no-two-workers" => a.two_workers = false,
             other => bail!(
                 "unknown argument {other:?} (--requests N, --throughput N, --concurrency N, --kills N, \
-                 --timeouts N, --timeout-ms MS, --no-two-workers)"
+                 --timeouts N, --timeout-ms MS, --max-uses N, --no-two-workers)"
             ),
         }
     }
@@ -162,12 +172,12 @@ fn signal(pid: u32, sig: nix::sys::signal::Signal) {
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig);
 }
 
-fn config(workers: usize) -> String {
+fn config(workers: usize, max_uses: u64) -> String {
     // Prewarm every worker so start-up never lands inside a measurement;
-    // no recycling or idle retirement during the bench.
+    // no idle retirement during the bench.
     format!(
         "[pool]\nmax_workers = {workers}\nmax_workers_per_key = {workers}\nmax_queue_per_key = 256\n\
-         idle_timeout_ms = 0\nmax_uses = 0\ndefault_timeout_ms = 600000\nstart_timeout_ms = 600000\n\
+         idle_timeout_ms = 0\nmax_uses = {max_uses}\ndefault_timeout_ms = 600000\nstart_timeout_ms = 600000\n\
          health_interval_ms = 200\n[[pool.prewarm]]\nheader = \"\"\nmin = {workers}\n"
     )
 }
@@ -192,6 +202,42 @@ async fn wait_idle(c: &Client, want: usize, within: Duration) -> anyhow::Result<
     }
 }
 
+/// Warm-up requests a fresh worker gets before a measured series (its
+/// first request is much slower: V8 compiles the code paths).
+const WARMUP: u64 = 2;
+
+/// Makes the (single) worker ready for `need` measured requests: warm
+/// (at least `WARMUP` uses) and with `need` uses left before recycling.
+/// A worker without room is used up with unmeasured requests, and its
+/// replacement waited for and warmed.
+async fn room_for(c: &Client, need: usize, max_uses: u64) -> anyhow::Result<()> {
+    let need = need as u64;
+    if max_uses > 0 && need + WARMUP > max_uses {
+        bail!("a series of {need} requests does not fit in max_uses {max_uses} (minus {WARMUP} warm-up requests)");
+    }
+    let mut burned = 0;
+    loop {
+        let st = wait_idle(c, 1, Duration::from_secs(900)).await?;
+        let uses = st.pool.keys.iter().flat_map(|k| &k.workers).map(|w| w.uses).max().unwrap_or(0);
+        if uses < WARMUP {
+            for i in uses..WARMUP {
+                expect_ok(c, statement(&format!("warmup{burned}_{i}"))).await?;
+            }
+            continue;
+        }
+        if max_uses == 0 || uses + need <= max_uses {
+            return Ok(());
+        }
+        // Used up: the last of these makes the pool recycle the worker.
+        for _ in uses..max_uses {
+            expect_ok(c, statement(&format!("burn{burned}"))).await?;
+            burned += 1;
+        }
+        // The answer may arrive before the slot retires the process.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
 async fn expect_ok(c: &Client, text: String) -> anyhow::Result<CheckResult> {
     let r = c.check(&check(text.clone())).await?;
     if r.status != CheckStatus::Ok {
@@ -206,9 +252,13 @@ struct Overhead {
     overhead: Vec<f64>,
 }
 
-async fn overhead(c: &Client, n: usize) -> anyhow::Result<Overhead> {
+async fn overhead(c: &Client, n: usize, max_uses: u64) -> anyhow::Result<Overhead> {
     let mut o = Overhead { rtt: vec![], worker: vec![], overhead: vec![] };
+    let per_series = if max_uses == 0 { n } else { max_uses.saturating_sub(WARMUP).max(1) as usize };
     for i in 0..n {
+        if i % per_series == 0 {
+            room_for(c, per_series.min(n - i), max_uses).await?;
+        }
         let t = Instant::now();
         let r = expect_ok(c, statement(&format!("ovh{i}"))).await?;
         let rtt = ms(t.elapsed());
@@ -264,7 +314,10 @@ struct Timeouts {
 async fn timeouts(c: &Client, n: usize, limit_ms: u64) -> anyhow::Result<Timeouts> {
     let mut out = Timeouts { rtt: vec![], statuses: vec![], recovery: vec![] };
     for i in 0..n {
-        let before: Vec<u32> = workers(&c.status().await?).iter().filter_map(|w| w.0).collect();
+        // On an idle worker, so the round trip is the limit plus leanpool's
+        // own work (kill, reap, answer), not a worker start.
+        let st = wait_idle(c, 1, Duration::from_secs(900)).await?;
+        let before: Vec<u32> = workers(&st).iter().filter_map(|w| w.0).collect();
         let mut p = check(slow_text(&format!("to{i}"), 400));
         p.timeout_ms = Some(limit_ms);
         let t = Instant::now();
@@ -374,17 +427,14 @@ async fn main() -> anyhow::Result<()> {
     // Phase 1: one worker.
     wait_for_room(&marker, 1).await;
     let t = Instant::now();
-    let mut d1 = Daemon::start(&bin, "w1", &config(1))?;
+    let mut d1 = Daemon::start(&bin, "w1", &config(1, args.max_uses))?;
     let c = Client::connect(&d1.socket).await?;
     let st = wait_idle(&c, 1, Duration::from_secs(900)).await.map_err(|e| e.context(d1.logs()))?;
     let ready_ms = ms(t.elapsed());
     eprintln!("1 worker ready {} after daemon start: {:?}", fmt_ms(ready_ms), workers(&st));
-    // The first requests on a fresh worker are slow (V8 warms up): not measured.
-    for i in 0..2 {
-        expect_ok(&c, statement(&format!("warmup{i}"))).await?;
-    }
-    let o = overhead(&c, args.requests).await?;
+    let o = overhead(&c, args.requests, args.max_uses).await?;
     eprintln!("overhead p50 {}", fmt_ms(median(&o.overhead)));
+    room_for(&c, args.throughput, args.max_uses).await?;
     let (tp1, tp1_med) = throughput(&d1.socket, "tp1_", args.throughput, args.concurrency).await?;
     eprintln!("throughput 1 worker: {tp1:.2} req/s");
     let to = timeouts(&c, args.timeouts, args.timeout_ms).await?;
@@ -393,31 +443,6 @@ async fn main() -> anyhow::Result<()> {
     drop(c);
     let daemon_alive_after_kills = d1.child.try_wait()?.is_none();
     d1.stop();
-
-    // Phase 2: two workers.
-    let tp2 = if args.two_workers {
-        wait_for_room(&marker, 2).await;
-        let d2 = Daemon::start(&bin, "w2", &config(2))?;
-        let c = Client::connect(&d2.socket).await?;
-        wait_idle(&c, 2, Duration::from_secs(900)).await.map_err(|e| e.context(d2.logs()))?;
-        // Warm both workers' first requests (concurrently, so each gets some).
-        let mut warm = tokio::task::JoinSet::new();
-        for i in 0..4 {
-            let socket = d2.socket.clone();
-            warm.spawn(async move {
-                let c = Client::connect(&socket).await?;
-                expect_ok(&c, statement(&format!("warm2_{i}"))).await.map(|_| ())
-            });
-        }
-        while let Some(r) = warm.join_next().await {
-            r??;
-        }
-        let r = throughput(&d2.socket, "tp2_", args.throughput, args.concurrency).await?;
-        eprintln!("throughput 2 workers: {:.2} req/s", r.0);
-        Some(r)
-    } else {
-        None
-    };
 
     let limit = args.timeout_ms as f64;
     let to_max = to.rtt.iter().cloned().fold(f64::NAN, f64::max);
@@ -445,13 +470,6 @@ async fn main() -> anyhow::Result<()> {
         args.concurrency,
         fmt_ms(tp1_med)
     );
-    if let Some((tp2, med2)) = tp2 {
-        println!(
-            "| throughput, 2 workers | {tp2:.2} req/s | same load; round trip p50 {}; ratio 2/1 workers {:.2} |",
-            fmt_ms(med2),
-            tp2 / tp1
-        );
-    }
     if !to.rtt.is_empty() {
         println!(
             "| timeout ({} ms limit) answered in | {} max | {} runs, statuses {:?}; within limit + 10 %: {}; recovery (next check ok) p50 {} |",
@@ -485,6 +503,39 @@ async fn main() -> anyhow::Result<()> {
     for u in &ks.unanswered {
         println!();
         println!("UNANSWERED: {u}");
+    }
+    // Phase 1's rows are out (stdout) before phase 2 may wait for room.
+    // Phase 2: two workers.
+    let tp2 = if args.two_workers {
+        wait_for_room(&marker, 2).await;
+        let d2 = Daemon::start(&bin, "w2", &config(2, args.max_uses))?;
+        let c = Client::connect(&d2.socket).await?;
+        wait_idle(&c, 2, Duration::from_secs(900)).await.map_err(|e| e.context(d2.logs()))?;
+        // Warm both workers' first requests (concurrently, so each gets some).
+        let mut warm = tokio::task::JoinSet::new();
+        for i in 0..4 {
+            let socket = d2.socket.clone();
+            warm.spawn(async move {
+                let c = Client::connect(&socket).await?;
+                expect_ok(&c, statement(&format!("warm2_{i}"))).await.map(|_| ())
+            });
+        }
+        while let Some(r) = warm.join_next().await {
+            r??;
+        }
+        let r = throughput(&d2.socket, "tp2_", args.throughput, args.concurrency).await?;
+        eprintln!("throughput 2 workers: {:.2} req/s", r.0);
+        Some(r)
+    } else {
+        None
+    };
+
+    if let Some((tp2, med2)) = tp2 {
+        println!(
+            "| throughput, 2 workers | {tp2:.2} req/s | same load; round trip p50 {}; ratio 2/1 workers {:.2} |",
+            fmt_ms(med2),
+            tp2 / tp1
+        );
     }
     Ok(())
 }

@@ -22,7 +22,7 @@ use nix::sys::signal::Signal;
 use std::time::{Duration, Instant};
 
 const CONFIG: &str = "[pool]\nmax_workers = 1\nmax_workers_per_key = 1\nmax_queue_per_key = 16\n\
-idle_timeout_ms = 0\nmax_uses = 0\nstart_timeout_ms = 600000\ndefault_timeout_ms = 600000\n\
+idle_timeout_ms = 0\nmax_uses = 30\nstart_timeout_ms = 600000\ndefault_timeout_ms = 600000\n\
 health_interval_ms = 200\n[[pool.prewarm]]\nheader = \"\"\nmin = 1\n";
 
 fn kills() -> usize {
