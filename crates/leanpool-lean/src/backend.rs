@@ -76,6 +76,8 @@ struct BackendJson {
 }
 
 const WASM_DIR: &str = ".lean-wasm";
+/// Where `scripts/setup` describes a native (elan) Lean.
+const NATIVE_DIR: &str = ".lean-native";
 
 impl LeanCommand {
     /// Resolution order: `LEANPOOL_BACKEND_JSON=<file>`; then
@@ -116,6 +118,13 @@ impl LeanCommand {
     /// project has been built (`.lake/` exists — `lake env` on a fresh
     /// project would start fetching dependencies).
     fn native() -> Option<LeanCommand> {
+        // What `scripts/setup` recorded (its LEAN_PATH comes from `lake env`
+        // of this project, so Mathlib is found) wins over a bare `lean`.
+        if let Some(cmd) = find_setup_json(NATIVE_DIR).and_then(|p| Self::from_backend_json(&p).ok()) {
+            if cmd.backend == BackendKind::Native {
+                return Some(cmd);
+            }
+        }
         let program = which("lean")?;
         let mut env = Vec::new();
         if std::env::var_os("LEAN_PATH").is_none() {
@@ -259,6 +268,13 @@ pub fn find_backend_json() -> Option<PathBuf> {
         let p = PathBuf::from(dir).join("backend.json");
         return p.is_file().then_some(p);
     }
+    find_setup_json(WASM_DIR)
+}
+
+/// `<dir>/backend.json` in the current directory or the executable's
+/// directory or any of their ancestors (the repository root, for a binary in
+/// `target/release/`).
+fn find_setup_json(dir: &str) -> Option<PathBuf> {
     let mut starts = vec![];
     if let Ok(cwd) = std::env::current_dir() {
         starts.push(cwd);
@@ -267,7 +283,7 @@ pub fn find_backend_json() -> Option<PathBuf> {
         starts.push(exe_dir);
     }
     starts.iter().find_map(|s| {
-        s.ancestors().map(|d| d.join(WASM_DIR).join("backend.json")).find(|p| p.is_file())
+        s.ancestors().map(|d| d.join(dir).join("backend.json")).find(|p| p.is_file())
     })
 }
 
