@@ -81,8 +81,9 @@ const NATIVE_DIR: &str = ".lean-native";
 
 impl LeanCommand {
     /// Resolution order: `LEANPOOL_BACKEND_JSON=<file>`; then
-    /// `LEANPOOL_BACKEND=native|wasm`; otherwise native if `lean` is on
-    /// `PATH`, else the WASM backend's `backend.json`, looked up in
+    /// `LEANPOOL_BACKEND=native|wasm`; otherwise native (setup's
+    /// `.lean-native/backend.json` if found, else `lean` on `PATH`), else
+    /// the WASM backend's `backend.json`, looked up in
     /// `LEANPOOL_WASM_DIR`, then in `.lean-wasm/` of the current directory
     /// or any parent, then of the executable's directory or any parent.
     pub fn detect() -> Result<LeanCommand, LeanError> {
