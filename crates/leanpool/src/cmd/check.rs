@@ -54,6 +54,23 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
 /// `file:line:col: severity: message` lines (1-based, columns in UTF-16
 /// units like the JSON), then a status line.
 fn human(file: &Path, r: &CheckResult) -> String {
+    let mut out = diagnostic_lines(file, r);
+    let status = serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    out.push_str(&format!("status: {status}"));
+    if let Some(reason) = &r.reason {
+        out.push_str(&format!(" ({reason})"));
+    }
+    if let Some(ms) = r.elapsed_ms {
+        out.push_str(&format!(" in {ms} ms"));
+    }
+    out.push('\n');
+    out
+}
+
+/// One `file:line:col: severity: message` line per diagnostic (1-based
+/// line and column, the column in UTF-16 units like the JSON). Shared by
+/// every subcommand that prints a `CheckResult` for people.
+pub fn diagnostic_lines(file: &Path, r: &CheckResult) -> String {
     let mut out = String::new();
     for d in &r.diagnostics {
         let sev = match d.severity {
@@ -70,15 +87,6 @@ fn human(file: &Path, r: &CheckResult) -> String {
             d.message
         ));
     }
-    let status = serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    out.push_str(&format!("status: {status}"));
-    if let Some(reason) = &r.reason {
-        out.push_str(&format!(" ({reason})"));
-    }
-    if let Some(ms) = r.elapsed_ms {
-        out.push_str(&format!(" in {ms} ms"));
-    }
-    out.push('\n');
     out
 }
 

@@ -6,7 +6,7 @@
 
 use anyhow::Context;
 use leanpool_lean::{header_key, LeanCommand, Worker, WorkerConfig};
-use leanpool_protocol::{CheckResult, CheckStatus, NormalizeResult, Severity, StatementParams};
+use leanpool_protocol::{CheckResult, CheckStatus, NormalizeResult, StatementParams};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -76,22 +76,7 @@ pub fn exit_code(check: &CheckResult) -> i32 {
 
 /// `file:line:col: severity: message` lines for the diagnostics.
 pub fn human_diagnostics(file: &Path, r: &CheckResult) -> String {
-    let mut out = String::new();
-    for d in &r.diagnostics {
-        let sev = match d.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Information => "info",
-            Severity::Hint => "hint",
-        };
-        out.push_str(&format!(
-            "{}:{}:{}: {sev}: {}\n",
-            file.display(),
-            d.range.start.line + 1,
-            d.range.start.character + 1,
-            d.message
-        ));
-    }
+    let mut out = crate::cmd::check::diagnostic_lines(file, r);
     if let Some(reason) = &r.reason {
         out.push_str(&format!("{}: {reason}\n", file.display()));
     }
