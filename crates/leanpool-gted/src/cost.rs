@@ -9,8 +9,15 @@ use crate::tree::{BoundName, NameKind, OpTree};
 
 /// Prices of the three edit operations. Nodes are arena indices.
 pub trait CostModel {
-    fn delete(&self, a: &OpTree, i: usize) -> f64;
-    fn insert(&self, b: &OpTree, j: usize) -> f64;
+    /// Deleting a node of `a`; 1 unless a model says otherwise (every
+    /// model of GTED's modes prices insert and delete at 1).
+    fn delete(&self, _a: &OpTree, _i: usize) -> f64 {
+        1.0
+    }
+    /// Inserting a node of `b`; 1 unless a model says otherwise.
+    fn insert(&self, _b: &OpTree, _j: usize) -> f64 {
+        1.0
+    }
     fn rename(&self, a: &OpTree, i: usize, b: &OpTree, j: usize) -> f64;
 }
 
@@ -20,12 +27,6 @@ pub trait CostModel {
 pub struct UnitCost;
 
 impl CostModel for UnitCost {
-    fn delete(&self, _: &OpTree, _: usize) -> f64 {
-        1.0
-    }
-    fn insert(&self, _: &OpTree, _: usize) -> f64 {
-        1.0
-    }
     fn rename(&self, a: &OpTree, i: usize, b: &OpTree, j: usize) -> f64 {
         if a.same_label(i, b, j) {
             0.0
@@ -46,12 +47,6 @@ impl CostModel for UnitCost {
 pub struct PaperCost;
 
 impl CostModel for PaperCost {
-    fn delete(&self, _: &OpTree, _: usize) -> f64 {
-        1.0
-    }
-    fn insert(&self, _: &OpTree, _: usize) -> f64 {
-        1.0
-    }
     fn rename(&self, a: &OpTree, i: usize, b: &OpTree, j: usize) -> f64 {
         let (x, y) = (a.node(i), b.node(j));
         let same_kind = matches!((x.bound, y.bound), (Some(p), Some(q)) if p.kind == q.kind);
@@ -161,12 +156,6 @@ impl AlphaCost {
 }
 
 impl CostModel for AlphaCost {
-    fn delete(&self, _: &OpTree, _: usize) -> f64 {
-        1.0
-    }
-    fn insert(&self, _: &OpTree, _: usize) -> f64 {
-        1.0
-    }
     fn rename(&self, a: &OpTree, i: usize, b: &OpTree, j: usize) -> f64 {
         let (x, y) = (a.node(i), b.node(j));
         match (x.bound, y.bound) {
