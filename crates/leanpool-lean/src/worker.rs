@@ -140,8 +140,8 @@ impl Worker {
         let (events_tx, events) = watch::channel(());
         let (out, out_rx) = mpsc::unbounded_channel();
         tokio::spawn(write_loop(stdin, out_rx));
-        tokio::spawn(read_loop(stdout, state.clone(), events_tx, out.clone()));
-        tokio::spawn(stderr_loop(stderr_pipe, stderr.clone()));
+        tokio::spawn(read_loop(stdout, state.clone(), events_tx.clone(), out.clone()));
+        tokio::spawn(stderr_loop(stderr_pipe, stderr.clone(), state.clone(), events_tx.clone()));
 
         let n = DOC_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut w = Worker {
@@ -511,14 +511,53 @@ async fn write_loop(mut stdin: tokio::process::ChildStdin, mut rx: mpsc::Unbound
     }
 }
 
-async fn stderr_loop(mut pipe: tokio::process::ChildStderr, log: Arc<Mutex<RingLog>>) {
+/// What Lean's runtime prints before it gives up on the process
+/// (`lean_internal_panic`: out of memory, stack overflow in C code, ...).
+/// Native Lean exits right after; the WASM build prints it and then hangs
+/// with its threads gone (the 2 GiB heap cap, scripts/wasm/README.md), so
+/// the drain treats the line itself as the worker's death instead of
+/// letting the request wait for its time limit.
+const PANIC_MARKER: &[u8] = b"INTERNAL PANIC";
+
+async fn stderr_loop(
+    mut pipe: tokio::process::ChildStderr,
+    log: Arc<Mutex<RingLog>>,
+    state: Arc<Mutex<State>>,
+    events: watch::Sender<()>,
+) {
     let mut buf = vec![0u8; 8192];
+    // The marker may straddle two reads: keep the end of the previous one.
+    let mut carry: Vec<u8> = Vec::new();
+    let mut panicked = false;
     while let Ok(n) = pipe.read(&mut buf).await {
         if n == 0 {
             break;
         }
         log.lock().unwrap().push(&buf[..n]);
+        if panicked {
+            continue;
+        }
+        carry.extend_from_slice(&buf[..n]);
+        if let Some(at) = find(&carry, PANIC_MARKER) {
+            panicked = true;
+            let line_end = carry[at..].iter().position(|&b| b == b'\n').map_or(carry.len(), |e| at + e);
+            let line = String::from_utf8_lossy(&carry[at..line_end]).trim().to_string();
+            tracing::warn!("Lean worker panicked: {line}");
+            let mut st = state.lock().unwrap();
+            st.dead.get_or_insert(line);
+            // Wakes every waiting request with "died", as a closed stdout does.
+            st.pending.clear();
+            drop(st);
+            events.send_replace(());
+        } else {
+            let keep = carry.len().saturating_sub(PANIC_MARKER.len() - 1);
+            carry.drain(..keep);
+        }
     }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 async fn read_loop(

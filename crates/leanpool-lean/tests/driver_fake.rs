@@ -117,6 +117,28 @@ async fn crash_reports_stderr_tail() {
     assert!(!w.is_alive());
 }
 
+/// A panic line on stderr is the worker's death even though the process
+/// does not exit (the WASM build hangs after `INTERNAL PANIC`): the request
+/// fails at once, long before its time limit, and the pool can replace it.
+#[tokio::test]
+async fn internal_panic_on_stderr_is_death_without_exit() {
+    let mut w = Worker::spawn(&fake(), "").await.unwrap();
+    let pid = w.pid();
+    let t = std::time::Instant::now();
+    match w.elaborate("PANIC\n", Duration::from_secs(60)).await {
+        Err(WorkerError::Died { stderr_tail }) => {
+            assert!(stderr_tail.contains("INTERNAL PANIC: out of memory"), "{stderr_tail}")
+        }
+        other => panic!("expected Died, got {other:?}"),
+    }
+    assert!(t.elapsed() < Duration::from_secs(30), "waited for the time limit: {:?}", t.elapsed());
+    assert!(!proc::group_members(pid).is_empty(), "the fake should still be hanging");
+    assert!(!w.is_alive());
+    assert!(matches!(w.elaborate("x", T).await, Err(WorkerError::Died { .. })));
+    w.kill().await;
+    assert!(proc::group_members(pid).is_empty());
+}
+
 #[tokio::test]
 async fn rpc_call_connects_and_passes_big_session_ids() {
     let mut w = Worker::spawn(&fake(), "").await.unwrap();

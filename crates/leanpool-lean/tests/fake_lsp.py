@@ -10,6 +10,10 @@ Behaviour, per document text:
     (columns in UTF-16 units, like Lean);
   - `SLEEP` never finishes elaborating;
   - `CRASH` writes to stderr and exits 3;
+  - `PANIC` writes Lean's `INTERNAL PANIC: out of memory` to stderr in two
+    pieces (split inside the marker) and then hangs without exiting, as
+    the WASM build does at its 2 GiB heap cap (which real Lean reaches
+    only after minutes of allocation, so it cannot be produced on demand);
   - `FORK` starts a `sleep` child (same process group) first.
 Odd versions publish diagnostics after the done progress, even ones
 before, as Lean may do either.
@@ -53,6 +57,14 @@ def utf16(s):
 def elaborate(uri, version, text):
     if "FORK" in text:
         subprocess.Popen(["sleep", "1000"])
+    if "PANIC" in text:
+        import time
+        sys.stderr.write("some output\nINTERNAL PA")
+        sys.stderr.flush()
+        time.sleep(0.2)
+        sys.stderr.write("NIC: out of memory\n")
+        sys.stderr.flush()
+        time.sleep(1000)
     if "CRASH" in text:
         sys.stderr.write("boom: fake crash\n")
         sys.stderr.flush()
