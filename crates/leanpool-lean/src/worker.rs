@@ -64,6 +64,11 @@ pub enum WorkerError {
     Spawn(String),
     #[error("the Lean worker died; its stderr ended with:\n{stderr_tail}")]
     Died { stderr_tail: String },
+    /// Lean's runtime gave up (`INTERNAL PANIC: out of memory`, ...) while
+    /// working on the current document: the text exhausted the process, so
+    /// running it again on a fresh worker would end the same way.
+    #[error("Lean panicked ({message}); its stderr ended with:\n{stderr_tail}")]
+    Panicked { message: String, stderr_tail: String },
     /// The request ran past its limit. The worker has been killed.
     #[error("timed out (the worker was killed)")]
     Timeout,
@@ -92,8 +97,10 @@ struct State {
     done_version: i32,
     /// Latest `publishDiagnostics` and the version it was for.
     diagnostics: Option<(i32, Vec<lsp_types::Diagnostic>)>,
-    /// Set when stdout closed or could not be read.
+    /// Set when stdout closed or could not be read, or Lean panicked.
     dead: Option<String>,
+    /// The `INTERNAL PANIC` line, when that is how the worker died.
+    panic: Option<String>,
     server_requests: u64,
     /// `publishDiagnostics` that arrived after their version was reported
     /// done: how often the `waitForDiagnostics` barrier mattered.
@@ -421,7 +428,11 @@ impl Worker {
     }
 
     fn died(&self) -> WorkerError {
-        WorkerError::Died { stderr_tail: self.stderr_tail() }
+        let stderr_tail = self.stderr_tail();
+        match self.state.lock().unwrap().panic.clone() {
+            Some(message) => WorkerError::Panicked { message, stderr_tail },
+            None => WorkerError::Died { stderr_tail },
+        }
     }
 
     /// Sends a request and waits for its answer until `deadline`.
@@ -544,7 +555,8 @@ async fn stderr_loop(
             let line = String::from_utf8_lossy(&carry[at..line_end]).trim().to_string();
             tracing::warn!("Lean worker panicked: {line}");
             let mut st = state.lock().unwrap();
-            st.dead.get_or_insert(line);
+            st.dead.get_or_insert(line.clone());
+            st.panic = Some(line);
             // Wakes every waiting request with "died", as a closed stdout does.
             st.pending.clear();
             drop(st);

@@ -126,15 +126,16 @@ async fn internal_panic_on_stderr_is_death_without_exit() {
     let pid = w.pid();
     let t = std::time::Instant::now();
     match w.elaborate("PANIC\n", Duration::from_secs(60)).await {
-        Err(WorkerError::Died { stderr_tail }) => {
-            assert!(stderr_tail.contains("INTERNAL PANIC: out of memory"), "{stderr_tail}")
+        Err(WorkerError::Panicked { message, stderr_tail }) => {
+            assert_eq!(message, "INTERNAL PANIC: out of memory");
+            assert!(stderr_tail.contains("some output\nINTERNAL PANIC: out of memory"), "{stderr_tail}")
         }
         other => panic!("expected Died, got {other:?}"),
     }
     assert!(t.elapsed() < Duration::from_secs(30), "waited for the time limit: {:?}", t.elapsed());
     assert!(!proc::group_members(pid).is_empty(), "the fake should still be hanging");
     assert!(!w.is_alive());
-    assert!(matches!(w.elaborate("x", T).await, Err(WorkerError::Died { .. })));
+    assert!(matches!(w.elaborate("x", T).await, Err(WorkerError::Panicked { .. })));
     w.kill().await;
     assert!(proc::group_members(pid).is_empty());
 }

@@ -50,6 +50,14 @@ pub struct PoolConfig {
     /// request runs and after it. Above it the worker is killed: a request
     /// in flight is answered `WorkerFailed`, an idle worker is replaced.
     pub rss_limit_bytes: Option<u64>,
+    /// Resident-set cap relative to the worker's own RSS when it became
+    /// ready (header imported, warm-up done): killed above `ready +
+    /// headroom`, with the same consequences as `rss_limit_bytes` (the lower
+    /// of the two applies when both are set). Baselines differ by header
+    /// (core Lean vs `import Mathlib`) and, for WASM Lean, by up to ~0.5 GB
+    /// between two processes of the same header, so "this much for
+    /// requests" is often easier to state than an absolute figure.
+    pub rss_headroom_bytes: Option<u64>,
     /// `RLIMIT_AS` set in the worker process before `exec` (hard kernel
     /// limit on address space). Careful with WASM Lean: Node reserves large
     /// virtual ranges for WebAssembly memories, far above the RSS.
@@ -100,6 +108,7 @@ impl Default for PoolConfig {
             idle_timeout_ms: 30 * 60 * 1000,
             max_uses: MAX_USES_AUTO,
             rss_limit_bytes: None,
+            rss_headroom_bytes: None,
             rlimit_as_bytes: None,
             default_timeout_ms: 60_000,
             max_queue_per_key: 64,
@@ -143,6 +152,17 @@ impl PoolConfig {
             }
         }
         Ok(())
+    }
+
+    /// The memory cap of a worker whose RSS was `ready_rss` when it became
+    /// ready: the lower of `rss_limit_bytes` and `ready_rss +
+    /// rss_headroom_bytes` (a headroom without a readable RSS is ignored).
+    pub fn rss_cap(&self, ready_rss: Option<u64>) -> Option<u64> {
+        let relative = self.rss_headroom_bytes.zip(ready_rss).map(|(h, r)| r.saturating_add(h));
+        match (self.rss_limit_bytes, relative) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// `max_uses` as it applies to workers of `backend`.
@@ -190,6 +210,21 @@ mod tests {
         assert_eq!(auto.effective_max_uses(BackendKind::Native), 1000);
         let set: PoolConfig = serde_json::from_str(r#"{"max_uses": 0}"#).unwrap();
         assert_eq!(set.effective_max_uses(BackendKind::Wasm), 0);
+    }
+
+    #[test]
+    fn rss_cap_is_the_lower_of_absolute_and_relative() {
+        let mut c = PoolConfig::default();
+        assert_eq!(c.rss_cap(Some(100)), None);
+        c.rss_headroom_bytes = Some(50);
+        assert_eq!(c.rss_cap(Some(100)), Some(150));
+        assert_eq!(c.rss_cap(None), None);
+        c.rss_limit_bytes = Some(120);
+        assert_eq!(c.rss_cap(Some(100)), Some(120));
+        assert_eq!(c.rss_cap(Some(10)), Some(60));
+        assert_eq!(c.rss_cap(None), Some(120));
+        let t: PoolConfig = serde_json::from_str(r#"{"rss_headroom_bytes": 1073741824}"#).unwrap();
+        assert_eq!(t.rss_cap(Some(1 << 30)), Some(2 << 30));
     }
 
     #[test]

@@ -141,6 +141,9 @@ pub(crate) struct SlotShared {
     /// 0 = no process.
     pid: AtomicU32,
     pub uses: AtomicU64,
+    /// Memory cap of the current process (0 = none); see
+    /// `PoolConfig::rss_cap`.
+    pub rss_cap: AtomicU64,
     pub idle_since_ms: AtomicU64,
     stop_flag: AtomicBool,
     pub stop: Notify,
@@ -153,6 +156,7 @@ impl SlotShared {
             state: AtomicU8::new(WorkerState::Starting.to_u8()),
             pid: AtomicU32::new(0),
             uses: AtomicU64::new(0),
+            rss_cap: AtomicU64::new(0),
             idle_since_ms: AtomicU64::new(0),
             stop_flag: AtomicBool::new(false),
             stop: Notify::new(),

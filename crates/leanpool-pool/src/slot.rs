@@ -181,6 +181,8 @@ impl Slot {
                         tracing::warn!(pid = w.pid(), "could not set RLIMIT_AS: {e}");
                     }
                 }
+                let cap = self.inner.cfg.rss_cap(proc::rss_bytes(w.pid()));
+                self.me.rss_cap.store(cap.unwrap_or(0), Ordering::Relaxed);
                 self.me.set_pid(Some(w.pid()));
                 bump(&self.inner.counters.spawns);
                 tracing::info!(slot = self.me.id, pid = w.pid(), header = %self.key.header.trim_end(), "worker ready");
@@ -230,8 +232,13 @@ impl Slot {
         }
     }
 
+    /// The current process's memory cap (fixed when it became ready).
+    fn rss_cap(&self) -> Option<u64> {
+        Some(self.me.rss_cap.load(Ordering::Relaxed)).filter(|&c| c > 0)
+    }
+
     fn over_memory_limit(&self, pid: u32) -> Option<u64> {
-        let limit = self.inner.cfg.rss_limit_bytes?;
+        let limit = self.rss_cap()?;
         proc::rss_bytes(pid).filter(|&rss| rss > limit)
     }
 
@@ -278,6 +285,17 @@ impl Slot {
                     }
                     break Err(PoolError::WorkerFailed(format!("the worker died on this request twice; last: {e}")));
                 }
+                Outcome::Done(Err(WorkerError::Panicked { message, stderr_tail })) => {
+                    // The text itself exhausted Lean (out of memory on the
+                    // WASM heap, ...): a retry would cost a worker start and
+                    // end the same way.
+                    bump(&self.inner.counters.crashes);
+                    tracing::warn!(slot = self.me.id, "worker panicked on a request: {message}; stderr:\n{stderr_tail}");
+                    self.kill_worker().await;
+                    break Err(PoolError::WorkerFailed(format!(
+                        "Lean gave up on this request ({message}); the worker was replaced"
+                    )));
+                }
                 Outcome::Done(Err(e @ WorkerError::Lsp { .. })) => {
                     // Lean answered a request with an error: the process is
                     // fine, the request is not retried.
@@ -292,7 +310,7 @@ impl Slot {
                 Outcome::Memory(rss) => {
                     bump(&self.inner.counters.memory_kills);
                     self.kill_worker().await;
-                    let limit = self.inner.cfg.rss_limit_bytes.unwrap_or(0);
+                    let limit = self.rss_cap().unwrap_or(0);
                     break Err(PoolError::WorkerFailed(format!(
                         "the worker exceeded the memory limit ({rss} > {limit} bytes resident) and was killed"
                     )));
@@ -316,7 +334,7 @@ impl Slot {
     /// memory cap and for a hard stop.
     async fn attempt(&mut self, job: &Job) -> Outcome {
         let default = self.inner.default_timeout();
-        let limit = self.inner.cfg.rss_limit_bytes;
+        let limit = self.rss_cap();
         let poll = Duration::from_millis(self.inner.cfg.rss_poll_ms);
         let w = self.worker.as_mut().expect("a live worker");
         let pid = w.pid();

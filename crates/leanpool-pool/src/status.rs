@@ -45,6 +45,10 @@ pub struct WorkerStatus {
     pub uses: u64,
     /// Resident set of the process, read from `/proc` when status was asked.
     pub rss_bytes: Option<u64>,
+    /// The memory cap that applies to this process (from `rss_limit_bytes`
+    /// and `rss_headroom_bytes`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_cap_bytes: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

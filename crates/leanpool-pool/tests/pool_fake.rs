@@ -259,6 +259,22 @@ async fn memory_cap_kills_the_worker(cx: Ctx) {
     finish(pool).await;
 }
 
+/// The cap relative to the worker's RSS at ready: the fake's baseline is
+/// a few MB, so 150 MB of headroom lets a small request through and stops
+/// a 400 MB one; status shows the effective cap.
+async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
+    let pool = cx.pool(PoolConfig { rss_headroom_bytes: Some(150 << 20), ..base_cfg() });
+    assert_eq!(pool.check(req("theorem a : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    let w = pool.status().keys.iter().flat_map(|k| k.workers.clone()).find(|w| w.pid.is_some()).unwrap();
+    let cap = w.rss_cap_bytes.expect("a cap in status");
+    assert!(cap > 150 << 20 && cap < 300 << 20, "cap {cap} should be the ready RSS + 150 MB");
+    let e = pool.check(req("theorem b : True := trivial\n-- FAKE alloc 400\n")).await.unwrap_err();
+    assert!(matches!(e, PoolError::WorkerFailed(ref m) if m.contains("memory limit")), "{e:?}");
+    assert_eq!(pool.status().counters.memory_kills, 1);
+    assert_eq!(pool.check(req("theorem c : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    finish(pool).await;
+}
+
 async fn failed_start_is_answered(cx: Ctx) {
     let pool = cx.pool(base_cfg());
     let e = pool.check(req("open FakeDieOnOpen\ntheorem a : True := trivial\n")).await.unwrap_err();
@@ -386,6 +402,7 @@ fn main() {
         lru_idle_worker_evicted_for_new_header,
         idle_timeout_keeps_prewarm_minimum,
         memory_cap_kills_the_worker,
+        memory_headroom_is_relative_to_ready_rss,
         failed_start_is_answered,
         graceful_shutdown_finishes_queued_work,
         shutdown_deadline_answers_in_flight,

@@ -140,8 +140,8 @@ mod tests {
                         min: 1,
                         queue_depth: 0,
                         workers: vec![
-                            WorkerStatus { id: 1, pid: Some(4242), state: WorkerState::Busy, uses: 12, rss_bytes: Some(6 << 30) },
-                            WorkerStatus { id: 2, pid: None, state: WorkerState::Starting, uses: 0, rss_bytes: None },
+                            WorkerStatus { id: 1, pid: Some(4242), state: WorkerState::Busy, uses: 12, rss_bytes: Some(6 << 30), rss_cap_bytes: None },
+                            WorkerStatus { id: 2, pid: None, state: WorkerState::Starting, uses: 0, rss_bytes: None, rss_cap_bytes: None },
                         ],
                     },
                 ],
