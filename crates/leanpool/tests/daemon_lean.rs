@@ -1,6 +1,7 @@
 //! The daemon on real Lean (the WASM build installed by `scripts/setup`;
 //! FAILS when it is missing): `batch` with resume, concurrent clients on
-//! one worker, the Python example, `status`, and SIGTERM leaving no Lean
+//! one worker, byte-identical answers to a repeated check, the Python
+//! example, `status`, and SIGTERM leaving no Lean
 //! process behind. One worker only (a WASM worker holds 6-7 GB).
 
 mod daemon_support;
@@ -107,6 +108,20 @@ async fn daemon_on_real_lean() {
         r.unwrap();
     }
 
+    // Determinism: the same request three times (each on its own
+    // connection) gives byte-identical answers, diagnostics included: an
+    // error, a sorry warning and positions after non-ASCII text.
+    let same = json!({"text": "-- ∀ 𝓝 in comments\ntheorem d1 (a : Nat) : a + 0 = a := sorry\ntheorem d2 : (2 : Int) - 5 = 3 := by decide\n"});
+    let mut answers = vec![];
+    for _ in 0..3 {
+        let ci = Client::connect(&d.socket).await.unwrap();
+        answers.push(ci.call_raw("check", same.clone()).await.unwrap().get().to_string());
+    }
+    assert!(answers.iter().all(|a| a == &answers[0]), "answers differ: {answers:#?}");
+    let r: Value = serde_json::from_str(&answers[0]).unwrap();
+    assert_eq!(r["status"], "error", "{r}");
+    assert_eq!(r["diagnostics"].as_array().map(Vec::len), Some(2), "{r}");
+
     // The Python example against the same daemon.
     let py = Command::new("python3")
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/python_client.py"))
@@ -135,7 +150,7 @@ async fn daemon_on_real_lean() {
     assert_eq!(st.pool.workers, 1, "{st:?}");
     let w = &st.pool.keys[0].workers[0];
     let pid = w.pid.expect("worker pid") as i32;
-    let sent = 4 + 2 + 12 + 1 + 2; // batch, resumed batch, clients, Python, CLI
+    let sent = 4 + 2 + 12 + 3 + 1 + 2; // batch, resumed batch, clients, determinism, Python, CLI
     assert!(st.pool.counters.requests >= sent, "{:?}", st.pool.counters);
     assert!(alive(pid));
     let human = Command::new(BIN).args(["status", "--socket"]).arg(&d.socket).output().unwrap();
