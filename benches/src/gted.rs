@@ -146,7 +146,9 @@ fn main() -> anyhow::Result<()> {
         .iter()
         .find(|a| !a.starts_with("--"))
         .cloned()
-        .unwrap_or_else(|| "../shared/gted-minif2f".into());
+        .map(Ok)
+        .unwrap_or_else(|| leanpool_gted::data::minif2f_dir().map(|d| d.display().to_string()))
+        .map_err(anyhow::Error::msg)?;
     let pairs = load_dir(Path::new(&dir)).with_context(|| format!("loading {dir}"))?;
     let sizes: Vec<usize> = pairs
         .iter()

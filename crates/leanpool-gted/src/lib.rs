@@ -19,6 +19,7 @@
 
 pub mod alpha;
 pub mod cost;
+pub mod data;
 pub mod eval;
 mod kernel;
 mod layout;

@@ -307,8 +307,9 @@ struct Statement {
 }
 
 fn minif2f() -> Vec<Statement> {
-    let path = "/work/shared/gted-minif2f/label.jsonl";
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let dir = leanpool_gted::data::minif2f_dir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.join("label.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()
         .map(|l| serde_json::from_str(l).expect("label.jsonl line"))
         .collect()

@@ -3,20 +3,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// `<repo>/../shared/gted-minif2f` (or `$LEANPOOL_GTED_DATA`); fails loudly
-/// when absent instead of skipping.
+/// The miniF2F data; fails loudly when absent instead of skipping.
 fn data_dir() -> PathBuf {
-    let dir = match std::env::var_os("LEANPOOL_GTED_DATA") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/gted-minif2f"),
-    };
-    assert!(
-        dir.join("gted_result.json").is_file(),
-        "GTED reference data not found at {}: expected the repository's sibling `shared/gted-minif2f` \
-         (or set LEANPOOL_GTED_DATA)",
-        dir.display()
-    );
-    dir
+    leanpool_gted::data::minif2f_dir().unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn leanpool(args: &[&str]) -> String {

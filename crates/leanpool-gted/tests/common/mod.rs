@@ -8,21 +8,11 @@ use proptest::prelude::*;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-/// `<repo>/../shared/gted-minif2f`, or `$LEANPOOL_GTED_DATA`. Panics with
+/// The miniF2F data ([`leanpool_gted::data::minif2f_dir`]). Panics with
 /// instructions when absent: the reproduction is part of the suite and must
 /// not silently skip.
 pub fn data_dir() -> PathBuf {
-    let dir = match std::env::var_os("LEANPOOL_GTED_DATA") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/gted-minif2f"),
-    };
-    assert!(
-        dir.join("gted_result.json").is_file(),
-        "GTED reference data not found at {}: expected the repository's sibling `shared/gted-minif2f` \
-         (or set LEANPOOL_GTED_DATA)",
-        dir.display()
-    );
-    dir
+    leanpool_gted::data::minif2f_dir().unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Tree edit distance straight from its recursive definition on ordered

@@ -4,14 +4,11 @@
 //! (slow on the WASM backend: ~25 s before the first answer), checks,
 //! and kills it; with `--socket` a running daemon's warm pool answers.
 
-use anyhow::Context;
+use crate::cmd::lean_args::{read_text, Via, DEFAULT_TIMEOUT};
 use leanpool_lean::{check_once, LeanCommand, WorkerConfig};
 use leanpool_protocol::{CheckParams, CheckResult, CheckStatus, Severity};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-
-/// Limit for the check itself when `--timeout-ms` is not given.
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,26 +17,22 @@ pub struct Args {
     /// Print one JSON object (status, diagnostics, elapsed_ms).
     #[arg(long)]
     pub json: bool,
-    /// Per-request limit; past it the worker is killed and the status is `timeout`.
-    #[arg(long, value_name = "N")]
-    pub timeout_ms: Option<u64>,
-    /// Ask the daemon listening on this Unix socket instead of starting Lean.
-    #[arg(long, value_name = "PATH")]
-    pub socket: Option<PathBuf>,
+    #[command(flatten)]
+    pub via: Via,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
-    let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
-    let params = CheckParams { text, timeout_ms: args.timeout_ms, timings: true };
+    let text = read_text(&args.file)?;
+    let params = CheckParams { text, timeout_ms: args.via.timeout_ms, timings: true };
     let started = Instant::now();
-    let mut result = match &args.socket {
+    let mut result = match &args.via.socket {
         Some(socket) => crate::cmd::remote::check(socket, params).await?,
         None => {
             let command = LeanCommand::detect()?;
             check_once(&WorkerConfig::new(command), &params, DEFAULT_TIMEOUT).await?
         }
     };
-    if args.socket.is_none() {
+    if args.via.socket.is_none() {
         // Locally the command's cost includes starting Lean; say so.
         result.elapsed_ms = Some(started.elapsed().as_millis() as u64);
     }

@@ -3,6 +3,7 @@ pub mod batch;
 pub mod check;
 pub mod doctor;
 pub mod gted;
+pub mod lean_args;
 pub mod normalize;
 pub mod opt;
 pub mod remote;

@@ -4,14 +4,9 @@
 //! (~25 s on the WASM backend), answers, and kills it; with `--socket` a
 //! running daemon's warm pool answers.
 
-use anyhow::Context;
-use leanpool_lean::{header_key, LeanCommand, Worker, WorkerConfig};
+use crate::cmd::lean_args::{read_text, with_local_worker, Via, DEFAULT_TIMEOUT};
 use leanpool_protocol::{CheckResult, CheckStatus, NormalizeResult, StatementParams};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-/// Limit for the request itself when `--timeout-ms` is not given.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,35 +15,18 @@ pub struct Args {
     /// Print the result as one JSON object.
     #[arg(long)]
     pub json: bool,
-    /// Per-request limit; past it the worker is killed and the status is `timeout`.
-    #[arg(long, value_name = "N")]
-    pub timeout_ms: Option<u64>,
-    /// Ask the daemon listening on this Unix socket instead of starting Lean.
-    #[arg(long, value_name = "PATH")]
-    pub socket: Option<PathBuf>,
+    #[command(flatten)]
+    pub via: Via,
 }
 
-pub fn read_params(file: &Path, timeout_ms: Option<u64>) -> anyhow::Result<StatementParams> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-    Ok(StatementParams { text, timeout_ms })
-}
-
-/// Runs `f` on a fresh local worker for `text`'s header, then kills it.
-pub async fn with_local_worker<T>(
-    text: &str,
-    f: impl for<'w> FnOnce(&'w mut Worker) -> std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<T>> + 'w>>,
-) -> anyhow::Result<T> {
-    let command = LeanCommand::detect()?;
-    let mut worker = Worker::spawn(&WorkerConfig::new(command), &header_key(text)).await?;
-    let r = f(&mut worker).await;
-    worker.kill().await;
-    r
+/// The statement request for `file` with the command's options.
+pub fn read_params(file: &Path, via: &Via) -> anyhow::Result<StatementParams> {
+    Ok(StatementParams { text: read_text(file)?, timeout_ms: via.timeout_ms })
 }
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
-    let params = read_params(&args.file, args.timeout_ms)?;
-    let result = match &args.socket {
-        // DAEMON CALL SITE
+    let params = read_params(&args.file, &args.via)?;
+    let result = match &args.via.socket {
         Some(socket) => crate::cmd::remote::normalize(socket, params).await?,
         None => {
             let p = params.clone();

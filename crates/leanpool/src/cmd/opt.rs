@@ -5,7 +5,8 @@
 //! `--json` the whole `OptResult`, or with `--gted` only the tree in GTED's
 //! format. Local worker or `--socket` as for `normalize`.
 
-use crate::cmd::normalize::{exit_code, human_diagnostics, read_params, with_local_worker, DEFAULT_TIMEOUT};
+use crate::cmd::lean_args::{with_local_worker, Via, DEFAULT_TIMEOUT};
+use crate::cmd::normalize::{exit_code, human_diagnostics, read_params};
 use leanpool_protocol::{BinderKind, Node, NodeKind, OptResult};
 use std::path::PathBuf;
 
@@ -19,18 +20,13 @@ pub struct Args {
     /// Print only the tree in GTED's format (`{"content","children",...}`).
     #[arg(long)]
     pub gted: bool,
-    /// Per-request limit; past it the worker is killed and the status is `timeout`.
-    #[arg(long, value_name = "N")]
-    pub timeout_ms: Option<u64>,
-    /// Ask the daemon listening on this Unix socket instead of starting Lean.
-    #[arg(long, value_name = "PATH")]
-    pub socket: Option<PathBuf>,
+    #[command(flatten)]
+    pub via: Via,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
-    let params = read_params(&args.file, args.timeout_ms)?;
-    let result: OptResult = match &args.socket {
-        // DAEMON CALL SITE
+    let params = read_params(&args.file, &args.via)?;
+    let result: OptResult = match &args.via.socket {
         Some(socket) => crate::cmd::remote::opt(socket, params).await?,
         None => {
             let p = params.clone();

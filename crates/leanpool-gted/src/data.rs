@@ -1,0 +1,29 @@
+//! Where the GTED paper's miniF2F data lives (`../shared/gted-minif2f`
+//! next to the repository, see its README): one locator for the tests,
+//! the `gted` bench and the guard's corpus test, instead of a copy each.
+
+use std::path::PathBuf;
+
+/// The environment variable that overrides the location.
+pub const DATA_ENV: &str = "LEANPOOL_GTED_DATA";
+
+/// `$LEANPOOL_GTED_DATA`, else the repository's sibling
+/// `shared/gted-minif2f` (resolved from this crate's source directory, so
+/// it holds for a checkout, not for an installed binary). `Err` says where
+/// it looked; callers that need the data (the reproduction tests) fail
+/// with it rather than skip.
+pub fn minif2f_dir() -> Result<PathBuf, String> {
+    let dir = match std::env::var_os(DATA_ENV) {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/gted-minif2f"),
+    };
+    if dir.join("gted_result.json").is_file() {
+        Ok(dir)
+    } else {
+        Err(format!(
+            "GTED reference data not found at {}: expected the repository's sibling `shared/gted-minif2f` \
+             (or set {DATA_ENV})",
+            dir.display()
+        ))
+    }
+}

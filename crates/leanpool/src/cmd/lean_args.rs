@@ -1,0 +1,38 @@
+//! What `check`, `normalize` and `opt` share: where the answer comes from
+//! (a local worker started for the file, or a daemon) and the time limit.
+
+use anyhow::Context;
+use leanpool_lean::{header_key, LeanCommand, Worker, WorkerConfig};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Limit for the request itself when `--timeout-ms` is not given (a local
+/// worker's start-up is not counted against it).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `--timeout-ms` and `--socket`, flattened into each command's `Args`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Via {
+    /// Per-request limit; past it the worker is killed and the status is `timeout`.
+    #[arg(long, value_name = "N")]
+    pub timeout_ms: Option<u64>,
+    /// Ask the daemon listening on this Unix socket instead of starting Lean.
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+}
+
+pub fn read_text(file: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))
+}
+
+/// Runs `f` on a fresh local worker for `text`'s header, then kills it.
+pub async fn with_local_worker<T>(
+    text: &str,
+    f: impl for<'w> FnOnce(&'w mut Worker) -> std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<T>> + 'w>>,
+) -> anyhow::Result<T> {
+    let command = LeanCommand::detect()?;
+    let mut worker = Worker::spawn(&WorkerConfig::new(command), &header_key(text)).await?;
+    let r = f(&mut worker).await;
+    worker.kill().await;
+    r
+}
