@@ -2,4 +2,4 @@
 //! worker), kept in one place so the method table in `job.rs` stays
 //! about routing.
 
-pub(crate) use leanpool_terms::{normalize_on, opt_on};
+pub(crate) use leanpool_terms::{normalize_on_with, opt_on_with};

@@ -68,6 +68,7 @@ pub mod tagged;
 
 use build::{squash_ws, TreeBuilder};
 use goals::{message_exprs, parse_first_goal, parse_interactive_diagnostics, Goal};
+use leanpool_lean::guard::GuardPolicy;
 use leanpool_lean::{Worker, WorkerError};
 use leanpool_protocol::{
     is_sorry_warning, Binder, BinderKind, CheckResult, CheckStatus, GtedNode, Node, NodeKind, Normalized,
@@ -111,15 +112,27 @@ fn lsp_pos(p: Position) -> lsp_types::Position {
     lsp_types::Position { line: p.line, character: p.character }
 }
 
-/// Elaborates the statement on `worker` and reads the structured answers.
+/// Elaborates the statement on `worker` and reads the structured answers
+/// (screened with the default guard policy).
 pub async fn analyze_on(
     worker: &mut Worker,
     params: &StatementParams,
     default_timeout: Duration,
 ) -> Result<Analysis, WorkerError> {
+    analyze_on_with(worker, params, default_timeout, &GuardPolicy::default()).await
+}
+
+/// [`analyze_on`] screening the text with `guard` (the pool passes its
+/// configured policy, so `check`, `normalize` and `opt` refuse the same texts).
+pub async fn analyze_on_with(
+    worker: &mut Worker,
+    params: &StatementParams,
+    default_timeout: Duration,
+    guard: &GuardPolicy,
+) -> Result<Analysis, WorkerError> {
     let requests_before = worker.lsp_requests();
     let count = |w: &Worker| (w.lsp_requests() - requests_before) as u32;
-    if let Err(reason) = leanpool_lean::check::screen(&params.text) {
+    if let Err(reason) = leanpool_lean::check::screen_with(&params.text, guard) {
         return Ok(Analysis { check: CheckResult::rejected(reason), statement: None, lean_requests: 0 });
     }
     let doc = match StatementDoc::new(&params.text) {
@@ -312,14 +325,34 @@ pub async fn normalize_on(
     params: &StatementParams,
     timeout: Duration,
 ) -> Result<NormalizeResult, WorkerError> {
-    let a = analyze_on(worker, params, timeout).await?;
+    normalize_on_with(worker, params, timeout, &GuardPolicy::default()).await
+}
+
+/// [`normalize_on`] under an explicit guard policy.
+pub async fn normalize_on_with(
+    worker: &mut Worker,
+    params: &StatementParams,
+    timeout: Duration,
+    guard: &GuardPolicy,
+) -> Result<NormalizeResult, WorkerError> {
+    let a = analyze_on_with(worker, params, timeout, guard).await?;
     Ok(NormalizeResult { check: a.check, normalized: a.statement.as_ref().map(Statement::normalized) })
 }
 
 /// Library `opt`: the normalized statement and its operator tree, in both
 /// formats, with the number of LSP requests it cost.
 pub async fn opt_on(worker: &mut Worker, params: &StatementParams, timeout: Duration) -> Result<OptResult, WorkerError> {
-    let a = analyze_on(worker, params, timeout).await?;
+    opt_on_with(worker, params, timeout, &GuardPolicy::default()).await
+}
+
+/// [`opt_on`] under an explicit guard policy.
+pub async fn opt_on_with(
+    worker: &mut Worker,
+    params: &StatementParams,
+    timeout: Duration,
+    guard: &GuardPolicy,
+) -> Result<OptResult, WorkerError> {
+    let a = analyze_on_with(worker, params, timeout, guard).await?;
     let tree = a.statement.as_ref().map(Statement::tree);
     Ok(OptResult {
         check: a.check,

@@ -221,3 +221,18 @@ fn record_fixtures() {
         std::fs::write(format!("{dir}/{name}.json"), serde_json::to_string_pretty(&v).unwrap() + "\n").unwrap();
     }
 }
+
+/// `opt_on_with` screens with the policy it is given (the pool passes its
+/// configured one): an attribute outside the default list is refused by
+/// default and reaches Lean once the policy allows it.
+#[test]
+fn configured_guard_policy_is_honoured() {
+    let text = "@[my_tag] theorem tagged (n : Nat) : n + 0 = n := by sorry";
+    assert_eq!(opt(text).check.status, CheckStatus::Rejected);
+    let policy = leanpool_lean::guard::GuardPolicy { extra_attributes: vec!["my_tag".into()], ..Default::default() };
+    let p = StatementParams { text: text.to_owned(), timeout_ms: None };
+    let r = with_worker(move |w| Box::pin(async move { leanpool_terms::opt_on_with(w, &p, TIMEOUT, &policy).await.expect("opt") }));
+    // Lean itself does not know the attribute: an error, not a rejection.
+    assert_eq!(r.check.status, CheckStatus::Error, "{:?}", r.check);
+    assert!(r.check.reason.is_none() && r.check.diagnostics.iter().any(|d| d.message.contains("my_tag")), "{:?}", r.check);
+}
