@@ -3,6 +3,46 @@
 //! stderr.
 
 use std::collections::VecDeque;
+use std::sync::mpsc;
+use std::sync::{LazyLock, Mutex};
+
+type SpawnJob = (tokio::process::Command, tokio::runtime::Handle, mpsc::SyncSender<std::io::Result<tokio::process::Child>>);
+
+/// The thread every Lean process is forked from. It lives as long as the
+/// process, so a child's `PR_SET_PDEATHSIG` (set by
+/// [`crate::LeanCommand::command`]) fires when the process dies, not when
+/// some test thread or retired runtime thread that happened to spawn it
+/// ends.
+static SPAWNER: LazyLock<Mutex<mpsc::Sender<SpawnJob>>> = LazyLock::new(|| {
+    let (tx, rx) = mpsc::channel::<SpawnJob>();
+    std::thread::Builder::new()
+        .name("leanpool-spawner".into())
+        .spawn(move || {
+            for (mut cmd, handle, reply) in rx {
+                // tokio's child handling (SIGCHLD / pidfd) needs the
+                // caller's runtime.
+                let _rt = handle.enter();
+                let _ = reply.send(cmd.spawn());
+            }
+        })
+        .expect("start the spawner thread");
+    Mutex::new(tx)
+});
+
+/// Spawns `cmd` from the process-lifetime spawner thread (see [`SPAWNER`])
+/// and returns the child registered with the caller's tokio runtime.
+/// Blocks the caller for the fork/exec only (milliseconds). Must be called
+/// inside a tokio runtime.
+pub fn spawn(cmd: tokio::process::Command) -> std::io::Result<tokio::process::Child> {
+    let handle = tokio::runtime::Handle::current();
+    let (tx, rx) = mpsc::sync_channel(1);
+    SPAWNER
+        .lock()
+        .unwrap()
+        .send((cmd, handle, tx))
+        .map_err(|_| std::io::Error::other("the spawner thread is gone"))?;
+    rx.recv().map_err(|_| std::io::Error::other("the spawner thread is gone"))?
+}
 
 /// Live pids whose process group is `pgid`.
 ///

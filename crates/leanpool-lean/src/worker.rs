@@ -122,6 +122,7 @@ pub struct Worker {
     uses: u64,
     lsp_requests: u64,
     rpc_session: Option<(Value, Instant)>,
+    rpc_refs_released: u64,
     /// Killed and reaped: nothing left to clean up on drop.
     reaped: bool,
 }
@@ -134,8 +135,7 @@ impl Worker {
     pub async fn spawn(cfg: &WorkerConfig, header: &str) -> Result<Worker, WorkerError> {
         let mut cmd = cfg.command.command(&["--worker"]);
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = cmd
-            .spawn()
+        let mut child = proc::spawn(cmd)
             .map_err(|e| WorkerError::Spawn(format!("{}: {e}", cfg.command.program.display())))?;
         let pid = child.id().ok_or_else(|| WorkerError::Spawn("child exited at once".into()))?;
         let stdin = child.stdin.take().expect("piped stdin");
@@ -165,6 +165,7 @@ impl Worker {
             uses: 0,
             lsp_requests: 0,
             rpc_session: None,
+            rpc_refs_released: 0,
             reaped: false,
         };
         let deadline = TokioInstant::now() + cfg.start_timeout;
@@ -313,6 +314,28 @@ impl Worker {
                 Ok(v) => return Ok(v),
             }
         }
+    }
+
+    /// Releases RPC references (`{"p": "…"}` objects, see
+    /// [`collect_rpc_refs`]) that Lean handed out in answers of the current
+    /// session: each pins goals, infos and expressions in the worker until
+    /// released or until the session expires, which under steady load (the
+    /// session kept alive by calls) is never. A notification: no answer, not
+    /// counted in [`Worker::lsp_requests`]. References of an older session
+    /// went with it, so without a session there is nothing to do.
+    pub fn rpc_release(&mut self, refs: Vec<Value>) -> Result<(), WorkerError> {
+        let Some((session, _)) = &self.rpc_session else { return Ok(()) };
+        if refs.is_empty() {
+            return Ok(());
+        }
+        let params = json!({ "uri": self.uri, "sessionId": session.clone(), "refs": refs });
+        self.rpc_refs_released += params["refs"].as_array().map_or(0, |r| r.len() as u64);
+        self.notify("$/lean/rpc/release", params)
+    }
+
+    /// References released so far by [`Worker::rpc_release`].
+    pub fn rpc_refs_released(&self) -> u64 {
+        self.rpc_refs_released
     }
 
     async fn after_error<T>(&mut self, e: WorkerError) -> Result<T, WorkerError> {
@@ -519,6 +542,22 @@ async fn write_loop(mut stdin: tokio::process::ChildStdin, mut rx: mpsc::Unbound
         if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
             break;
         }
+    }
+}
+
+/// Appends every RPC reference in `v` to `out`: Lean encodes one as an
+/// object whose only field is `"p"` (a string), e.g. the `info` of a
+/// subexpression in interactive goals. Duplicates are kept out.
+pub fn collect_rpc_refs(v: &Value, out: &mut Vec<Value>) {
+    match v {
+        Value::Object(m) if m.len() == 1 && m.get("p").is_some_and(Value::is_string) => {
+            if !out.contains(v) {
+                out.push(v.clone());
+            }
+        }
+        Value::Object(m) => m.values().for_each(|x| collect_rpc_refs(x, out)),
+        Value::Array(a) => a.iter().for_each(|x| collect_rpc_refs(x, out)),
+        _ => {}
     }
 }
 

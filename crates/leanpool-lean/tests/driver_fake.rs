@@ -152,6 +152,15 @@ async fn rpc_call_connects_and_passes_big_session_ids() {
     // A second call reuses the session: one request, not two.
     w.rpc_call("m", pos, json!(null), T).await.unwrap();
     assert_eq!(w.lsp_requests() - before, 3);
+    // References found anywhere in answers are released once each, by a
+    // notification (no request counted).
+    let answer = json!({"goals": [{"hyps": [{"type": {"tag": [{"info": {"p": "7"}}, "x"]}}], "ctx": {"p": "8"}}], "again": {"p": "7"}});
+    let mut refs = vec![];
+    leanpool_lean::collect_rpc_refs(&answer, &mut refs);
+    assert_eq!(refs, vec![json!({"p": "7"}), json!({"p": "8"})]);
+    w.rpc_release(refs).unwrap();
+    assert_eq!((w.rpc_refs_released(), w.lsp_requests() - before), (2, 3));
+    assert_eq!(w.request("test/released", json!({}), T).await.unwrap(), json!(["7", "8"]));
     let err = w.request("no/such", json!({}), T).await;
     assert!(matches!(err, Err(WorkerError::Lsp { code: -32601, .. })), "{err:?}");
     w.kill().await;
@@ -179,4 +188,23 @@ async fn rejected_texts_never_reach_the_worker() {
     assert!(r.reason.as_deref().unwrap_or("").contains("#eval"), "{r:?}");
     assert_eq!(w.uses(), 0);
     w.kill().await;
+}
+
+/// Workers are SIGKILLed by the kernel when their parent *process* dies
+/// (`PR_SET_PDEATHSIG`, so a SIGKILLed daemon leaves no orphan; checked on
+/// real Lean in `leanpool/tests/faults.rs`). Linux ties that signal to the
+/// spawning *thread*: a worker spawned from a thread that then ends must
+/// still live, which is what forking from the spawner thread ensures.
+#[test]
+fn worker_outlives_the_thread_that_spawned_it() {
+    let rt = std::sync::Arc::new(tokio::runtime::Runtime::new().unwrap());
+    let rt2 = rt.clone();
+    let mut w = std::thread::spawn(move || rt2.block_on(Worker::spawn(&fake(), "")).unwrap()).join().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(w.is_alive(), "the worker died with the thread that spawned it");
+    let d = rt.block_on(w.elaborate("theorem t : True := bad\n", T)).unwrap();
+    assert_eq!(d.len(), 1);
+    let pid = w.pid();
+    rt.block_on(w.kill());
+    assert!(proc::group_members(pid).is_empty());
 }

@@ -25,6 +25,7 @@ import sys
 out = sys.stdout.buffer
 inp = sys.stdin.buffer
 answered = []
+released = []
 
 
 def send(obj, noise=True):
@@ -128,6 +129,10 @@ while True:
         else:
             send({"jsonrpc": "2.0", "id": msg["id"], "result": {
                 "method": params["method"], "position": params["position"], "params": params["params"]}})
+    elif method == "$/lean/rpc/release":
+        released.extend(r["p"] for r in params["refs"])
+    elif method == "test/released":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": released})
     elif method == "test/answered":
         send({"jsonrpc": "2.0", "id": msg["id"], "result": answered})
     elif "id" in msg:

@@ -172,15 +172,36 @@ pub async fn analyze_on_with(
         return Ok(Analysis { check, statement: None, lean_requests: count(worker) });
     }
     let at = lsp_pos(doc.sorry);
+    let mut refs = Vec::new();
+    let read = read_statement(worker, &doc, at, timeout, &mut refs).await;
+    // Whatever Lean handed out is released, success or not (best effort: a
+    // dead worker has nothing left to free).
+    if worker.is_alive() {
+        let _ = worker.rpc_release(refs);
+    }
+    Ok(Analysis { check, statement: Some(read?), lean_requests: count(worker) })
+}
+
+/// The RPC half of [`analyze_on_with`]: goal, binder kinds, Prop-ness.
+/// Every RPC reference seen in an answer is added to `refs`.
+async fn read_statement(
+    worker: &mut Worker,
+    doc: &StatementDoc,
+    at: lsp_types::Position,
+    timeout: Duration,
+    refs: &mut Vec<Value>,
+) -> Result<Statement, WorkerError> {
     let goals = worker.rpc_call("Lean.Widget.getInteractiveGoals", at, json!({
         "textDocument": { "uri": worker.uri() },
         "position": at,
     }), timeout).await?;
+    leanpool_lean::collect_rpc_refs(&goals, refs);
     let goal = parse_first_goal(&goals)
         .map_err(|e| protocol(e.to_string()))?
         .ok_or_else(|| protocol("no goal at the `sorry` of the statement"))?;
     let line_range = json!({ "lineRange": { "start": doc.check_line, "end": doc.check_line + 1 } });
     let idiags = worker.rpc_call("Lean.Widget.getInteractiveDiagnostics", at, line_range, timeout).await?;
+    leanpool_lean::collect_rpc_refs(&idiags, refs);
     let kinds = binder_kinds(&idiags, doc.check_line, goal.hyps.len())?;
     let mut is_prop = vec![false; goal.hyps.len()];
     let mut bundle_prop: Option<(usize, bool)> = None;
@@ -194,7 +215,7 @@ pub async fn analyze_on_with(
                 continue;
             }
         }
-        let p = type_is_prop(worker, &h.ty, at, timeout).await?;
+        let p = type_is_prop(worker, &h.ty, at, timeout, refs).await?;
         bundle_prop = Some((h.bundle, p));
         is_prop[i] = p;
     }
@@ -205,11 +226,7 @@ pub async fn analyze_on_with(
         .zip(is_prop)
         .map(|((h, kind), is_prop)| StatementBinder { name: h.name, kind, ty: h.ty, is_prop })
         .collect();
-    Ok(Analysis {
-        check,
-        statement: Some(Statement { binders, conclusion: target }),
-        lean_requests: count(worker),
-    })
+    Ok(Statement { binders, conclusion: target })
 }
 
 /// Binder kinds of the first `n` binders of `stmt`'s type, from the
@@ -248,12 +265,19 @@ pub fn telescope_kinds(ty: &Tagged, n: usize) -> Result<Vec<BinderKind>, WorkerE
 }
 
 /// Asks Lean for the type of a hypothesis' type (`Prop` or a universe).
-async fn type_is_prop(worker: &mut Worker, ty: &Tagged, at: lsp_types::Position, timeout: Duration) -> Result<bool, WorkerError> {
+async fn type_is_prop(
+    worker: &mut Worker,
+    ty: &Tagged,
+    at: lsp_types::Position,
+    timeout: Duration,
+    refs: &mut Vec<Value>,
+) -> Result<bool, WorkerError> {
     let Tagged::Tag(payload, _) = ty else { return Ok(false) };
     let Some(info) = payload.get("info") else { return Ok(false) };
     let popup = worker
         .rpc_call("Lean.Widget.InteractiveDiagnostics.infoToInteractive", at, info.clone(), timeout)
         .await?;
+    leanpool_lean::collect_rpc_refs(&popup, refs);
     let Some(t) = popup.get("type").filter(|t| !t.is_null()) else { return Ok(false) };
     let t = Tagged::parse(t).map_err(|e| protocol(e.to_string()))?;
     Ok(t.strip_tags().trim() == "Prop")

@@ -236,3 +236,25 @@ fn configured_guard_policy_is_honoured() {
     assert_eq!(r.check.status, CheckStatus::Error, "{:?}", r.check);
     assert!(r.check.reason.is_none() && r.check.diagnostics.iter().any(|d| d.message.contains("my_tag")), "{:?}", r.check);
 }
+
+/// The RPC references in Lean's answers (goal and hypothesis infos) are
+/// released after each statement, so a long-lived worker does not keep
+/// them pinned; the answers stay the same afterwards.
+#[test]
+fn rpc_references_are_released() {
+    let text = "theorem rel (a b : Nat) (h : a ≤ b) : a < b + 1 := by sorry";
+    let (released, first, second) = with_worker(move |w| {
+        Box::pin(async move {
+            let p = StatementParams { text: text.to_owned(), timeout_ms: None };
+            let before = w.rpc_refs_released();
+            let first = leanpool_terms::opt_on(w, &p, TIMEOUT).await.expect("opt");
+            let released = w.rpc_refs_released() - before;
+            let second = leanpool_terms::opt_on(w, &p, TIMEOUT).await.expect("opt again");
+            (released, first, second)
+        })
+    });
+    assert_eq!(first.check.status, CheckStatus::Ok, "{:?}", first.check);
+    // At least the infos of the three hypotheses and the target.
+    assert!(released >= 4, "released {released} references");
+    assert_eq!(serde_json::to_string(&first.tree).unwrap(), serde_json::to_string(&second.tree).unwrap());
+}
