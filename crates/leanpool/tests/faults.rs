@@ -6,7 +6,11 @@
 //!   retry on a fresh worker), including one queued behind the victim;
 //! - a statement that runs far past its limit: answered `timeout`, the
 //!   worker killed and replaced, the next check answered by a new process;
-//! - the daemon stays up throughout, and SIGTERM leaves no Lean process.
+//! - the daemon stays up throughout, and SIGTERM leaves no Lean process;
+//! - (second test) a statement that eats memory, stopped by the memory cap
+//!   (`rss_headroom_bytes`); one on which Lean panics, answered at once and
+//!   not retried; a daemon killed and restarted while three clients check,
+//!   each reconnecting and answered `ok` by the new daemon.
 //!
 //! One worker (a WASM worker holds 6-7 GB); each kill costs a worker
 //! start (~25-90 s on 2 cores), so this test takes many minutes. Times are
@@ -135,6 +139,157 @@ async fn sigkill_mid_request_and_timeout_on_real_lean() {
     drop(c);
     d.signal(Signal::SIGTERM);
     assert!(d.wait_exit(Duration::from_secs(60)).success(), "{}", d.logs());
+    for pid in seen {
+        assert!(!alive(pid as i32), "Lean worker {pid} survived the daemon");
+    }
+}
+
+/// Statements that make the elaborator itself compute with huge numbers
+/// (core Lean, no code execution: `decide` reduces `Nat.shiftLeft` with
+/// the runtime's big integers). A 250 MB number: the worker's RSS grows by
+/// ~1-1.3 GiB on WASM Lean (measured), within its 2 GiB heap.
+const EATS_MEMORY: &str = "theorem eats : 1 <<< 2000000000 ≠ 0 := by decide\n";
+/// A shift past what the runtime supports: Lean prints `INTERNAL PANIC:
+/// Nat.shiftl exponent is too big` (native Lean then exits; the WASM build
+/// hangs, which the driver turns into a death at once).
+const PANICS: &str = "theorem boom : 1 <<< 18446744073709551616 ≠ 0 := by decide\n";
+
+/// 600 MiB of headroom over the worker's RSS at ready: the few small checks
+/// here grow it by far less, the statement above by ~1 GiB or more. A
+/// relative cap because two WASM workers' baselines differ by ~0.5 GB.
+const MEM_CONFIG: &str = "[pool]\nmax_workers = 1\nmax_workers_per_key = 1\nmax_queue_per_key = 16\n\
+idle_timeout_ms = 0\nmax_uses = 30\nstart_timeout_ms = 600000\ndefault_timeout_ms = 600000\n\
+health_interval_ms = 200\nrss_poll_ms = 50\nrss_headroom_bytes = 629145600\n[[pool.prewarm]]\nheader = \"\"\nmin = 1\n";
+
+fn worker_failed(e: &leanpool_rpc::ClientError) -> &str {
+    match e {
+        leanpool_rpc::ClientError::Rpc(r) if r.code == leanpool_protocol::jsonrpc::codes::WORKER_FAILED => &r.message,
+        other => panic!("expected WORKER_FAILED, got {other}"),
+    }
+}
+
+/// Retries a check across a daemon restart: on a lost connection or a
+/// SHUTTING_DOWN answer, reconnect (waiting for the new daemon) and ask
+/// again; anything else is an answer.
+async fn check_surviving(client: &mut Client, socket: &std::path::Path, p: &CheckParams, reconnects: &mut usize) -> leanpool_protocol::CheckResult {
+    use leanpool_protocol::jsonrpc::codes;
+    use leanpool_rpc::ClientError;
+    loop {
+        match client.check(p).await {
+            Ok(r) => return r,
+            Err(ClientError::Closed(_)) => {}
+            Err(ClientError::Rpc(e)) if e.code == codes::SHUTTING_DOWN => {}
+            Err(e) => panic!("unexpected error {e}"),
+        }
+        *reconnects += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        *client = Client::connect_retry(socket, Duration::from_secs(60)).await.expect("daemon came back");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_cap_panic_and_daemon_restart_on_real_lean() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Daemon::start(dir.path(), MEM_CONFIG, Lean::Real);
+    let c = Client::connect(&d.socket).await.unwrap();
+    let st = c.status().await.unwrap();
+    assert_ne!(st.daemon.backend.kind, "unavailable", "Lean is not installed (run scripts/setup): {:?}", st.daemon.backend);
+    let ready = Duration::from_secs(900);
+    let mut seen = vec![];
+
+    // The cap is the worker's own RSS at ready + the headroom.
+    let st = wait_for(&c, "prewarmed worker", ready, |w| idle_pid(w).is_some()).await;
+    let first = idle_pid(&workers(&st)).unwrap();
+    seen.push(first);
+    let w = st.pool.keys.iter().flat_map(|k| &k.workers).find(|w| w.pid == Some(first)).unwrap();
+    let cap = w.rss_cap_bytes.expect("status shows the memory cap");
+    assert!(cap > 629145600 && w.rss_bytes.unwrap() < cap, "{w:?}");
+    let r = c.check(&req("theorem small (a b : Nat) : a + b = b + a := by omega\n".into())).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
+
+    // A statement that eats memory: stopped by the cap, answered, the
+    // worker replaced, the daemon up.
+    let e = c.check(&req(EATS_MEMORY.into())).await.unwrap_err();
+    let m = worker_failed(&e);
+    assert!(m.contains("memory limit"), "{m}\n{}", d.logs());
+    let st = c.status().await.unwrap();
+    assert_eq!((st.pool.counters.memory_kills, st.pool.counters.retries), (1, 0), "{:?}", st.pool.counters);
+    assert!(d.child.try_wait().unwrap().is_none(), "daemon died:\n{}", d.logs());
+    let st = wait_for(&c, "replacement worker", ready, |w| idle_pid(w).is_some_and(|p| p != first)).await;
+    let second = idle_pid(&workers(&st)).unwrap();
+    seen.push(second);
+    assert!(!alive(first as i32), "the worker over its cap is still running");
+
+    // A statement on which Lean panics: answered at once (not at the time
+    // limit: the WASM worker would hang), not retried, worker replaced.
+    if st.daemon.backend.kind == "wasm" {
+        let e = c.check(&req(PANICS.into())).await.unwrap_err();
+        let m = worker_failed(&e);
+        assert!(m.contains("INTERNAL PANIC"), "{m}");
+        let counters = c.status().await.unwrap().pool.counters;
+        assert_eq!((counters.crashes, counters.retries), (1, 0), "{counters:?}");
+        let st = wait_for(&c, "worker after the panic", ready, |w| idle_pid(w).is_some_and(|p| p != second)).await;
+        seen.push(idle_pid(&workers(&st)).unwrap());
+        assert!(!alive(second as i32), "the panicked worker is still running");
+    }
+
+    // Daemon restart (SIGKILL, then a new daemon on the same socket) while
+    // three clients keep checking: every check is answered `ok`, each client
+    // reconnecting on its own.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut js = tokio::task::JoinSet::new();
+    for k in 0..3usize {
+        let (socket, stop) = (d.socket.clone(), stop.clone());
+        js.spawn(async move {
+            let mut client = Client::connect(&socket).await.unwrap();
+            let (mut answered, mut reconnects, mut i) = (0usize, 0usize, 0usize);
+            // At least 2 answers, and until told to stop (after the restart).
+            while answered < 2 || !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                i += 1;
+                let p = req(format!("theorem c{k}_{i} : {i} + {k} = {} := rfl\n", i + k));
+                let r = check_surviving(&mut client, &socket, &p, &mut reconnects).await;
+                assert_eq!(r.status, CheckStatus::Ok, "client {k} check {i}: {r:?}");
+                answered += 1;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            (answered, reconnects)
+        });
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let old = workers(&c.status().await.unwrap()).iter().filter_map(|w| w.0).collect::<Vec<_>>();
+    seen.extend(&old);
+    drop(c);
+    // SIGKILL: the daemon gets no chance to clean up. Its workers read EOF
+    // on stdin and exit by themselves (allow them a moment).
+    d.signal(Signal::SIGKILL);
+    assert!(!d.wait_exit(Duration::from_secs(60)).success());
+    let gone_by = Instant::now() + Duration::from_secs(30);
+    while old.iter().any(|p| alive(*p as i32)) && Instant::now() < gone_by {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for pid in &old {
+        assert!(!alive(*pid as i32), "Lean worker {pid} outlived its SIGKILLed daemon by 30 s");
+    }
+    let mut d2 = Daemon::start(dir.path(), MEM_CONFIG, Lean::Real);
+    let c2 = Client::connect(&d2.socket).await.unwrap();
+    // Clients are answered by the new daemon's worker once it is warm.
+    let t = Instant::now();
+    while c2.status().await.unwrap().pool.latency.iter().all(|l| l.method != "check" || l.total.samples < 3) {
+        assert!(t.elapsed() < ready, "clients were not answered by the new daemon:\n{}", d2.logs());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut total_reconnects = 0;
+    while let Some(r) = js.join_next().await {
+        let (answered, reconnects) = r.unwrap();
+        assert!(answered >= 2 && reconnects >= 1, "answered {answered}, reconnects {reconnects}");
+        total_reconnects += reconnects;
+    }
+    eprintln!("daemon restart: {total_reconnects} reconnects over 3 clients");
+    seen.extend(workers(&c2.status().await.unwrap()).iter().filter_map(|w| w.0));
+    drop(c2);
+    d2.signal(Signal::SIGTERM);
+    assert!(d2.wait_exit(Duration::from_secs(60)).success(), "{}", d2.logs());
     for pid in seen {
         assert!(!alive(pid as i32), "Lean worker {pid} survived the daemon");
     }
