@@ -43,49 +43,32 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::*;
 
+/// Command line (see the module docs).
+#[derive(clap::Parser)]
 struct Args {
+    /// Sequential one-line checks for the overhead series.
+    #[arg(long, default_value_t = 90, value_parser = at_least_one)]
     requests: usize,
+    /// Checks in each throughput run.
+    #[arg(long, default_value_t = 30, value_parser = at_least_one)]
     throughput: usize,
+    /// Connections sending the throughput checks.
+    #[arg(long, default_value_t = 4, value_parser = at_least_one)]
     concurrency: usize,
+    /// Workers SIGKILLed mid-request.
+    #[arg(long, default_value_t = 20)]
     kills: usize,
+    /// Statements far over `--timeout-ms`.
+    #[arg(long, default_value_t = 2)]
     timeouts: usize,
+    #[arg(long, default_value_t = 2000)]
     timeout_ms: u64,
+    /// The daemon's `max_uses`.
+    #[arg(long, default_value_t = 32)]
     max_uses: u64,
+    /// Skip the two-worker phase.
+    #[arg(long = "no-two-workers", action = clap::ArgAction::SetFalse)]
     two_workers: bool,
-}
-
-fn parse_args() -> anyhow::Result<Args> {
-    let mut a = Args {
-        requests: 90,
-        throughput: 30,
-        concurrency: 4,
-        kills: 20,
-        timeouts: 2,
-        timeout_ms: 2000,
-        max_uses: 32,
-        two_workers: true,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        let mut num = |name: &str| -> anyhow::Result<usize> {
-            it.next().with_context(|| format!("{name} needs a number"))?.parse().with_context(|| name.to_string())
-        };
-        match arg.as_str() {
-            "--requests" => a.requests = num("--requests")?.max(1),
-            "--throughput" => a.throughput = num("--throughput")?.max(1),
-            "--concurrency" => a.concurrency = num("--concurrency")?.max(1),
-            "--kills" => a.kills = num("--kills")?,
-            "--timeouts" => a.timeouts = num("--timeouts")?,
-            "--timeout-ms" => a.timeout_ms = num("--timeout-ms")? as u64,
-            "--max-uses" => a.max_uses = num("--max-uses")? as u64,
-            "--no-two-workers" => a.two_workers = false,
-            other => bail!(
-                "unknown argument {other:?} (--requests N, --throughput N, --concurrency N, --kills N, \
-                 --timeouts N, --timeout-ms MS, --max-uses N, --no-two-workers)"
-            ),
-        }
-    }
-    Ok(a)
 }
 
 /// Theorems that keep a warm worker busy for a few seconds (all true), so
@@ -417,7 +400,7 @@ fn daemon_binary() -> anyhow::Result<PathBuf> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let args = parse_args()?;
+    let args = <Args as clap::Parser>::parse();
     let bin = daemon_binary()?;
     let cmd = LeanCommand::detect()?;
     let marker = lean_marker(&cmd);

@@ -30,32 +30,21 @@ use support::*;
 const TARGET_WARM_MEDIAN_MS: f64 = 2000.0;
 const TARGET_RSS_BYTES: u64 = 4_000_000_000;
 
+/// Command line (see the module docs).
+#[derive(clap::Parser)]
 struct Args {
+    /// Warm checks measured on one worker.
+    #[arg(long, default_value_t = 50, value_parser = at_least_one)]
     n: usize,
+    /// Cold runs of each kind.
+    #[arg(long, default_value_t = 3)]
     cold: usize,
+    /// Skip the cold `lean FILE` runs.
+    #[arg(long = "no-cold-file", action = clap::ArgAction::SetFalse)]
     cold_file: bool,
+    /// Skip the cold fresh-worker runs.
+    #[arg(long = "no-cold-worker", action = clap::ArgAction::SetFalse)]
     cold_worker: bool,
-}
-
-fn parse_args() -> anyhow::Result<Args> {
-    let mut a = Args { n: 50, cold: 3, cold_file: true, cold_worker: true };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        let mut num = |name: &str| -> anyhow::Result<usize> {
-            it.next().with_context(|| format!("{name} needs a number"))?.parse().with_context(|| name.to_string())
-        };
-        match arg.as_str() {
-            "--n" => a.n = num("--n")?,
-            "--cold" => a.cold = num("--cold")?,
-            "--no-cold-file" => a.cold_file = false,
-            "--no-cold-worker" => a.cold_worker = false,
-            other => bail!("unknown argument {other:?} (--n N, --cold N, --no-cold-file, --no-cold-worker)"),
-        }
-    }
-    if a.n == 0 {
-        bail!("--n must be at least 1");
-    }
-    Ok(a)
 }
 
 /// Limit for a warm one-line check: one that takes this long means the
@@ -258,7 +247,7 @@ async fn cold_file(cmd: &LeanCommand, n: usize) -> anyhow::Result<ColdFile> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let args = parse_args()?;
+    let args = <Args as clap::Parser>::parse();
     let cmd = LeanCommand::detect()?;
     let version = cmd.version.clone().unwrap_or_else(|| "unknown version".into());
     eprintln!("backend {} ({version})", cmd.backend.as_str());

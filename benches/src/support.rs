@@ -139,3 +139,12 @@ mod tests {
         assert!(percentile(&[], 50.0).is_nan());
     }
 }
+
+/// Clap value parser for counts that must be at least 1.
+pub fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        Ok(_) => Err("must be at least 1".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
