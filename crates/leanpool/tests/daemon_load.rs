@@ -5,13 +5,11 @@
 
 mod daemon_support;
 
-use daemon_support::{Daemon, Lean};
-use leanpool_protocol::codes;
-use leanpool_rpc::{Client, ClientError};
+use daemon_support::{call_surviving, Daemon, Lean};
+use leanpool_rpc::Client;
 use nix::sys::signal::Signal;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
@@ -86,22 +84,6 @@ async fn clients_32_by_20_nothing_lost_or_duplicated() {
     assert_eq!(c.ping(json!("still up")).await.unwrap(), json!("still up"));
 }
 
-/// Retries one call across daemon restarts: reconnects on a lost
-/// connection or a SHUTTING_DOWN answer, then asks again.
-async fn call_surviving(client: &mut Arc<Client>, socket: &std::path::Path, params: Value, reconnects: &mut usize) -> Value {
-    loop {
-        match client.ping(params.clone()).await {
-            Ok(v) => return v,
-            Err(ClientError::Closed(_)) => {}
-            Err(ClientError::Rpc(e)) if e.code == codes::SHUTTING_DOWN => {}
-            Err(e) => panic!("unexpected error {e}"),
-        }
-        *reconnects += 1;
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        *client = Arc::new(Client::connect_retry(socket, Duration::from_secs(30)).await.expect("daemon came back"));
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_reconnect_across_daemon_restarts() {
     const CLIENTS: usize = 8;
@@ -113,10 +95,10 @@ async fn clients_reconnect_across_daemon_restarts() {
     for c in 0..CLIENTS {
         let socket = socket.clone();
         js.spawn(async move {
-            let mut client = Arc::new(Client::connect(&socket).await.unwrap());
+            let mut client = Client::connect(&socket).await.unwrap();
             let mut reconnects = 0;
             for i in 0..REQS {
-                let v = call_surviving(&mut client, &socket, json!({"c": c, "i": i}), &mut reconnects).await;
+                let v = call_surviving(&mut client, &socket, "ping", json!({"c": c, "i": i}), &mut reconnects).await;
                 assert_eq!(v, json!({"c": c, "i": i}));
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }

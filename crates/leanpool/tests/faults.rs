@@ -18,7 +18,7 @@
 
 mod daemon_support;
 
-use daemon_support::{alive, Daemon, Lean};
+use daemon_support::{alive, call_surviving, Daemon, Lean};
 use leanpool_pool::WorkerState;
 use leanpool_protocol::{CheckParams, CheckStatus};
 use leanpool_rpc::{Client, StatusResult};
@@ -168,25 +168,6 @@ fn worker_failed(e: &leanpool_rpc::ClientError) -> &str {
     }
 }
 
-/// Retries a check across a daemon restart: on a lost connection or a
-/// SHUTTING_DOWN answer, reconnect (waiting for the new daemon) and ask
-/// again; anything else is an answer.
-async fn check_surviving(client: &mut Client, socket: &std::path::Path, p: &CheckParams, reconnects: &mut usize) -> leanpool_protocol::CheckResult {
-    use leanpool_protocol::jsonrpc::codes;
-    use leanpool_rpc::ClientError;
-    loop {
-        match client.check(p).await {
-            Ok(r) => return r,
-            Err(ClientError::Closed(_)) => {}
-            Err(ClientError::Rpc(e)) if e.code == codes::SHUTTING_DOWN => {}
-            Err(e) => panic!("unexpected error {e}"),
-        }
-        *reconnects += 1;
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        *client = Client::connect_retry(socket, Duration::from_secs(60)).await.expect("daemon came back");
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_cap_panic_and_daemon_restart_on_real_lean() {
     let dir = tempfile::tempdir().unwrap();
@@ -246,8 +227,9 @@ async fn memory_cap_panic_and_daemon_restart_on_real_lean() {
             // At least 2 answers, and until told to stop (after the restart).
             while answered < 2 || !stop.load(std::sync::atomic::Ordering::SeqCst) {
                 i += 1;
-                let p = req(format!("theorem c{k}_{i} : {i} + {k} = {} := rfl\n", i + k));
-                let r = check_surviving(&mut client, &socket, &p, &mut reconnects).await;
+                let p = serde_json::to_value(req(format!("theorem c{k}_{i} : {i} + {k} = {} := rfl\n", i + k))).unwrap();
+                let r: leanpool_protocol::CheckResult =
+                    serde_json::from_value(call_surviving(&mut client, &socket, "check", p, &mut reconnects).await).unwrap();
                 assert_eq!(r.status, CheckStatus::Ok, "client {k} check {i}: {r:?}");
                 answered += 1;
                 tokio::time::sleep(Duration::from_millis(200)).await;

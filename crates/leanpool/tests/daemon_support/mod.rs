@@ -129,3 +129,30 @@ pub fn alive(pid: i32) -> bool {
         Err(_) => false,
     }
 }
+
+/// Sends one request and rides out daemon restarts: on a lost connection
+/// or a SHUTTING_DOWN answer, reconnects (waiting up to a minute for the
+/// new daemon) and asks again; any other error fails the test. For
+/// idempotent methods only (`ping`, `gted`, `check`...), as a real client
+/// would.
+pub async fn call_surviving(
+    client: &mut leanpool_rpc::Client,
+    socket: &Path,
+    method: &str,
+    params: serde_json::Value,
+    reconnects: &mut usize,
+) -> serde_json::Value {
+    use leanpool_protocol::codes;
+    use leanpool_rpc::{Client, ClientError};
+    loop {
+        match client.call(method, params.clone()).await {
+            Ok(v) => return v,
+            Err(ClientError::Closed(_)) => {}
+            Err(ClientError::Rpc(e)) if e.code == codes::SHUTTING_DOWN => {}
+            Err(e) => panic!("unexpected error {e}"),
+        }
+        *reconnects += 1;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        *client = Client::connect_retry(socket, Duration::from_secs(60)).await.expect("daemon came back");
+    }
+}
