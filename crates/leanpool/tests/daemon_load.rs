@@ -30,6 +30,7 @@ async fn clients_32_by_20_nothing_lost_or_duplicated() {
     const REQS: usize = 20;
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::start(dir.path(), "", Lean::Off);
+    let t0 = std::time::Instant::now();
     let mut js = tokio::task::JoinSet::new();
     for c in 0..CLIENTS {
         let socket = d.socket.clone();
@@ -80,6 +81,7 @@ async fn clients_32_by_20_nothing_lost_or_duplicated() {
         total += r.unwrap();
     }
     assert_eq!(total, CLIENTS * REQS);
+    eprintln!("{CLIENTS} clients x {REQS} pipelined requests: {total} answers matched, 0 lost, 0 duplicated, {:?}", t0.elapsed());
     let c = Client::connect(&d.socket).await.unwrap();
     assert_eq!(c.ping(json!("still up")).await.unwrap(), json!("still up"));
 }
@@ -122,5 +124,6 @@ async fn clients_reconnect_across_daemon_restarts() {
     }
     let d = restarts.await.unwrap();
     assert!(reconnects >= CLIENTS, "clients did not see the restarts ({reconnects} reconnects)");
+    eprintln!("{CLIENTS} clients x {REQS} requests across a SIGTERM and a SIGKILL restart: all answered, {reconnects} reconnects");
     assert!(d.child.id() > 0);
 }

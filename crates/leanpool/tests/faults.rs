@@ -108,6 +108,12 @@ async fn sigkill_mid_request_and_timeout_on_real_lean() {
     let counters = c.status().await.unwrap().pool.counters;
     assert!(counters.crashes >= landed as u64, "{counters:?}");
     assert_eq!(counters.worker_failed, 0, "{counters:?}");
+    eprintln!(
+        "{landed} SIGKILLs mid-request ({attempts} attempts): all {} requests answered ok (crashes {}, retries {})",
+        2 * attempts,
+        counters.crashes,
+        counters.retries
+    );
     assert!(d.child.try_wait().unwrap().is_none(), "daemon died:\n{}", d.logs());
 
     // Timeout: far more work than the limit allows.
@@ -116,8 +122,10 @@ async fn sigkill_mid_request_and_timeout_on_real_lean() {
     seen.push(before);
     let mut p = req(slow("slow", 400));
     p.timeout_ms = Some(1500);
+    let t = Instant::now();
     let r = c.check(&p).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout, "{r:?}");
+    eprintln!("timeout: 1500 ms limit answered `timeout` after {:?}", t.elapsed());
     assert!(r.reason.as_deref().unwrap_or("").contains("1500"), "{r:?}");
     // The answer comes right after SIGKILL; tearing down a multi-GB,
     // many-threaded process takes the kernel a moment, so allow it a bounded
@@ -190,9 +198,11 @@ async fn memory_cap_panic_and_daemon_restart_on_real_lean() {
 
     // A statement that eats memory: stopped by the cap, answered, the
     // worker replaced, the daemon up.
+    let t = Instant::now();
     let e = c.check(&req(EATS_MEMORY.into())).await.unwrap_err();
     let m = worker_failed(&e);
     assert!(m.contains("memory limit"), "{m}\n{}", d.logs());
+    eprintln!("memory cap {cap} B: answered after {:?}: {m}", t.elapsed());
     let st = c.status().await.unwrap();
     assert_eq!((st.pool.counters.memory_kills, st.pool.counters.retries), (1, 0), "{:?}", st.pool.counters);
     assert!(d.child.try_wait().unwrap().is_none(), "daemon died:\n{}", d.logs());
@@ -204,9 +214,11 @@ async fn memory_cap_panic_and_daemon_restart_on_real_lean() {
     // A statement on which Lean panics: answered at once (not at the time
     // limit: the WASM worker would hang), not retried, worker replaced.
     if st.daemon.backend.kind == "wasm" {
+        let t = Instant::now();
         let e = c.check(&req(PANICS.into())).await.unwrap_err();
         let m = worker_failed(&e);
         assert!(m.contains("INTERNAL PANIC"), "{m}");
+        eprintln!("panic: answered after {:?}: {m}", t.elapsed());
         let counters = c.status().await.unwrap().pool.counters;
         assert_eq!((counters.crashes, counters.retries), (1, 0), "{counters:?}");
         let st = wait_for(&c, "worker after the panic", ready, |w| idle_pid(w).is_some_and(|p| p != second)).await;
