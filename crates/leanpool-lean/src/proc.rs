@@ -20,9 +20,15 @@ static SPAWNER: LazyLock<Mutex<mpsc::Sender<SpawnJob>>> = LazyLock::new(|| {
         .spawn(move || {
             for (mut cmd, handle, reply) in rx {
                 // tokio's child handling (SIGCHLD / pidfd) needs the
-                // caller's runtime.
-                let _rt = handle.enter();
-                let _ = reply.send(cmd.spawn());
+                // caller's runtime. A panic in there (a runtime shutting
+                // down) must not end this thread: every later spawn of
+                // the process would fail.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let _rt = handle.enter();
+                    cmd.spawn()
+                }))
+                .unwrap_or_else(|_| Err(std::io::Error::other("spawning panicked (is the caller's runtime shutting down?)")));
+                let _ = reply.send(r);
             }
         })
         .expect("start the spawner thread");
