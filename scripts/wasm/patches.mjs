@@ -102,6 +102,15 @@ export const PATCHES = [
     count: 1,
   },
   {
+    name: "profile-file",
+    why: "the build is coverage-instrumented and wrote default.profraw into the cwd of every process that exited normally (the daemon's directory); the profile goes to $LLVM_PROFILE_FILE if set, else /dev/null",
+    find: 'var env={USER:"web_user",LOGNAME:"web_user",',
+    replace:
+      'var env={LLVM_PROFILE_FILE:(typeof process!=="undefined"&&process.env["LLVM_PROFILE_FILE"])||"/dev/null",' +
+      'USER:"web_user",LOGNAME:"web_user",',
+    count: 1,
+  },
+  {
     name: "slim-exports",
     why: "drop 200k unused export variables (89 MB -> ~2 MB of glue parsed by every pthread's isolate)",
     transform: slimExports,
