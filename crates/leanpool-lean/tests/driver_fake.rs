@@ -20,7 +20,9 @@ fn fake() -> WorkerConfig {
         version: None,
         source: "test".into(),
     });
-    cfg.start_timeout = Duration::from_secs(20);
+    // Generous: a starved machine (niced tests next to Lean start-ups) can
+    // take seconds to start Python; a healthy fake is ready in ~50 ms.
+    cfg.start_timeout = Duration::from_secs(60);
     cfg
 }
 
