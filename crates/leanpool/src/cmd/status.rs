@@ -47,7 +47,7 @@ pub fn human(s: &StatusResult) -> String {
     let recycle = if p.max_uses == 0 { "never recycled".to_string() } else { format!("recycled after {} uses", p.max_uses) };
     let _ = writeln!(o, "workers {}/{} ({recycle}){}", p.workers, p.max_workers, if p.shutting_down { "  SHUTTING DOWN" } else { "" });
     if !p.keys.is_empty() {
-        let _ = writeln!(o, "\n{:<36} {:>3} {:>5}  {:>4} {:>8} {:<8} {:>6} {:>9}", "HEADER", "MIN", "QUEUE", "SLOT", "PID", "STATE", "USES", "RSS");
+        let _ = writeln!(o, "\n{:<36} {:>3} {:>5}  {:>4} {:>8} {:<8} {:>6} {:>9} {:>9}", "HEADER", "MIN", "QUEUE", "SLOT", "PID", "STATE", "USES", "RSS", "RSS CAP");
         for k in &p.keys {
             let header = short(&k.header, 36);
             if k.workers.is_empty() {
@@ -57,8 +57,9 @@ pub fn human(s: &StatusResult) -> String {
                 let (h, min, q) = if i == 0 { (header.as_str(), k.min.to_string(), k.queue_depth.to_string()) } else { ("", String::new(), String::new()) };
                 let pid = w.pid.map_or("-".into(), |p| p.to_string());
                 let rss = w.rss_bytes.map_or("-".into(), bytes);
+                let cap = w.rss_cap_bytes.map_or("-".into(), bytes);
                 let state = format!("{:?}", w.state).to_lowercase();
-                let _ = writeln!(o, "{h:<36} {min:>3} {q:>5}  {:>4} {pid:>8} {state:<8} {:>6} {rss:>9}", w.id, w.uses);
+                let _ = writeln!(o, "{h:<36} {min:>3} {q:>5}  {:>4} {pid:>8} {state:<8} {:>6} {rss:>9} {cap:>9}", w.id, w.uses);
             }
         }
     }
@@ -140,7 +141,7 @@ mod tests {
                         min: 1,
                         queue_depth: 0,
                         workers: vec![
-                            WorkerStatus { id: 1, pid: Some(4242), state: WorkerState::Busy, uses: 12, rss_bytes: Some(6 << 30), rss_cap_bytes: None },
+                            WorkerStatus { id: 1, pid: Some(4242), state: WorkerState::Busy, uses: 12, rss_bytes: Some(6 << 30), rss_cap_bytes: Some(7 << 30) },
                             WorkerStatus { id: 2, pid: None, state: WorkerState::Starting, uses: 0, rss_bytes: None, rss_cap_bytes: None },
                         ],
                     },
@@ -159,6 +160,7 @@ mod tests {
         assert!(t.contains("(empty header)") && t.contains("(no workers)"), "{t}");
         assert!(t.contains("import Mathlib open Real Nat Topolo…"), "{t}");
         assert!(t.contains("4242") && t.contains("busy") && t.contains("6.0 GiB") && t.contains("starting"), "{t}");
+        assert!(t.contains("RSS CAP") && t.contains("7.0 GiB"), "{t}");
         assert!(t.contains("200.0 / 400.0 / 600.0"), "{t}");
         assert!(t.contains("counters: requests 3, timeouts 1"), "{t}");
         s.pool.keys.clear();
