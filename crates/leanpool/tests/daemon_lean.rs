@@ -6,7 +6,7 @@
 
 mod daemon_support;
 
-use daemon_support::{alive, children_of, Daemon, Lean, BIN};
+use daemon_support::{alive, children_of, connect_expecting_lean, Daemon, Lean, BIN};
 use leanpool_protocol::{CheckParams, CheckStatus};
 use leanpool_rpc::Client;
 use nix::sys::signal::Signal;
@@ -45,9 +45,7 @@ fn batch(socket: &std::path::Path, input: &std::path::Path, output: &std::path::
 async fn daemon_on_real_lean() {
     let dir = tempfile::tempdir().unwrap();
     let mut d = Daemon::start(dir.path(), CONFIG, Lean::Real);
-    let c = Client::connect(&d.socket).await.unwrap();
-    let st = c.status().await.unwrap();
-    assert_ne!(st.daemon.backend.kind, "unavailable", "Lean is not installed (run scripts/setup): {:?}", st.daemon.backend);
+    let c = connect_expecting_lean(&d).await;
 
     // batch: both input forms, order kept, statuses right.
     let input = dir.path().join("in.jsonl");

@@ -18,7 +18,7 @@
 
 mod daemon_support;
 
-use daemon_support::{alive, call_surviving, Daemon, Lean};
+use daemon_support::{alive, call_surviving, connect_expecting_lean, Daemon, Lean};
 use leanpool_pool::WorkerState;
 use leanpool_protocol::{CheckParams, CheckStatus};
 use leanpool_rpc::{Client, StatusResult};
@@ -70,9 +70,7 @@ async fn sigkill_mid_request_and_timeout_on_real_lean() {
     let n = kills();
     let dir = tempfile::tempdir().unwrap();
     let mut d = Daemon::start(dir.path(), CONFIG, Lean::Real);
-    let c = Client::connect(&d.socket).await.unwrap();
-    let st = c.status().await.unwrap();
-    assert_ne!(st.daemon.backend.kind, "unavailable", "Lean is not installed (run scripts/setup): {:?}", st.daemon.backend);
+    let c = connect_expecting_lean(&d).await;
     let ready = Duration::from_secs(900);
     wait_for(&c, "prewarmed worker", ready, |w| idle_pid(w).is_some()).await;
     let mut seen = vec![];
@@ -180,9 +178,7 @@ fn worker_failed(e: &leanpool_rpc::ClientError) -> &str {
 async fn memory_cap_panic_and_daemon_restart_on_real_lean() {
     let dir = tempfile::tempdir().unwrap();
     let mut d = Daemon::start(dir.path(), MEM_CONFIG, Lean::Real);
-    let c = Client::connect(&d.socket).await.unwrap();
-    let st = c.status().await.unwrap();
-    assert_ne!(st.daemon.backend.kind, "unavailable", "Lean is not installed (run scripts/setup): {:?}", st.daemon.backend);
+    let c = connect_expecting_lean(&d).await;
     let ready = Duration::from_secs(900);
     let mut seen = vec![];
 

@@ -156,3 +156,12 @@ pub async fn call_surviving(
         *client = Client::connect_retry(socket, Duration::from_secs(60)).await.expect("daemon came back");
     }
 }
+
+/// Connects to a daemon started with [`Lean::Real`] and fails the test
+/// (never skips) when the daemon found no Lean backend.
+pub async fn connect_expecting_lean(d: &Daemon) -> leanpool_rpc::Client {
+    let c = leanpool_rpc::Client::connect(&d.socket).await.unwrap();
+    let st = c.status().await.unwrap();
+    assert_ne!(st.daemon.backend.kind, "unavailable", "Lean is not installed (run scripts/setup): {:?}", st.daemon.backend);
+    c
+}
