@@ -107,6 +107,15 @@ struct State {
     late_diagnostics: u64,
 }
 
+impl State {
+    /// Records the worker's death (the first reason wins) and drops every
+    /// waiting request's sender, which answers it "died".
+    fn die(&mut self, reason: String) {
+        self.dead.get_or_insert(reason);
+        self.pending.clear();
+    }
+}
+
 pub struct Worker {
     /// `None` once handed to a background reaper.
     child: Option<tokio::process::Child>,
@@ -328,8 +337,8 @@ impl Worker {
         if refs.is_empty() {
             return Ok(());
         }
+        self.rpc_refs_released += refs.len() as u64;
         let params = json!({ "uri": self.uri, "sessionId": session.clone(), "refs": refs });
-        self.rpc_refs_released += params["refs"].as_array().map_or(0, |r| r.len() as u64);
         self.notify("$/lean/rpc/release", params)
     }
 
@@ -436,9 +445,7 @@ impl Worker {
 
     fn mark_dead(&mut self) {
         self.reaped = true;
-        let mut st = self.state.lock().unwrap();
-        st.dead.get_or_insert_with(|| "killed".into());
-        st.pending.clear();
+        self.state.lock().unwrap().die("killed".into());
     }
 
     fn send(&mut self, msg: &Value) -> Result<(), WorkerError> {
@@ -594,10 +601,9 @@ async fn stderr_loop(
             let line = String::from_utf8_lossy(&carry[at..line_end]).trim().to_string();
             tracing::warn!("Lean worker panicked: {line}");
             let mut st = state.lock().unwrap();
-            st.dead.get_or_insert(line.clone());
-            st.panic = Some(line);
-            // Wakes every waiting request with "died", as a closed stdout does.
-            st.pending.clear();
+            st.panic = Some(line.clone());
+            // As a closed stdout does.
+            st.die(line);
             drop(st);
             events.send_replace(());
         } else {
@@ -635,11 +641,7 @@ async fn read_loop(
         events.send_replace(());
     };
     tracing::debug!("Lean worker reader stopped: {reason}");
-    let mut st = state.lock().unwrap();
-    st.dead.get_or_insert(reason);
-    // Dropping the senders wakes every waiting request with "died".
-    st.pending.clear();
-    drop(st);
+    state.lock().unwrap().die(reason);
     events.send_replace(());
 }
 

@@ -132,7 +132,7 @@ async fn internal_panic_on_stderr_is_death_without_exit() {
             assert_eq!(message, "INTERNAL PANIC: out of memory");
             assert!(stderr_tail.contains("some output\nINTERNAL PANIC: out of memory"), "{stderr_tail}")
         }
-        other => panic!("expected Died, got {other:?}"),
+        other => panic!("expected Panicked, got {other:?}"),
     }
     assert!(t.elapsed() < Duration::from_secs(30), "waited for the time limit: {:?}", t.elapsed());
     assert!(!proc::group_members(pid).is_empty(), "the fake should still be hanging");
