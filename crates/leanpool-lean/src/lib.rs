@@ -17,4 +17,4 @@ pub use backend::{BackendKind, LeanCommand, LeanError};
 pub use check::{check_on, check_on_with, check_once, header_key};
 pub use header::{split_header, Document, Split};
 pub use text::LineIndex;
-pub use worker::{collect_rpc_refs, Worker, WorkerConfig, WorkerError, DEFAULT_WARMUP};
+pub use worker::{collect_rpc_refs, RawSender, Worker, WorkerConfig, WorkerError, DEFAULT_WARMUP};

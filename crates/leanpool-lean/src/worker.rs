@@ -105,6 +105,11 @@ struct State {
     /// `publishDiagnostics` that arrived after their version was reported
     /// done: how often the `waitForDiagnostics` barrier mattered.
     late_diagnostics: u64,
+    /// Passthrough mode ([`Worker::passthrough`]): every message from Lean
+    /// that is not an answer to one of the worker's own requests goes
+    /// here, untouched. Dropped when the worker dies, which closes the
+    /// receiver.
+    tap: Option<mpsc::UnboundedSender<Value>>,
 }
 
 impl State {
@@ -113,6 +118,7 @@ impl State {
     fn die(&mut self, reason: String) {
         self.dead.get_or_insert(reason);
         self.pending.clear();
+        self.tap = None;
     }
 }
 
@@ -342,6 +348,39 @@ impl Worker {
         self.notify("$/lean/rpc/release", params)
     }
 
+    /// Switches the worker to passthrough (an editor's document,
+    /// `leanpool lsp`): from now on every message Lean sends (notifications,
+    /// its own requests, answers to requests sent with
+    /// [`Worker::send_raw`]) comes out of the returned receiver as is,
+    /// instead of being interpreted here; the server's own requests are no
+    /// longer answered by the worker. The receiver ends when the worker
+    /// dies (stdout closed, `INTERNAL PANIC`, killed). The caller's
+    /// request ids must not collide with the worker's own (small positive
+    /// integers); the worker's own methods should not be used afterwards.
+    pub fn passthrough(&mut self) -> mpsc::UnboundedReceiver<Value> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut st = self.state.lock().unwrap();
+        if st.dead.is_none() {
+            st.tap = Some(tx);
+        }
+        rx
+    }
+
+    /// Writes one LSP message to Lean as is (passthrough mode).
+    pub fn send_raw(&mut self, msg: &Value) -> Result<(), WorkerError> {
+        if self.state.lock().unwrap().dead.is_some() {
+            return Err(self.died());
+        }
+        self.send(msg)
+    }
+
+    /// A handle that can write to Lean and kill the process from other
+    /// tasks (passthrough mode), while the `Worker` itself stays with its
+    /// owner.
+    pub fn raw_sender(&self) -> RawSender {
+        RawSender { out: self.out.clone(), state: self.state.clone() }
+    }
+
     /// References released so far by [`Worker::rpc_release`].
     pub fn rpc_refs_released(&self) -> u64 {
         self.rpc_refs_released
@@ -518,6 +557,25 @@ impl Worker {
     }
 }
 
+/// Writes raw LSP messages to one worker's Lean process (see
+/// [`Worker::raw_sender`]). Cheap to clone.
+#[derive(Clone)]
+pub struct RawSender {
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    state: Arc<Mutex<State>>,
+}
+
+impl RawSender {
+    /// Queues `msg` for Lean; `false` when the worker is dead or gone.
+    pub fn send(&self, msg: &Value) -> bool {
+        if self.state.lock().unwrap().dead.is_some() {
+            return false;
+        }
+        let body = serde_json::to_vec(msg).expect("serializable");
+        self.out.send(encode(&body)).is_ok()
+    }
+}
+
 impl Drop for Worker {
     fn drop(&mut self) {
         // Never leave a 6 GB process behind, nor a zombie (PID 1 of a
@@ -648,6 +706,16 @@ async fn read_loop(
 fn handle_message(msg: Value, state: &Mutex<State>, out: &mpsc::UnboundedSender<Vec<u8>>) {
     let method = msg.get("method").and_then(Value::as_str);
     let id = msg.get("id");
+    {
+        let st = state.lock().unwrap();
+        if let Some(tap) = &st.tap {
+            let ours = method.is_none() && id.and_then(Value::as_i64).is_some_and(|i| st.pending.contains_key(&i));
+            if !ours {
+                let _ = tap.send(msg);
+                return;
+            }
+        }
+    }
     match (method, id) {
         (Some(_), Some(id)) => {
             // The server's own requests (`workspace/semanticTokens/refresh`…).

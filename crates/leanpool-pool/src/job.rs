@@ -31,6 +31,29 @@ pub(crate) enum Input {
     Check(CheckParams),
     Normalize(StatementParams),
     Opt(StatementParams),
+    /// Hand the slot's warm worker over ([`crate::Pool::lease`]); `header`
+    /// is the text whose header picks the queue.
+    Lease { header: String, tx: LeaseTx },
+}
+
+/// A worker taken out of the pool for one caller's exclusive, long use
+/// (an editor's open document, `leanpool lsp`). The pool no longer counts
+/// or supervises it: the holder watches it (`rss_cap`) and kills it when
+/// done (dropping a `Worker` kills its process group too).
+pub struct Leased {
+    pub worker: Worker,
+    /// The memory cap the pool would apply to this process (bytes
+    /// resident), from `rss_limit_bytes` / `rss_headroom_bytes`.
+    pub rss_cap: Option<u64>,
+}
+
+/// Where a slot sends the worker it hands over.
+pub(crate) struct LeaseTx(pub oneshot::Sender<Leased>);
+
+impl std::fmt::Debug for LeaseTx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LeaseTx")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +69,9 @@ impl Input {
             Input::Check(_) => Method::Check,
             Input::Normalize(_) => Method::Normalize,
             Input::Opt(_) => Method::Opt,
+            // Leases are not method requests; they are never timed or
+            // counted per method (see `Pool::lease`).
+            Input::Lease { .. } => Method::Check,
         }
     }
 
@@ -53,6 +79,7 @@ impl Input {
         match self {
             Input::Check(p) => &p.text,
             Input::Normalize(p) | Input::Opt(p) => &p.text,
+            Input::Lease { header, .. } => header,
         }
     }
 
@@ -60,6 +87,7 @@ impl Input {
         let ms = match self {
             Input::Check(p) => p.timeout_ms,
             Input::Normalize(p) | Input::Opt(p) => p.timeout_ms,
+            Input::Lease { .. } => None,
         };
         ms.map(Duration::from_millis).unwrap_or(default)
     }
@@ -76,7 +104,7 @@ impl Input {
 
     fn with_check(&self, check: CheckResult) -> Output {
         match self {
-            Input::Check(_) => Output::Check(check),
+            Input::Check(_) | Input::Lease { .. } => Output::Check(check),
             Input::Normalize(_) => Output::Normalize(NormalizeResult { check, normalized: None }),
             Input::Opt(_) => Output::Opt(OptResult { check, normalized: None, tree: None, gted_tree: None, lean_requests: None }),
         }
@@ -100,6 +128,7 @@ impl Input {
             Input::Check(p) => leanpool_lean::check::check_on_with(worker, p, default_timeout, guard).await.map(Output::Check),
             Input::Normalize(p) => crate::terms_call::normalize_on_with(worker, p, default_timeout, guard).await.map(Output::Normalize),
             Input::Opt(p) => crate::terms_call::opt_on_with(worker, p, default_timeout, guard).await.map(Output::Opt),
+            Input::Lease { .. } => Err(WorkerError::Protocol("internal error: a lease is not run".into())),
         };
         match r {
             Err(WorkerError::Timeout) => Ok(self.timed_out(limit)),

@@ -32,6 +32,7 @@ mod terms_call;
 
 pub use config::{PoolConfig, PrewarmEntry, MAX_USES_AUTO};
 pub use error::PoolError;
+pub use job::Leased;
 pub use latency::Percentiles;
 pub use pool::Pool;
 pub use status::{Counters, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};

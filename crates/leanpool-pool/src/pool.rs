@@ -2,7 +2,7 @@
 
 use crate::config::PoolConfig;
 use crate::error::PoolError;
-use crate::job::{Input, Job, Method, Output, Reply};
+use crate::job::{Input, Job, LeaseTx, Leased, Method, Output, Reply};
 use crate::queue::PushError;
 use crate::shared::Inner;
 use crate::status::{bump, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};
@@ -118,7 +118,47 @@ impl Pool {
         }
         let header = header_key(input.text());
         let (reply, rx) = Reply::new();
-        let job = Job { input, reply, accepted };
+        self.enqueue(header, Job { input, reply, accepted })?;
+        // `Reply` answers even when dropped, so the sender never vanishes
+        // silently; the fallback covers a runtime torn down under us.
+        rx.await.unwrap_or_else(|_| Err(PoolError::WorkerFailed("internal error: no answer".into())))
+    }
+
+    /// Takes a warm worker for `text`'s header out of the pool for the
+    /// caller's exclusive use (a ready spare when there is one, else the
+    /// next worker that becomes ready for that header), e.g. an editor's
+    /// open document. The slot that held it ends, and the supervisor
+    /// refills the header's prewarm minimum behind it; the worker no longer
+    /// counts against `max_workers`. Leases queue on the header's queue
+    /// like requests (same `max_queue_per_key`); dropping the future
+    /// withdraws the lease. The text is not screened: the holder screens
+    /// what it sends.
+    pub async fn lease(&self, text: &str) -> Result<Leased, PoolError> {
+        if self.inner.shutting_down.load(Ordering::SeqCst) {
+            return Err(PoolError::ShuttingDown);
+        }
+        let header = header_key(text);
+        let (tx, worker_rx) = tokio::sync::oneshot::channel();
+        let (reply, rx) = Reply::new();
+        let input = Input::Lease { header: header.clone(), tx: LeaseTx(tx) };
+        self.enqueue(header, Job { input, reply, accepted: Instant::now() })?;
+        tokio::select! {
+            // The slot answers the reply only when it fails (spawn failure,
+            // shutdown); a hand-over comes on `worker_rx`, sent before the
+            // slot drops the reply, hence checked first.
+            biased;
+            w = worker_rx => w.map_err(|_| PoolError::WorkerFailed("internal error: lease dropped".into())),
+            r = rx => match r {
+                Ok(Err(e)) => Err(e),
+                _ => Err(PoolError::WorkerFailed("internal error: lease dropped".into())),
+            },
+        }
+    }
+
+    /// Queues `job` on `header`'s queue and wakes the supervisor when no
+    /// worker of that header is idle.
+    fn enqueue(&self, header: String, job: Job) -> Result<(), PoolError> {
+        let inner = &self.inner;
         let no_idle_worker = {
             // Queue while holding the map entry, so the supervisor cannot
             // forget this header between lookup and push.
@@ -142,9 +182,7 @@ impl Pool {
         if no_idle_worker {
             inner.wake.notify_one();
         }
-        // `Reply` answers even when dropped, so the sender never vanishes
-        // silently; the fallback covers a runtime torn down under us.
-        rx.await.unwrap_or_else(|_| Err(PoolError::WorkerFailed("internal error: no answer".into())))
+        Ok(())
     }
 
     pub fn status(&self) -> PoolStatus {

@@ -10,7 +10,7 @@
 //! global count, even if the task panics.
 
 use crate::error::PoolError;
-use crate::job::{Job, Output};
+use crate::job::{Input, Job, Leased, Output};
 use crate::shared::{Inner, KeyState, SlotShared};
 use crate::status::{bump, WorkerState};
 use leanpool_lean::{proc, Worker, WorkerError};
@@ -247,6 +247,9 @@ impl Slot {
             bump(&self.inner.counters.cancelled);
             return Flow::Continue;
         }
+        if matches!(job.input, Input::Lease { .. }) {
+            return self.hand_over(job).await;
+        }
         self.me.set_state(WorkerState::Busy);
         let started = Instant::now();
         let mut retried = false;
@@ -328,6 +331,43 @@ impl Slot {
         job.reply.send(answer);
         self.after_request().await;
         Flow::Continue
+    }
+
+    /// Gives the slot's (live) worker to the leaser and ends the slot: the
+    /// supervisor refills the header's prewarm minimum. If the leaser has
+    /// gone meanwhile, the worker stays and the slot goes on.
+    async fn hand_over(&mut self, job: Job) -> Flow {
+        let Job { input: Input::Lease { tx, .. }, reply, .. } = job else { unreachable!("checked by the caller") };
+        if !self.worker.as_mut().is_some_and(|w| w.is_alive()) {
+            self.kill_worker().await;
+            self.me.set_state(WorkerState::Busy);
+            match self.spawn().await {
+                Some(Ok(())) => {}
+                Some(Err(e)) => {
+                    reply.send(Err(PoolError::SpawnFailed(e.to_string())));
+                    self.spawn_failed(&e).await;
+                    return Flow::Exit;
+                }
+                None => {
+                    reply.send(Err(PoolError::ShuttingDown));
+                    return Flow::Exit;
+                }
+            }
+        }
+        let worker = self.worker.take().expect("a live worker");
+        let pid = worker.pid();
+        self.me.set_pid(None);
+        match tx.0.send(Leased { worker, rss_cap: self.rss_cap() }) {
+            Ok(()) => {
+                tracing::info!(slot = self.me.id, pid, "worker leased out");
+                Flow::Exit
+            }
+            Err(back) => {
+                self.me.set_pid(Some(pid));
+                self.worker = Some(back.worker);
+                Flow::Continue
+            }
+        }
     }
 
     /// One run of the request on the current process, watched for the
