@@ -3,12 +3,31 @@
 //! Each subcommand lives in `cmd/<name>.rs` with its own clap `Args` and a
 //! `run` function returning the process exit code; this file only routes.
 
+// First: its `print!`/`println!` shadow std's in every module below.
+#[macro_use]
+mod stdout;
 mod cmd;
 
 use clap::{Parser, Subcommand};
 
+/// The exit codes, shown by `--help` (README.md has the same table).
+const EXIT_CODES: &str = "\
+Exit codes:
+  0    done; check: status ok; normalize/opt: ok or sorry; doctor: verdict OK
+  1    check: any other status (error, sorry, timeout, rejected);
+       normalize/opt: not ok/sorry; doctor: NOT OK
+  2    leanpool could not do the work (bad arguments, unreadable file,
+       no daemon at --socket, no Lean, a daemon error)
+  141  stdout was closed before everything was written (e.g. `| head`):
+       leanpool stops quietly, never with 0";
+
 #[derive(Parser)]
-#[command(name = "leanpool", version, about = "A pool of warm Lean 4 processes serving check / normalize / opt / gted")]
+#[command(
+    name = "leanpool",
+    version,
+    about = "A pool of warm Lean 4 processes serving check / normalize / opt / gted",
+    after_help = EXIT_CODES
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -19,10 +38,13 @@ enum Command {
     /// Print the Lean backend in use, its version and library path, and a verdict.
     Doctor(cmd::doctor::Args),
     /// Check that a Lean file elaborates (locally, or through a daemon with --socket).
+    #[command(after_help = "Exit: 0 status ok; 1 any other status (sorry included); 2 leanpool error; 141 stdout closed.")]
     Check(cmd::check::Args),
     /// Print a statement as Lean elaborated it.
+    #[command(after_help = "Exit: 0 status ok or sorry; 1 any other status; 2 leanpool error; 141 stdout closed.")]
     Normalize(cmd::normalize::Args),
     /// Print a statement's operator tree.
+    #[command(after_help = "Exit: 0 status ok or sorry; 1 any other status; 2 leanpool error; 141 stdout closed.")]
     Opt(cmd::opt::Args),
     /// Tree edit distance similarity of operator trees (no Lean needed).
     #[command(subcommand)]
@@ -60,5 +82,6 @@ fn main() {
             }
         }
     });
+    stdout::flush();
     std::process::exit(code);
 }
