@@ -87,10 +87,6 @@ impl<'a> LineIndex<'a> {
     pub fn range(&self, bytes: std::ops::Range<usize>) -> Range {
         Range { start: self.position(bytes.start), end: self.position(bytes.end) }
     }
-
-    pub fn byte_range(&self, range: Range) -> std::ops::Range<usize> {
-        self.offset(range.start)..self.offset(range.end)
-    }
 }
 
 /// Length of a string in UTF-16 code units (an LSP column width).

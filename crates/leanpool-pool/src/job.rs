@@ -126,8 +126,8 @@ impl Input {
         let limit = self.timeout(default_timeout);
         let r = match self {
             Input::Check(p) => leanpool_lean::check::check_on_with(worker, p, default_timeout, guard).await.map(Output::Check),
-            Input::Normalize(p) => crate::terms_call::normalize_on_with(worker, p, default_timeout, guard).await.map(Output::Normalize),
-            Input::Opt(p) => crate::terms_call::opt_on_with(worker, p, default_timeout, guard).await.map(Output::Opt),
+            Input::Normalize(p) => leanpool_terms::normalize_on_with(worker, p, default_timeout, guard).await.map(Output::Normalize),
+            Input::Opt(p) => leanpool_terms::opt_on_with(worker, p, default_timeout, guard).await.map(Output::Opt),
             Input::Lease { .. } => Err(WorkerError::Protocol("internal error: a lease is not run".into())),
         };
         match r {

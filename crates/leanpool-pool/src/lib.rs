@@ -28,7 +28,6 @@ mod shared;
 mod slot;
 mod status;
 mod supervisor;
-mod terms_call;
 
 pub use config::{PoolConfig, PrewarmEntry, MAX_USES_AUTO};
 pub use error::PoolError;

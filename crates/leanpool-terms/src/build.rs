@@ -119,18 +119,6 @@ pub fn binder_label(kind: BinderKind, typed: bool) -> String {
     }
 }
 
-/// The binder kind an opening bracket stands for (`None`: not a bracket;
-/// binders printed without one, as in `∃ x, p`, are explicit).
-pub fn bracket_kind(c: char) -> Option<BinderKind> {
-    match c {
-        '(' => Some(BinderKind::Default),
-        '{' => Some(BinderKind::Implicit),
-        '⦃' => Some(BinderKind::StrictImplicit),
-        '[' => Some(BinderKind::InstImplicit),
-        _ => None,
-    }
-}
-
 const OPENERS: &[char] = &['(', '{', '⦃', '['];
 const CLOSERS: &[char] = &[')', '}', '⦄', ']'];
 

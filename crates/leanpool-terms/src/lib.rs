@@ -72,7 +72,7 @@ use leanpool_lean::guard::GuardPolicy;
 use leanpool_lean::{Worker, WorkerError};
 use leanpool_protocol::{
     is_sorry_warning, Binder, BinderKind, CheckResult, CheckStatus, GtedNode, Node, NodeKind, Normalized,
-    NormalizeResult, OptResult, Position, StatementParams,
+    NormalizeResult, OptResult, StatementParams,
 };
 use serde_json::{json, Value};
 use source::{StatementDoc, CANONICAL_NAME};
@@ -106,10 +106,6 @@ pub struct StatementBinder {
 
 fn protocol(msg: impl Into<String>) -> WorkerError {
     WorkerError::Protocol(msg.into())
-}
-
-fn lsp_pos(p: Position) -> lsp_types::Position {
-    lsp_types::Position { line: p.line, character: p.character }
 }
 
 /// Elaborates the statement on `worker` and reads the structured answers
@@ -171,7 +167,7 @@ pub async fn analyze_on_with(
     if check.status == CheckStatus::Error {
         return Ok(Analysis { check, statement: None, lean_requests: count(worker) });
     }
-    let at = lsp_pos(doc.sorry);
+    let at = leanpool_lean::lsp::position_to_lsp(doc.sorry);
     let mut refs = Vec::new();
     let read = read_statement(worker, &doc, at, timeout, &mut refs).await;
     // Whatever Lean handed out is released, success or not (best effort: a
