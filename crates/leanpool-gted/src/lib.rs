@@ -16,6 +16,21 @@
 //!
 //! The distance itself is exact ([`mod@ted`]); the algorithms take any
 //! [`CostModel`].
+//!
+//! ```
+//! use leanpool_gted::{score, Mode, OpTree, Options};
+//!
+//! // `a - b` in leanpool's format, `y - x` in the GTED paper's format.
+//! let ours = OpTree::from_json_str(r#"{"label":"_ - _","kind":"op","children":[
+//!     {"label":"a","kind":"bound_var","scope":0},{"label":"b","kind":"bound_var","scope":1}]}"#).unwrap();
+//! let theirs = OpTree::from_json_str(r#"{"content":"_ - _","children":[
+//!     {"content":"y","variable_freecost":true},{"content":"x","variable_freecost":true}]}"#).unwrap();
+//! // Any renaming of the paper's variables is free: same shape, same score.
+//! assert_eq!(score(&ours, &theirs, Mode::Paper, &Options::default()).similarity, 1.0);
+//! // Plain unit costs count the two relabelled leaves: 1 - 2/3.
+//! let plain = score(&ours, &theirs, Mode::Plain, &Options::default()).similarity;
+//! assert!((plain - 1.0 / 3.0).abs() < 1e-12, "{plain}");
+//! ```
 
 pub mod alpha;
 pub mod cost;

@@ -70,6 +70,30 @@ struct Pending {
     closed_by: Option<RpcError>,
 }
 
+/// A connection to a `leanpool serve` daemon. Calls are pipelined: any
+/// number may be in flight at once, from any task; each is matched to its
+/// answer by id.
+///
+/// A round trip (compiled by `cargo test`, not run: it needs a daemon on
+/// the socket, e.g. `leanpool serve --socket /tmp/lp.sock`):
+///
+/// ```no_run
+/// use leanpool_protocol::{CheckParams, CheckStatus, GtedParams};
+/// use leanpool_rpc::Client;
+/// use serde_json::json;
+///
+/// # async fn round_trip() -> Result<(), leanpool_rpc::ClientError> {
+/// let client = Client::connect("/tmp/lp.sock").await?;
+/// let text = "theorem t : 1 + 1 = 2 := rfl\n".to_string();
+/// let r = client.check(&CheckParams { text, timeout_ms: Some(60_000), timings: false }).await?;
+/// assert_eq!(r.status, CheckStatus::Ok);
+/// // `gted` needs no Lean: the daemon scores two operator trees itself.
+/// let a = json!({"content": "_ + _", "children": [{"content": "x"}, {"content": "1"}]});
+/// let g = client.gted(&GtedParams { a: a.clone(), b: a, mode: None }).await?;
+/// assert_eq!(g.similarity, 1.0);
+/// # Ok(())
+/// # }
+/// ```
 pub struct Client {
     lines: mpsc::UnboundedSender<Vec<u8>>,
     pending: Arc<Mutex<Pending>>,
