@@ -179,6 +179,10 @@ async function main() {
     });
     await c.until(() => c.progress.has(1), limit, "version 1 done");
     const ready = performance.now() - t0;
+    // CPU seconds and RSS at ready: on a shared machine the wall time above
+    // depends on the load, the CPU time much less.
+    const readyCpu = c.cpuSeconds();
+    const readyRss = c.rssBytes();
 
     let version = 1;
     /** didChange the full text, wait until the version is done and its diagnostics are in. */
@@ -195,8 +199,10 @@ async function main() {
 
     const times = [];
     let firstErrors = 0;
+    let firstCpu = null;
     for (let i = 0; i < o.n; i++) {
       const r = await edit(`theorem t${i} (a b : Nat) : a + b = b + a := by omega\n`);
+      if (i === 0 && readyCpu !== null) firstCpu = c.cpuSeconds() - readyCpu;
       times.push(r.ms);
       firstErrors += r.diags.filter((d) => d.severity === 1).length;
     }
@@ -226,6 +232,9 @@ async function main() {
     const rest = times.slice(1);
     const result = {
       ready_s: +(ready / 1000).toFixed(2),
+      ready_cpu_s: readyCpu,
+      ready_rss_mb: readyRss === null ? null : Math.round(readyRss / 2 ** 20),
+      first_cpu_s: firstCpu === null ? null : +firstCpu.toFixed(2),
       first_ms: Math.round(times[0]),
       median_ms: Math.round(quantile(rest, 0.5)),
       p90_ms: Math.round(quantile(rest, 0.9)),
@@ -238,7 +247,7 @@ async function main() {
     };
     if (o.json) console.log(JSON.stringify(result));
     else {
-      console.log(`spawn->ready ${result.ready_s} s; first request ${result.first_ms} ms; ` +
+      console.log(`spawn->ready ${result.ready_s} s (${result.ready_cpu_s} CPU s, RSS ${result.ready_rss_mb} MB); first request ${result.first_ms} ms; ` +
         `median of the other ${o.n - 1}: ${result.median_ms} ms (p90 ${result.p90_ms} ms); ` +
         `RSS after ${o.n}: ${result.rss_mb_after} MB; idle CPU ${result.idle_cpu_fraction} cores; skipped ${result.non_lsp_stdout_bytes} non-LSP stdout bytes`);
       for (const k of checks) console.log(`${k.ok ? "ok  " : "FAIL"} ${k.name}: ${k.detail}`);
