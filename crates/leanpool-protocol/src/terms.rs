@@ -1,5 +1,7 @@
 //! `normalize` and `opt`: the statement as Lean elaborated it.
 
+#![deny(missing_docs)]
+
 use crate::{BinderKind, CheckResult, GtedNode, Node};
 use serde::{Deserialize, Serialize};
 
@@ -7,14 +9,19 @@ use serde::{Deserialize, Serialize};
 /// `theorem`/`lemma`/`example` (proof ignored; `:= by sorry` is fine).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatementParams {
+    /// Full text of the Lean file (header and body).
     pub text: String,
+    /// Per-request limit in milliseconds; the daemon's default when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
 }
 
+/// One binder of the elaborated statement, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Binder {
+    /// The binder's name as Lean shows it.
     pub name: String,
+    /// Explicit, implicit, strict implicit or instance implicit.
     pub kind: BinderKind,
     /// Type, pretty-printed from the elaborated term.
     #[serde(rename = "type")]
@@ -23,11 +30,14 @@ pub struct Binder {
     pub is_prop: bool,
 }
 
+/// The statement as Lean elaborated it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Normalized {
     /// Canonical statement text: `theorem stmt (a : T) (b : T) : concl`.
     pub statement: String,
+    /// The statement's binders, in order.
     pub binders: Vec<Binder>,
+    /// The type after the binders, pretty-printed.
     pub conclusion: String,
 }
 
@@ -35,7 +45,9 @@ pub struct Normalized {
 /// `ok` or `sorry` (never a half result).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NormalizeResult {
+    /// The elaboration's verdict and diagnostics, as `check` gives them.
     pub check: CheckResult,
+    /// The elaborated statement (only for `ok` / `sorry`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub normalized: Option<Normalized>,
 }
@@ -43,9 +55,12 @@ pub struct NormalizeResult {
 /// Result of `opt`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OptResult {
+    /// The elaboration's verdict and diagnostics, as `check` gives them.
     pub check: CheckResult,
+    /// The elaborated statement, as in `normalize` (only for `ok` / `sorry`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub normalized: Option<Normalized>,
+    /// The statement's operator tree in leanpool's format.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<Node>,
     /// The same tree in GTED's format.
@@ -59,18 +74,25 @@ pub struct OptResult {
 /// Parameters of `gted`: two trees, each in either format.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GtedParams {
+    /// The first tree, in leanpool's or GTED's format.
     pub a: serde_json::Value,
+    /// The second tree, in either format.
     pub b: serde_json::Value,
-    /// `alpha` (default) or `paper`.
+    /// `alpha` (default), `paper` or `plain`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
 }
 
+/// Result of `gted`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GtedResult {
+    /// The tree edit distance under the mode's costs.
     pub distance: f64,
+    /// `1 - distance / max(size_a, size_b)`.
     pub similarity: f64,
+    /// Node count of `a`, root included.
     pub size_a: usize,
+    /// Node count of `b`, root included.
     pub size_b: usize,
     /// False only when alpha mode's matching search hit its cap; then
     /// `distance` is an upper bound (never reached by statements with up to
