@@ -10,10 +10,12 @@ pub mod guard;
 pub mod header;
 pub mod lsp;
 pub mod proc;
+pub mod sandbox;
 pub mod text;
 pub mod worker;
 
 pub use backend::{BackendKind, LeanCommand, LeanError};
+pub use sandbox::{Sandbox, SandboxConfig, SandboxMode};
 pub use check::{check_on, check_on_with, check_once, header_key};
 pub use header::{split_header, Document, Split};
 pub use text::LineIndex;
