@@ -15,7 +15,11 @@ pub fn screen(text: &str) -> Result<(), String> {
 }
 
 /// [`screen`] under an explicit policy: every guard call goes through here.
+/// With `policy.enabled == false` nothing is screened.
 pub fn screen_with(text: &str, policy: &GuardPolicy) -> Result<(), String> {
+    if !policy.enabled {
+        return Ok(());
+    }
     crate::guard::screen(text, policy).map_err(|r| r.to_string())
 }
 

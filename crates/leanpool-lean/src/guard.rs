@@ -130,6 +130,11 @@ impl std::error::Error for Rejection {}
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct GuardPolicy {
+    /// `false` turns the guard off: requests are not screened at all and
+    /// every text goes to Lean as written, so code in it runs (inside the
+    /// worker's OS sandbox, `crate::sandbox`). For trusted local use and
+    /// for testing the sandbox. Default `true`.
+    pub enabled: bool,
     /// Limit options (`set_option NAME v`, not `… in`) allowed in the header,
     /// i.e. among the leading `import` / `set_option` / `open` commands.
     /// Default `["maxHeartbeats"]`: miniF2F-style headers carry
@@ -147,6 +152,7 @@ pub struct GuardPolicy {
 impl Default for GuardPolicy {
     fn default() -> Self {
         GuardPolicy {
+            enabled: true,
             allow_header_options: vec!["maxHeartbeats".to_string()],
             extra_attributes: Vec::new(),
             extra_hash_commands: Vec::new(),

@@ -11,6 +11,7 @@ use crate::backend::LeanCommand;
 use crate::framing::{encode, FrameReader};
 use crate::lsp;
 use crate::proc::{self, RingLog};
+use crate::sandbox::{Sandbox, SandboxConfig};
 use leanpool_protocol::Diagnostic;
 use lsp_types::{
     DidChangeTextDocumentParams, PublishDiagnosticsParams, TextDocumentContentChangeEvent, TextDocumentItem, Uri,
@@ -38,6 +39,8 @@ pub struct WorkerConfig {
     /// moves that cost out of the first caller's request. Not counted in
     /// `uses()`. `None` (the default) skips it.
     pub warmup: Option<String>,
+    /// The OS sandbox the process runs in ([`crate::sandbox`]).
+    pub sandbox: SandboxConfig,
 }
 
 /// A warm-up body touching the usual paths: a tactic proof, `decide`,
@@ -54,6 +57,7 @@ impl WorkerConfig {
             start_timeout: Duration::from_secs(300),
             stderr_log_bytes: 64 * 1024,
             warmup: None,
+            sandbox: SandboxConfig::default(),
         }
     }
 }
@@ -140,6 +144,8 @@ pub struct Worker {
     rpc_refs_released: u64,
     /// Killed and reaped: nothing left to clean up on drop.
     reaped: bool,
+    /// Its private temp dir goes with the worker.
+    sandbox: Sandbox,
 }
 
 static DOC_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -148,7 +154,9 @@ impl Worker {
     /// Spawns a worker, runs `initialize`, opens a document holding
     /// `header` and waits until Lean has elaborated it.
     pub async fn spawn(cfg: &WorkerConfig, header: &str) -> Result<Worker, WorkerError> {
+        let sandbox = Sandbox::prepare(&cfg.command, &cfg.sandbox).map_err(|e| WorkerError::Spawn(e.to_string()))?;
         let mut cmd = cfg.command.command(&["--worker"]);
+        sandbox.apply(&mut cmd);
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = proc::spawn(cmd)
             .map_err(|e| WorkerError::Spawn(format!("{}: {e}", cfg.command.program.display())))?;
@@ -182,6 +190,7 @@ impl Worker {
             rpc_session: None,
             rpc_refs_released: 0,
             reaped: false,
+            sandbox,
         };
         let deadline = TokioInstant::now() + cfg.start_timeout;
         match w.start(deadline, cfg.warmup.as_deref()).await {
@@ -399,6 +408,11 @@ impl Worker {
 
     pub fn header(&self) -> &str {
         &self.header
+    }
+
+    /// The worker's private, writable temp dir (`None` with the sandbox off).
+    pub fn sandbox_dir(&self) -> Option<&std::path::Path> {
+        self.sandbox.dir()
     }
 
     /// Process id, which is also the process group id.

@@ -5,7 +5,7 @@
 //! `max_uses`), never "nothing allowed".
 
 use leanpool_lean::guard::GuardPolicy;
-use leanpool_lean::BackendKind;
+use leanpool_lean::{BackendKind, SandboxConfig};
 use serde::{Deserialize, Serialize};
 
 /// A header to keep warm workers for from the start.
@@ -88,8 +88,14 @@ pub struct PoolConfig {
     pub warmup: bool,
     /// What the guard lets through beyond its built-in rules. Requests it
     /// refuses are answered `rejected` by the pool itself, before they are
-    /// queued: no worker is started or used for them.
+    /// queued: no worker is started or used for them. Set by the daemon
+    /// config's top-level `[guard]` table (not `[pool]`).
+    #[serde(skip)]
     pub guard: GuardPolicy,
+    /// The OS sandbox of every worker. Set by the daemon config's
+    /// top-level `[sandbox]` table (not `[pool]`).
+    #[serde(skip)]
+    pub sandbox: SandboxConfig,
 }
 
 /// `max_uses` not configured: chosen by backend, see [`PoolConfig::max_uses`].
@@ -119,6 +125,7 @@ impl Default for PoolConfig {
             stderr_log_bytes: 16 * 1024,
             warmup: true,
             guard: GuardPolicy::default(),
+            sandbox: SandboxConfig::default(),
         }
     }
 }

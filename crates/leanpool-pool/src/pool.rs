@@ -49,6 +49,7 @@ impl Pool {
         let mut worker_cfg = WorkerConfig::new(command);
         worker_cfg.start_timeout = Duration::from_millis(cfg.start_timeout_ms);
         worker_cfg.stderr_log_bytes = cfg.stderr_log_bytes;
+        worker_cfg.sandbox = cfg.sandbox.clone();
         if cfg.warmup {
             worker_cfg.warmup = Some(leanpool_lean::DEFAULT_WARMUP.to_string());
         }

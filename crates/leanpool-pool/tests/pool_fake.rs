@@ -44,6 +44,11 @@ fn base_cfg() -> PoolConfig {
         rss_poll_ms: 20,
         idle_timeout_ms: 0,
         max_uses: 0,
+        // The fake appends to a log in the test's own temp dir, which the
+        // sandbox would (rightly) forbid. The sandbox is tested on real
+        // Lean (leanpool's `sandbox_lean` test) and in leanpool-lean's
+        // unit tests.
+        sandbox: leanpool_lean::SandboxConfig { mode: leanpool_lean::SandboxMode::Off, ..Default::default() },
         ..PoolConfig::default()
     }
 }

@@ -4,6 +4,8 @@
 //! typo (`socket_mod`) is reported instead of silently ignored.
 
 use crate::server::ServerOptions;
+use leanpool_lean::guard::GuardPolicy;
+use leanpool_lean::SandboxConfig;
 use leanpool_pool::PoolConfig;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::path::{Path, PathBuf};
@@ -31,6 +33,10 @@ pub struct DaemonConfig {
     pub shutdown_deadline_ms: u64,
     pub log_format: LogFormat,
     pub pool: PoolConfig,
+    /// `[guard]`: the input guard's policy (`enabled = false` turns it off).
+    pub guard: GuardPolicy,
+    /// `[sandbox]`: the workers' OS sandbox (`mode`, extra `read` paths).
+    pub sandbox: SandboxConfig,
 }
 
 impl Default for DaemonConfig {
@@ -43,6 +49,8 @@ impl Default for DaemonConfig {
             shutdown_deadline_ms: 10_000,
             log_format: LogFormat::Text,
             pool: PoolConfig::default(),
+            guard: GuardPolicy::default(),
+            sandbox: SandboxConfig::default(),
         }
     }
 }
@@ -79,6 +87,12 @@ impl DaemonConfig {
             return Err("max_request_bytes and max_inflight_per_connection must be at least 1".into());
         }
         self.pool.validate()
+    }
+
+    /// `[pool]` with the top-level `[guard]` and `[sandbox]` tables in it:
+    /// what `Pool::new` takes.
+    pub fn pool_config(&self) -> PoolConfig {
+        PoolConfig { guard: self.guard.clone(), sandbox: self.sandbox.clone(), ..self.pool.clone() }
     }
 
     pub fn server_options(&self, socket: &Path) -> ServerOptions {
@@ -130,6 +144,23 @@ mod tests {
         let c = load("d.json", r#"{"max_request_bytes": 100, "pool": {"max_workers": 1}}"#).unwrap();
         assert_eq!((c.max_request_bytes, c.pool.max_workers), (100, 1));
         assert_eq!(load("d.toml", "").unwrap(), DaemonConfig::default());
+    }
+
+    #[test]
+    fn guard_and_sandbox_tables_reach_the_pool() {
+        use leanpool_lean::SandboxMode;
+        let d = DaemonConfig::default().pool_config();
+        assert!(d.guard.enabled);
+        assert_eq!(d.sandbox.mode, SandboxMode::Required);
+        let c = load("d.toml", "[guard]\nenabled = false\n[sandbox]\nmode = \"best-effort\"\nread = [\"/opt/x\"]\n").unwrap();
+        let p = c.pool_config();
+        assert!(!p.guard.enabled);
+        assert_eq!(p.sandbox.mode, SandboxMode::BestEffort);
+        assert_eq!(p.sandbox.read, [std::path::PathBuf::from("/opt/x")]);
+        let c = load("d.toml", "[sandbox]\nmode = \"off\"\n").unwrap();
+        assert_eq!(c.pool_config().sandbox.mode, SandboxMode::Off);
+        assert!(load("d.toml", "[sandbox]\nmode = \"sometimes\"\n").is_err());
+        assert!(load("d.toml", "[sandbox]\nmod = \"off\"\n").is_err());
     }
 
     #[test]

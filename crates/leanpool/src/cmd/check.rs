@@ -5,7 +5,7 @@
 //! and kills it; with `--socket` a running daemon's warm pool answers.
 
 use crate::cmd::lean_args::{read_text, Via, DEFAULT_TIMEOUT};
-use leanpool_lean::{check_once, LeanCommand, WorkerConfig};
+use leanpool_lean::{check_once, LeanCommand};
 use leanpool_protocol::{CheckParams, CheckResult, CheckStatus, Severity};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -29,7 +29,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         Some(socket) => crate::cmd::remote::check(socket, params).await?,
         None => {
             let command = LeanCommand::detect()?;
-            check_once(&WorkerConfig::new(command), &params, DEFAULT_TIMEOUT).await?
+            check_once(&args.via.worker_config(command), &params, DEFAULT_TIMEOUT).await?
         }
     };
     if args.via.socket.is_none() {

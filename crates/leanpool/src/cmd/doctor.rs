@@ -1,6 +1,7 @@
 //! `leanpool doctor`: which Lean leanpool would run, and does it work.
 
-use leanpool_lean::{check_once, LeanCommand, WorkerConfig};
+use leanpool_lean::sandbox::{landlock_abi, Plan};
+use leanpool_lean::{check_once, LeanCommand, SandboxConfig, SandboxMode, WorkerConfig};
 use leanpool_protocol::{CheckParams, CheckStatus};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -10,6 +11,10 @@ pub struct Args {
     /// Also start a worker and check `theorem t : 1 + 1 = 2 := rfl`.
     #[arg(long)]
     pub deep: bool,
+    /// The sandbox mode to report on (and use for --deep): required,
+    /// best-effort or off. The daemon's is `[sandbox] mode` in its config.
+    #[arg(long, value_name = "MODE", default_value = "required")]
+    pub sandbox: SandboxMode,
 }
 
 const DEEP_TEXT: &str = "theorem t : 1 + 1 = 2 := rfl\n";
@@ -54,10 +59,29 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         }
         None => println!("LEAN_PATH: (unset; Lean uses its own library)"),
     }
+    let sandbox = SandboxConfig { mode: args.sandbox, ..SandboxConfig::default() };
+    match Plan::new(&command, &sandbox) {
+        Ok(plan) => {
+            println!("sandbox:   {}", plan.summary());
+            if plan.mode != SandboxMode::Off {
+                let list = |v: &[std::path::PathBuf]| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ");
+                println!("  read+exec: {}", list(&plan.read_exec));
+                println!("  read:      {}", list(&plan.read));
+                println!("  devices:   {}", list(&plan.devices));
+                println!("  write:     a private dir per worker ($TMPDIR/leanpool-worker-*); no sockets, no signals out");
+            }
+        }
+        Err(e) => {
+            println!("sandbox:   {} (Landlock ABI {}): unavailable", args.sandbox.as_str(), landlock_abi());
+            problems.push(e.to_string());
+        }
+    }
     if args.deep && problems.is_empty() {
         let started = Instant::now();
         let params = CheckParams { text: DEEP_TEXT.into(), timeout_ms: None, timings: false };
-        match check_once(&WorkerConfig::new(command.clone()), &params, Duration::from_secs(120)).await {
+        let mut cfg = WorkerConfig::new(command.clone());
+        cfg.sandbox = sandbox;
+        match check_once(&cfg, &params, Duration::from_secs(120)).await {
             Ok(r) if r.status == CheckStatus::Ok => {
                 println!("deep:      `{}` ok in {:.1} s (start + check)", DEEP_TEXT.trim(), started.elapsed().as_secs_f64())
             }

@@ -2,7 +2,7 @@
 //! (a local worker started for the file, or a daemon) and the time limit.
 
 use anyhow::Context;
-use leanpool_lean::{header_key, LeanCommand, Worker, WorkerConfig};
+use leanpool_lean::{header_key, LeanCommand, SandboxConfig, SandboxMode, Worker, WorkerConfig};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -19,6 +19,19 @@ pub struct Via {
     /// Ask the daemon listening on this Unix socket instead of starting Lean.
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
+    /// OS sandbox of a local worker: required (refuse to run Lean without
+    /// it), best-effort, or off. With --socket the daemon's config decides.
+    #[arg(long, value_name = "MODE", default_value = "required")]
+    pub sandbox: SandboxMode,
+}
+
+impl Via {
+    /// The config of a local worker for `command`.
+    pub fn worker_config(&self, command: LeanCommand) -> WorkerConfig {
+        let mut cfg = WorkerConfig::new(command);
+        cfg.sandbox = SandboxConfig { mode: self.sandbox, ..SandboxConfig::default() };
+        cfg
+    }
 }
 
 pub fn read_text(file: &Path) -> anyhow::Result<String> {
@@ -27,11 +40,12 @@ pub fn read_text(file: &Path) -> anyhow::Result<String> {
 
 /// Runs `f` on a fresh local worker for `text`'s header, then kills it.
 pub async fn with_local_worker<T>(
+    via: &Via,
     text: &str,
     f: impl for<'w> FnOnce(&'w mut Worker) -> std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<T>> + 'w>>,
 ) -> anyhow::Result<T> {
     let command = LeanCommand::detect()?;
-    let mut worker = Worker::spawn(&WorkerConfig::new(command), &header_key(text)).await?;
+    let mut worker = Worker::spawn(&via.worker_config(command), &header_key(text)).await?;
     let r = f(&mut worker).await;
     worker.kill().await;
     r

@@ -30,7 +30,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         Some(socket) => crate::cmd::remote::opt(socket, params).await?,
         None => {
             let p = params.clone();
-            with_local_worker(&params.text, move |w| {
+            with_local_worker(&args.via, &params.text, move |w| {
                 Box::pin(async move { Ok(leanpool_terms::opt_on(w, &p, DEFAULT_TIMEOUT).await?) })
             })
             .await?

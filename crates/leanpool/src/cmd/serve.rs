@@ -38,12 +38,12 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         Ok(cmd) => {
             let b = BackendInfo { kind: cmd.backend.as_str().to_string(), version: cmd.version.clone(), error: None };
             tracing::info!(backend = %b.kind, version = b.version.as_deref().unwrap_or("?"), "backend");
-            PoolHandler::new(Pool::new(cmd, cfg.pool.clone()), &args.socket, b)
+            PoolHandler::new(Pool::new(cmd, cfg.pool_config()), &args.socket, b)
         }
         Err(e) => {
             tracing::warn!(error = %e, "no Lean backend; serving gted and status only");
             let b = BackendInfo { kind: "unavailable".into(), version: None, error: Some(e.to_string()) };
-            PoolHandler::without_lean(e.to_string(), cfg.pool.clone(), &args.socket, b)
+            PoolHandler::without_lean(e.to_string(), cfg.pool_config(), &args.socket, b)
         }
     };
     let server = Server::bind(cfg.server_options(&args.socket), handler).context("cannot start the daemon")?;
