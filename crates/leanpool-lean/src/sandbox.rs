@@ -521,6 +521,31 @@ mod tests {
         assert!(listener.accept().is_err(), "a connection got through");
     }
 
+    /// Connecting to a Unix socket the daemon's user may use (like the
+    /// daemon's own) fails: `socket(2)` itself is denied. A network
+    /// namespace would not stop this; Landlock ABI 7 has no rule for it.
+    #[tokio::test]
+    async fn unix_socket_connect_to_a_host_listener_fails() {
+        let outside = tempfile::tempdir().unwrap();
+        let path = outside.path().join("daemon.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let script = format!(
+            "import socket\ntry:\n    s = socket.socket(socket.AF_UNIX)\n    s.connect({:?})\n    print('CONNECTED')\nexcept OSError as e:\n    print('DENIED', e.errno)\n",
+            path.display().to_string()
+        );
+        let cmd = LeanCommand { program: "/usr/bin/python3".into(), args: vec!["-c".into(), script], ..sh("") };
+        assert!(cmd.program.exists(), "this test needs /usr/bin/python3");
+        let (code, out, err) = run_in(&SandboxConfig::default(), &cmd).await;
+        assert_eq!(code, Some(0), "{out} {err}");
+        assert_eq!(out.trim(), format!("DENIED {}", libc::EACCES), "{err}");
+        assert!(listener.accept().is_err(), "a connection arrived");
+        // Unsandboxed, the same script connects (the test can fail).
+        let off = SandboxConfig { mode: SandboxMode::Off, ..Default::default() };
+        let (_, out, _) = run_in(&off, &cmd).await;
+        assert_eq!(out.trim(), "CONNECTED");
+    }
+
     #[tokio::test]
     async fn off_runs_unsandboxed_and_dir_goes_with_the_sandbox() {
         let outside = tempfile::tempdir().unwrap();

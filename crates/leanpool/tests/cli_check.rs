@@ -44,3 +44,38 @@ fn missing_file_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/file.lean"));
 }
+
+/// `required` (the default) on a kernel without enough Landlock refuses to
+/// start Lean, with a clear error, instead of running it unsandboxed. The
+/// old kernel is simulated by `LEANPOOL_SANDBOX_MAX_ABI` (a test hook that
+/// can only lower the ABI leanpool detects); no Lean process is started.
+#[test]
+fn sandbox_required_refuses_to_run_lean_on_a_kernel_without_landlock() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("T.lean");
+    std::fs::write(&file, "theorem t : True := trivial\n").unwrap();
+    for abi in ["0", "5"] {
+        let t0 = std::time::Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_leanpool"))
+            .args(["check", "--json"])
+            .arg(&file)
+            .env("LEANPOOL_SANDBOX_MAX_ABI", abi)
+            .output()
+            .expect("run leanpool");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{stderr}");
+        assert!(out.stdout.is_empty(), "no verdict without a sandbox: {}", String::from_utf8_lossy(&out.stdout));
+        assert!(stderr.contains(&format!("Landlock ABI is {abi}")) && stderr.contains("refusing"), "{stderr}");
+        assert!(t0.elapsed() < std::time::Duration::from_secs(20), "refused only after {:?}", t0.elapsed());
+    }
+    // `leanpool doctor` says the same.
+    let out = Command::new(env!("CARGO_BIN_EXE_leanpool"))
+        .arg("doctor")
+        .env("LEANPOOL_SANDBOX_MAX_ABI", "0")
+        .output()
+        .expect("run leanpool doctor");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("sandbox:   required (Landlock ABI 0): unavailable"), "{stdout}");
+    assert!(stdout.contains("NOT OK"), "{stdout}");
+}

@@ -38,6 +38,15 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         Ok(cmd) => {
             let b = BackendInfo { kind: cmd.backend.as_str().to_string(), version: cmd.version.clone(), error: None };
             tracing::info!(backend = %b.kind, version = b.version.as_deref().unwrap_or("?"), "backend");
+            match leanpool_lean::sandbox::Plan::new(&cmd, &cfg.sandbox) {
+                Ok(plan) => tracing::info!(sandbox = %plan.summary(), "worker sandbox"),
+                // Workers will not start; every Lean request answers
+                // SPAWN_FAILED with this reason.
+                Err(e) => tracing::error!(error = %e, "worker sandbox unavailable"),
+            }
+            if !cfg.guard.enabled {
+                tracing::warn!("input guard disabled by config ([guard] enabled = false): Lean runs callers' code");
+            }
             PoolHandler::new(Pool::new(cmd, cfg.pool_config()), &args.socket, b)
         }
         Err(e) => {

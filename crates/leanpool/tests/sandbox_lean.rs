@@ -1,0 +1,158 @@
+//! The workers' OS sandbox on real Lean (the WASM build installed by
+//! `scripts/setup`; FAILS when it is missing), through the daemon with the
+//! input guard switched off by config (`[guard] enabled = false`), so that
+//! the attacker's `#eval` really runs: the sandbox (default `[sandbox] mode
+//! = "required"`) is then all that stands between it and the host. One
+//! worker for the whole binary (every request shares one header).
+//!
+//! What the WASM build can reach at all: its emscripten glue mounts the
+//! host's `/tmp` and `/home` (and the `LEAN_PATH` directories) into the
+//! WebAssembly file system, so `IO.FS` on `/tmp/...` is a real host file
+//! operation; everything else lands in an in-memory file system. The test
+//! directory is under `/tmp`, so the attacks below are real host accesses
+//! that only the sandbox stops.
+
+mod daemon_support;
+
+use daemon_support::{connect_expecting_lean, Daemon};
+use leanpool_protocol::{CheckParams, CheckResult, CheckStatus};
+use leanpool_rpc::Client;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Every request uses this header, so all share one worker.
+const HEADER: &str = "import Std.Internal.UV.TCP\n";
+
+const CONFIG: &str = "[guard]\nenabled = false\n\n[pool]\nmax_workers = 1\nmax_workers_per_key = 1\nstart_timeout_ms = 600000\ndefault_timeout_ms = 300000\n";
+
+async fn check(c: &Client, body: &str) -> CheckResult {
+    let text = format!("{HEADER}{body}\n");
+    c.check(&CheckParams { text, timeout_ms: None, timings: false }).await.unwrap()
+}
+
+fn messages(r: &CheckResult) -> String {
+    r.diagnostics.iter().map(|d| d.message.as_str()).collect::<Vec<_>>().join("\n")
+}
+
+/// An `#eval` that runs `action` (an `IO Unit`) and reports `RAN` or
+/// `DENIED: <error>` as an information message.
+fn attempt(action: &str) -> String {
+    format!(
+        "#eval show IO String from do\n  try\n    {action}\n    pure \"RAN\"\n  catch e => pure s!\"DENIED: {{e}}\""
+    )
+}
+
+/// Starts the daemon with its `TMPDIR` in `dir` (so the worker's private
+/// directory, `$TMPDIR/leanpool-worker-*`, can be found and checked).
+fn start_daemon(dir: &Path) -> Daemon {
+    let socket = dir.join("leanpool.sock");
+    let cfg = dir.join("daemon.toml");
+    std::fs::write(&cfg, CONFIG).unwrap();
+    let tmp = dir.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let log = dir.join("daemon.log");
+    let child = Command::new(daemon_support::BIN)
+        .args(["serve", "--socket"])
+        .arg(&socket)
+        .arg("--config")
+        .arg(&cfg)
+        .env("RUST_LOG", "info")
+        .env("TMPDIR", &tmp)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("spawn leanpool serve");
+    let d = Daemon { child, socket, log, dir: dir.to_owned() };
+    d.wait_ready();
+    d
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guard_off_code_cannot_escape_the_worker_sandbox() {
+    let dir = tempfile::tempdir_in("/tmp").unwrap();
+    let d = start_daemon(dir.path());
+    let c = connect_expecting_lean(&d).await;
+
+    // The worker is up and answers ordinary checks (this also starts it).
+    let r = check(&c, "theorem warm : 1 + 1 = 2 := rfl").await;
+    assert_eq!(r.status, CheckStatus::Ok, "{r:?}\n{}", d.logs());
+
+    // Its private directory exists, and code in it may write there.
+    let private: Vec<_> = std::fs::read_dir(dir.path().join("tmp"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("leanpool-worker-"))
+        .collect();
+    assert_eq!(private.len(), 1, "expected one worker dir: {private:?}");
+    let inside = private[0].join("scratch.txt");
+    let r = check(&c, &attempt(&format!("IO.FS.writeFile \"{}\" \"scratch-ok\"", inside.display()))).await;
+    assert!(messages(&r).contains("RAN"), "{r:?}");
+    assert_eq!(std::fs::read_to_string(&inside).unwrap(), "scratch-ok");
+
+    sandbox_blocks_writefile_outside_private_dir(&c, dir.path()).await;
+    sandbox_blocks_readfile_of_host_secret(&c, dir.path()).await;
+    sandbox_blocks_tcp_connect_to_localhost(&c).await;
+
+    // The same worker still answers ordinary checks correctly.
+    let pids = |st: &leanpool_rpc::StatusResult| -> Vec<Option<u32>> {
+        st.pool.keys.iter().flat_map(|k| k.workers.iter().map(|w| w.pid)).collect()
+    };
+    let before = pids(&c.status().await.unwrap());
+    assert_eq!(before.len(), 1, "{before:?}");
+    let r = check(&c, "theorem after_ok : 2 + 2 = 4 := by decide").await;
+    assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
+    let r = check(&c, "theorem after_bad : 2 + 2 = 5 := by decide").await;
+    assert_eq!(r.status, CheckStatus::Error, "{r:?}");
+    assert_eq!(pids(&c.status().await.unwrap()), before, "the worker was replaced");
+}
+
+/// `#eval IO.FS.writeFile` to a path outside the worker's own directory
+/// (a directory the daemon's user owns and can write) fails, and the file
+/// does not appear.
+async fn sandbox_blocks_writefile_outside_private_dir(c: &Client, dir: &Path) {
+    let target = dir.join("pwned.txt");
+    let r = check(c, &attempt(&format!("IO.FS.writeFile \"{}\" \"pwned\"", target.display()))).await;
+    let m = messages(&r);
+    assert!(m.contains("DENIED"), "{r:?}");
+    assert!(!m.contains("RAN"), "{r:?}");
+    assert!(!target.exists(), "the file appeared on the host");
+    // Without the try/catch: an error, never ok.
+    let r = check(c, &format!("#eval IO.FS.writeFile \"{}\" \"pwned\"", target.display())).await;
+    assert_eq!(r.status, CheckStatus::Error, "{r:?}");
+    assert!(!target.exists(), "the file appeared on the host");
+}
+
+/// `#eval IO.FS.readFile` of a file the daemon's user can read fails, and
+/// its contents appear nowhere in the answer.
+async fn sandbox_blocks_readfile_of_host_secret(c: &Client, dir: &Path) {
+    let secret = dir.join("secret.txt");
+    std::fs::write(&secret, "TOP-SECRET-4711").unwrap();
+    let text = format!("#eval IO.FS.readFile \"{}\"", secret.display());
+    let r = check(c, &text).await;
+    let all = serde_json::to_string(&r).unwrap();
+    assert!(!all.contains("TOP-SECRET-4711"), "the secret leaked: {all}");
+    assert_eq!(r.status, CheckStatus::Error, "{r:?}");
+    let r = check(c, &attempt(&format!("let _ ← IO.FS.readFile \"{}\"", secret.display()))).await;
+    assert!(messages(&r).contains("DENIED"), "{r:?}");
+}
+
+/// A TCP connect to a listener on 127.0.0.1 never arrives.
+async fn sandbox_blocks_tcp_connect_to_localhost(c: &Client) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let action = format!(
+        "let s ← Std.Internal.UV.TCP.Socket.new\n    \
+         let p ← s.connect (Std.Net.SocketAddress.v4 ⟨Std.Net.IPv4Addr.ofParts 127 0 0 1, {port}⟩)\n    \
+         match ← IO.wait p.result! with\n    \
+         | .ok () => pure ()\n    \
+         | .error e => throw e"
+    );
+    let r = check(c, &attempt(&action)).await;
+    let m = messages(&r);
+    assert!(!m.contains("RAN"), "{r:?}");
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err(), "a connection from the worker arrived: {r:?}");
+    eprintln!("tcp connect attempt answered: {m}");
+}
