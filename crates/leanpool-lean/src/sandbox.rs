@@ -160,6 +160,12 @@ impl Plan {
             read_exec.push(PathBuf::from(sys));
         }
         read.push(PathBuf::from("/etc/ld.so.cache"));
+        // Node's OpenSSL reads its configuration at start and exits
+        // without it.
+        read.push(PathBuf::from("/etc/ssl/openssl.cnf"));
+        // The CPU count (Node's `os.cpus()`, which the WASM glue uses as
+        // the number of cores: 0 when these are denied).
+        read.extend(["/proc/stat", "/proc/cpuinfo", "/sys/devices/system/cpu"].map(PathBuf::from));
         let devices = ["/dev/null", "/dev/urandom", "/dev/random"].map(PathBuf::from).to_vec();
         for v in [&mut read_exec, &mut read] {
             v.retain(|p| p.exists());
