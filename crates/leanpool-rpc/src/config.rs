@@ -4,9 +4,7 @@
 //! typo (`socket_mod`) is reported instead of silently ignored.
 
 use crate::server::ServerOptions;
-use leanpool_lean::guard::GuardPolicy;
-use leanpool_lean::SandboxConfig;
-use leanpool_pool::PoolConfig;
+use leanpool_pool::{GuardPolicy, PoolConfig, SandboxConfig};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -148,7 +146,7 @@ mod tests {
 
     #[test]
     fn guard_and_sandbox_tables_reach_the_pool() {
-        use leanpool_lean::SandboxMode;
+        use leanpool_pool::SandboxMode;
         let d = DaemonConfig::default().pool_config();
         assert!(d.guard.enabled);
         assert_eq!(d.sandbox.mode, SandboxMode::Required);
