@@ -45,6 +45,11 @@ struct Args {
     /// Skip the cold fresh-worker runs.
     #[arg(long = "no-cold-worker", action = clap::ArgAction::SetFalse)]
     cold_worker: bool,
+    /// Sample the worker's RSS every this many warm checks (0 = only at
+    /// the end) and print the series: the growth a recycling limit has to
+    /// bound.
+    #[arg(long, default_value_t = 0)]
+    rss_every: usize,
 }
 
 /// Limit for a warm one-line check: one that takes this long means the
@@ -96,6 +101,16 @@ struct Warm {
     hangs: Vec<Hang>,
     /// First requests of replacement workers (after a hang).
     refirst_ms: Vec<f64>,
+    /// (checks answered by the current worker, `VmRSS`, peak `VmHWM`, wall ms
+    /// of the last `rss_every` checks) every `rss_every` checks.
+    rss_series: Vec<(u64, Option<u64>, Option<u64>, f64)>,
+}
+
+/// Peak resident set (`VmHWM`) of `pid`.
+fn hwm_bytes(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
 }
 
 async fn start_worker(cmd: &LeanCommand) -> anyhow::Result<(Worker, f64)> {
@@ -114,7 +129,7 @@ async fn first_check(w: &mut Worker, tag: &str) -> anyhow::Result<f64> {
 
 /// `n` warm checks. If the worker hangs, the hang is recorded and the
 /// series goes on with a fresh worker (its first check not counted).
-async fn warm(cmd: &LeanCommand, n: usize) -> anyhow::Result<Warm> {
+async fn warm(cmd: &LeanCommand, n: usize, rss_every: usize) -> anyhow::Result<Warm> {
     let (mut owned, startup_ms) = start_worker(cmd).await?;
     let w = &mut owned;
     let result = async {
@@ -124,6 +139,7 @@ async fn warm(cmd: &LeanCommand, n: usize) -> anyhow::Result<Warm> {
         let mut answered = 1u64;
         let mut lsp = (w.lsp_requests(), 0u64);
         let mut times = Vec::with_capacity(n);
+        let mut rss_series = vec![(answered, proc::rss_bytes(w.pid()), hwm_bytes(w.pid()), 0.0)];
         let mut i = 0;
         while times.len() < n {
             let rss = w.rss_bytes();
@@ -133,6 +149,11 @@ async fn warm(cmd: &LeanCommand, n: usize) -> anyhow::Result<Warm> {
                     answered += 1;
                     if times.len() % 10 == 0 {
                         eprintln!("warm: {} requests, last {}", times.len(), fmt_ms(t));
+                    }
+                    if rss_every > 0 && times.len() % rss_every == 0 {
+                        let wall: f64 = times[times.len() - rss_every..].iter().sum();
+                        rss_series.push((answered, proc::rss_bytes(w.pid()), hwm_bytes(w.pid()), wall));
+                        eprintln!("warm: {answered} checks, RSS {}", fmt_gb(rss_series.last().unwrap().1));
                     }
                 }
                 None => {
@@ -162,6 +183,7 @@ async fn warm(cmd: &LeanCommand, n: usize) -> anyhow::Result<Warm> {
             lsp_per_request,
             hangs,
             refirst_ms,
+            rss_series,
         })
     }
     .await;
@@ -252,7 +274,7 @@ async fn main() -> anyhow::Result<()> {
     let version = cmd.version.clone().unwrap_or_else(|| "unknown version".into());
     eprintln!("backend {} ({version})", cmd.backend.as_str());
 
-    let w = warm(&cmd, args.n).await?;
+    let w = warm(&cmd, args.n, args.rss_every).await?;
     let cw = if args.cold_worker && args.cold > 0 { Some(cold_worker(&cmd, args.cold).await?) } else { None };
     let cf = if args.cold_file && args.cold > 0 { Some(cold_file(&cmd, args.cold).await?) } else { None };
 
@@ -311,6 +333,16 @@ async fn main() -> anyhow::Result<()> {
     }
     println!("| worker RSS after {} checks (process) | {} | `VmRSS` of the worker alive at the end |", w.last_answered, fmt_gb(w.rss_proc));
     println!("| worker RSS after {} checks (process group) | {} | sum of `VmRSS` |", w.last_answered, fmt_gb(w.rss_group));
+    if args.rss_every > 0 {
+        println!();
+        println!("RSS of one worker over its uses (`VmRSS`, peak `VmHWM`, summed check time of the last {} checks):", args.rss_every);
+        println!();
+        println!("| checks answered | RSS | peak RSS | check time of the last {} |", args.rss_every);
+        println!("| ---: | ---: | ---: | ---: |");
+        for (n, rss, hwm, wall) in &w.rss_series {
+            println!("| {n} | {} | {} | {} |", fmt_gb(*rss), fmt_gb(*hwm), fmt_ms(*wall));
+        }
+    }
     println!();
     println!("| target (issue 2) | measured | verdict |");
     println!("| --- | ---: | --- |");
