@@ -104,17 +104,51 @@ pub fn range_from_lsp(r: lsp_types::Range) -> Range {
     Range { start: position_from_lsp(r.start), end: position_from_lsp(r.end) }
 }
 
-/// LSP diagnostic -> leanpool's. Lean always sets a severity; a missing
-/// one is treated as an error (LSP leaves it to the client).
-pub fn diagnostic_from_lsp(d: &lsp_types::Diagnostic) -> Diagnostic {
+/// A diagnostic as Lean's `publishDiagnostics` sends it: the LSP fields
+/// leanpool uses plus Lean's `fullRange`. Lean cuts `range` to the first
+/// line of a multi-line diagnostic (so editors do not underline whole
+/// blocks) and sends the real extent, the one its command line prints, as
+/// `fullRange`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeanDiagnostic {
+    pub range: lsp_types::Range,
+    #[serde(default)]
+    pub full_range: Option<lsp_types::Range>,
+    #[serde(default)]
+    pub severity: Option<DiagnosticSeverity>,
+    pub message: String,
+}
+
+/// `textDocument/publishDiagnostics` params with [`LeanDiagnostic`]s.
+#[derive(Debug, Clone, Deserialize)]
+pub struct LeanPublishDiagnosticsParams {
+    pub uri: Uri,
+    #[serde(default)]
+    pub version: Option<i32>,
+    pub diagnostics: Vec<LeanDiagnostic>,
+}
+
+/// Lean diagnostic -> leanpool's: `fullRange` when Lean sent one, else
+/// `range`. Lean always sets a severity; a missing one is treated as an
+/// error (LSP leaves it to the client).
+pub fn diagnostic_from_lsp(d: &LeanDiagnostic) -> Diagnostic {
     let severity = match d.severity {
         Some(DiagnosticSeverity::WARNING) => Severity::Warning,
         Some(DiagnosticSeverity::INFORMATION) => Severity::Information,
         Some(DiagnosticSeverity::HINT) => Severity::Hint,
         _ => Severity::Error,
     };
-    Diagnostic { severity, range: range_from_lsp(d.range), message: d.message.clone() }
+    Diagnostic { severity, range: range_from_lsp(d.full_range.unwrap_or(d.range)), message: d.message.clone() }
 }
+
+/// The one document name every worker uses. Lean embeds the document's
+/// URI in what it says about the file (a `private` declaration's name is
+/// `_private.«external:<uri>».0.<name>`), so the URI must be the same on
+/// every worker, in every daemon, for identical requests to get identical
+/// answers: no pid, no counter. Each worker process has exactly one
+/// document open, so nothing needs the name to be unique.
+pub const DOCUMENT_NAME: &str = "Doc.lean";
 
 /// A file URI for a document name (only used as the document's identity;
 /// nothing is read from it).
@@ -165,8 +199,39 @@ mod tests {
     }
 
     #[test]
+    fn full_range_wins_over_the_truncated_range() {
+        // As Lean 4.28 sends a multi-line error: `range` cut at the start
+        // of the next line, `fullRange` the real extent.
+        let p: LeanPublishDiagnosticsParams = serde_json::from_value(json!({
+            "uri": "file:///leanpool/Doc.lean", "version": 2,
+            "diagnostics": [{
+                "range":{"start":{"line":0,"character":25},"end":{"line":1,"character":0}},
+                "fullRange":{"start":{"line":0,"character":25},"end":{"line":2,"character":40}},
+                "severity":1, "source":"Lean 4", "message":"type mismatch"},
+                {"range":{"start":{"line":3,"character":1},"end":{"line":3,"character":4}},
+                "severity":2, "message":"unused"}]})).unwrap();
+        assert_eq!(p.version, Some(2));
+        let d = diagnostic_from_lsp(&p.diagnostics[0]);
+        assert_eq!(d.range.start, Position { line: 0, character: 25 });
+        assert_eq!(d.range.end, Position { line: 2, character: 40 });
+        assert_eq!(d.severity, Severity::Error);
+        // No fullRange: the range is all there is.
+        let d = diagnostic_from_lsp(&p.diagnostics[1]);
+        assert_eq!(d.range.end, Position { line: 3, character: 4 });
+        assert_eq!(d.severity, Severity::Warning);
+    }
+
+    #[test]
+    fn document_uri_is_the_same_in_every_process() {
+        // Nothing process-specific: the URI ends up in answers.
+        let u = document_uri(DOCUMENT_NAME);
+        assert_eq!(u.as_str(), "file:///leanpool/Doc.lean");
+        assert!(!u.as_str().contains(&std::process::id().to_string()));
+    }
+
+    #[test]
     fn diagnostic_severity_mapping() {
-        let d: lsp_types::Diagnostic = serde_json::from_value(json!({
+        let d: LeanDiagnostic = serde_json::from_value(json!({
             "range":{"start":{"line":1,"character":2},"end":{"line":1,"character":5}},
             "severity":2,"message":"declaration uses 'sorry'"})).unwrap();
         let d = diagnostic_from_lsp(&d);

@@ -14,7 +14,7 @@ use crate::proc::{self, RingLog};
 use crate::sandbox::{Sandbox, SandboxConfig};
 use leanpool_protocol::Diagnostic;
 use lsp_types::{
-    DidChangeTextDocumentParams, PublishDiagnosticsParams, TextDocumentContentChangeEvent, TextDocumentItem, Uri,
+    DidChangeTextDocumentParams, TextDocumentContentChangeEvent, TextDocumentItem, Uri,
     VersionedTextDocumentIdentifier,
 };
 use serde_json::{json, Value};
@@ -100,7 +100,7 @@ struct State {
     /// Highest version reported done (`fileProgress` with nothing left).
     done_version: i32,
     /// Latest `publishDiagnostics` and the version it was for.
-    diagnostics: Option<(i32, Vec<lsp_types::Diagnostic>)>,
+    diagnostics: Option<(i32, Vec<lsp::LeanDiagnostic>)>,
     /// Set when stdout closed or could not be read, or Lean panicked.
     dead: Option<String>,
     /// The `INTERNAL PANIC` line, when that is how the worker died.
@@ -148,8 +148,6 @@ pub struct Worker {
     sandbox: Sandbox,
 }
 
-static DOC_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
 impl Worker {
     /// Spawns a worker, runs `initialize`, opens a document holding
     /// `header` and waits until Lean has elaborated it.
@@ -173,11 +171,10 @@ impl Worker {
         tokio::spawn(read_loop(stdout, state.clone(), events_tx.clone(), out.clone()));
         tokio::spawn(stderr_loop(stderr_pipe, stderr.clone(), state.clone(), events_tx.clone()));
 
-        let n = DOC_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut w = Worker {
             child: Some(child),
             pid,
-            uri: lsp::document_uri(&format!("w{}-{n}/Doc.lean", std::process::id())),
+            uri: lsp::document_uri(lsp::DOCUMENT_NAME),
             header: header.to_string(),
             version: 1,
             next_id: 1,
@@ -748,7 +745,7 @@ fn handle_message(msg: Value, state: &Mutex<State>, out: &mpsc::UnboundedSender<
             }
         }
         (Some("textDocument/publishDiagnostics"), None) => {
-            match serde_json::from_value::<PublishDiagnosticsParams>(msg["params"].clone()) {
+            match serde_json::from_value::<lsp::LeanPublishDiagnosticsParams>(msg["params"].clone()) {
                 Ok(p) => {
                     let mut st = state.lock().unwrap();
                     let version = p.version.unwrap_or(st.done_version);
