@@ -5,11 +5,13 @@
 
 pub mod backend;
 pub mod check;
+pub mod cold;
 pub mod framing;
 pub mod guard;
 pub mod header;
 pub mod lsp;
 pub mod proc;
+pub mod provenance;
 pub mod sandbox;
 pub mod text;
 pub mod worker;

@@ -9,10 +9,12 @@
 
 pub mod check;
 pub mod jsonrpc;
+pub mod provenance;
 pub mod terms;
 pub mod tree;
 
 pub use check::*;
 pub use jsonrpc::*;
+pub use provenance::*;
 pub use terms::*;
 pub use tree::*;
