@@ -79,14 +79,6 @@ async fn one_warm_worker_all_cases() {
     let rfl_byte = p.text.rfind("rfl").unwrap();
     assert_eq!(ix.range(rfl_byte..rfl_byte + 3), rfl);
 
-    // A multi-line error keeps its full extent (Lean's `fullRange`, what
-    // its command line prints: 1:25-3:40 there, 1-based lines), not the
-    // LSP `range` Lean cuts to the first line (0:25-1:0 in body terms).
-    let body = "def u (x : Nat) : Nat := do\n  let y := x + x\n  y * (if y > 100 then 1 else (5 : Nat))\n";
-    let r = check(&mut w, "full range", &params(body)).await;
-    assert_eq!(r.status, CheckStatus::Error, "{r:?}");
-    assert_eq!(error_ranges(&r), vec![range(1, 25, 3, 40)], "{r:?}");
-
     // rejected before Lean sees it.
     let used = w.uses();
     let r = check(&mut w, "rejected", &params("#eval IO.println \"hi\"\n")).await;
