@@ -121,7 +121,13 @@ rejects! {
     open_in_eval: "open Lean in #eval 1" => "#eval";
     open_in_run_cmd: "open Lean Elab Command in\nrun_cmd logInfo \"hi\"" => "run_cmd";
     set_option_in_eval: "set_option pp.all true in #eval 1" => "#eval";
-    guard_msgs_in_eval: "/-- info: 2 -/\n#guard_msgs in\n#eval 1 + 1" => "#eval";
+    guard_msgs_in_eval: "/-- info: 2 -/\n#guard_msgs in\n#eval 1 + 1" => "#guard_msgs";
+    // Issue 11's repro files: `#guard_msgs` swallowing the sorry warning of
+    // a proof of `False`, and the error of a theorem that was never added.
+    guard_msgs_hides_sorry_warning: "/-- warning: declaration uses `sorry` -/\n#guard_msgs in\ntheorem bogus : False := sorry" => "#guard_msgs";
+    guard_msgs_drop_error_hides_failed_theorem: "#guard_msgs (drop error) in\ntheorem bogus2 : 1 = 2 := rfl" => "#guard_msgs";
+    guard_msgs_check: "/-- info: 1 : Nat -/\n#guard_msgs in\n#check 1" => "#guard_msgs";
+    warn_sorry_off_hides_sorry: "set_option warn.sorry false in\ntheorem bogus : False := sorry" => "set_option warn.sorry";
     eval_after_block_comment: "/- comment -/ #eval 1" => "#eval";
     eval_after_nested_comment: "/- outer /- inner -/ still outer -/\n#eval 1" => "#eval";
     eval_in_interpolation: "def s : String := s!\"{(by run_tac pure () : Nat)}\"" => "run_tac";
@@ -165,7 +171,6 @@ passes! {
     plain_theorem: "theorem t (a b : Nat) : a + b = b + a := by omega";
     header_and_statement: "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 0\n\nopen BigOperators Real Nat Topology Rat\n\ntheorem x : (2 : ℝ) + 2 = 4 := by norm_num";
     check_print_reduce: "#check Nat.add_comm\n#print Nat.add\n#print axioms Nat.add_comm\n#reduce 2 + 2\n#synth Inhabited Nat";
-    guard_msgs_check: "/-- info: 1 : Nat -/\n#guard_msgs in\n#check 1";
     words_inside_identifiers: "def evaluate := 1\ndef my_eval := 2\ndef Nat.unsafe_thing := 3\ntheorem elab_ok : evaluate = 1 := rfl\ndef unsafeish := 4\ndef macro_like := 5";
     eval_in_line_comment: "-- #eval IO.Process.exit 0\ntheorem t : True := trivial";
     eval_in_block_comment: "/- #eval 1\n run_cmd x\n unsafe def -/ theorem t : True := trivial";

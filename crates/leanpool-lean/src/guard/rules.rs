@@ -255,6 +255,7 @@ pub(crate) fn option_restriction(name: &str) -> Option<&'static str> {
         ("Elab.", "`Elab.*` options change how the server elaborates and reports"),
         ("doc.", "`doc.*` options change how documentation comments are parsed and elaborated"),
         ("server.", "`server.*` options change the language server"),
+        ("warn.", "`warn.*` options silence warnings a verdict relies on (`warn.sorry false` hides `declaration uses sorry`)"),
     ];
     if name == "allowUnsafeReducibility" {
         return Some("`allowUnsafeReducibility` lets declarations change reducibility unsafely");

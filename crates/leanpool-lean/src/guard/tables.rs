@@ -11,7 +11,6 @@ pub(crate) const ALLOWED_HASH_COMMANDS: &[&str] = &[
     "#reduce",
     "#print",
     "#synth",
-    "#guard_msgs",
     "#where",
 ];
 
@@ -32,6 +31,11 @@ pub(crate) const HASH_REASONS: &[(&str, &str)] = &[
     (
         "#guard",
         "`#guard` evaluates its condition with compiled code",
+    ),
+    (
+        "#guard_msgs",
+        "`#guard_msgs` consumes the messages it matches (errors and `declaration uses sorry` \
+         warnings included), so a verdict read from Lean's messages could not be trusted",
     ),
     (
         "#test",
