@@ -6,18 +6,24 @@
 //! `scripts/setup`). Everything else in leanpool only sees a
 //! [`LeanCommand`], so the two are interchangeable.
 
+#![deny(missing_docs)]
+
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Which Lean build runs the workers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BackendKind {
+    /// A native `lean` (elan's), the real deployment.
     Native,
+    /// Lean compiled to WebAssembly, run by Node (`scripts/setup`'s).
     Wasm,
 }
 
 impl BackendKind {
+    /// `native` or `wasm`, as in `backend.json`.
     pub fn as_str(self) -> &'static str {
         match self {
             BackendKind::Native => "native",
@@ -26,14 +32,30 @@ impl BackendKind {
     }
 }
 
+/// Why no usable Lean command could be found or run.
 #[derive(Debug, thiserror::Error)]
 pub enum LeanError {
+    /// Neither a backend description nor a `lean` on `PATH` (the text
+    /// says where it looked).
     #[error("no Lean found: {0}")]
     NotFound(String),
+    /// A `backend.json` that cannot be used.
     #[error("bad backend description {path}: {msg}")]
-    BadBackendJson { path: PathBuf, msg: String },
+    BadBackendJson {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        msg: String,
+    },
+    /// `lean --version` could not be run or gave no version.
     #[error("running `{program} --version` failed: {msg}")]
-    Version { program: String, msg: String },
+    Version {
+        /// The program that was run.
+        program: String,
+        /// How it failed.
+        msg: String,
+    },
+    /// An I/O error while looking.
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -43,11 +65,15 @@ pub enum LeanError {
 /// before it) there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeanCommand {
+    /// The executable (`lean`, or `node` for the WASM backend).
     pub program: PathBuf,
+    /// Arguments before the mode flag.
     pub args: Vec<String>,
     /// Added to the inherited environment (sorted, for stable output).
     pub env: Vec<(String, String)>,
+    /// Working directory of the process; the caller's when `None`.
     pub cwd: Option<PathBuf>,
+    /// Native or WASM.
     pub backend: BackendKind,
     /// `lean --version` as recorded by set-up (running it on the WASM
     /// backend costs ~20 s, so `doctor` prefers the recorded one).

@@ -7,6 +7,8 @@
 //! header names are). Other headers (`Content-Type`) are accepted and
 //! ignored.
 
+#![deny(missing_docs)]
+
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// Refuse absurd lengths instead of allocating them.
@@ -21,10 +23,14 @@ pub fn encode(body: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Why a frame could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
+    /// A malformed header block: a line without `:`, over 64 KiB, or a
+    /// `Content-Length` that is not a number or is too large.
     #[error("bad LSP header: {0}")]
     BadHeader(String),
+    /// The stream failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -43,6 +49,7 @@ fn find_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 impl Decoder {
+    /// Appends bytes read from the stream.
     pub fn push(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
     }
@@ -105,6 +112,7 @@ pub struct FrameReader<R> {
 }
 
 impl<R: AsyncRead + Unpin> FrameReader<R> {
+    /// A reader of `inner`'s frames.
     pub fn new(inner: R) -> Self {
         FrameReader { inner, decoder: Decoder::default(), chunk: vec![0; 64 * 1024] }
     }
@@ -123,6 +131,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         }
     }
 
+    /// Bytes skipped so far because they were not part of a frame.
     pub fn skipped(&self) -> u64 {
         self.decoder.skipped
     }

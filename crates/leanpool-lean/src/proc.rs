@@ -2,6 +2,8 @@
 //! how much memory they hold, and a bounded log of what they said on
 //! stderr.
 
+#![deny(missing_docs)]
+
 use std::collections::VecDeque;
 use std::sync::mpsc;
 use std::sync::{LazyLock, Mutex};
@@ -117,10 +119,12 @@ pub struct RingLog {
 }
 
 impl RingLog {
+    /// An empty log keeping at most `capacity` bytes.
     pub fn new(capacity: usize) -> Self {
         RingLog { buf: VecDeque::with_capacity(capacity.min(1 << 16)), capacity, total: 0 }
     }
 
+    /// Appends bytes, dropping the oldest beyond the capacity.
     pub fn push(&mut self, bytes: &[u8]) {
         self.total += bytes.len() as u64;
         let bytes = &bytes[bytes.len().saturating_sub(self.capacity)..];

@@ -12,6 +12,8 @@
 //! column past the visible end of a CRLF line clamps before the `\r`); a
 //! lone `\r` is an ordinary character, as it is for Lean.
 
+#![deny(missing_docs)]
+
 use leanpool_protocol::{Position, Range};
 
 /// Line starts of one text, for O(log n) offset -> position lookups.
@@ -23,12 +25,14 @@ pub struct LineIndex<'a> {
 }
 
 impl<'a> LineIndex<'a> {
+    /// Indexes the line starts of `text`.
     pub fn new(text: &'a str) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         LineIndex { text, line_starts }
     }
 
+    /// The indexed text.
     pub fn text(&self) -> &'a str {
         self.text
     }
@@ -84,6 +88,7 @@ impl<'a> LineIndex<'a> {
         bytes.end
     }
 
+    /// The LSP range (UTF-16 columns) of a byte range.
     pub fn range(&self, bytes: std::ops::Range<usize>) -> Range {
         Range { start: self.position(bytes.start), end: self.position(bytes.end) }
     }

@@ -5,6 +5,8 @@
 //! A reader may see a sample being overwritten concurrently; percentiles
 //! over the last N samples tolerate that.
 
+#![deny(missing_docs)]
+
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -20,9 +22,13 @@ pub(crate) struct LatencyWindow {
 pub struct Percentiles {
     /// Samples the percentiles are computed from (at most the window size).
     pub samples: usize,
+    /// Median.
     pub p50_ms: f64,
+    /// 90th percentile.
     pub p90_ms: f64,
+    /// 99th percentile.
     pub p99_ms: f64,
+    /// The largest sample.
     pub max_ms: f64,
 }
 

@@ -6,6 +6,8 @@
 //! line is known to be too long, only counts the rest (keeping a short prefix
 //! so the answer can still carry the request's id when it came early).
 
+#![deny(missing_docs)]
+
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 /// How much of an oversized line is kept for [`crate::request::scan_id`].
@@ -19,7 +21,12 @@ pub enum Frame {
     Line(Vec<u8>),
     /// A line longer than `max`: its length and its first
     /// [`OVERSIZE_PREFIX`] bytes. The rest was read and dropped.
-    TooLarge { len: usize, prefix: Vec<u8> },
+    TooLarge {
+        /// The line's full length in bytes.
+        len: usize,
+        /// Its first bytes (at most [`OVERSIZE_PREFIX`]).
+        prefix: Vec<u8>,
+    },
 }
 
 /// Splits a byte stream into [`Frame`]s, holding at most `max` bytes of a
@@ -34,6 +41,7 @@ pub struct FrameReader<R> {
 }
 
 impl<R: AsyncBufRead + Unpin> FrameReader<R> {
+    /// A reader of `inner` that holds at most `max` bytes of a line.
     pub fn new(inner: R, max: usize) -> Self {
         FrameReader { inner, max, line: Vec::new(), seen: 0, oversize: false }
     }

@@ -1,6 +1,8 @@
 //! The Unix socket file: binding it with the right mode, clearing a stale
 //! one, reading the peer's credentials, removing it on the way out.
 
+#![deny(missing_docs)]
+
 use crate::handler::PeerCred;
 use nix::sys::socket::{self, sockopt, AddressFamily, SockFlag, SockType, UnixAddr};
 use nix::sys::stat::{fchmod, Mode};
@@ -9,20 +11,30 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+/// Why the daemon could not bind its socket.
 #[derive(Debug, thiserror::Error)]
 pub enum BindError {
+    /// A live daemon answers on that path.
     #[error("another daemon is already listening on {0}")]
     InUse(PathBuf),
+    /// The path is taken by something that is not a socket.
     #[error("{0} exists and is not a socket; refusing to remove it")]
     NotASocket(PathBuf),
+    /// Any other failure on that path.
     #[error("cannot use socket {path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
+    Io {
+        /// The socket path.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
 }
 
 /// The identity of the socket file we created, so that shutdown removes the
 /// file only if it is still ours (a newer daemon may have replaced it).
 #[derive(Debug, Clone)]
 pub struct SocketFile {
+    /// Where the socket file is.
     pub path: PathBuf,
     dev_ino: (u64, u64),
 }
