@@ -23,9 +23,11 @@ pub fn screen_with(text: &str, policy: &GuardPolicy) -> Result<(), String> {
     crate::guard::screen(text, policy).map_err(|r| r.to_string())
 }
 
-/// The worker header a text needs (its canonical header): the pool's key.
+/// The worker header a text needs (its canonical import header): the
+/// pool's key. A text no document can be built for (the guard refuses it
+/// anyway) gets the empty header.
 pub fn header_key(text: &str) -> String {
-    Document::new(text).header
+    Document::new(text).map(|d| d.header).unwrap_or_default()
 }
 
 /// Checks `params.text` on `worker`, whose header must be
@@ -57,7 +59,10 @@ pub async fn check_on_with(
     if let Err(reason) = screen_with(&params.text, policy) {
         return Ok(with_time(CheckResult::rejected(reason)));
     }
-    let doc = Document::new(&params.text);
+    let doc = match Document::new(&params.text) {
+        Ok(doc) => doc,
+        Err(e) => return Ok(with_time(CheckResult::rejected(e.to_string()))),
+    };
     if doc.header != worker.header() {
         return Err(WorkerError::Protocol(format!(
             "worker has header {:?}, text needs {:?}",

@@ -84,7 +84,7 @@
 //! The rules, with the reason for each, are in `guard/tables.rs` and
 //! `guard/rules.rs`; the tokenizer and its reasoning in `guard/lexer.rs`.
 
-mod lexer;
+pub(crate) mod lexer;
 mod rules;
 mod tables;
 

@@ -1,277 +1,236 @@
-//! Header / body split, and the document leanpool builds from a caller's
-//! text.
+//! The document leanpool sends to Lean for a caller's text, built from the
+//! guard's token stream, and the way back to the caller's positions.
 //!
-//! A warm worker has one document open whose *header* (imports and other
-//! file-level set-up) has already been elaborated; each request replaces
-//! only what follows it, so Lean reuses the imported environment. The
-//! header therefore selects the worker, and two callers whose headers
-//! differ only in comments, blank lines or trailing spaces should share
-//! one. [`Document`] builds the text actually sent to Lean (the
-//! *canonical* header followed by the caller's body, verbatim) and maps
-//! Lean's positions back into the caller's text.
+//! A warm worker has one document open whose header (the `import`s) has
+//! already been elaborated; each request replaces what follows it, so Lean
+//! reuses the imported environment. Workers are keyed by the *imports
+//! only* (the expensive part): `open`, `set_option`, `universe`,
+//! `namespace`, `section`, `variable` … travel with each request as part
+//! of its text and are elaborated with it, so every header with the same
+//! imports shares the same warm workers.
 //!
-//! ## The header rule
+//! ## How the document is built
 //!
-//! The header is the longest run of whole lines from the top of the file
-//! that consist only of
-//! - blank lines, `--` line comments, and `/- … -/` / `/-! … -/` block
-//!   comments (nested, possibly spanning lines), and
-//! - *header commands*: a line whose first word is `prelude`, `module`,
-//!   `import`, `public`/`meta` (as in `public import`), `open`,
-//!   `set_option`, `universe`, `universes`, `namespace`, `section`, or
-//!   `noncomputable section`, plus any following indented continuation
-//!   lines;
+//! The caller's text is tokenized once, with Lean's lexical rules
+//! ([`crate::lex`], the same stream the guard screened). Its *import
+//! header* is the leading run of tokens Lean's `Module.header` reads:
+//! optional `module`, optional `prelude`, then `[public] [meta] import
+//! [all] Name` commands. The [`Document`] is
 //!
-//! except that a header command containing the token `in` (e.g.
-//! `set_option maxHeartbeats 0 in` or `open Nat in`) belongs to the next
-//! declaration and so starts the body, and a doc comment `/-- … -/` always
-//! starts the body (it documents the next declaration).
+//! ```text
+//! <canonical imports: one command per line, tokens joined by one space>
+//! <spaces up to the column where the last import token ended><the caller's text after it, verbatim>
+//! ```
+//!
+//! so comments and blank lines among the imports do not split workers,
+//! and every position after the imports keeps its column (UTF-16) and
+//! shifts by whole lines. The document is then tokenized again and must
+//! give exactly the caller's tokens (same kinds, same texts, same places
+//! after the shift): if it does not, [`Document::new`] refuses the text,
+//! so Lean never elaborates a token stream that was not screened.
 
+use crate::lex::{self, Token};
 use crate::text::LineIndex;
 use leanpool_protocol::{Position, Range};
 
-/// A caller's text cut into header and body at a line boundary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Split<'a> {
-    /// Whole lines, including the last line's terminator.
-    pub header: &'a str,
-    pub body: &'a str,
-    /// 0-based line of the caller's text on which `body` starts.
-    pub body_line: u32,
+/// Why leanpool refuses to build a document for a text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DocumentError(pub String);
+
+impl From<lex::LexError> for DocumentError {
+    fn from(e: lex::LexError) -> Self {
+        DocumentError(format!("rejected `{}`: {}", e.construct, e.reason))
+    }
 }
 
-const HEADER_WORDS: &[&str] = &[
-    "prelude",
-    "module",
-    "import",
-    "public",
-    "meta",
-    "open",
-    "set_option",
-    "universe",
-    "universes",
-    "namespace",
-    "section",
-];
-
-/// What one line contributes, after comments are removed.
-#[derive(Debug, PartialEq, Eq)]
-enum LineKind {
-    /// Only whitespace and comments.
-    Blank,
-    /// Code starting at column 0 (a new command) or indented code
-    /// (a continuation of the previous command).
-    Code { indented: bool },
-    /// Starts with a doc comment: the next declaration's.
-    DocComment,
+/// One piece of an assembled text: copied from a source text, or written
+/// by leanpool.
+#[derive(Debug, Clone)]
+pub enum Piece<'a> {
+    /// `source[range]`, copied verbatim.
+    Copied(std::ops::Range<usize>),
+    /// Text leanpool wrote.
+    Written(&'a str),
 }
 
-/// Strips comments from one line given the block-comment depth at its
-/// start; returns the code text (comments replaced by a space) and the
-/// depth at its end. String literals are honoured so `"--"` is not a
-/// comment.
-fn strip_comments(line: &str, depth: &mut u32) -> (String, bool) {
-    let b = line.as_bytes();
-    let mut code = String::new();
-    let mut doc_comment = false;
-    let mut i = 0;
-    let mut in_string = false;
-    while i < b.len() {
-        if *depth > 0 {
-            if b[i..].starts_with(b"/-") {
-                *depth += 1;
-                i += 2;
-            } else if b[i..].starts_with(b"-/") {
-                *depth -= 1;
-                i += 2;
-                code.push(' ');
-            } else {
-                i += 1;
-            }
-            continue;
-        }
-        if in_string {
-            match b[i] {
-                b'\\' => i += 2,
-                b'"' => {
-                    in_string = false;
-                    i += 1
+/// Assembles `pieces` and checks that the result tokenizes exactly as the
+/// pieces do on their own: every copied token is the same token in the
+/// result (a copied range never cuts a token, comment or literal, and
+/// nothing around it changes how it reads), and leanpool's own text reads
+/// as itself. Returns the text and, per piece, its offset in the text.
+pub fn assemble(
+    source: &str,
+    source_tokens: &[Token],
+    pieces: &[Piece<'_>],
+) -> Result<(String, Vec<usize>), DocumentError> {
+    let mut out = String::new();
+    let mut offsets = Vec::with_capacity(pieces.len());
+    let mut expected: Vec<Token> = Vec::new();
+    for p in pieces {
+        let at = out.len();
+        offsets.push(at);
+        match p {
+            Piece::Copied(r) => {
+                if let Some(t) = source_tokens
+                    .iter()
+                    .find(|t| (t.start < r.start && t.end > r.start) || (t.start < r.end && t.end > r.end))
+                {
+                    return Err(DocumentError(format!(
+                        "internal: a copied range cuts the token `{}`",
+                        t.text
+                    )));
                 }
-                _ => i += 1,
+                expected.extend(
+                    source_tokens
+                        .iter()
+                        .filter(|t| t.start >= r.start && t.end <= r.end)
+                        .map(|t| shifted(t, at as isize - r.start as isize)),
+                );
+                out.push_str(&source[r.clone()]);
             }
-            continue;
+            Piece::Written(w) => {
+                let toks = lex::tokenize(w)?;
+                expected.extend(toks.iter().map(|t| shifted(t, at as isize)));
+                out.push_str(w);
+            }
         }
-        if b[i..].starts_with(b"--") {
+    }
+    let got = lex::tokenize(&out)?;
+    let same = |a: &Token, b: &Token| {
+        a.kind == b.kind && a.text == b.text && a.start == b.start && a.end == b.end && a.nested == b.nested
+    };
+    if got.len() != expected.len() || !got.iter().zip(&expected).all(|(a, b)| same(a, b)) {
+        let at = got
+            .iter()
+            .zip(&expected)
+            .position(|(a, b)| !same(a, b))
+            .unwrap_or(got.len().min(expected.len()));
+        return Err(DocumentError(format!(
+            "the text leanpool would send to Lean does not read like the caller's text \
+             (token {at}: {:?} where {:?} was screened); refused",
+            got.get(at).map(|t| &t.text),
+            expected.get(at).map(|t| &t.text)
+        )));
+    }
+    Ok((out, offsets))
+}
+
+fn shifted(t: &Token, by: isize) -> Token {
+    Token {
+        start: (t.start as isize + by) as usize,
+        end: (t.end as isize + by) as usize,
+        ..t.clone()
+    }
+}
+
+/// Token indices of the import header: `module`? `prelude`? then
+/// `public`? `meta`? `import` `all`? `Name`, as Lean's `Module.header`
+/// reads it. Returns the index one past the last header token and the
+/// start index of each command.
+fn import_header(toks: &[Token], src: &str) -> (usize, Vec<std::ops::Range<usize>>) {
+    let word = |j: usize, w: &str| {
+        toks.get(j)
+            .is_some_and(|t| t.kind == lex::Kind::Ident && &src[t.start..t.end] == w)
+    };
+    let mut commands = Vec::new();
+    let mut j = 0;
+    for w in ["module", "prelude"] {
+        if word(j, w) {
+            commands.push(j..j + 1);
+            j += 1;
+        }
+    }
+    loop {
+        let mut k = j;
+        for m in ["public", "meta"] {
+            if word(k, m) {
+                k += 1;
+            }
+        }
+        if !word(k, "import") {
             break;
         }
-        if b[i..].starts_with(b"/-") {
-            if b[i..].starts_with(b"/--") && !b[i..].starts_with(b"/--/") && code.trim().is_empty() {
-                doc_comment = true;
-            }
-            *depth += 1;
-            i += 2;
-            continue;
+        k += 1;
+        if word(k, "all") {
+            k += 1;
         }
-        if b[i] == b'"' {
-            in_string = true;
+        if !toks.get(k).is_some_and(|t| t.kind == lex::Kind::Ident) {
+            break;
         }
-        // Copy one whole UTF-8 character.
-        let ch_len = line[i..].chars().next().map_or(1, char::len_utf8);
-        code.push_str(&line[i..i + ch_len]);
-        i += ch_len;
+        commands.push(j..k + 1);
+        j = k + 1;
     }
-    (code, doc_comment)
+    (j, commands)
 }
 
-fn classify(line: &str, depth: &mut u32) -> (LineKind, String) {
-    let started_in_comment = *depth > 0;
-    let (code, doc) = strip_comments(line, depth);
-    if doc {
-        return (LineKind::DocComment, code);
-    }
-    if code.trim().is_empty() {
-        return (LineKind::Blank, code);
-    }
-    let indented = started_in_comment || code.starts_with(char::is_whitespace);
-    (LineKind::Code { indented }, code)
-}
-
-fn is_header_command(code: &str) -> bool {
-    let mut words = code.split_whitespace();
-    let first = words.next().unwrap_or("");
-    HEADER_WORDS.contains(&first) || (first == "noncomputable" && words.next() == Some("section"))
-}
-
-fn has_in_token(code: &str) -> bool {
-    code.split_whitespace().any(|w| w == "in")
-}
-
-/// Lines of `text` with their terminators kept.
-fn lines_with_ends(text: &str) -> impl Iterator<Item = &str> {
-    text.split_inclusive('\n')
-}
-
-/// Splits a caller's text into header and body (see the module docs for
-/// the rule).
-pub fn split_header(text: &str) -> Split<'_> {
-    let lines: Vec<&str> = lines_with_ends(text).collect();
-    let mut depth = 0u32;
-    // Byte offset / line index where the header provably ends so far.
-    let mut header_end = (0usize, 0u32);
-    let mut offset = 0usize;
-    let mut i = 0usize;
-    while i < lines.len() {
-        let line = lines[i];
-        let (kind, code) = classify(line.trim_end_matches(['\n', '\r']), &mut depth);
-        match kind {
-            LineKind::Blank => {
-                offset += line.len();
-                i += 1;
-                if depth == 0 {
-                    header_end = (offset, i as u32);
-                }
-            }
-            LineKind::DocComment => break,
-            LineKind::Code { indented: true } => break,
-            LineKind::Code { indented: false } => {
-                if !is_header_command(&code) {
-                    break;
-                }
-                // Gather the command: this line and indented continuations.
-                let mut command = code;
-                let mut end = offset + line.len();
-                let mut j = i + 1;
-                let mut d = depth;
-                while j < lines.len() {
-                    let (k, c) = classify(lines[j].trim_end_matches(['\n', '\r']), &mut d);
-                    match k {
-                        LineKind::Code { indented: true } => {
-                            command.push(' ');
-                            command.push_str(&c);
-                            end += lines[j].len();
-                            depth = d;
-                            j += 1;
-                        }
-                        _ => break,
-                    }
-                }
-                if has_in_token(&command) {
-                    break;
-                }
-                offset = end;
-                i = j;
-                if depth == 0 {
-                    header_end = (offset, i as u32);
-                }
-            }
-        }
-    }
-    Split { header: &text[..header_end.0], body: &text[header_end.0..], body_line: header_end.1 }
-}
-
-/// The text sent to Lean for one caller's text, and the way back.
-///
-/// `text == canonical_header + body`, where the canonical header keeps only
-/// the header's lines that carry code, each without trailing whitespace or
-/// `\r`, joined by `\n`. Kept lines are otherwise verbatim, so a column on
-/// a kept line means the same thing in both texts; the body is verbatim,
-/// so body positions only shift by whole lines.
+/// The text sent to Lean for one caller's text, and the way back (see the
+/// module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Document {
-    /// The canonical header: the worker's key and the didOpen text.
+    /// The canonical import header: the worker's key and the didOpen text.
     pub header: String,
-    /// Full document text (`header` + the caller's body).
+    /// Full document text: `header`, padding, the caller's text after the
+    /// imports.
     pub text: String,
-    /// Line of the caller's text where the body starts.
-    caller_body_line: u32,
-    /// For every line of `header`, the caller's line it came from.
-    header_origin: Vec<u32>,
+    /// Byte offset in the caller's text where the verbatim part starts.
+    cut: usize,
+    /// The caller's position of `cut`.
+    cut_pos: Position,
+    /// For every line of `header`, the caller's position of its first token.
+    header_origin: Vec<Position>,
 }
 
 impl Document {
-    pub fn new(caller_text: &str) -> Document {
-        let split = split_header(caller_text);
-        let mut header = String::new();
-        let mut header_origin = Vec::new();
-        let mut depth = 0u32;
-        // Lines joined by a block comment that stays open across their
-        // ends form one group, kept or dropped as a whole so the kept text
-        // never has half a comment.
-        let mut group: Vec<(u32, &str)> = Vec::new();
-        let mut group_has_code = false;
-        for (n, line) in lines_with_ends(split.header).enumerate() {
-            let bare = line.trim_end_matches(['\n', '\r']);
-            let (kind, _) = classify(bare, &mut depth);
-            group.push((n as u32, bare));
-            group_has_code |= kind != LineKind::Blank;
-            if depth == 0 {
-                if group_has_code {
-                    for (origin, bare) in group.drain(..) {
-                        header.push_str(bare.trim_end());
-                        header.push('\n');
-                        header_origin.push(origin);
-                    }
-                }
-                group.clear();
-                group_has_code = false;
-            }
-        }
-        let text = format!("{header}{}", split.body);
-        Document { header, text, caller_body_line: split.body_line, header_origin }
+    pub fn new(caller_text: &str) -> Result<Document, DocumentError> {
+        let toks = lex::tokenize(caller_text)?;
+        Self::from_tokens(caller_text, &toks)
     }
 
-    /// Line of `text` on which the body starts.
+    /// [`Document::new`] from the caller's token stream (already lexed).
+    pub fn from_tokens(caller_text: &str, toks: &[Token]) -> Result<Document, DocumentError> {
+        let (end, commands) = import_header(toks, caller_text);
+        let index = LineIndex::new(caller_text);
+        let mut header = String::new();
+        let mut header_origin = Vec::new();
+        for c in &commands {
+            let words: Vec<&str> = toks[c.clone()].iter().map(|t| &caller_text[t.start..t.end]).collect();
+            header.push_str(&words.join(" "));
+            header.push('\n');
+            header_origin.push(index.position(toks[c.start].start));
+        }
+        let cut = if end == 0 { 0 } else { toks[end - 1].end };
+        let cut_pos = index.position(cut);
+        let pad = " ".repeat(cut_pos.character as usize);
+        let pieces = [Piece::Written(&header), Piece::Written(&pad), Piece::Copied(cut..caller_text.len())];
+        let (text, _) = assemble(caller_text, toks, &pieces)?;
+        // The canonical header reads as the caller's import tokens.
+        let sent = lex::tokenize(&header)?;
+        if sent.len() != end || !sent.iter().zip(&toks[..end]).all(|(a, b)| a.kind == b.kind && a.text == b.text) {
+            return Err(DocumentError("internal: the canonical import header does not read like the caller's".into()));
+        }
+        Ok(Document { header, text, cut, cut_pos, header_origin })
+    }
+
+    /// Line of `text` on which the caller's text after the imports starts.
     pub fn body_line(&self) -> u32 {
         self.header_origin.len() as u32
+    }
+
+    /// Byte offset in the caller's text where the part sent verbatim
+    /// starts (the end of the last import token, or 0).
+    pub fn caller_cut(&self) -> usize {
+        self.cut
     }
 
     /// Maps a position in `text` to the caller's text.
     pub fn to_caller(&self, pos: Position) -> Position {
         let body_line = self.body_line();
         if pos.line >= body_line {
-            Position { line: pos.line - body_line + self.caller_body_line, character: pos.character }
+            Position { line: pos.line - body_line + self.cut_pos.line, character: pos.character }
         } else {
-            Position { line: self.header_origin[pos.line as usize], character: pos.character }
+            let o = self.header_origin[pos.line as usize];
+            Position { line: o.line, character: o.character + pos.character }
         }
     }
 
@@ -280,19 +239,15 @@ impl Document {
     }
 
     /// Maps a position in the caller's text into `text` (`None` for a
-    /// position on a header line leanpool dropped).
+    /// position among the imports that is not on an import command's line).
     pub fn from_caller(&self, pos: Position) -> Option<Position> {
-        if pos.line >= self.caller_body_line {
-            Some(Position { line: pos.line - self.caller_body_line + self.body_line(), character: pos.character })
+        if (pos.line, pos.character) >= (self.cut_pos.line, self.cut_pos.character) {
+            Some(Position { line: pos.line - self.cut_pos.line + self.body_line(), character: pos.character })
         } else {
-            let line = self.header_origin.iter().position(|&o| o == pos.line)?;
-            Some(Position { line: line as u32, character: pos.character })
+            let line = self.header_origin.iter().position(|o| o.line == pos.line)?;
+            let o = self.header_origin[line];
+            Some(Position { line: line as u32, character: pos.character.saturating_sub(o.character) })
         }
-    }
-
-    /// Position in `text` of a byte offset into the caller's body.
-    pub fn body_offset_position(&self, body_offset: usize) -> Position {
-        LineIndex::new(&self.text).position(self.header.len() + body_offset)
     }
 }
 
@@ -300,90 +255,82 @@ impl Document {
 mod tests {
     use super::*;
 
-    fn split(t: &str) -> (&str, &str, u32) {
-        let s = split_header(t);
-        assert_eq!(format!("{}{}", s.header, s.body), t);
-        (s.header, s.body, s.body_line)
+    fn doc(t: &str) -> Document {
+        Document::new(t).unwrap()
     }
 
     #[test]
-    fn no_header() {
-        assert_eq!(split("theorem t : True := trivial\n"), ("", "theorem t : True := trivial\n", 0));
-        assert_eq!(split(""), ("", "", 0));
+    fn no_imports_is_sent_verbatim() {
+        let d = doc("open Nat
+theorem t : True := trivial
+");
+        assert_eq!(d.header, "");
+        assert_eq!(d.text, "open Nat
+theorem t : True := trivial
+");
+        assert_eq!(doc("").text, "");
     }
 
     #[test]
-    fn imports_opens_options_comments() {
-        let t = "-- leading\nimport Init\n\n/- block\n   comment -/\nopen Nat\nset_option pp.all true\nuniverse u\n\ntheorem t : True := trivial\n";
-        let (h, b, line) = split(t);
-        assert_eq!(b, "theorem t : True := trivial\n");
-        assert_eq!(line, 9);
-        assert!(h.ends_with("universe u\n\n"));
-    }
-
-    #[test]
-    fn set_option_in_starts_body() {
-        let t = "open Nat\nset_option maxHeartbeats 0 in\ntheorem t : True := trivial";
-        assert_eq!(split(t), ("open Nat\n", "set_option maxHeartbeats 0 in\ntheorem t : True := trivial", 1));
-        let t = "open Nat in\ntheorem t : True := trivial";
-        assert_eq!(split(t).2, 0);
-    }
-
-    #[test]
-    fn doc_comment_starts_body_module_doc_does_not() {
-        let t = "import Init\n/-! module doc -/\n/-- doc -/\ntheorem t : True := trivial";
-        assert_eq!(split(t).2, 2);
-    }
-
-    #[test]
-    fn continuation_lines_and_strings() {
-        let t = "open Nat\n  List\nset_option trace.x \"--\"\nexample : True := trivial";
-        assert_eq!(split(t).2, 3);
-        // An indented line with no header command before it is body.
-        assert_eq!(split("  theorem t : True := trivial").2, 0);
-    }
-
-    #[test]
-    fn unterminated_comment_is_not_header() {
-        let t = "import Init\n/- never closed\nimport Foo\n";
-        assert_eq!(split(t).2, 1);
-    }
-
-    #[test]
-    fn document_canonical_header_and_mapping() {
-        let caller = "-- a comment\r\nimport Init   \r\n\r\n/- two\r\n lines -/\r\nopen Nat -- why\r\n\r\ntheorem t : 𝓝 := by\r\n  bad\r\n";
-        let doc = Document::new(caller);
-        assert_eq!(doc.header, "import Init\nopen Nat -- why\n");
-        assert_eq!(doc.text, format!("{}theorem t : 𝓝 := by\r\n  bad\r\n", doc.header));
-        assert_eq!(doc.body_line(), 2);
-        // Body positions shift by whole lines, columns unchanged.
+    fn key_is_the_imports_and_the_rest_keeps_its_columns() {
+        let caller = "-- leading\nimport Init\n\n/- block\n   comment -/\nimport   Lean.Data.Json -- x\nopen Nat\nset_option pp.all true\n\ntheorem t : 𝓝 := by\r\n  bad\n";
+        let d = doc(caller);
+        assert_eq!(d.header, "import Init\nimport Lean.Data.Json\n");
+        let rest = &caller[caller.find(" -- x").unwrap()..];
+        assert_eq!(d.text, format!("{}{}{rest}", d.header, " ".repeat("import   Lean.Data.Json".len())));
+        assert_eq!(d.body_line(), 2);
+        // Every token after the imports: same UTF-16 position, lines shifted.
+        let (ci, di) = (LineIndex::new(caller), LineIndex::new(&d.text));
+        for word in ["open", "set_option", "theorem", "bad"] {
+            let c = ci.position(caller.find(word).unwrap());
+            let s = di.position(d.text.find(word).unwrap());
+            assert_eq!(d.to_caller(s), c, "{word}");
+            assert_eq!(d.from_caller(c), Some(s), "{word}");
+        }
+        // Header lines map to their command's first token.
         let p = |line, character| Position { line, character };
-        assert_eq!(doc.to_caller(p(3, 2)), p(8, 2));
-        assert_eq!(doc.from_caller(p(8, 2)), Some(p(3, 2)));
-        // Header lines map back to the line they came from.
-        assert_eq!(doc.to_caller(p(1, 5)), p(5, 5));
-        assert_eq!(doc.to_caller(p(0, 0)), p(1, 0));
-        assert_eq!(doc.from_caller(p(0, 0)), None);
-        // Same position of the same token, found from both sides.
-        let caller_ix = LineIndex::new(caller);
-        let doc_ix = LineIndex::new(&doc.text);
-        let bad_caller = caller_ix.position(caller.find("bad").unwrap());
-        let bad_doc = doc_ix.position(doc.text.find("bad").unwrap());
-        assert_eq!(doc.to_caller(bad_doc), bad_caller);
-        assert_eq!(doc.body_offset_position(doc.text.len() - doc.header.len() - 5), bad_doc);
+        assert_eq!(d.to_caller(p(1, 7)), p(5, 7));
+        assert_eq!(d.from_caller(p(0, 0)), None);
     }
 
     #[test]
-    fn headers_differing_in_comments_share_a_worker() {
-        let a = Document::new("import Init\n-- x\nopen Nat\ntheorem a : True := trivial");
-        let b = Document::new("/- y -/\nimport Init  \n\nopen Nat\n\ntheorem b : True := trivial");
+    fn headers_with_the_same_imports_share_a_key() {
+        let a = doc("import Init\n-- x\nopen Nat\ntheorem a : True := trivial");
+        let b = doc("/- y -/\nimport Init  \n\nopen Real\nset_option maxHeartbeats 0\n\ntheorem b : True := trivial");
         assert_eq!(a.header, b.header);
+        assert_eq!(a.header, "import Init\n");
+        let c = doc("module\npublic import Init\nmeta import all Lean\nopen X");
+        assert_eq!(c.header, "module\npublic import Init\nmeta import all Lean\n");
+        // An import after another command is not header (Lean refuses it).
+        assert_eq!(doc("open Nat\nimport Init").header, "");
+    }
+
+    /// Issue 10: the old header split stripped comments line by line, so
+    /// a `--` inside a string that spans lines was dropped from the text
+    /// sent to Lean and the string ended elsewhere. The document is now
+    /// the caller's tokens, checked.
+    #[test]
+    fn attack_header_comment_stripper_string_spanning_lines() {
+        let t = "open Nat \"\n--\"\n\" #eval (424401 : Nat) \"\n";
+        assert_eq!(doc(t).text, t);
+        let t = "import Init \"\n--\"\n\" #eval (424401 : Nat) \"\n";
+        let d = doc(t);
+        assert_eq!(d.header, "import Init\n");
+        assert!(d.text.ends_with("\"\n--\"\n\" #eval (424401 : Nat) \"\n"), "{:?}", d.text);
     }
 
     #[test]
-    fn multi_line_comment_after_code_is_kept_whole() {
-        let doc = Document::new("import Init /- starts\n  ends -/\nopen Nat\nexample : True := trivial");
-        assert_eq!(doc.header, "import Init /- starts\n  ends -/\nopen Nat\n");
-        assert_eq!(doc.body_line(), 3);
+    fn assemble_refuses_pieces_that_change_how_copied_text_reads() {
+        let src = "a -- b\nc";
+        let toks = lex::tokenize(src).unwrap();
+        // Copying the comment without its line end swallows written text.
+        let r = assemble(src, &toks, &[Piece::Copied(0..6), Piece::Written(" := d\n")]);
+        assert!(r.is_err(), "{r:?}");
+        let r = assemble(src, &toks, &[Piece::Copied(0..7), Piece::Written(" := d\n")]).unwrap();
+        assert_eq!(r.0, "a -- b\n := d\n");
+        // A range that cuts a literal is refused.
+        let src = "x \"s t\" y";
+        let toks = lex::tokenize(src).unwrap();
+        assert!(assemble(src, &toks, &[Piece::Copied(0..5)]).is_err());
     }
 }

@@ -9,6 +9,11 @@ pub mod cold;
 pub mod framing;
 pub mod guard;
 pub mod header;
+/// Lean's lexical rules: the one token stream the guard screens and the
+/// documents sent to Lean are built from.
+pub mod lex {
+    pub use crate::guard::lexer::{tokenize, Kind, LexError, Token};
+}
 pub mod lsp;
 pub mod proc;
 pub mod provenance;
@@ -19,6 +24,6 @@ pub mod worker;
 pub use backend::{BackendKind, LeanCommand, LeanError};
 pub use sandbox::{Sandbox, SandboxConfig, SandboxMode};
 pub use check::{check_on, check_on_with, check_once, header_key};
-pub use header::{split_header, Document, Split};
+pub use header::{assemble, Document, DocumentError, Piece};
 pub use text::LineIndex;
 pub use worker::{collect_rpc_refs, RawSender, Worker, WorkerConfig, WorkerError, DEFAULT_WARMUP};

@@ -150,8 +150,25 @@ rejects! {
     // With Mathlib, `∑'` is one token, so `'"'` below is a character
     // literal and `#eval` is code.
     glued_quote_after_symbol: "example := ∑'+'\"' #eval 1 \"" => "'";
-    glued_line_comment: "example : ∀ x, x <-- #eval 1\n = x := sorry" => "#eval";
-    glued_block_comment: "def S := {x : Nat //- \n#eval 1\n-- -/ x > 0}" => "#eval";
+    glued_line_comment: "example : ∀ x, x <-- #eval 1\n = x := sorry" => "--";
+    glued_block_comment: "def S := {x : Nat //- \n#eval 1\n-- -/ x > 0}" => "/-";
+    // Issue 10: a comment glued to a symbol is a comment for Lean (its
+    // `whitespace` runs after every token); the old guard read it as code,
+    // so a string opened on that line hid the next line from the guard only.
+    attack_line_comment_glued_to_eq: "example : True =-- \"\n#eval (424201 : Nat)\n-- \"\n" => "--";
+    attack_block_comment_glued_to_colon: "example :/- \"\n-/ #eval (424202 : Nat)\n-- \"\n" => "/-";
+    attack_line_comment_glued_to_assign: "example : True :=-- \"\n#eval (424203 : Nat)\n-- \"\n" => "--";
+    attack_block_comment_glued_to_plus: "example : 1 +/- \"\n-/ #eval (424204 : Nat)\n-- \"\n = 1 := rfl" => "/-";
+    attack_glued_comment_then_raw_string: "example : True =-- r#\"\n#eval (424205 : Nat)\n-- \"#\n" => "--";
+    attack_glued_comment_then_guillemet: "example : True =-- «\n#eval (424206 : Nat)\n-- »\n" => "--";
+    attack_glued_comment_after_name: "example : True := trivial-- \"\n#eval (424207 : Nat)\n-- \"\n" => "--";
+    attack_glued_doc_comment: "example : True :/-- \"\n-/ #eval (424208 : Nat)\n-- \"\n" => "/-";
+    // Issue 10: `/--/` opens a doc comment for Lean (its body starts
+    // after `/--`); the old guard closed it at once.
+    attack_doc_comment_slash_dash_dash_slash: "/--/ \"\n-/ #eval (424210 : Nat)\n-- \"\ntheorem x : True := trivial\n" => "#eval";
+    // A plain comment's body starts after `/-X`: `/-/- -/` is a whole
+    // comment for Lean, not a nested one.
+    attack_comment_slash_dash_slash_nesting: "/-/- -/ #eval (424211 : Nat) -/" => "#eval";
     zero_width_space: "#ev\u{200B}al 1" => "invisible character U+200B";
     zero_width_in_keyword: "run\u{200D}_cmd pure ()" => "invisible character U+200D";
     bidi_override: "theorem t : True := \u{202E}trivial" => "invisible character U+202E";

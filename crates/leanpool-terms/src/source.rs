@@ -22,7 +22,8 @@
 //! leanpool wrote (the name, the `sorry`, the `#check`) lands on the
 //! declaration keyword.
 
-use leanpool_lean::{Document, LineIndex};
+use leanpool_lean::lex::{self, Kind, Token};
+use leanpool_lean::{assemble, Document, DocumentError, LineIndex, Piece};
 use leanpool_protocol::Position;
 
 /// Canonical declaration name (the statement's own name is dropped).
@@ -74,14 +75,17 @@ pub const PP_OPTIONS: &[(&str, &str)] = &[
     ("pp.inaccessibleNames", "true"),
 ];
 
-/// Where the statement sits in the caller's body (byte offsets into it).
+/// Where the statement sits in a text (byte offsets into it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatementSpan {
+    /// Start of the statement's command: its doc comment, attributes and
+    /// modifiers (`private`, `noncomputable`, …), else the keyword.
+    pub command: usize,
     /// Start of `theorem`/`lemma`/`example`.
     pub keyword: usize,
     /// End of the keyword and name (start of the signature).
     pub sig_start: usize,
-    /// End of the signature: the `:=` of the proof, or the end of the body.
+    /// End of the signature's last token (comments after it excluded).
     pub sig_end: usize,
     /// The declaration's own name, if it has one.
     pub name: Option<String>,
@@ -91,178 +95,112 @@ pub struct StatementSpan {
 pub enum SourceError {
     #[error("no `theorem`, `lemma` or `example` found in the text")]
     NoDeclaration,
+    /// The text cannot be read exactly as Lean would, or the statement
+    /// document would not read like it (see `leanpool_lean::assemble`).
+    #[error("{0}")]
+    Refused(String),
 }
 
-fn is_ident_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | '\'' | '!' | '?' | '.') || ('₀'..='₉').contains(&c) || ('ₐ'..='ₜ').contains(&c)
+impl From<DocumentError> for SourceError {
+    fn from(e: DocumentError) -> Self {
+        SourceError::Refused(e.0)
+    }
 }
 
-/// Tokens the scanner cares about, with byte offsets.
-struct Scanner<'a> {
-    s: &'a str,
-    i: usize,
+impl From<lex::LexError> for SourceError {
+    fn from(e: lex::LexError) -> Self {
+        SourceError::Refused(format!("rejected `{}`: {}", e.construct, e.reason))
+    }
 }
 
-impl<'a> Scanner<'a> {
-    fn peek(&self) -> Option<char> {
-        self.s[self.i..].chars().next()
-    }
-    fn rest(&self) -> &'a str {
-        &self.s[self.i..]
-    }
-    fn bump(&mut self) -> Option<char> {
-        let c = self.peek()?;
-        self.i += c.len_utf8();
-        Some(c)
-    }
-    /// Skips one comment, string or char literal at the cursor, if any.
-    fn skip_trivia(&mut self, prev: Option<char>) -> bool {
-        let r = self.rest();
-        if r.starts_with("--") {
-            self.i += r.find('\n').unwrap_or(r.len());
-            true
-        } else if r.starts_with("/-") {
-            let mut depth = 0;
-            while self.i < self.s.len() {
-                let r = self.rest();
-                if r.starts_with("/-") {
+const MODIFIERS: &[&str] = &["private", "protected", "public", "noncomputable", "partial", "nonrec", "unsafe"];
+
+/// Finds the statement among `toks` (the guard's token stream of `text`),
+/// looking only at tokens starting at or after `from`.
+pub fn find_statement_in(text: &str, toks: &[Token], from: usize) -> Result<StatementSpan, SourceError> {
+    // Tokens read inside string literals are not the text's own tokens.
+    let toks: Vec<&Token> = toks.iter().filter(|t| !t.nested && t.start >= from).collect();
+    let src = |t: &Token| &text[t.start..t.end];
+    let is_word = |t: &Token, w: &str| t.kind == Kind::Ident && src(t) == w;
+    let is_sym = |t: &Token, w: &str| t.kind == Kind::Symbol && t.text == w;
+    // 1. The keyword (as written: `«theorem»` is a name, not the keyword).
+    let k = toks
+        .iter()
+        .position(|t| ["theorem", "lemma", "example"].iter().any(|w| is_word(t, w)))
+        .ok_or(SourceError::NoDeclaration)?;
+    let kw = toks[k];
+    // 2. The command's start: doc comment, attributes, modifiers.
+    let mut c = k;
+    while let Some(j) = c.checked_sub(1) {
+        let t = toks[j];
+        if (t.kind == Kind::DocComment && t.text == "/--") || MODIFIERS.iter().any(|w| is_word(t, w)) {
+            c = j;
+        } else if is_sym(t, "]") {
+            // `@[…]`: back to the matching `[`, which must follow `@`.
+            let mut depth = 0i32;
+            let mut m = j;
+            let open = loop {
+                let u = toks[m];
+                if is_sym(u, "]") {
                     depth += 1;
-                    self.i += 2;
-                } else if r.starts_with("-/") {
+                } else if is_sym(u, "[") {
                     depth -= 1;
-                    self.i += 2;
                     if depth == 0 {
-                        break;
+                        break Some(m);
                     }
-                } else {
-                    self.bump();
                 }
-            }
-            true
-        } else if r.starts_with('"') {
-            self.bump();
-            while let Some(c) = self.bump() {
-                match c {
-                    '\\' => {
-                        self.bump();
-                    }
-                    '"' => break,
-                    _ => {}
+                match m.checked_sub(1) {
+                    Some(p) => m = p,
+                    None => break None,
                 }
+            };
+            match open {
+                Some(o) if o > 0 && is_sym(toks[o - 1], "@") => c = o - 1,
+                _ => break,
             }
-            true
-        } else if r.starts_with('\'') && !prev.is_some_and(is_ident_char) {
-            // A char literal `'a'` / `'\n'`; a `'` after an identifier
-            // character is part of that identifier (`h'`).
-            let save = self.i;
-            self.bump();
-            if self.peek() == Some('\\') {
-                self.bump();
-            }
-            self.bump();
-            if self.peek() == Some('\'') {
-                self.bump();
-            } else {
-                self.i = save + 1;
-            }
-            true
-        } else if r.starts_with('«') {
-            self.i += r.find('»').map(|j| j + '»'.len_utf8()).unwrap_or(r.len());
-            true
         } else {
-            false
+            break;
         }
     }
-}
-
-/// Finds the statement in a body (see the module docs).
-pub fn find_statement(body: &str) -> Result<StatementSpan, SourceError> {
-    let mut sc = Scanner { s: body, i: 0 };
-    let mut prev: Option<char> = None;
-    // 1. The keyword, at a word boundary, outside comments and strings.
-    let (keyword, kw) = loop {
-        if sc.i >= body.len() {
-            return Err(SourceError::NoDeclaration);
-        }
-        if sc.skip_trivia(prev) {
-            prev = Some(' ');
-            continue;
-        }
-        if !prev.is_some_and(is_ident_char) {
-            let r = sc.rest();
-            let hit = ["theorem", "lemma", "example"].into_iter().find(|k| {
-                r.starts_with(k) && !r[k.len()..].chars().next().is_some_and(is_ident_char)
-            });
-            if let Some(k) = hit {
-                break (sc.i, k);
-            }
-        }
-        prev = sc.bump();
-    };
-    sc.i = keyword + kw.len();
-    // 2. The name (not for `example`).
+    // 3. The name (not for `example`): one identifier token.
+    let mut n = k + 1;
     let mut name = None;
-    if kw != "example" {
-        loop {
-            while sc.peek().is_some_and(char::is_whitespace) {
-                sc.bump();
-            }
-            if !sc.skip_trivia(Some(' ')) {
-                break;
-            }
-        }
-        let start = sc.i;
-        if sc.rest().starts_with('«') {
-            sc.skip_trivia(Some(' '));
-        }
-        while sc.peek().is_some_and(|c| is_ident_char(c) || c == '«') {
-            if sc.peek() == Some('«') {
-                sc.skip_trivia(Some(' '));
-            } else {
-                sc.bump();
-            }
-        }
-        // `foo.{u}`: the universe list stays in the signature.
-        if sc.s[start..sc.i].ends_with('.') && sc.peek() == Some('{') {
-            sc.i -= 1;
-        }
-        if sc.i > start {
-            name = Some(body[start..sc.i].to_owned());
+    if src(kw) != "example" {
+        if let Some(t) = toks.get(n).filter(|t| t.kind == Kind::Ident) {
+            name = Some(src(t).to_owned());
+            n += 1;
         }
     }
-    let sig_start = sc.i;
-    // 3. The first `:=` at bracket depth 0.
+    let sig_start = toks[n - 1].end;
+    // 4. The signature: up to the first `:=` at bracket depth 0.
     let mut depth = 0i32;
-    prev = None;
-    let sig_end = loop {
-        if sc.i >= body.len() {
-            break body.len();
+    let mut sig_end = sig_start;
+    for t in &toks[n..] {
+        if t.kind == Kind::Symbol {
+            match t.text.as_str() {
+                ":=" if depth == 0 => break,
+                "(" | "[" | "{" | "⦃" | "⟨" | "⟦" => depth += 1,
+                ")" | "]" | "}" | "⦄" | "⟩" | "⟧" => depth -= 1,
+                _ => {}
+            }
         }
-        if sc.skip_trivia(prev) {
-            prev = Some(' ');
-            continue;
-        }
-        let r = sc.rest();
-        if depth == 0 && r.starts_with(":=") {
-            break sc.i;
-        }
-        let c = sc.bump().expect("not at end");
-        match c {
-            '(' | '[' | '{' | '⦃' | '⟨' | '⟦' => depth += 1,
-            ')' | ']' | '}' | '⦄' | '⟩' | '⟧' => depth -= 1,
-            _ => {}
-        }
-        prev = Some(c);
-    };
-    Ok(StatementSpan { keyword, sig_start, sig_end, name })
+        sig_end = t.end;
+    }
+    Ok(StatementSpan { command: toks[c].start, keyword: kw.start, sig_start, sig_end, name })
 }
 
-/// A verbatim piece of the sent body: `len` bytes at `sent` came from the
-/// caller's body at `caller`.
+/// [`find_statement_in`] for a text of its own.
+pub fn find_statement(body: &str) -> Result<StatementSpan, SourceError> {
+    let toks = lex::tokenize(body)?;
+    find_statement_in(body, &toks, 0)
+}
+
+/// A verbatim piece of the sent text: `len` bytes at `sent` came from
+/// `Document::text` at `doc`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Segment {
     sent: usize,
-    caller: usize,
+    doc: usize,
     len: usize,
 }
 
@@ -283,11 +221,10 @@ pub struct StatementDoc {
     /// hover-per-character baseline hovers).
     pub decl: std::ops::Range<usize>,
     segments: Vec<Segment>,
-    /// Caller-body offset of the keyword: where diagnostics on text
-    /// leanpool wrote are reported.
+    /// Offset in `document.text` of the keyword: where diagnostics on
+    /// text leanpool wrote are reported.
     anchor: usize,
     document: Document,
-    caller_text: String,
 }
 
 fn options_prefix(extra: &[(&str, &str)]) -> String {
@@ -299,70 +236,67 @@ fn options_prefix(extra: &[(&str, &str)]) -> String {
 }
 
 impl StatementDoc {
+    /// Builds the statement document from the caller's text. The text
+    /// sent is assembled from copied ranges of the caller's document and
+    /// leanpool's own text, and must tokenize exactly like those pieces
+    /// (`leanpool_lean::assemble`), else the text is refused.
     pub fn new(caller_text: &str) -> Result<StatementDoc, SourceError> {
-        let document = Document::new(caller_text);
-        let body = &document.text[document.header.len()..];
-        let span = find_statement(body)?;
-        let mut out = options_prefix(&[]);
-        let mut segments = Vec::new();
-        let mut copy = |out: &mut String, from: usize, to: usize| {
-            segments.push(Segment { sent: out.len(), caller: from, len: to - from });
-            out.push_str(&body[from..to]);
-        };
-        copy(&mut out, 0, span.keyword);
-        let decl_start = out.len();
-        out.push_str("theorem ");
-        out.push_str(CANONICAL_NAME);
-        let sig = body[span.sig_start..span.sig_end].trim_end();
-        copy(&mut out, span.sig_start, span.sig_start + sig.len());
-        let decl_end = out.len();
-        out.push_str(" := by\n  ");
-        let sorry_off = out.len();
-        out.push_str("sorry\n");
-        out.push_str(&options_prefix(&[("pp.piBinderNames", "true")]));
-        let check_off = out.len();
-        out.push_str("#check @");
-        out.push_str(CANONICAL_NAME);
-        out.push('\n');
-        let text = format!("{}{}", document.header, out);
+        let document = Document::new(caller_text)?;
+        let base = document.text.as_str();
+        let toks = lex::tokenize(base)?;
+        let hdr = document.header.len();
+        let span = find_statement_in(base, &toks, hdr)?;
+        let newline_before = if span.command > 0 && !base[..span.command].ends_with('\n') { "\n" } else { "" };
+        let prefix = format!("{newline_before}{}", options_prefix(&[]));
+        let tail_options = options_prefix(&[("pp.piBinderNames", "true")]);
+        let name = format!("theorem {CANONICAL_NAME}");
+        let proof = " := by\n  sorry\n";
+        let check = format!("#check @{CANONICAL_NAME}\n");
+        let pieces = [
+            Piece::Copied(0..span.command),
+            Piece::Written(&prefix),
+            Piece::Copied(span.command..span.keyword),
+            Piece::Written(&name),
+            Piece::Copied(span.sig_start..span.sig_end),
+            Piece::Written(proof),
+            Piece::Written(&tail_options),
+            Piece::Written(&check),
+        ];
+        let (text, at) = assemble(base, &toks, &pieces)?;
+        let segments = pieces
+            .iter()
+            .zip(&at)
+            .filter_map(|(p, &sent)| match p {
+                Piece::Copied(r) => Some(Segment { sent, doc: r.start, len: r.len() }),
+                Piece::Written(_) => None,
+            })
+            .collect();
         let idx = LineIndex::new(&text);
-        let sorry = idx.position(document.header.len() + sorry_off);
-        let check_line = idx.position(document.header.len() + check_off).line;
+        let sorry = idx.position(at[5] + proof.find("sorry").expect("sorry is in the proof"));
+        let check_line = idx.position(at[7]).line;
         Ok(StatementDoc {
-            text,
             header: document.header.clone(),
             sorry,
             check_line,
-            signature: sig.trim().to_owned(),
-            decl: document.header.len() + decl_start..document.header.len() + decl_end,
+            signature: base[span.sig_start..span.sig_end].trim().to_owned(),
+            decl: at[3]..at[5],
             segments,
             anchor: span.keyword,
             document,
-            caller_text: caller_text.to_owned(),
+            text,
         })
     }
 
     /// Maps a position in `text` to the caller's text.
     pub fn to_caller(&self, pos: Position) -> Position {
-        let idx = LineIndex::new(&self.text);
-        let off = idx.offset(pos);
-        let hdr = self.header.len();
-        if off < hdr {
-            return self.document.to_caller(pos);
-        }
-        let sent = off - hdr;
-        let caller_body_off = self
+        let off = LineIndex::new(&self.text).offset(pos);
+        let doc_off = self
             .segments
             .iter()
-            .find(|s| sent >= s.sent && sent <= s.sent + s.len && s.len > 0)
-            .map(|s| s.caller + (sent - s.sent))
+            .find(|s| off >= s.sent && off <= s.sent + s.len && s.len > 0)
+            .map(|s| s.doc + (off - s.sent))
             .unwrap_or(self.anchor);
-        // The caller's body starts at the same byte in `document.text`
-        // after the canonical header; in the caller's own text it starts
-        // at `caller_text.len() - body.len()`.
-        let body_len = self.document.text.len() - hdr;
-        let caller_off = self.caller_text.len() - body_len + caller_body_off;
-        LineIndex::new(&self.caller_text).position(caller_off)
+        self.document.to_caller(LineIndex::new(&self.document.text).position(doc_off))
     }
 
     pub fn range_to_caller(&self, r: leanpool_protocol::Range) -> leanpool_protocol::Range {
@@ -373,11 +307,7 @@ impl StatementDoc {
     /// (as opposed to text leanpool wrote: the name, `sorry`, options).
     pub fn is_verbatim(&self, pos: Position) -> bool {
         let off = LineIndex::new(&self.text).offset(pos);
-        let hdr = self.header.len();
-        off < hdr || {
-            let sent = off - hdr;
-            self.segments.iter().any(|s| s.len > 0 && sent >= s.sent && sent < s.sent + s.len)
-        }
+        self.segments.iter().any(|s| s.len > 0 && off >= s.sent && off < s.sent + s.len)
     }
 
     /// `true` if a line of `text` belongs to the `#check` leanpool added.
@@ -396,7 +326,7 @@ mod tests {
         let s = find_statement(b).unwrap();
         assert_eq!(&b[s.keyword..s.keyword + 7], "theorem");
         assert_eq!(s.name.as_deref(), Some("foo.bar"));
-        assert_eq!(&b[s.sig_start..s.sig_end], " (a : Nat) (h : a = (1 : Nat)) : a + 0 = 1 ");
+        assert_eq!(&b[s.sig_start..s.sig_end], " (a : Nat) (h : a = (1 : Nat)) : a + 0 = 1");
     }
 
     #[test]
@@ -404,7 +334,7 @@ mod tests {
         let b = "example (x : Nat := 3) (s : String := \":=\") : x = x := rfl";
         let s = find_statement(b).unwrap();
         assert_eq!(s.name, None);
-        assert_eq!(&b[s.sig_start..s.sig_end], " (x : Nat := 3) (s : String := \":=\") : x = x ");
+        assert_eq!(&b[s.sig_start..s.sig_end], " (x : Nat := 3) (s : String := \":=\") : x = x");
         let b = "lemma h' : True";
         let s = find_statement(b).unwrap();
         assert_eq!(s.name.as_deref(), Some("h'"));
@@ -437,5 +367,45 @@ mod tests {
         // Text leanpool wrote maps to the keyword.
         let p = d.to_caller(d.sorry);
         assert_eq!(p, Position { line: 2, character: 0 });
+    }
+
+    /// Issue 10: the old statement finder did not know raw strings, so it
+    /// took the `:=` inside one for the proof and cut the string open:
+    /// the payload ran through `normalize` and `opt`. The finder now reads
+    /// the guard's tokens, and the sent text is checked to read like them.
+    #[test]
+    fn attack_raw_string_hides_the_proof_separator() {
+        let t = "theorem t : r#\"x\" #eval (424301 : Nat) := 1\"# = \"\" := sorry";
+        let d = StatementDoc::new(t).unwrap();
+        assert_eq!(d.signature, ": r#\"x\" #eval (424301 : Nat) := 1\"# = \"\"");
+        assert!(d.text.contains("theorem stmt : r#\"x\" #eval (424301 : Nat) := 1\"# = \"\" := by\n  sorry\n"), "{}", d.text);
+        for hashes in ["#", "##", "###"] {
+            let t = format!("theorem t : r{hashes}\"\" := \"{hashes} = \"\" := sorry");
+            let s = find_statement(&t).unwrap();
+            assert_eq!(&t[s.sig_start..s.sig_end], format!(" : r{hashes}\"\" := \"{hashes} = \"\""));
+        }
+    }
+
+    #[test]
+    fn options_go_before_the_statement_command_after_header_commands() {
+        let t = "import Init\nopen Nat\nset_option maxHeartbeats 0\n/-- doc -/\n@[simp] private theorem t (n : Nat) : n = n := rfl";
+        let d = StatementDoc::new(t).unwrap();
+        assert_eq!(d.header, "import Init\n");
+        let body = &d.text[d.header.len()..];
+        assert!(
+            body.starts_with("           \nopen Nat\nset_option maxHeartbeats 0\nset_option pp.all false in\n"),
+            "{body}"
+        );
+        assert!(body.contains("set_option pp.inaccessibleNames true in\n/-- doc -/\n@[simp] private theorem stmt (n : Nat) : n = n := by\n  sorry\n"), "{body}");
+        // `open` maps back to the caller's `open`.
+        let idx = LineIndex::new(&d.text);
+        let p = d.to_caller(idx.position(d.text.find("open").unwrap()));
+        assert_eq!(p, Position { line: 1, character: 0 });
+    }
+
+    #[test]
+    fn a_comment_after_the_signature_is_not_copied() {
+        let d = StatementDoc::new("theorem t : True -- why\n  := trivial").unwrap();
+        assert!(d.text.contains("theorem stmt : True := by\n"), "{}", d.text);
     }
 }

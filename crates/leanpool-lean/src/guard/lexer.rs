@@ -37,7 +37,7 @@
 
 /// What a token is, as far as the guard's rules care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     /// Identifier or keyword; `text` is the name with `«»` escapes removed.
     Ident,
     /// `` `name `` literal; `text` is the name.
@@ -55,7 +55,7 @@ pub(crate) enum Kind {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Token {
+pub struct Token {
     pub kind: Kind,
     pub text: String,
     /// Byte offsets into the screened text.
@@ -63,11 +63,15 @@ pub(crate) struct Token {
     pub end: usize,
     /// Whether whitespace or a comment separates this token from the previous one.
     pub space_before: bool,
+    /// A token read from the text *inside* a string literal (the guard
+    /// inspects an interpolated string's content as code); it follows the
+    /// string's own `Str` token and lies within its range.
+    pub nested: bool,
 }
 
 /// A lexical problem that makes the code / non-code split ambiguous.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct LexError {
+pub struct LexError {
     pub offset: usize,
     pub construct: String,
     pub reason: String,
@@ -77,7 +81,7 @@ pub(crate) struct LexError {
 /// adversarial input cannot exhaust the stack.
 const MAX_INTERP_DEPTH: u32 = 4;
 
-pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, LexError> {
+pub fn tokenize(src: &str) -> Result<Vec<Token>, LexError> {
     let mut lx = Lexer {
         src,
         out: Vec::new(),
@@ -117,6 +121,7 @@ impl<'a> Lexer<'a> {
             start,
             end,
             space_before,
+            nested: false,
         });
     }
 
@@ -139,32 +144,48 @@ impl<'a> Lexer<'a> {
                 return Ok(i);
             };
             let n = i + c.len_utf8();
-            // Directly after a symbol, `--` or `/-` may be the tail of a
-            // longer Lean token (`<-` then `-`, `//` then `-`), and then it
-            // opens no comment; read it as code, which hides nothing.
+            // `whitespace` runs after every token, so a comment opener
+            // directly after a symbol (`=--`, `:/-`, `+/-`) starts a comment
+            // for Lean with its built-in tokens, but with a longer token in
+            // the table (`<-` then `-`, or any token an imported library or
+            // a `notation` declares) it does not. The guard has no token
+            // table, so the two readings could differ in what they hide:
+            // refused. After literals and numbers no token table is
+            // involved (Lean's `tokenFn` reads those without it).
             let glued = !space
                 && self.out.last().is_some_and(|t| {
-                    t.kind == Kind::Symbol
-                        && t.end == i
-                        && !matches!(
-                            t.text.as_str(),
-                            "(" | ")" | "[" | "]" | "{" | "}" | "⟨" | "⟩" | "," | ";"
-                        )
+                    t.end == i && matches!(t.kind, Kind::Symbol | Kind::Ident | Kind::HashCmd)
                 });
+            if glued && (c == '-' || c == '/') && self.at(n, '-') {
+                return Err(err(
+                    i,
+                    &self.src[i..n + 1],
+                    "a comment opener (`--`, `/-`) directly after a symbol or name: Lean reads it \
+                     as a comment or as part of a longer token depending on the tokens in scope, \
+                     which the guard cannot know; put a space before the comment",
+                ));
+            }
             match c {
                 ' ' | '\n' | '\t' | '\r' => {
                     space = true;
                     i = n;
                     continue;
                 }
-                '-' if self.at(n, '-') && !glued => {
+                '-' if self.at(n, '-') => {
                     i = self.src[i..].find('\n').map_or(self.src.len(), |k| i + k);
                     space = true;
                     continue;
                 }
-                '/' if self.at(n, '-') && !glued => {
-                    let doc = matches!(self.ch(n + 1), Some('-') | Some('!'));
-                    let end = self.block_comment(n + 1);
+                '/' if self.at(n, '-') => {
+                    // `whitespace`: after `/-` it looks at one more
+                    // character X; `/--` and `/-!` are doc-comment tokens
+                    // whose body starts after the three characters
+                    // (`commentBody`), and a plain comment's body starts
+                    // after X too (`s.next input i`): `/-/- -/` is one
+                    // whole comment, `/--/` opens a doc comment.
+                    let x = self.ch(n + 1);
+                    let doc = matches!(x, Some('-') | Some('!'));
+                    let end = self.block_comment(n + 1 + x.map_or(0, char::len_utf8));
                     if doc {
                         self.push(Kind::DocComment, self.src[i..n + 2].into(), i, end, space);
                         space = false;
@@ -178,7 +199,19 @@ impl<'a> Lexer<'a> {
             }
             i = match c {
                 '"' => self.string(i, depth, space)?,
-                '\'' if !self.at(n, '\'') => self.char_lit(i, space, glued)?,
+                '\'' if !self.at(n, '\'') => {
+                    // Directly after a symbol other than a bracket, the `'`
+                    // may end a longer token (Mathlib's `∑'`, `⁻¹'`).
+                    let after_symbol = glued
+                        && self.out.last().is_some_and(|t| {
+                            t.kind == Kind::Symbol
+                                && !matches!(
+                                    t.text.as_str(),
+                                    "(" | ")" | "[" | "]" | "{" | "}" | "⟨" | "⟩" | "," | ";"
+                                )
+                        });
+                    self.char_lit(i, space, after_symbol)?
+                }
                 '\'' => {
                     // `''`: a Mathlib token (`f '' s`), or, without it, an
                     // error and a character literal from the second `'`.
@@ -445,6 +478,7 @@ impl<'a> Lexer<'a> {
         self.out.extend(sub.out.into_iter().map(|t| Token {
             start: t.start + i + 1,
             end: t.end + i + 1,
+            nested: true,
             ..t
         }));
         Ok(plain)
