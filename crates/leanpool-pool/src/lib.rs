@@ -1,9 +1,10 @@
 //! A pool of warm Lean workers keyed by header.
 //!
-//! A request's text is split into header and body
-//! (`leanpool_lean::header_key`: the canonical header drops comments, blank
-//! lines and trailing whitespace, so headers differing only in those share
-//! workers). Each header has a bounded queue and up to
+//! A request's worker key is its import header
+//! (`leanpool_lean::header_key`: the `import`s only, one per line, so
+//! headers differing in comments, blank lines or in their `open` /
+//! `set_option` / `universe` … commands share workers; those commands
+//! travel with the request's text). Each header has a bounded queue and up to
 //! `max_workers_per_key` worker slots; a supervisor task starts slots for
 //! headers with waiting requests or a prewarm minimum, within
 //! `max_workers` overall, evicting the least recently used idle worker of

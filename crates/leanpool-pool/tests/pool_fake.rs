@@ -108,18 +108,26 @@ async fn finish(pool: Pool) {
 async fn two_headers_two_workers(cx: Ctx) {
     let pool = cx.pool(base_cfg());
     let (a, b) = tokio::join!(
-        pool.check(req("open A\ntheorem a : True := trivial\n-- FAKE sleep 200\n")),
-        pool.check(req("open B\ntheorem b : True := trivial\n-- FAKE sleep 200\n")),
+        pool.check(req("import A\ntheorem a : True := trivial\n-- FAKE sleep 200\n")),
+        pool.check(req("import B\ntheorem b : True := trivial\n-- FAKE sleep 200\n")),
     );
     assert_eq!(a.unwrap().status, CheckStatus::Ok);
     assert_eq!(b.unwrap().status, CheckStatus::Ok);
-    let (pa, pb) = (pids(&pool, "open A\n"), pids(&pool, "open B\n"));
+    let (pa, pb) = (pids(&pool, "import A\n"), pids(&pool, "import B\n"));
     assert_eq!((pa.len(), pb.len()), (1, 1));
     assert_ne!(pa, pb);
     // Same header up to comments/blank lines/trailing spaces: same worker.
-    let r = pool.check(req("-- hi\nopen A   \n\ntheorem c : True := trivial\n-- FAKE error\n")).await.unwrap();
+    let r = pool.check(req("-- hi\nimport A   \n\ntheorem c : True := trivial\n-- FAKE error\n")).await.unwrap();
     assert_eq!(r.status, CheckStatus::Error);
-    assert_eq!(pids(&pool, "open A\n"), pa);
+    assert_eq!(pids(&pool, "import A\n"), pa);
+    // Workers are keyed by the imports only: other header commands travel
+    // with the request (issue 12 part 3).
+    let r = pool
+        .check(req("import A\nopen Real Nat\nset_option maxHeartbeats 0\nuniverse u\ntheorem d : True := trivial\n"))
+        .await
+        .unwrap();
+    assert_eq!(r.status, CheckStatus::Ok);
+    assert_eq!(pids(&pool, "import A\n"), pa);
     assert_eq!(pool.status().counters.spawns, 2);
     finish(pool).await;
 }
@@ -222,14 +230,14 @@ async fn dropped_request_is_skipped(cx: Ctx) {
 
 async fn lru_idle_worker_evicted_for_new_header(cx: Ctx) {
     let pool = cx.pool(base_cfg());
-    pool.check(req("open A\ntheorem a : True := trivial\n")).await.unwrap();
-    pool.check(req("open B\ntheorem b : True := trivial\n")).await.unwrap();
-    let pb = pids(&pool, "open B\n");
+    pool.check(req("import A\ntheorem a : True := trivial\n")).await.unwrap();
+    pool.check(req("import B\ntheorem b : True := trivial\n")).await.unwrap();
+    let pb = pids(&pool, "import B\n");
     // Global max (2) reached; A has been idle longest.
-    assert_eq!(pool.check(req("open C\ntheorem c : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
-    assert!(pids(&pool, "open A\n").is_empty());
-    assert_eq!(pids(&pool, "open B\n"), pb);
-    assert_eq!(pids(&pool, "open C\n").len(), 1);
+    assert_eq!(pool.check(req("import C\ntheorem c : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert!(pids(&pool, "import A\n").is_empty());
+    assert_eq!(pids(&pool, "import B\n"), pb);
+    assert_eq!(pids(&pool, "import C\n").len(), 1);
     assert_eq!(pool.status().counters.evictions, 1);
     assert!(pool.status().workers <= 2);
     finish(pool).await;
@@ -238,19 +246,19 @@ async fn lru_idle_worker_evicted_for_new_header(cx: Ctx) {
 async fn idle_timeout_keeps_prewarm_minimum(cx: Ctx) {
     let cfg = PoolConfig {
         idle_timeout_ms: 200,
-        prewarm: vec![PrewarmEntry { header: "-- warm\n\nopen P   \n".into(), min: 1 }],
+        prewarm: vec![PrewarmEntry { header: "-- warm\n\nimport P   \n".into(), min: 1 }],
         ..base_cfg()
     };
     let pool = cx.pool(cfg);
     // The prewarm worker starts without any request.
     wait_until("prewarm worker idle", || {
-        pool.status().keys.iter().any(|k| k.header == "open P\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle))
+        pool.status().keys.iter().any(|k| k.header == "import P\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle))
     })
     .await;
-    pool.check(req("open Q\ntheorem q : True := trivial\n")).await.unwrap();
-    wait_until("Q retired", || pids(&pool, "open Q\n").is_empty()).await;
+    pool.check(req("import Q\ntheorem q : True := trivial\n")).await.unwrap();
+    wait_until("Q retired", || pids(&pool, "import Q\n").is_empty()).await;
     tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(pids(&pool, "open P\n").len(), 1);
+    assert_eq!(pids(&pool, "import P\n").len(), 1);
     assert!(pool.status().counters.idle_retirements >= 1);
     finish(pool).await;
 }
@@ -282,7 +290,7 @@ async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
 
 async fn failed_start_is_answered(cx: Ctx) {
     let pool = cx.pool(base_cfg());
-    let e = pool.check(req("open FakeDieOnOpen\ntheorem a : True := trivial\n")).await.unwrap_err();
+    let e = pool.check(req("import FakeDieOnOpen\ntheorem a : True := trivial\n")).await.unwrap_err();
     assert!(matches!(e, PoolError::SpawnFailed(_)), "{e:?}");
     assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
     assert_eq!(pool.status().counters.spawn_failures, 1);
@@ -401,7 +409,7 @@ async fn concurrent_mix_every_request_answered(cx: Ctx) {
     let pool = cx.pool(PoolConfig { max_queue_per_key: 64, ..base_cfg() });
     let mut tasks = Vec::new();
     for i in 0..45 {
-        let header = ["", "open A\n", "open B\n"][i % 3];
+        let header = ["", "import A\n", "import B\n"][i % 3];
         let fault = match i % 5 {
             0 => "-- FAKE error\n".to_string(),
             1 => format!("-- FAKE crash_once {}\n", cx.path(&format!("flag{i}"))),
