@@ -5,9 +5,11 @@
 //! never has more than one. The timeout case runs last because it kills
 //! the worker. Fails (does not skip) when no Lean is installed.
 //!
-//! All texts share the header `set_option maxHeartbeats 0` (as miniF2F
-//! files do): the timeout case needs a statement that really runs past
-//! its limit rather than stopping at Lean's heartbeat limit.
+//! All texts start with `set_option maxHeartbeats 0` (as miniF2F files
+//! do): the timeout case needs a statement that really runs past its limit
+//! rather than stopping at Lean's heartbeat limit. Workers are keyed by
+//! imports only, so the worker's header is empty and the option travels
+//! with each text.
 
 use leanpool_lean::{check_on, header_key, proc, LeanCommand, LineIndex, Worker, WorkerConfig};
 use leanpool_protocol::{CheckParams, CheckResult, CheckStatus, Position, Range, Severity};
@@ -39,9 +41,9 @@ async fn check(w: &mut Worker, name: &str, p: &CheckParams) -> CheckResult {
 async fn one_warm_worker_all_cases() {
     let command = LeanCommand::detect().expect("no Lean installed: run scripts/setup (these tests need a real Lean)");
     let cfg = WorkerConfig::new(command);
-    assert_eq!(header_key(&params("").text), HEADER);
+    assert_eq!(header_key(&params("").text), "");
     let t = Instant::now();
-    let mut w = Worker::spawn(&cfg, HEADER).await.expect("worker start");
+    let mut w = Worker::spawn(&cfg, "").await.expect("worker start");
     eprintln!("[spawn] ready in {:.1} s, rss {:?} MB", t.elapsed().as_secs_f64(), w.rss_bytes().map(|b| b >> 20));
 
     // ok (the first request also warms V8's code paths: seconds, not ms).

@@ -33,6 +33,9 @@ fn decide_cases(n: usize) -> String {
 }
 
 const H: &str = "set_option maxHeartbeats 0\n";
+/// The worker key of texts starting with `H`: workers are keyed by imports
+/// only, so the option travels with each text.
+const K_H: &str = "";
 
 /// Lean worker processes on the whole machine (anyone's).
 fn lean_workers_on_machine() -> usize {
@@ -99,7 +102,7 @@ async fn pool_on_real_lean() {
     let spawn_limit = Duration::from_secs(600);
 
     // Prewarm: the empty header's worker starts with no request.
-    wait_until("prewarm worker", spawn_limit, || state_of(&pool, H) == Some(WorkerState::Idle)).await;
+    wait_until("prewarm worker", spawn_limit, || state_of(&pool, K_H) == Some(WorkerState::Idle)).await;
     log("prewarmed");
     note(&pool);
 
@@ -108,13 +111,13 @@ async fn pool_on_real_lean() {
     let p = pool.clone();
     let k = tokio::spawn(async move { p.check(req(format!("{H}{}", decide_cases(3)))).await });
     let t = Instant::now();
-    while state_of(&pool, H) != Some(WorkerState::Busy) {
+    while state_of(&pool, K_H) != Some(WorkerState::Busy) {
         assert!(t.elapsed() < Duration::from_secs(30), "k never became busy");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let victim = pids_of(&pool, H)[0];
-    assert_eq!(state_of(&pool, H), Some(WorkerState::Busy), "request finished before the kill");
+    let victim = pids_of(&pool, K_H)[0];
+    assert_eq!(state_of(&pool, K_H), Some(WorkerState::Busy), "request finished before the kill");
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(victim as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
     log(&format!("killed {victim} mid-request"));
     let r = k.await.unwrap().expect("answered after the retry");
@@ -122,7 +125,7 @@ async fn pool_on_real_lean() {
     let c = pool.status().counters;
     assert_eq!((c.crashes, c.retries, c.worker_failed), (1, 1, 0), "{c:?}");
     assert!(!procs::alive(victim));
-    assert!(!pids_of(&pool, H).contains(&victim));
+    assert!(!pids_of(&pool, K_H).contains(&victim));
     note(&pool);
     log("kill mid-request answered");
 
@@ -136,20 +139,22 @@ async fn pool_on_real_lean() {
         tokio::time::sleep(Duration::from_secs(5)).await;
     }
     log(&format!("{} Lean workers on the machine before the second header", lean_workers_on_machine()));
-    let nat = "set_option maxHeartbeats 0\nopen Nat\n";
+    // Another import set (explicit `import Init`), so another key.
+    let nat = "import Init\nset_option maxHeartbeats 0\nopen Nat\n";
+    const K_NAT: &str = "import Init\n";
     let p = pool.clone();
     let b1 = tokio::spawn(async move { p.check(req(format!("{nat}theorem b (n : Nat) : n + 0 = n := by simp\n"))).await });
     wait_until("b1 queued", Duration::from_secs(30), || {
-        pool.status().keys.iter().any(|k| k.header == nat && k.queue_depth == 1)
+        pool.status().keys.iter().any(|k| k.header == K_NAT && k.queue_depth == 1)
     })
     .await;
-    let same = "-- same header\nset_option maxHeartbeats 0  \n\nopen Nat\ntheorem b2 : 1 = 1 := rfl\n";
+    let same = "-- same imports\nimport Init  \n\nset_option maxHeartbeats 0\nopen Real\ntheorem b2 : 1 = 1 := rfl\n";
     let e = pool.check(req(same)).await.unwrap_err();
     assert!(matches!(e, PoolError::Overloaded { queued: 1, limit: 1 }), "{e:?}");
     let a = pool.check(req(format!("{H}theorem a : 2 + 2 = 4 := rfl\n"))).await.unwrap();
     assert_eq!(a.status, CheckStatus::Ok);
     assert_eq!(b1.await.unwrap().unwrap().status, CheckStatus::Ok);
-    let (p_h, p_nat) = (pids_of(&pool, H), pids_of(&pool, nat));
+    let (p_h, p_nat) = (pids_of(&pool, K_H), pids_of(&pool, K_NAT));
     assert_eq!((p_h.len(), p_nat.len()), (1, 1));
     assert_ne!(p_h, p_nat);
     assert_eq!(pool.status().counters.overloaded, 1);
@@ -168,12 +173,12 @@ async fn pool_on_real_lean() {
     assert_eq!(r.status, CheckStatus::Ok);
     wait_until("recycled", Duration::from_secs(30), || pool.status().counters.recycles == 1).await;
     wait_until("recycled process gone", Duration::from_secs(30), || !procs::alive(p_nat[0])).await;
-    assert!(!pids_of(&pool, nat).contains(&p_nat[0]));
+    assert!(!pids_of(&pool, K_NAT).contains(&p_nat[0]));
     log("recycled after max_uses");
 
     // Timeout: `decide` over 10^4 cases (~30 s) under a 3 s limit is
     // answered `timeout`; the worker is killed and a replacement started.
-    let before = pids_of(&pool, H);
+    let before = pids_of(&pool, K_H);
     let mut p = req(format!("{H}{}", decide_cases(4)));
     p.timeout_ms = Some(3000);
     let r = pool.check(p).await.unwrap();
@@ -181,7 +186,7 @@ async fn pool_on_real_lean() {
     assert_eq!(pool.status().counters.timeouts, 1);
     wait_until("timed-out process gone", Duration::from_secs(30), || !procs::alive(before[0])).await;
     wait_until("replacement slot", Duration::from_secs(30), || {
-        let k = pool.status().keys.into_iter().find(|k| k.header == H).unwrap();
+        let k = pool.status().keys.into_iter().find(|k| k.header == K_H).unwrap();
         k.workers.len() == 1 && k.workers[0].pid != Some(before[0])
     })
     .await;
