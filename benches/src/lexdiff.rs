@@ -1,0 +1,86 @@
+//! `lexdiff` bench: the whole differential test of leanpool's lexer against
+//! Lean (issue 10 part 2; the CI test in `crates/leanpool-terms/tests/
+//! terms_lean.rs` runs a sample). Every generated case (see
+//! `crates/leanpool-terms/tests/lexdiff/mod.rs`) is screened; the accepted
+//! ones are sent, in batches, on one warm worker, as `check` and
+//! `normalize`/`opt` would send them, and every payload's guard belief is
+//! compared with what Lean printed.
+//!
+//! Run: `cargo run --release -p leanpool-benches --bin lexdiff [-- --per-batch 60]`
+//! (needs Lean). Prints a markdown table; exits 1 on any disagreement.
+
+#[path = "../../crates/leanpool-terms/tests/lexdiff/mod.rs"]
+mod lexdiff;
+
+use clap::Parser;
+use leanpool_lean::{LeanCommand, Worker, WorkerConfig};
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+struct Args {
+    /// Cases per document.
+    #[arg(long, default_value_t = 60)]
+    per_batch: usize,
+    /// Only every Nth case (1 = all).
+    #[arg(long, default_value_t = 1)]
+    step: usize,
+    /// Only screen and build (no Lean): print the plan's figures.
+    #[arg(long)]
+    dry: bool,
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let all = lexdiff::cases(500_000);
+    let cases: Vec<lexdiff::Case> = all.iter().step_by(args.step.max(1)).cloned().collect();
+    let t = Instant::now();
+    let plan = lexdiff::plan(&cases, args.per_batch.max(1), 2_000_000);
+    let screen_s = t.elapsed().as_secs_f64();
+    if args.dry {
+        let live: usize = plan.batches.iter().map(|b| b.live.len()).sum();
+        let all: usize = plan.batches.iter().map(|b| b.payloads.len()).sum();
+        println!("{} cases, {} refused, {} documents, {live} of {all} payloads believed live, {screen_s:.1} s", plan.cases, plan.refused, plan.batches.len());
+        if let Some(b) = plan.batches.iter().find(|b| b.statement) {
+            println!("--- a statement document:\n{}", &b.sent[..b.sent.len().min(3000)]);
+        }
+        return Ok(());
+    }
+    let lean = LeanCommand::detect()?;
+    let t = Instant::now();
+    let mut w = Worker::spawn(&WorkerConfig::new(lean), "").await?;
+    let spawn_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let (mut live, mut dead, mut printed_n, mut bad) = (0usize, 0usize, 0usize, Vec::new());
+    let mut docs = [0usize; 2];
+    for b in &plan.batches {
+        let diags = w.elaborate(&b.sent, Duration::from_secs(600)).await?;
+        let printed = lexdiff::printed(&diags, &b.payloads);
+        live += b.live.len();
+        dead += b.payloads.len() - b.live.len();
+        printed_n += printed.len();
+        docs[b.statement as usize] += 1;
+        for d in lexdiff::disagreements(b, &printed) {
+            bad.push((d, b.caller.clone()));
+        }
+    }
+    let lean_s = t.elapsed().as_secs_f64();
+    w.kill().await;
+    println!("| cases | refused by the guard | documents (check / normalize+opt) | payloads believed live | believed dead | printed by Lean | disagreements | screen+build s | worker start s | Lean s |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!(
+        "| {} | {} | {} / {} | {live} | {dead} | {printed_n} | {} | {screen_s:.1} | {spawn_s:.1} | {lean_s:.1} |",
+        plan.cases,
+        plan.refused,
+        docs[0],
+        docs[1],
+        bad.len()
+    );
+    for ((n, believed, lean), caller) in bad.iter().take(5) {
+        eprintln!("payload {n}: believed live={believed}, Lean printed={lean}\n{caller}\n----");
+    }
+    if !bad.is_empty() {
+        std::process::exit(1);
+    }
+    Ok(())
+}
