@@ -37,18 +37,39 @@
 //!   a limit, in the body or as `set_option … in`. Only the header may set
 //!   the options listed in [`GuardPolicy::allow_header_options`] (default:
 //!   `maxHeartbeats`, which miniF2F headers set to 0).
-//! - *Smuggling.* The guard tokenizes like Lean (nested `/- -/` comments,
-//!   doc comments, strings with escapes and gaps, raw strings, character
-//!   literals, `«»` identifiers, interpolated strings' `{…}` code), checks
-//!   every code token wherever it is (inside `open … in`, attribute lists,
-//!   notation, `by` blocks), and refuses text it cannot tokenize the way
-//!   Lean would: unterminated or badly escaped literals (Lean's error
-//!   recovery would read their contents as code), invisible or
-//!   bidirectional-control characters in code, notations declaring tokens
-//!   with quotes or comment openers. Text in comments and strings is not
-//!   inspected, so mentioning `#eval` there is fine. Visible lookalikes
-//!   (`＃eval`, Cyrillic `е` in `#еval`) are *not* refused: Lean does not
-//!   read them as the command either; it reports a parse error.
+//! - *Smuggling.* One lexer ([`crate::lex`], Lean's `whitespace` /
+//!   `finishCommentBlock` / `tokenFn` rules) is the only reader of the
+//!   caller's text: the guard screens its token stream, the import header
+//!   and the statement of `normalize`/`opt` are found in it, and every
+//!   document sent to Lean is assembled from pieces of the caller's text
+//!   and re-tokenized to exactly the screened tokens
+//!   ([`crate::header::assemble`]), so Lean elaborates what was screened.
+//!   The lexer follows Lean where it is subtle: comments are consumed by
+//!   `whitespace` *after* any token, so `=--`, `:/-`, `+/-` start comments
+//!   with Lean's own tokens, but not when a longer token (`<-`, or one an
+//!   imported library or a `notation` declares) swallows the `-` — the
+//!   guard has no token table, so a comment opener glued to a symbol or a
+//!   name is refused; a block comment's body starts after `/-X` (so
+//!   `/-/- -/` is one comment) and a doc comment's after `/--` / `/-!` (so
+//!   `/--/` opens one); nested comments, strings with escapes and gaps, raw
+//!   strings with any number of `#`, character literals, `«»` identifiers,
+//!   interpolated strings' `{…}` code. Every code token is checked wherever
+//!   it is (inside `open … in`, attribute lists, notation, `by` blocks).
+//!   Text it cannot tokenize the way Lean would is refused: unterminated or
+//!   badly escaped literals (Lean's error recovery restarts *inside* a
+//!   token that failed to lex, and would read their contents as code),
+//!   invisible or bidirectional-control characters in code, notations
+//!   declaring tokens with quotes or comment openers. Text in comments and
+//!   strings is not inspected, so mentioning `#eval` there is fine. Visible
+//!   lookalikes (`＃eval`, Cyrillic `е` in `#еval`) are *not* refused: Lean
+//!   does not read them as the command either; it reports a parse error.
+//!   A differential test generates texts with an opener of every kind glued
+//!   after every symbol, in header commands, bodies and statements, with a
+//!   `#check (N : Nat)` payload that one reading hides, and requires Lean
+//!   to print exactly the payloads the lexer says are code, for the
+//!   documents `check` and `normalize`/`opt` send (a sample in
+//!   `crates/leanpool-terms/tests/terms_lean.rs`, every case in the
+//!   `lexdiff` bench).
 //!
 //! **Not defended here** (other layers, or out of scope):
 //!
@@ -75,7 +96,8 @@
 //!
 //! The tokenizer's choices were checked against Lean 4.28 itself
 //! (`tests/guard_lean.rs`): Lean *does* execute an `#eval` hidden after
-//! `//-`, after `<--`, after a failed character literal `'x"`, after a bad
+//! `//-`, after `<--`, after `=--` / `/--/` / `/-/- -/` (issue 10), after a
+//! failed character literal `'x"`, after a bad
 //! string escape, after an unterminated string, and inside the text of an
 //! interpolated string after a malformed `{…}` — the guard refuses all of
 //! these — and does *not* execute `＃eval`, `#еval`, or `#eval` inside a

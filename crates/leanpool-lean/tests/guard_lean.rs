@@ -84,6 +84,24 @@ const CASES: &[Case] = &[
         text: "set_option pp.all true in\n#eval (9011 : Nat)",
         lean_runs: true,
     },
+    // Issue 10: a comment glued to a symbol is a comment for Lean.
+    Case {
+        n: 9015,
+        text: "example : True =-- \"\n#eval (9015 : Nat)\n-- \"",
+        lean_runs: true,
+    },
+    // Issue 10: `/--/` opens a doc comment (its body starts after `/--`).
+    Case {
+        n: 9016,
+        text: "/--/ \"\n-/ #eval (9016 : Nat)\n-- \"\ntheorem x9016 : True := trivial",
+        lean_runs: true,
+    },
+    // A block comment's body starts after `/-X`: `/-/- -/` is whole.
+    Case {
+        n: 9017,
+        text: "/-/- -/ #eval (9017 : Nat)\n-- -/",
+        lean_runs: true,
+    },
     Case {
         n: 9012,
         text: "def s12 := s!\"{x)} #eval (9012 : Nat) \"\n-- \"",
