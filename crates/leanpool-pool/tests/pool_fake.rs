@@ -367,24 +367,24 @@ async fn guard_rejection_touches_no_worker(cx: Ctx) {
 /// refills the prewarm minimum behind it, the leased worker is no longer
 /// the pool's (requests go to the refill), and killing it leaves nothing.
 async fn lease_takes_the_spare_and_the_pool_refills(cx: Ctx) {
-    let cfg = PoolConfig { prewarm: vec![PrewarmEntry { header: "open P\n".into(), min: 1 }], ..base_cfg() };
+    let cfg = PoolConfig { prewarm: vec![PrewarmEntry { header: "import P\n".into(), min: 1 }], ..base_cfg() };
     let pool = cx.pool(cfg);
     wait_until("prewarm worker idle", || {
-        pool.status().keys.iter().any(|k| k.header == "open P\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle))
+        pool.status().keys.iter().any(|k| k.header == "import P\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle))
     })
     .await;
-    let spare = pids(&pool, "open P\n");
+    let spare = pids(&pool, "import P\n");
     // Header equal up to comments and blank lines: same key.
-    let leased = pool.lease("-- mine\nopen P\n\ntheorem x : True := trivial\n").await.unwrap();
+    let leased = pool.lease("-- mine\nimport P\n\ntheorem x : True := trivial\n").await.unwrap();
     assert_eq!(vec![leased.worker.pid()], spare, "the lease must take the ready spare");
-    wait_until("refilled", || pids(&pool, "open P\n").len() == 1 && pids(&pool, "open P\n") != spare).await;
-    assert_eq!(pool.check(req("open P\ntheorem t : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    wait_until("refilled", || pids(&pool, "import P\n").len() == 1 && pids(&pool, "import P\n") != spare).await;
+    assert_eq!(pool.check(req("import P\ntheorem t : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
     assert_eq!(pool.status().workers, 1, "a leased worker does not count as the pool's");
     let mut w = leased.worker;
     assert!(w.is_alive());
     w.kill().await;
     // A lease for a header with no worker waits for a fresh start.
-    let other = pool.lease("open Q\n").await.unwrap();
+    let other = pool.lease("import Q\n").await.unwrap();
     assert!(other.worker.pid() > 0);
     drop(other);
     finish(pool).await;
@@ -394,13 +394,13 @@ async fn lease_takes_the_spare_and_the_pool_refills(cx: Ctx) {
 /// the worker stays in the pool.
 async fn dropped_lease_leaves_the_worker_in_the_pool(cx: Ctx) {
     let pool = cx.pool(base_cfg());
-    let r = tokio::time::timeout(Duration::from_millis(1), pool.lease("open R\n")).await;
+    let r = tokio::time::timeout(Duration::from_millis(1), pool.lease("import R\n")).await;
     assert!(r.is_err(), "a fake worker cannot start within 1 ms");
     wait_until("worker idle", || {
-        pool.status().keys.iter().any(|k| k.header == "open R\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle))
+        pool.status().keys.iter().any(|k| k.header == "import R\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle))
     })
     .await;
-    assert_eq!(pool.check(req("open R\ntheorem t : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(pool.check(req("import R\ntheorem t : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
     assert_eq!(pool.status().counters.spawns, 1);
     finish(pool).await;
 }
