@@ -168,6 +168,12 @@ rejects! {
     attack_doc_comment_slash_dash_dash_slash: "/--/ \"\n-/ #eval (424210 : Nat)\n-- \"\ntheorem x : True := trivial\n" => "#eval";
     // A plain comment's body starts after `/-X`: `/-/- -/` is a whole
     // comment for Lean, not a nested one.
+    // Without a `↔'` / `''` token, `'` is a failed character literal for
+    // Lean: it consumes two more characters and resumes *inside* the name
+    // the guard read, at the keyword `run_cmd`.
+    attack_failed_char_literal_resumes_inside_a_name: "example : a ↔'xyrun_cmd Lean.logInfo \"x\"" => "'";
+    attack_failed_double_quote_resumes_inside_a_name: "example : f ''xyrun_cmd Lean.logInfo \"x\"" => "''";
+    attack_failed_char_literal_resumes_inside_a_comment: "example : a ↔'x-- \n#eval 1" => "'";
     attack_comment_slash_dash_slash_nesting: "/-/- -/ #eval (424211 : Nat) -/" => "#eval";
     zero_width_space: "#ev\u{200B}al 1" => "invisible character U+200B";
     zero_width_in_keyword: "run\u{200D}_cmd pure ()" => "invisible character U+200D";
@@ -185,6 +191,7 @@ rejects! {
 }
 
 passes! {
+    mathlib_primes_with_short_names: "example : ∑' n, f n = ∑' (k : ℕ), f k ∧ f ⁻¹' s = f '' t := sorry";
     plain_theorem: "theorem t (a b : Nat) : a + b = b + a := by omega";
     header_and_statement: "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 0\n\nopen BigOperators Real Nat Topology Rat\n\ntheorem x : (2 : ℝ) + 2 = 4 := by norm_num";
     check_print_reduce: "#check Nat.add_comm\n#print Nat.add\n#print axioms Nat.add_comm\n#reduce 2 + 2\n#synth Inhabited Nat";

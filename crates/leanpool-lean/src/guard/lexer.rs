@@ -82,19 +82,25 @@ pub struct LexError {
 const MAX_INTERP_DEPTH: u32 = 4;
 
 pub fn tokenize(src: &str) -> Result<Vec<Token>, LexError> {
-    let mut lx = Lexer {
-        src,
-        out: Vec::new(),
-    };
+    let mut lx = Lexer::new(src);
     // A byte-order mark at the very start is an encoding artefact, not code.
     let start = if src.starts_with('\u{feff}') { 3 } else { 0 };
     lx.code(start, false, 0)?;
+    lx.verify_resumes()?;
     Ok(lx.out)
 }
 
 struct Lexer<'a> {
     src: &'a str,
     out: Vec<Token>,
+    /// Comment spans (block and line), in order.
+    comments: Vec<(usize, usize)>,
+    /// Where Lean resumes reading if a `'` the guard read as (part of) a
+    /// symbol is a failed character literal for Lean: `charLitFnAux`
+    /// consumes the `'` and two more characters before it reports the
+    /// missing `'`, and the command loop goes on right there. With the
+    /// offset of the `'` and what to call it.
+    resumes: Vec<(usize, usize, &'static str)>,
 }
 
 fn err(offset: usize, construct: &str, reason: &str) -> LexError {
@@ -106,6 +112,47 @@ fn err(offset: usize, construct: &str, reason: &str) -> LexError {
 }
 
 impl<'a> Lexer<'a> {
+    fn new(src: &'a str) -> Self {
+        Lexer { src, out: Vec::new(), comments: Vec::new(), resumes: Vec::new() }
+    }
+
+    /// Lean resuming after a failed character literal must land where the
+    /// guard's reading is between tokens (a token's start, or whitespace
+    /// outside comments): then both readings go on alike, Lean having read
+    /// less. Inside a token or a comment it would read differently (a
+    /// keyword at the end of a name, `xyrun_cmd`; a comment's text).
+    fn verify_resumes(&self) -> Result<(), LexError> {
+        let spans: Vec<(usize, usize)> = self.out.iter().filter(|t| !t.nested).map(|t| (t.start, t.end)).collect();
+        let inside = |v: &[(usize, usize)], r: usize| {
+            let k = v.partition_point(|&(s, _)| s < r);
+            k > 0 && v[k - 1].1 > r
+        };
+        for &(r, at, what) in &self.resumes {
+            if r < self.src.len() && (inside(&spans, r) || inside(&self.comments, r)) {
+                return Err(err(
+                    at,
+                    what,
+                    "a `'` that is not a character literal: if it is not part of a token in scope, \
+                     Lean reads it as a failed character literal and resumes two characters later, \
+                     inside what the guard reads as one token or comment; separate it from a following name by two spaces",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Records where Lean resumes after a failed character literal whose
+    /// first character is at `c1`.
+    fn note_resume(&mut self, c1: usize, at: usize, what: &'static str) {
+        let mut r = c1;
+        for _ in 0..2 {
+            if let Some(c) = self.ch(r) {
+                r += c.len_utf8();
+            }
+        }
+        self.resumes.push((r, at, what));
+    }
+
     fn ch(&self, i: usize) -> Option<char> {
         self.src.get(i..).and_then(|s| s.chars().next())
     }
@@ -172,7 +219,9 @@ impl<'a> Lexer<'a> {
                     continue;
                 }
                 '-' if self.at(n, '-') => {
+                    let start = i;
                     i = self.src[i..].find('\n').map_or(self.src.len(), |k| i + k);
+                    self.comments.push((start, i));
                     space = true;
                     continue;
                 }
@@ -190,6 +239,7 @@ impl<'a> Lexer<'a> {
                         self.push(Kind::DocComment, self.src[i..n + 2].into(), i, end, space);
                         space = false;
                     } else {
+                        self.comments.push((i, end));
                         space = true;
                     }
                     i = end;
@@ -216,6 +266,9 @@ impl<'a> Lexer<'a> {
                     // `''`: a Mathlib token (`f '' s`), or, without it, an
                     // error and a character literal from the second `'`.
                     self.check_no_hiding_near(n + 1, 3, i, "''")?;
+                    // Without a `''` token: the first `'` fails, Lean skips
+                    // it, and the second starts a character literal.
+                    self.note_resume(n + 1, i, "''");
                     self.push(Kind::Symbol, "''".into(), i, n + 1, space);
                     n + 1
                 }
@@ -467,11 +520,8 @@ impl<'a> Lexer<'a> {
         // Inspect the whole content as code, not only the `{…}` parts: when
         // a term inside braces does not end exactly at its `}`, Lean's error
         // recovery goes on reading the string's text as code.
-        let mut sub = Lexer {
-            src: body,
-            out: Vec::new(),
-        };
-        sub.code(0, false, depth + 1).map_err(|e| LexError {
+        let mut sub = Lexer::new(body);
+        sub.code(0, false, depth + 1).and_then(|_| sub.verify_resumes()).map_err(|e| LexError {
             offset: e.offset + i + 1,
             ..e
         })?;
@@ -532,6 +582,7 @@ impl<'a> Lexer<'a> {
         // a character or two later. Both readings agree unless one of those
         // characters opens a comment, string, escape or another literal.
         self.check_no_hiding_near(c1, 3, i, "'")?;
+        self.note_resume(c1, i, "'");
         self.push(Kind::Symbol, "'".into(), i, c1, space);
         Ok(c1)
     }
