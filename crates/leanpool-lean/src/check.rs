@@ -64,7 +64,7 @@ pub async fn check_on_with(
         Err(e) => return Ok(with_time(CheckResult::rejected(e.to_string()))),
     };
     if doc.header != worker.header() {
-        return Err(WorkerError::Protocol(format!(
+        return Err(WorkerError::Internal(format!(
             "worker has header {:?}, text needs {:?}",
             worker.header(),
             doc.header

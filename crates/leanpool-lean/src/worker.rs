@@ -8,7 +8,7 @@
 //! a single mutable thing, so concurrency belongs to the pool, not here.
 
 use crate::backend::LeanCommand;
-use crate::framing::{encode, FrameReader};
+use crate::framing::{encode, FrameError, FrameReader};
 use crate::lsp;
 use crate::proc::{self, RingLog};
 use crate::sandbox::{Sandbox, SandboxConfig};
@@ -18,7 +18,7 @@ use lsp_types::{
     VersionedTextDocumentIdentifier,
 };
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -78,6 +78,16 @@ pub enum WorkerError {
     Timeout,
     #[error("LSP protocol error: {0}")]
     Protocol(String),
+    /// Lean's stdout carried a frame the driver did not ask for (a version
+    /// never sent, an answer to no request, a malformed frame, a
+    /// notification out of place): code running inside the worker can
+    /// write to its stdout, so the worker's answers can no longer be
+    /// trusted. It has been killed; the request is not retried.
+    #[error("the worker wrote a frame the driver did not ask for ({0}); it was killed")]
+    Compromised(String),
+    /// A bug in leanpool (e.g. a text for another worker's header).
+    #[error("internal error: {0}")]
+    Internal(String),
     /// Lean answered a request with an error (e.g. an unknown RPC method).
     #[error("Lean returned error {code}: {message}")]
     Lsp { code: i64, message: String },
@@ -96,7 +106,18 @@ type Reply = Result<Value, (i64, String)>;
 /// What the reader task learned; read by the worker under the mutex.
 #[derive(Default)]
 struct State {
+    /// The document's URI: the only one Lean may report about.
+    uri: String,
+    /// The newest document version sent (1 = `didOpen`): a version above
+    /// it was never sent, so a frame naming one is forged.
+    sent_version: i32,
     pending: HashMap<i64, oneshot::Sender<Reply>>,
+    /// Requests sent without a waiter (`initialize`, which the file worker
+    /// does not answer): one answer each is accepted and ignored.
+    unwaited: HashSet<i64>,
+    /// Set (with [`State::dead`]) when stdout carried a frame the driver
+    /// did not ask for.
+    compromised: Option<String>,
     /// Highest version reported done (`fileProgress` with nothing left).
     done_version: i32,
     /// Latest `publishDiagnostics` and the version it was for.
@@ -123,6 +144,14 @@ impl State {
         self.dead.get_or_insert(reason);
         self.pending.clear();
         self.tap = None;
+    }
+
+    /// Records a frame the driver did not ask for: the worker is dead to
+    /// us from now on (the first violation wins).
+    fn violation(&mut self, what: String) {
+        tracing::warn!("Lean worker compromised: {what}");
+        self.compromised.get_or_insert(what.clone());
+        self.die(format!("protocol violation: {what}"));
     }
 }
 
@@ -163,7 +192,8 @@ impl Worker {
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr_pipe = child.stderr.take().expect("piped stderr");
 
-        let state = Arc::new(Mutex::new(State::default()));
+        let uri = lsp::document_uri(lsp::DOCUMENT_NAME);
+        let state = Arc::new(Mutex::new(State { uri: uri.as_str().to_string(), sent_version: 1, ..State::default() }));
         let stderr = Arc::new(Mutex::new(RingLog::new(cfg.stderr_log_bytes)));
         let (events_tx, events) = watch::channel(());
         let (out, out_rx) = mpsc::unbounded_channel();
@@ -174,7 +204,7 @@ impl Worker {
         let mut w = Worker {
             child: Some(child),
             pid,
-            uri: lsp::document_uri(lsp::DOCUMENT_NAME),
+            uri,
             header: header.to_string(),
             version: 1,
             next_id: 1,
@@ -217,6 +247,7 @@ impl Worker {
         let id = self.next_id;
         self.next_id += 1;
         self.lsp_requests += 1;
+        self.state.lock().unwrap().unwaited.insert(id);
         self.send(&lsp::request(id, "initialize", init))?;
         let open = lsp::LeanDidOpenTextDocumentParams {
             text_document: TextDocumentItem {
@@ -240,6 +271,8 @@ impl Worker {
     /// Sends the whole new text as the next version.
     fn change(&mut self, text: &str) -> Result<(), WorkerError> {
         self.version += 1;
+        // Before the send: Lean may answer before this returns.
+        self.state.lock().unwrap().sent_version = self.version;
         let change = DidChangeTextDocumentParams {
             text_document: VersionedTextDocumentIdentifier { uri: self.uri.clone(), version: self.version },
             content_changes: vec![TextDocumentContentChangeEvent { range: None, range_length: None, text: text.into() }],
@@ -252,7 +285,7 @@ impl Worker {
     /// `text`'s coordinates. On timeout the worker is killed.
     pub async fn elaborate(&mut self, text: &str, timeout: Duration) -> Result<Vec<Diagnostic>, WorkerError> {
         if !text.starts_with(&self.header) {
-            return Err(WorkerError::Protocol("text does not start with this worker's header".into()));
+            return Err(WorkerError::Internal("text does not start with this worker's header".into()));
         }
         let deadline = TokioInstant::now() + timeout;
         self.uses += 1;
@@ -500,19 +533,37 @@ impl Worker {
 
     fn send(&mut self, msg: &Value) -> Result<(), WorkerError> {
         let body = serde_json::to_vec(msg).expect("serializable");
-        self.out.send(encode(&body)).map_err(|_| self.died())
+        if self.out.send(encode(&body)).is_err() {
+            return Err(self.died());
+        }
+        Ok(())
     }
 
     fn notify(&mut self, method: &str, params: Value) -> Result<(), WorkerError> {
         self.send(&lsp::notification(method, params))
     }
 
-    fn died(&self) -> WorkerError {
+    fn died(&mut self) -> WorkerError {
         let stderr_tail = self.stderr_tail();
-        match self.state.lock().unwrap().panic.clone() {
+        let (compromised, panic) = {
+            let st = self.state.lock().unwrap();
+            (st.compromised.clone(), st.panic.clone())
+        };
+        if let Some(what) = compromised {
+            // Whatever wrote the frame may still run: never reuse it.
+            self.kill_now();
+            return WorkerError::Compromised(what);
+        }
+        match panic {
             Some(message) => WorkerError::Panicked { message, stderr_tail },
             None => WorkerError::Died { stderr_tail },
         }
+    }
+
+    /// Why the worker may not be trusted, if it wrote a frame the driver
+    /// did not ask for.
+    pub fn compromised(&self) -> Option<String> {
+        self.state.lock().unwrap().compromised.clone()
     }
 
     /// Sends a request and waits for its answer until `deadline`.
@@ -693,41 +744,65 @@ async fn read_loop(
     out: mpsc::UnboundedSender<Vec<u8>>,
 ) {
     let mut reader = FrameReader::new(stdout);
-    let reason = loop {
+    loop {
         let body = match reader.next().await {
             Ok(Some(b)) => b,
-            Ok(None) => break "stdout closed".to_string(),
-            Err(e) => break e.to_string(),
-        };
-        let msg: Value = match serde_json::from_slice(&body) {
-            Ok(v) => v,
-            Err(e) => {
-                tracing::warn!("unparseable message from Lean: {e}");
-                continue;
+            Ok(None) => {
+                state.lock().unwrap().die("stdout closed".into());
+                break;
+            }
+            Err(FrameError::Io(e)) => {
+                state.lock().unwrap().die(e.to_string());
+                break;
+            }
+            Err(e @ FrameError::BadHeader(_)) => {
+                state.lock().unwrap().violation(format!("malformed frame: {e}"));
+                break;
             }
         };
-        handle_message(msg, &state, &out);
+        let verdict = match serde_json::from_slice::<Value>(&body) {
+            Ok(msg) => handle_message(msg, &state, &out),
+            Err(e) => Err(format!("a frame that is not JSON: {e}")),
+        };
+        if let Err(what) = verdict {
+            state.lock().unwrap().violation(what);
+            break;
+        }
         events.send_replace(());
-    };
-    tracing::debug!("Lean worker reader stopped: {reason}");
-    state.lock().unwrap().die(reason);
+    }
+    tracing::debug!("Lean worker reader stopped: {:?}", state.lock().unwrap().dead);
     events.send_replace(());
 }
 
-fn handle_message(msg: Value, state: &Mutex<State>, out: &mpsc::UnboundedSender<Vec<u8>>) {
-    let method = msg.get("method").and_then(Value::as_str);
-    let id = msg.get("id");
+/// Notifications Lean's file worker sends besides progress and
+/// diagnostics; accepted and ignored. Any other notification is out of
+/// place.
+const IGNORED_NOTIFICATIONS: &[&str] = &["$/lean/ileanInfoUpdate", "$/lean/ileanInfoFinal", "window/logMessage"];
+
+/// Routes one message from Lean. `Err` names a frame the driver did not
+/// ask for: the caller marks the worker compromised.
+fn handle_message(msg: Value, state: &Mutex<State>, out: &mpsc::UnboundedSender<Vec<u8>>) -> Result<(), String> {
     {
+        // Passthrough (an editor's leased document): what is not an answer
+        // to the worker's own requests belongs to the editor, unchecked.
         let st = state.lock().unwrap();
         if let Some(tap) = &st.tap {
+            let method = msg.get("method");
+            let id = msg.get("id");
             let ours = method.is_none() && id.and_then(Value::as_i64).is_some_and(|i| st.pending.contains_key(&i));
             if !ours {
                 let _ = tap.send(msg);
-                return;
+                return Ok(());
             }
         }
     }
-    match (method, id) {
+    let Value::Object(obj) = &msg else { return Err("a message that is not a JSON object".into()) };
+    let method = match obj.get("method") {
+        None => None,
+        Some(Value::String(m)) => Some(m.as_str()),
+        Some(_) => return Err("a message whose `method` is not a string".into()),
+    };
+    match (method, obj.get("id")) {
         (Some(_), Some(id)) => {
             // The server's own requests (`workspace/semanticTokens/refresh`…).
             state.lock().unwrap().server_requests += 1;
@@ -735,49 +810,66 @@ fn handle_message(msg: Value, state: &Mutex<State>, out: &mpsc::UnboundedSender<
             let _ = out.send(encode(&body));
         }
         (Some("$/lean/fileProgress"), None) => {
-            match serde_json::from_value::<lsp::FileProgressParams>(msg["params"].clone()) {
-                Ok(p) if p.processing.is_empty() => {
-                    let mut st = state.lock().unwrap();
-                    st.done_version = st.done_version.max(p.text_document.version);
-                }
-                Ok(_) => {}
-                Err(e) => tracing::warn!("bad fileProgress: {e}"),
+            let p = serde_json::from_value::<lsp::FileProgressParams>(msg["params"].clone())
+                .map_err(|e| format!("a malformed fileProgress: {e}"))?;
+            let mut st = state.lock().unwrap();
+            check_document(&st, p.text_document.uri.as_str(), Some(p.text_document.version), "fileProgress")?;
+            if p.processing.is_empty() {
+                st.done_version = st.done_version.max(p.text_document.version);
             }
         }
         (Some("textDocument/publishDiagnostics"), None) => {
-            match serde_json::from_value::<lsp::LeanPublishDiagnosticsParams>(msg["params"].clone()) {
-                Ok(p) => {
-                    let mut st = state.lock().unwrap();
-                    let version = p.version.unwrap_or(st.done_version);
-                    // Never let a late message of an older version win.
-                    let newer = match &st.diagnostics {
-                        Some((v, _)) => *v <= version,
-                        None => true,
-                    };
-                    if newer {
-                        st.diagnostics = Some((version, p.diagnostics));
-                    }
-                    if version <= st.done_version {
-                        st.late_diagnostics += 1;
-                    }
-                }
-                Err(e) => tracing::warn!("bad publishDiagnostics: {e}"),
+            let p = serde_json::from_value::<lsp::LeanPublishDiagnosticsParams>(msg["params"].clone())
+                .map_err(|e| format!("a malformed publishDiagnostics: {e}"))?;
+            let mut st = state.lock().unwrap();
+            check_document(&st, p.uri.as_str(), p.version, "publishDiagnostics")?;
+            let version = p.version.expect("checked");
+            // Never let a late message of an older version win.
+            let newer = match &st.diagnostics {
+                Some((v, _)) => *v <= version,
+                None => true,
+            };
+            if newer {
+                st.diagnostics = Some((version, p.diagnostics));
+            }
+            if version <= st.done_version {
+                st.late_diagnostics += 1;
             }
         }
-        (Some(_), None) => {}
+        (Some(m), None) if IGNORED_NOTIFICATIONS.contains(&m) => {}
+        (Some(m), None) => return Err(format!("an unexpected notification `{m}`")),
         (None, Some(id)) => {
-            let Some(id) = id.as_i64() else { return };
-            let reply = match msg.get("error") {
+            let id = id.as_i64().ok_or_else(|| format!("an answer with id {id}, which the driver never sends"))?;
+            let reply = match obj.get("error") {
                 Some(err) => Err((
                     err.get("code").and_then(Value::as_i64).unwrap_or(0),
                     err.get("message").and_then(Value::as_str).unwrap_or("").to_string(),
                 )),
-                None => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
+                None => Ok(obj.get("result").cloned().unwrap_or(Value::Null)),
             };
-            if let Some(tx) = state.lock().unwrap().pending.remove(&id) {
+            let mut st = state.lock().unwrap();
+            if let Some(tx) = st.pending.remove(&id) {
                 let _ = tx.send(reply);
+            } else if !st.unwaited.remove(&id) {
+                return Err(format!("an answer to request {id}, which is not waiting for one"));
             }
         }
-        (None, None) => tracing::warn!("message from Lean with neither method nor id"),
+        (None, None) => return Err("a message with neither method nor id".into()),
+    }
+    Ok(())
+}
+
+/// A notification about the document must name this worker's document
+/// and a version that was sent.
+fn check_document(st: &State, uri: &str, version: Option<i32>, what: &str) -> Result<(), String> {
+    if uri != st.uri {
+        return Err(format!("a {what} for another document ({uri})"));
+    }
+    match version {
+        None => Err(format!("a {what} without a version")),
+        Some(v) if v < 1 || v > st.sent_version => {
+            Err(format!("a {what} for version {v}, which was never sent (newest: {})", st.sent_version))
+        }
+        Some(_) => Ok(()),
     }
 }

@@ -85,7 +85,7 @@ async fn check_maps_to_caller_coordinates() {
     assert_eq!(r.diagnostics[0].range.start, Position { line: 5, character: 20 });
     assert!(r.elapsed_ms.is_none());
     let wrong = check_on(&mut w, &params("import Other\ntheorem a : True := trivial"), T).await;
-    assert!(matches!(wrong, Err(WorkerError::Protocol(_))));
+    assert!(matches!(wrong, Err(WorkerError::Internal(_))));
     w.kill().await;
 }
 
@@ -117,6 +117,38 @@ async fn crash_reports_stderr_tail() {
         other => panic!("expected Died, got {other:?}"),
     }
     assert!(!w.is_alive());
+}
+
+/// The issue-10 attack at the driver: a frame on the worker's stdout that
+/// the driver did not ask for (as a smuggled `#eval` writing to
+/// `/dev/stdout` produced: a `publishDiagnostics` for a version never sent
+/// made every later check `ok`). Each kind ends the request with
+/// `Compromised`, kills the process at once and leaves the worker dead for
+/// every later request. The fake stands in for Lean because real Lean
+/// cannot be made to forge frames while the guard is on.
+#[tokio::test]
+async fn forged_frames_mark_the_worker_compromised() {
+    for kind in ["version", "uri", "answer", "junk", "note"] {
+        let mut w = Worker::spawn(&fake(), "").await.unwrap();
+        let pid = w.pid();
+        assert!(w.elaborate("fine\n", T).await.unwrap().is_empty(), "{kind}");
+        let text = format!("theorem bad\nFORGE:{kind}\n");
+        match w.elaborate(&text, T).await {
+            Err(WorkerError::Compromised(what)) => eprintln!("[{kind}] {what}"),
+            other => panic!("{kind}: expected Compromised, got {other:?}"),
+        }
+        assert!(!w.is_alive(), "{kind}");
+        assert!(w.compromised().is_some(), "{kind}");
+        for _ in 0..250 {
+            if proc::group_members(pid).is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(proc::group_members(pid), Vec::<u32>::new(), "{kind}: process survived");
+        // Never reused: a later request fails the same way, never `ok`.
+        assert!(matches!(w.elaborate("fine\n", T).await, Err(WorkerError::Compromised(_))), "{kind}");
+    }
 }
 
 /// A panic line on stderr is the worker's death even though the process

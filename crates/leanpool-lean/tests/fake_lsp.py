@@ -14,7 +14,13 @@ Behaviour, per document text:
     pieces (split inside the marker) and then hangs without exiting, as
     the WASM build does at its 2 GiB heap cap (which real Lean reaches
     only after minutes of allocation, so it cannot be produced on demand);
-  - `FORK` starts a `sleep` child (same process group) first.
+  - `FORK` starts a `sleep` child (same process group) first;
+  - `FORGE:<kind>` first writes a frame the driver never asked for, as
+    code running inside Lean could (the issue-10 attack wrote one from a
+    smuggled `#eval`): `version` a publishDiagnostics for version
+    2147483647, `uri` one for another document, `answer` an answer to
+    request 999999, `junk` a frame whose body is not JSON, `note` an
+    unknown notification; then elaborates as usual.
 Odd versions publish diagnostics after the done progress, even ones
 before, as Lean may do either.
 """
@@ -55,7 +61,27 @@ def utf16(s):
     return len(s.encode("utf-16-le")) // 2
 
 
+def forge(uri, version, text):
+    for kind in ("version", "uri", "answer", "junk", "note"):
+        if "FORGE:" + kind not in text:
+            continue
+        if kind == "version":
+            send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                  "params": {"uri": uri, "version": 2147483647, "diagnostics": []}})
+        elif kind == "uri":
+            send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                  "params": {"uri": "file:///elsewhere/Other.lean", "version": version, "diagnostics": []}})
+        elif kind == "answer":
+            send({"jsonrpc": "2.0", "id": 999999, "result": {}})
+        elif kind == "junk":
+            out.write(b"Content-Length: 5\r\n\r\nnot{}")
+            out.flush()
+        elif kind == "note":
+            send({"jsonrpc": "2.0", "method": "$/lean/forged", "params": {}})
+
+
 def elaborate(uri, version, text):
+    forge(uri, version, text)
     if "FORK" in text:
         subprocess.Popen(["sleep", "1000"])
     if "PANIC" in text:

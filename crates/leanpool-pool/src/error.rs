@@ -1,7 +1,8 @@
 //! Errors a pool request can end with (besides a result whose status is
 //! `error`, `timeout` or `rejected`, which are answers, not errors).
 
-use leanpool_protocol::codes;
+use leanpool_protocol::{codes, FailureCause};
+use serde_json::{json, Value};
 
 #[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
 pub enum PoolError {
@@ -9,10 +10,10 @@ pub enum PoolError {
     /// queued. Retrying later is safe.
     #[error("overloaded: {queued} requests already queued for this header (limit {limit})")]
     Overloaded { queued: usize, limit: usize },
-    /// The worker died on this request twice (first try plus one retry on a
-    /// fresh worker), or was killed for exceeding the memory cap.
-    #[error("worker failed: {0}")]
-    WorkerFailed(String),
+    /// A worker failed on this request; `cause` says how (the wire's
+    /// `data.cause`).
+    #[error("worker failed ({}): {message}", cause.as_str())]
+    WorkerFailed { cause: FailureCause, message: String },
     /// No worker could be started for the request's header.
     #[error("could not start a Lean worker: {0}")]
     SpawnFailed(String),
@@ -20,8 +21,9 @@ pub enum PoolError {
     /// still queued when the shutdown deadline passed).
     #[error("the pool is shutting down")]
     ShuttingDown,
-    #[error("invalid params: {0}")]
-    InvalidParams(String),
+    /// A bug in leanpool (e.g. a request dropped unanswered).
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl PoolError {
@@ -29,10 +31,30 @@ impl PoolError {
     pub fn code(&self) -> i64 {
         match self {
             PoolError::Overloaded { .. } => codes::OVERLOADED,
-            PoolError::WorkerFailed(_) => codes::WORKER_FAILED,
+            PoolError::WorkerFailed { .. } => codes::WORKER_FAILED,
             PoolError::SpawnFailed(_) => codes::SPAWN_FAILED,
             PoolError::ShuttingDown => codes::SHUTTING_DOWN,
-            PoolError::InvalidParams(_) => codes::INVALID_PARAMS,
+            PoolError::Internal(_) => codes::INTERNAL_ERROR,
+        }
+    }
+
+    /// The JSON-RPC error's `data`: `{"cause": …}` for `WorkerFailed`.
+    pub fn data(&self) -> Option<Value> {
+        match self {
+            PoolError::WorkerFailed { cause, .. } => Some(json!({ "cause": cause })),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn worker_failed(cause: FailureCause, message: impl Into<String>) -> Self {
+        PoolError::WorkerFailed { cause, message: message.into() }
+    }
+
+    /// The failure cause, for `WorkerFailed`.
+    pub fn cause(&self) -> Option<FailureCause> {
+        match self {
+            PoolError::WorkerFailed { cause, .. } => Some(*cause),
+            _ => None,
         }
     }
 }
@@ -45,15 +67,18 @@ mod tests {
     fn codes_are_distinct_and_from_protocol() {
         let all = [
             PoolError::Overloaded { queued: 1, limit: 1 },
-            PoolError::WorkerFailed(String::new()),
+            PoolError::worker_failed(FailureCause::DiedTwice, ""),
             PoolError::SpawnFailed(String::new()),
             PoolError::ShuttingDown,
-            PoolError::InvalidParams(String::new()),
+            PoolError::Internal(String::new()),
         ];
         let mut c: Vec<i64> = all.iter().map(PoolError::code).collect();
         c.sort();
         c.dedup();
         assert_eq!(c.len(), all.len());
         assert_eq!(PoolError::Overloaded { queued: 1, limit: 1 }.code(), codes::OVERLOADED);
+        let e = PoolError::worker_failed(FailureCause::ProtocolViolation, "x");
+        assert_eq!(e.data(), Some(json!({"cause": "protocol_violation"})));
+        assert_eq!(PoolError::Internal("x".into()).data(), None);
     }
 }

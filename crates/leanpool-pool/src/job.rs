@@ -128,7 +128,7 @@ impl Input {
             Input::Check(p) => leanpool_lean::check::check_on_with(worker, p, default_timeout, guard).await.map(Output::Check),
             Input::Normalize(p) => leanpool_terms::normalize_on_with(worker, p, default_timeout, guard).await.map(Output::Normalize),
             Input::Opt(p) => leanpool_terms::opt_on_with(worker, p, default_timeout, guard).await.map(Output::Opt),
-            Input::Lease { .. } => Err(WorkerError::Protocol("internal error: a lease is not run".into())),
+            Input::Lease { .. } => Err(WorkerError::Internal("a lease is not run".into())),
         };
         match r {
             Err(WorkerError::Timeout) => Ok(self.timed_out(limit)),
@@ -179,7 +179,7 @@ impl Reply {
 impl Drop for Reply {
     fn drop(&mut self) {
         if let Some(tx) = self.tx.take() {
-            let _ = tx.send(Err(PoolError::WorkerFailed("internal error: the request was dropped unanswered".into())));
+            let _ = tx.send(Err(PoolError::Internal("the request was dropped unanswered".into())));
         }
     }
 }
@@ -199,7 +199,7 @@ mod tests {
         let (r, rx) = Reply::new();
         assert!(!r.is_cancelled());
         drop(r);
-        assert!(matches!(rx.await, Ok(Err(PoolError::WorkerFailed(_)))));
+        assert!(matches!(rx.await, Ok(Err(PoolError::Internal(_)))));
     }
 
     #[tokio::test]

@@ -122,7 +122,7 @@ impl Pool {
         self.enqueue(header, Job { input, reply, accepted })?;
         // `Reply` answers even when dropped, so the sender never vanishes
         // silently; the fallback covers a runtime torn down under us.
-        rx.await.unwrap_or_else(|_| Err(PoolError::WorkerFailed("internal error: no answer".into())))
+        rx.await.unwrap_or_else(|_| Err(PoolError::Internal("the request was dropped unanswered".into())))
     }
 
     /// Takes a warm worker for `text`'s header out of the pool for the
@@ -148,10 +148,10 @@ impl Pool {
             // shutdown); a hand-over comes on `worker_rx`, sent before the
             // slot drops the reply, hence checked first.
             biased;
-            w = worker_rx => w.map_err(|_| PoolError::WorkerFailed("internal error: lease dropped".into())),
+            w = worker_rx => w.map_err(|_| PoolError::Internal("lease dropped".into())),
             r = rx => match r {
                 Ok(Err(e)) => Err(e),
-                _ => Err(PoolError::WorkerFailed("internal error: lease dropped".into())),
+                _ => Err(PoolError::Internal("lease dropped".into())),
             },
         }
     }
@@ -283,5 +283,5 @@ impl Pool {
 }
 
 fn unexpected(o: Output) -> PoolError {
-    PoolError::WorkerFailed(format!("internal error: answer of the wrong method: {o:?}"))
+    PoolError::Internal(format!("answer of the wrong method: {o:?}"))
 }

@@ -14,7 +14,7 @@ use crate::job::{Input, Job, Leased, Output};
 use crate::shared::{Inner, KeyState, SlotShared};
 use crate::status::{bump, WorkerState};
 use leanpool_lean::{proc, Worker, WorkerError};
-use leanpool_protocol::CheckStatus;
+use leanpool_protocol::{CheckStatus, FailureCause};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -223,8 +223,13 @@ impl Slot {
         let Some(w) = self.worker.as_mut() else { return };
         let pid = w.pid();
         if !w.is_alive() {
-            tracing::warn!(slot = self.me.id, "idle worker died: {}", w.stderr_tail());
-            bump(&self.inner.counters.crashes);
+            if let Some(what) = w.compromised() {
+                tracing::warn!(slot = self.me.id, "idle worker compromised: {what}");
+                bump(&self.inner.counters.compromised);
+            } else {
+                tracing::warn!(slot = self.me.id, "idle worker died: {}", w.stderr_tail());
+                bump(&self.inner.counters.crashes);
+            }
             self.kill_worker().await;
         } else if self.over_memory_limit(pid).is_some() {
             bump(&self.inner.counters.memory_kills);
@@ -286,7 +291,10 @@ impl Slot {
                         bump(&self.inner.counters.retries);
                         continue;
                     }
-                    break Err(PoolError::WorkerFailed(format!("the worker died on this request twice; last: {e}")));
+                    break Err(PoolError::worker_failed(
+                        FailureCause::DiedTwice,
+                        format!("the worker died on this request twice; last: {e}"),
+                    ));
                 }
                 Outcome::Done(Err(WorkerError::Panicked { message, stderr_tail })) => {
                     // The text itself exhausted Lean (out of memory on the
@@ -295,28 +303,49 @@ impl Slot {
                     bump(&self.inner.counters.crashes);
                     tracing::warn!(slot = self.me.id, "worker panicked on a request: {message}; stderr:\n{stderr_tail}");
                     self.kill_worker().await;
-                    break Err(PoolError::WorkerFailed(format!(
-                        "Lean gave up on this request ({message}); the worker was replaced"
-                    )));
+                    break Err(PoolError::worker_failed(
+                        FailureCause::LeanPanic,
+                        format!("Lean gave up on this request ({message}); the worker was replaced"),
+                    ));
+                }
+                Outcome::Done(Err(WorkerError::Compromised(what))) => {
+                    // Code running in Lean wrote to its stdout. Fail closed:
+                    // the worker is killed and never reused, and the request
+                    // is not retried (the text that did it would only take
+                    // over the next worker too).
+                    bump(&self.inner.counters.compromised);
+                    tracing::warn!(slot = self.me.id, "worker compromised on a request: {what}");
+                    self.kill_worker().await;
+                    break Err(PoolError::worker_failed(
+                        FailureCause::ProtocolViolation,
+                        format!("the worker wrote a frame leanpool did not ask for ({what}); it was killed"),
+                    ));
                 }
                 Outcome::Done(Err(e @ WorkerError::Lsp { .. })) => {
                     // Lean answered a request with an error: the process is
                     // fine, the request is not retried.
-                    break Err(PoolError::WorkerFailed(e.to_string()));
+                    break Err(PoolError::worker_failed(FailureCause::LeanError, e.to_string()));
+                }
+                Outcome::Done(Err(e @ WorkerError::Internal(_))) => {
+                    // A leanpool bug; the process's state is suspect.
+                    self.kill_worker().await;
+                    break Err(PoolError::Internal(e.to_string()));
                 }
                 Outcome::Done(Err(e)) => {
-                    // Protocol trouble: not a crash, so no retry, but the
-                    // process's state is suspect.
+                    // An answer leanpool cannot read (or a spawn/time-out
+                    // error where none is expected): not a crash, so no
+                    // retry, but the process's state is suspect.
                     self.kill_worker().await;
-                    break Err(PoolError::WorkerFailed(e.to_string()));
+                    break Err(PoolError::worker_failed(FailureCause::UnexpectedAnswer, e.to_string()));
                 }
                 Outcome::Memory(rss) => {
                     bump(&self.inner.counters.memory_kills);
                     self.kill_worker().await;
                     let limit = self.rss_cap().unwrap_or(0);
-                    break Err(PoolError::WorkerFailed(format!(
-                        "the worker exceeded the memory limit ({rss} > {limit} bytes resident) and was killed"
-                    )));
+                    break Err(PoolError::worker_failed(
+                        FailureCause::MemoryCap,
+                        format!("the worker exceeded the memory limit ({rss} > {limit} bytes resident) and was killed"),
+                    ));
                 }
                 Outcome::HardStop => {
                     job.reply.send(Err(PoolError::ShuttingDown));
@@ -324,7 +353,7 @@ impl Slot {
                 }
             }
         };
-        if matches!(answer, Err(PoolError::WorkerFailed(_))) {
+        if matches!(answer, Err(PoolError::WorkerFailed { .. })) {
             bump(&self.inner.counters.worker_failed);
         }
         self.inner.record_latency(job.input.method(), job.accepted.elapsed(), Some(started.elapsed()));
@@ -403,7 +432,12 @@ impl Slot {
         let Some(w) = self.worker.as_mut() else { return };
         let pid = w.pid();
         if !w.is_alive() {
-            // Killed by the driver at its time limit: just reap it.
+            // Killed by the driver at its time limit (or compromised right
+            // after its answer): just reap it.
+            if let Some(what) = w.compromised() {
+                tracing::warn!(slot = self.me.id, "worker compromised after a request: {what}");
+                bump(&self.inner.counters.compromised);
+            }
             self.kill_worker().await;
         } else if self.inner.cfg.max_uses > 0 && self.me.uses.load(Ordering::Relaxed) >= self.inner.cfg.max_uses {
             bump(&self.inner.counters.recycles);

@@ -103,6 +103,10 @@ pub struct Counters {
     pub idle_retirements: u64,
     /// Queued requests skipped because their caller had gone away.
     pub cancelled: u64,
+    /// Workers killed because they wrote a frame the driver did not ask
+    /// for (`WORKER_FAILED` with cause `protocol_violation`).
+    #[serde(default)]
+    pub compromised: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -137,6 +141,7 @@ pub(crate) struct AtomicCounters {
     pub evictions: AtomicU64,
     pub idle_retirements: AtomicU64,
     pub cancelled: AtomicU64,
+    pub compromised: AtomicU64,
 }
 
 pub(crate) fn bump(c: &AtomicU64) {
@@ -161,6 +166,7 @@ impl AtomicCounters {
             evictions: g(&self.evictions),
             idle_retirements: g(&self.idle_retirements),
             cancelled: g(&self.cancelled),
+            compromised: g(&self.compromised),
         }
     }
 }

@@ -16,7 +16,7 @@ mod procs;
 
 use leanpool_lean::{BackendKind, LeanCommand};
 use leanpool_pool::{Pool, PoolConfig, PoolError, PrewarmEntry, WorkerState};
-use leanpool_protocol::{CheckParams, CheckStatus};
+use leanpool_protocol::{CheckParams, CheckStatus, FailureCause};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -147,12 +147,37 @@ async fn crash_once_is_retried_on_a_fresh_worker(cx: Ctx) {
 async fn crash_twice_is_worker_failed(cx: Ctx) {
     let pool = cx.pool(base_cfg());
     let e = pool.check(req("theorem a : True := trivial\n-- FAKE crash\n")).await.unwrap_err();
-    assert!(matches!(e, PoolError::WorkerFailed(ref m) if m.contains("twice")), "{e:?}");
+    assert!(matches!(e, PoolError::WorkerFailed { cause: FailureCause::DiedTwice, ref message } if message.contains("twice")), "{e:?}");
     assert_eq!(e.code(), leanpool_protocol::codes::WORKER_FAILED);
     let c = pool.status().counters;
     assert_eq!((c.crashes, c.retries, c.worker_failed), (2, 1, 1));
     // The header is still served.
     assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    finish(pool).await;
+}
+
+/// The issue-10 attack at the pool: a worker writes a frame the driver
+/// never asked for (a forged `publishDiagnostics` for a version never sent,
+/// then an answer to a request never made). Each request is answered
+/// WORKER_FAILED / protocol_violation without a retry, the worker is killed
+/// and never reused, `compromised` counts it, and the next check runs on a
+/// fresh worker with a correct verdict.
+async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
+    let pool = cx.pool(base_cfg());
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    for (n, verb) in [(1, "forge_version"), (2, "forge_answer")] {
+        let before = pids(&pool, "");
+        let e = pool.check(req(format!("theorem a : True := trivial\n-- FAKE {verb}\n"))).await.unwrap_err();
+        assert_eq!(e.cause(), Some(FailureCause::ProtocolViolation), "{verb}: {e:?}");
+        assert_eq!(e.data(), Some(serde_json::json!({"cause": "protocol_violation"})));
+        let c = pool.status().counters;
+        assert_eq!((c.compromised, c.retries, c.crashes, c.worker_failed), (n, 0, 0, n), "{verb}");
+        wait_until("compromised worker gone", || !procs::alive(before[0])).await;
+        // The next caller gets a fresh worker and the true verdict.
+        let r = pool.check(req("theorem bad : True := trivial\n-- FAKE error\n")).await.unwrap();
+        assert_eq!(r.status, CheckStatus::Error, "{verb}");
+        assert_ne!(pids(&pool, ""), before, "{verb}");
+    }
     finish(pool).await;
 }
 
@@ -266,7 +291,7 @@ async fn idle_timeout_keeps_prewarm_minimum(cx: Ctx) {
 async fn memory_cap_kills_the_worker(cx: Ctx) {
     let pool = cx.pool(PoolConfig { rss_limit_bytes: Some(150 << 20), ..base_cfg() });
     let e = pool.check(req("theorem a : True := trivial\n-- FAKE alloc 400\n")).await.unwrap_err();
-    assert!(matches!(e, PoolError::WorkerFailed(ref m) if m.contains("memory limit")), "{e:?}");
+    assert!(matches!(e, PoolError::WorkerFailed { cause: FailureCause::MemoryCap, ref message } if message.contains("memory limit")), "{e:?}");
     assert_eq!(pool.status().counters.memory_kills, 1);
     assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
     finish(pool).await;
@@ -282,7 +307,7 @@ async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
     let cap = w.rss_cap_bytes.expect("a cap in status");
     assert!(cap > 150 << 20 && cap < 300 << 20, "cap {cap} should be the ready RSS + 150 MB");
     let e = pool.check(req("theorem b : True := trivial\n-- FAKE alloc 400\n")).await.unwrap_err();
-    assert!(matches!(e, PoolError::WorkerFailed(ref m) if m.contains("memory limit")), "{e:?}");
+    assert!(matches!(e, PoolError::WorkerFailed { cause: FailureCause::MemoryCap, ref message } if message.contains("memory limit")), "{e:?}");
     assert_eq!(pool.status().counters.memory_kills, 1);
     assert_eq!(pool.check(req("theorem c : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
     finish(pool).await;
@@ -450,6 +475,7 @@ fn main() {
         two_headers_two_workers,
         crash_once_is_retried_on_a_fresh_worker,
         crash_twice_is_worker_failed,
+        forged_frame_kills_the_worker_without_retry,
         timeout_replaces_the_worker,
         max_uses_recycles,
         full_queue_is_overloaded,

@@ -78,6 +78,50 @@ impl Response {
     }
 }
 
+/// Why a request was answered `WORKER_FAILED`: `error.data.cause` on the
+/// wire (`{"cause": "died_twice"}`). Only the first two say anything
+/// about the statement; see docs/protocol.md for what to do with each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureCause {
+    /// The worker process died on this request, and again on one retry
+    /// on a fresh worker.
+    DiedTwice,
+    /// Lean's runtime gave up on this request (`INTERNAL PANIC`, e.g. out
+    /// of memory on the WASM heap); not retried.
+    LeanPanic,
+    /// The worker's resident memory passed the pool's cap while it ran
+    /// this request; it was killed, the request not retried.
+    MemoryCap,
+    /// The worker wrote a frame the driver did not ask for (a document
+    /// version never sent, an answer to no request, a malformed frame, a
+    /// notification out of place): code running in Lean forged output.
+    /// The worker was killed and is never reused; the request is not
+    /// retried.
+    ProtocolViolation,
+    /// Lean answered one of leanpool's requests with an error (e.g. an RPC
+    /// method it does not know); the worker is kept.
+    LeanError,
+    /// Lean's answer did not have the shape leanpool reads (a Lean version
+    /// leanpool does not support, or a leanpool bug); the worker was
+    /// replaced.
+    UnexpectedAnswer,
+}
+
+impl FailureCause {
+    /// The wire name (`died_twice`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureCause::DiedTwice => "died_twice",
+            FailureCause::LeanPanic => "lean_panic",
+            FailureCause::MemoryCap => "memory_cap",
+            FailureCause::ProtocolViolation => "protocol_violation",
+            FailureCause::LeanError => "lean_error",
+            FailureCause::UnexpectedAnswer => "unexpected_answer",
+        }
+    }
+}
+
 /// Error codes. The JSON-RPC reserved range first, then leanpool's own
 /// (-32000..-32099, "server error" in JSON-RPC terms).
 pub mod codes {
@@ -95,7 +139,8 @@ pub mod codes {
     pub const REQUEST_TOO_LARGE: i64 = -32001;
     /// The queue for this header is full; retry later.
     pub const OVERLOADED: i64 = -32002;
-    /// The worker died twice on this request (once plus one retry).
+    /// A Lean worker failed on this request; `data.cause` says how
+    /// ([`super::FailureCause`]).
     pub const WORKER_FAILED: i64 = -32003;
     /// The peer's uid may not call this method (e.g. `shutdown`).
     pub const UNAUTHORIZED: i64 = -32004;
@@ -103,4 +148,17 @@ pub mod codes {
     pub const SHUTTING_DOWN: i64 = -32005;
     /// A Lean worker could not be started (bad backend or header).
     pub const SPAWN_FAILED: i64 = -32006;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_causes_have_their_wire_names() {
+        use FailureCause::*;
+        for c in [DiedTwice, LeanPanic, MemoryCap, ProtocolViolation, LeanError, UnexpectedAnswer] {
+            assert_eq!(serde_json::to_value(c).unwrap(), Value::String(c.as_str().into()));
+        }
+    }
 }

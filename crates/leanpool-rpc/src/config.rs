@@ -3,6 +3,7 @@
 //! Every field is optional. Unknown top-level keys are an error so that a
 //! typo (`socket_mod`) is reported instead of silently ignored.
 
+use crate::methods::GtedLimits;
 use crate::server::ServerOptions;
 use leanpool_pool::{GuardPolicy, PoolConfig, SandboxConfig};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -28,6 +29,18 @@ pub struct DaemonConfig {
     pub allowed_uids: Option<Vec<u32>>,
     pub max_request_bytes: usize,
     pub max_inflight_per_connection: usize,
+    /// Bytes of answers queued for one connection and not yet written to
+    /// it; past this the daemon stops reading that connection until the
+    /// client reads (a client that never reads cannot pin memory).
+    pub max_unsent_bytes_per_connection: usize,
+    /// Connections served at once; one more is answered `OVERLOADED`
+    /// (id null) and closed.
+    pub max_connections: usize,
+    /// Nodes per `gted` tree (root included); larger ones are
+    /// `INVALID_PARAMS` before any allocation.
+    pub gted_max_nodes: usize,
+    /// Depth per `gted` tree (a lone root is depth 1).
+    pub gted_max_depth: usize,
     pub shutdown_deadline_ms: u64,
     pub log_format: LogFormat,
     pub pool: PoolConfig,
@@ -44,6 +57,10 @@ impl Default for DaemonConfig {
             allowed_uids: None,
             max_request_bytes: 4 << 20,
             max_inflight_per_connection: 1024,
+            max_unsent_bytes_per_connection: 64 << 20,
+            max_connections: 256,
+            gted_max_nodes: GtedLimits::default().max_nodes,
+            gted_max_depth: GtedLimits::default().max_depth,
             shutdown_deadline_ms: 10_000,
             log_format: LogFormat::Text,
             pool: PoolConfig::default(),
@@ -81,8 +98,17 @@ impl DaemonConfig {
         if self.socket_mode & 0o200 == 0 {
             return Err("socket_mode must let the owner write (connecting needs write access)".into());
         }
-        if self.max_request_bytes == 0 || self.max_inflight_per_connection == 0 {
-            return Err("max_request_bytes and max_inflight_per_connection must be at least 1".into());
+        for (name, v) in [
+            ("max_request_bytes", self.max_request_bytes),
+            ("max_inflight_per_connection", self.max_inflight_per_connection),
+            ("max_unsent_bytes_per_connection", self.max_unsent_bytes_per_connection),
+            ("max_connections", self.max_connections),
+            ("gted_max_nodes", self.gted_max_nodes),
+            ("gted_max_depth", self.gted_max_depth),
+        ] {
+            if v == 0 {
+                return Err(format!("{name} must be at least 1"));
+            }
         }
         self.pool.validate()
     }
@@ -93,6 +119,10 @@ impl DaemonConfig {
         PoolConfig { guard: self.guard.clone(), sandbox: self.sandbox.clone(), ..self.pool.clone() }
     }
 
+    pub fn gted_limits(&self) -> GtedLimits {
+        GtedLimits { max_nodes: self.gted_max_nodes, max_depth: self.gted_max_depth }
+    }
+
     pub fn server_options(&self, socket: &Path) -> ServerOptions {
         let mut o = ServerOptions::new(socket);
         o.socket_mode = self.socket_mode;
@@ -101,6 +131,8 @@ impl DaemonConfig {
         }
         o.max_request_bytes = self.max_request_bytes;
         o.max_inflight_per_connection = self.max_inflight_per_connection;
+        o.max_unsent_bytes_per_connection = self.max_unsent_bytes_per_connection;
+        o.max_connections = self.max_connections;
         o.shutdown_deadline = Duration::from_millis(self.shutdown_deadline_ms);
         o
     }
@@ -167,6 +199,8 @@ mod tests {
         assert!(load("d.toml", "socket_mode = \"rw\"").is_err());
         assert!(load("d.toml", "socket_mode = \"0400\"").is_err());
         assert!(load("d.toml", "[pool]\nmax_workers = 0").unwrap_err().to_string().contains("max_workers"));
+        assert!(load("d.toml", "max_connections = 0").unwrap_err().to_string().contains("max_connections"));
+        assert!(load("d.toml", "gted_max_nodes = 0").unwrap_err().to_string().contains("gted_max_nodes"));
         assert!(load("d.json", "{").is_err());
     }
 }

@@ -1,7 +1,7 @@
 //! The daemon's [`Handler`]: pool methods, `gted`, and `status`.
 
 use crate::handler::{result, rpc_error, CallContext, Handler};
-use crate::methods::{run_gted, Call};
+use crate::methods::{run_gted, Call, GtedLimits};
 use leanpool_pool::{Pool, PoolConfig, PoolError, PoolStatus};
 use leanpool_protocol::{codes, RpcError};
 use serde::{Deserialize, Serialize};
@@ -48,16 +48,35 @@ pub struct PoolHandler {
     socket: String,
     backend: BackendInfo,
     started: Instant,
+    gted_limits: GtedLimits,
 }
 
 impl PoolHandler {
     pub fn new(pool: Pool, socket: &std::path::Path, backend: BackendInfo) -> Self {
-        PoolHandler { pool: Ok(pool), socket: socket.display().to_string(), backend, started: Instant::now() }
+        PoolHandler {
+            pool: Ok(pool),
+            socket: socket.display().to_string(),
+            backend,
+            started: Instant::now(),
+            gted_limits: GtedLimits::default(),
+        }
     }
 
     /// A handler without Lean: `why` is what the Lean methods answer.
     pub fn without_lean(why: String, cfg: PoolConfig, socket: &std::path::Path, backend: BackendInfo) -> Self {
-        PoolHandler { pool: Err((why, cfg)), socket: socket.display().to_string(), backend, started: Instant::now() }
+        PoolHandler {
+            pool: Err((why, cfg)),
+            socket: socket.display().to_string(),
+            backend,
+            started: Instant::now(),
+            gted_limits: GtedLimits::default(),
+        }
+    }
+
+    /// Caps on `gted` trees (default [`GtedLimits::default`]).
+    pub fn with_gted_limits(mut self, limits: GtedLimits) -> Self {
+        self.gted_limits = limits;
+        self
     }
 
     pub fn status(&self) -> Result<StatusResult, RpcError> {
@@ -93,7 +112,7 @@ fn idle_status(cfg: &PoolConfig) -> Result<PoolStatus, RpcError> {
 }
 
 fn pool_error(e: PoolError) -> RpcError {
-    rpc_error(e.code(), e.to_string())
+    RpcError { code: e.code(), message: e.to_string(), data: e.data() }
 }
 
 impl Handler for PoolHandler {
@@ -104,7 +123,12 @@ impl Handler for PoolHandler {
             Call::Opt(p) => result(&self.pool()?.opt(p).await.map_err(pool_error)?),
             // Exact TED is cubic in the worst case: keep it off the async
             // threads so one big pair cannot stall every connection.
-            Call::Gted(p) => match tokio::task::spawn_blocking(move || run_gted(&p)).await {
+            Call::Gted(p) => match tokio::task::spawn_blocking({
+                let limits = self.gted_limits;
+                move || run_gted(&p, &limits)
+            })
+            .await
+            {
                 Ok(r) => result(&r?),
                 Err(e) => Err(rpc_error(codes::INTERNAL_ERROR, format!("gted task failed: {e}"))),
             },

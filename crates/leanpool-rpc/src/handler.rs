@@ -52,8 +52,23 @@ pub fn method_not_found(method: &str) -> RpcError {
 
 /// Decodes `params` into a method's parameter type; absent params decode as
 /// `{}` so that methods whose fields are all optional accept no params.
+/// Anything but an object (or absent) is `INVALID_PARAMS`: serde would
+/// otherwise read an array as the struct's fields in order (`["x"]` as
+/// `{"text": "x"}`), which the protocol does not allow.
 pub fn params<P: DeserializeOwned>(method: &str, params: Value) -> Result<P, RpcError> {
-    let params = if params.is_null() { Value::Object(Default::default()) } else { params };
+    let params = match params {
+        Value::Null => Value::Object(Default::default()),
+        Value::Object(o) => Value::Object(o),
+        other => {
+            let kind = match other {
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                _ => "a boolean",
+            };
+            return Err(rpc_error(codes::INVALID_PARAMS, format!("invalid params for `{method}`: params must be an object, not {kind}")));
+        }
+    };
     serde_json::from_value(params)
         .map_err(|e| rpc_error(codes::INVALID_PARAMS, format!("invalid params for `{method}`: {e}")))
 }

@@ -5,7 +5,7 @@
 //! client is gone (then its work is cancelled by dropping the future).
 
 use crate::framing::FrameReader;
-use crate::handler::{result, rpc_error, CallContext, Handler, PeerCred};
+use crate::handler::{result, rpc_error, CallContext, Handler};
 use crate::request::{decode, Decoded};
 use crate::socket::{self, BindError, SocketFile};
 use leanpool_protocol::{codes, Id, Request, Response, RpcError};
@@ -36,12 +36,22 @@ pub struct ServerOptions {
     /// Past this many unanswered requests the server stops reading from the
     /// connection until one finishes (backpressure, bounded memory).
     pub max_inflight_per_connection: usize,
+    /// Past this many bytes of answers queued for a connection and not yet
+    /// written to it, the server stops reading from that connection until
+    /// the client reads: a client that pipelines requests and never reads
+    /// the answers cannot make the daemon buffer without limit.
+    pub max_unsent_bytes_per_connection: usize,
+    /// Connections served at once. One more gets one `OVERLOADED` error
+    /// line (id null) and is closed.
+    pub max_connections: usize,
     /// How long shutdown lets in-flight requests finish.
     pub shutdown_deadline: Duration,
 }
 
 impl ServerOptions {
-    /// Defaults: mode 0600, only our own uid, 4 MiB requests, 10 s deadline.
+    /// Defaults: mode 0600, only our own uid, 4 MiB requests, 1024
+    /// requests and 64 MiB of unsent answers per connection, 256
+    /// connections, 10 s deadline.
     pub fn new(socket: impl Into<PathBuf>) -> Self {
         let uid = nix::unistd::geteuid().as_raw();
         ServerOptions {
@@ -51,6 +61,8 @@ impl ServerOptions {
             owner_uid: uid,
             max_request_bytes: 4 << 20,
             max_inflight_per_connection: 1024,
+            max_unsent_bytes_per_connection: 64 << 20,
+            max_connections: 256,
             shutdown_deadline: Duration::from_secs(10),
         }
     }
@@ -130,6 +142,13 @@ impl<H: Handler> Server<H> {
         loop {
             tokio::select! {
                 r = listener.accept() => match r {
+                    Ok((stream, _)) if conns.len() >= shared.opts.max_connections => {
+                        // Answered off the accept loop; not counted.
+                        let max = shared.opts.max_connections;
+                        tracing::warn!(max, "connection limit reached; refusing a connection");
+                        let msg = format!("the daemon serves at most {max} connections at once; retry later");
+                        tokio::spawn(refuse(stream, codes::OVERLOADED, msg));
+                    }
                     Ok((stream, _)) => {
                         let n = shared.conns.fetch_add(1, Ordering::Relaxed);
                         conns.spawn(connection(stream, n, shared.clone()));
@@ -173,14 +192,16 @@ async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Share
     };
     if !shared.opts.allowed_uids.contains(&peer.uid) {
         tracing::warn!(conn, uid = peer.uid, pid = peer.pid, "uid not allowed; rejecting");
-        return reject(stream, peer).await;
+        return refuse(stream, codes::UNAUTHORIZED, format!("uid {} may not use this socket", peer.uid)).await;
     }
     tracing::debug!(conn, uid = peer.uid, pid = peer.pid, "connected");
     let (rd, wr) = stream.into_split();
     let raw_fd = rd.as_ref().as_raw_fd();
-    let (tx, rx) = mpsc::channel::<Answer>(1024);
+    let (tx, rx) = mpsc::channel::<Vec<u8>>(1024);
+    let (unsent, mut unsent_rx) = watch::channel(0usize);
+    let tx = Outbox { tx, unsent: Arc::new(unsent) };
     let gone = Arc::new(Notify::new());
-    let writer = tokio::spawn(write_loop(wr, rx, gone.clone()));
+    let writer = tokio::spawn(write_loop(wr, rx, tx.unsent.clone(), gone.clone()));
     let opts = &shared.opts;
     let mut reader = FrameReader::new(BufReader::with_capacity(64 << 10, rd), opts.max_request_bytes);
     let mut tasks = JoinSet::new();
@@ -188,11 +209,14 @@ async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Share
     let ctx = CallContext { peer, conn };
     let mut vanished = false;
     loop {
-        let room = tasks.len() < opts.max_inflight_per_connection;
+        let backlog = *unsent_rx.borrow_and_update() >= opts.max_unsent_bytes_per_connection;
+        let room = tasks.len() < opts.max_inflight_per_connection && !backlog;
         tokio::select! {
             _ = gone.notified() => { vanished = true; break }
             _ = reached(&mut phase, Phase::Closed) => break,
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            // The writer drained some answers: look at the backlog again.
+            _ = unsent_rx.changed(), if backlog => {}
             f = reader.next_frame(), if room => match f {
                 Ok(Some(frame)) => {
                     let reply = match decode(&frame, opts.max_request_bytes) {
@@ -233,7 +257,7 @@ fn start<H: Handler>(
     req: Request,
     ctx: &CallContext,
     shared: &Arc<Shared<H>>,
-    tx: &mpsc::Sender<Answer>,
+    tx: &Outbox,
     tasks: &mut JoinSet<()>,
 ) -> Option<Answer> {
     let Request { id, method, params, .. } = req;
@@ -316,18 +340,45 @@ impl Answer {
     }
 }
 
+/// The way from request tasks to the writer: answers are encoded here and
+/// their bytes counted as unsent until the writer has written them.
+#[derive(Clone)]
+struct Outbox {
+    tx: mpsc::Sender<Vec<u8>>,
+    unsent: Arc<watch::Sender<usize>>,
+}
+
+impl Outbox {
+    /// `Err` when the writer is gone (the client vanished).
+    async fn send(&self, a: Answer) -> Result<(), ()> {
+        let mut line = Vec::new();
+        a.encode(&mut line);
+        let n = line.len();
+        self.unsent.send_modify(|u| *u += n);
+        if self.tx.send(line).await.is_err() {
+            self.unsent.send_modify(|u| *u -= n);
+            return Err(());
+        }
+        Ok(())
+    }
+}
+
 /// Writes answers as they come, one JSON object per line, flushing when no
 /// more are queued. A write error means the client is gone.
-async fn write_loop(wr: tokio::net::unix::OwnedWriteHalf, mut rx: mpsc::Receiver<Answer>, gone: Arc<Notify>) {
+async fn write_loop(
+    wr: tokio::net::unix::OwnedWriteHalf,
+    mut rx: mpsc::Receiver<Vec<u8>>,
+    unsent: Arc<watch::Sender<usize>>,
+    gone: Arc<Notify>,
+) {
     let mut w = BufWriter::with_capacity(64 << 10, wr);
-    let mut line = Vec::new();
     while let Some(first) = rx.recv().await {
         let mut next = Some(first);
         let mut ok = true;
-        while let Some(resp) = next {
-            line.clear();
-            resp.encode(&mut line);
-            if w.write_all(&line).await.is_err() {
+        while let Some(line) = next {
+            let r = w.write_all(&line).await;
+            unsent.send_modify(|u| *u -= line.len());
+            if r.is_err() {
                 ok = false;
                 break;
             }
@@ -341,11 +392,12 @@ async fn write_loop(wr: tokio::net::unix::OwnedWriteHalf, mut rx: mpsc::Receiver
     let _ = w.shutdown().await;
 }
 
-/// Answers an unauthorized peer once (id null) and closes. Reads what it
-/// already sent first, so that the kernel does not turn our close into a
-/// connection reset that would hide the answer.
-async fn reject(mut stream: UnixStream, peer: PeerCred) {
-    let resp = Response::err(Id::Null, codes::UNAUTHORIZED, format!("uid {} may not use this socket", peer.uid));
+/// Answers a refused peer (unauthorized uid, too many connections) once
+/// (id null) and closes. Reads what it already sent first, so that the
+/// kernel does not turn our close into a connection reset that would hide
+/// the answer.
+async fn refuse(mut stream: UnixStream, code: i64, message: String) {
+    let resp = Response::err(Id::Null, code, message);
     let mut line = serde_json::to_vec(&resp).expect("serializes");
     line.push(b'\n');
     let _ = stream.write_all(&line).await;

@@ -6,7 +6,7 @@
 
 use leanpool_protocol::Response;
 use leanpool_rpc::framing::{Frame, FrameReader};
-use leanpool_rpc::methods::{run_gted, Call};
+use leanpool_rpc::methods::{run_gted, Call, GtedLimits};
 use leanpool_rpc::request::{decode, Decoded};
 
 mod fuzzgen;
@@ -48,7 +48,7 @@ async fn fuzz_framing_envelope_params_and_gted() {
                 calls += 1;
                 // What the daemon does next: decode params, run gted.
                 if let Ok(Call::Gted(p)) = Call::decode(&req.method, req.params.clone()) {
-                    if run_gted(&p).is_ok() {
+                    if run_gted(&p, &GtedLimits::default()).is_ok() {
                         gted_ok += 1;
                     }
                 }

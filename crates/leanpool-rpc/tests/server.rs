@@ -232,3 +232,87 @@ async fn backpressure_bounds_inflight_per_connection() {
     }
     assert_eq!(d.counters.started.load(Ordering::SeqCst), 12);
 }
+
+/// The attack: a client pipelines requests with big answers and never
+/// reads them (it pinned ~4 MiB per `ping` echo, up to 1024 per
+/// connection). Once the unsent answers pass the cap the server stops
+/// reading that connection; when the client reads again, every request
+/// is answered.
+#[tokio::test]
+async fn a_client_that_never_reads_cannot_pin_unbounded_answers() {
+    const N: usize = 40;
+    const VALUE: usize = 200 << 10;
+    let d = start(|o| o.max_unsent_bytes_per_connection = 1 << 20);
+    let (rd, mut wr) = UnixStream::connect(&d.path).await.unwrap().into_split();
+    let writer = tokio::spawn(async move {
+        let value = "v".repeat(VALUE);
+        for i in 0..N {
+            let line = format!("{}\n", json!({"jsonrpc": "2.0", "id": i, "method": "sleep", "params": {"ms": 0, "value": value}}));
+            wr.write_all(line.as_bytes()).await.unwrap();
+        }
+        wr
+    });
+    // Wait until the server has stopped taking requests.
+    let mut last = usize::MAX;
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = d.counters.started.load(Ordering::SeqCst);
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    // 1 MiB of answers, plus what the socket buffers and the writer's
+    // buffer hold, plus the request being read: far fewer than N.
+    eprintln!("requests taken while the client did not read: {last} of {N}");
+    assert!(last < 20, "the server kept reading: {last} of {N} requests taken");
+    // The client reads again: everything is answered.
+    let mut rd = BufReader::new(rd);
+    let mut ids = Vec::new();
+    for _ in 0..N {
+        let mut line = String::new();
+        tokio::time::timeout(Duration::from_secs(20), rd.read_line(&mut line)).await.unwrap().unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["result"].as_str().map(str::len), Some(VALUE));
+        ids.push(v["id"].as_u64().unwrap() as usize);
+    }
+    ids.sort();
+    assert_eq!(ids, (0..N).collect::<Vec<_>>());
+    writer.await.unwrap();
+}
+
+/// The attack: unbounded connections. Past `max_connections` a new one
+/// gets one `OVERLOADED` line (id null) and is closed; when a connection
+/// ends, a new one is served again.
+#[tokio::test]
+async fn connections_past_the_limit_are_refused_with_a_clear_error() {
+    let d = start(|o| o.max_connections = 2);
+    let status = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"status\"}\n";
+    let mut a = Raw::new(&d.path).await;
+    let mut b = Raw::new(&d.path).await;
+    for c in [&mut a, &mut b] {
+        c.send(status).await;
+        assert_eq!(c.recv().await["result"], json!({"test": true}));
+    }
+    let mut c = Raw::new(&d.path).await;
+    let r = c.recv().await;
+    assert_eq!((code(&r), &r["id"]), (codes::OVERLOADED, &Value::Null));
+    assert!(r["error"]["message"].as_str().unwrap().contains("at most 2 connections"), "{r}");
+    assert!(c.eof().await);
+    drop(a);
+    // The server notices the closed connection on its own time.
+    let t0 = std::time::Instant::now();
+    loop {
+        let mut c = Raw::new(&d.path).await;
+        c.send(status).await;
+        let r = c.recv().await;
+        if r.get("result").is_some() {
+            break;
+        }
+        assert_eq!(code(&r), codes::OVERLOADED);
+        assert!(t0.elapsed() < Duration::from_secs(10), "a freed place was never reused");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    b.send(status).await;
+    assert_eq!(b.recv().await["result"], json!({"test": true}));
+}

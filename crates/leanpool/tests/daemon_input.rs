@@ -152,3 +152,33 @@ fn live_fuzz() {
     d.signal(nix::sys::signal::Signal::SIGTERM);
     assert!(d.wait_exit(Duration::from_secs(15)).success());
 }
+
+/// Two attacks on the live daemon that need no Lean. One `gted` request
+/// with two flat trees of 100,000 leaves aborted the daemon (`memory
+/// allocation of 80001600008 bytes failed`), leaving a stale socket: now
+/// refused INVALID_PARAMS before anything is allocated, and the daemon
+/// keeps serving with its memory unchanged. `params: ["x"]` was read as
+/// `{"text": "x"}`: now INVALID_PARAMS.
+#[test]
+fn huge_gted_trees_and_array_params_are_refused_and_the_daemon_lives() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = Daemon::start(dir.path(), "", Lean::Off);
+    let (mut r, mut w) = connect(&d);
+    let flat = json!({"content": "r", "children": vec![json!({"content": "x"}); 100_000]});
+    let req = json!({"jsonrpc": "2.0", "id": 1, "method": "gted", "params": {"a": flat, "b": flat, "mode": "plain"}});
+    let hwm_before = vm_hwm_kib(d.pid());
+    w.write_all(format!("{req}\n").as_bytes()).unwrap();
+    let a = recv(&mut r);
+    assert_eq!((code(&a), &a["id"]), (codes::INVALID_PARAMS, &json!(1)), "{a}");
+    assert!(a["error"]["message"].as_str().unwrap().contains("more than 2000 nodes"), "{a}");
+    let grew_mib = vm_hwm_kib(d.pid()).saturating_sub(hwm_before) >> 10;
+    assert!(grew_mib < 1024, "the daemon's peak memory grew by {grew_mib} MiB");
+    for (id, params) in [(2, json!(["x"])), (3, json!(["theorem t : True := trivial", 100, false]))] {
+        let req = json!({"jsonrpc": "2.0", "id": id, "method": "check", "params": params});
+        w.write_all(format!("{req}\n").as_bytes()).unwrap();
+        let a = recv(&mut r);
+        assert_eq!((code(&a), &a["id"]), (codes::INVALID_PARAMS, &json!(id)), "{a}");
+    }
+    w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"alive\",\"method\":\"ping\",\"params\":true}\n").unwrap();
+    assert_eq!(recv(&mut r), json!({"jsonrpc": "2.0", "id": "alive", "result": true}));
+}

@@ -24,7 +24,13 @@
 //!   on the first attempt and succeed on the retry;
 //! - `sleep MS`: wait before answering;
 //! - `alloc MB`: allocate and touch MB megabytes, keep them, wait 60 s;
-//! - `error`: report one error diagnostic.
+//! - `error`: report one error diagnostic;
+//! - `forge_version`: first write a `publishDiagnostics` with no
+//!   diagnostics for version 2147483647, as the issue-10 attack did from a
+//!   smuggled `#eval` (real Lean can only be made to do it with the guard
+//!   off, which config cannot do yet);
+//! - `forge_answer`: first write an answer to request id 999999, which the
+//!   driver never sent.
 //!
 //! A header containing `FakeDieOnOpen` makes the worker exit at `didOpen`
 //! (a worker that cannot start). If `FAKE_LOG` is set, every `didChange`
@@ -74,7 +80,7 @@ fn finish(out: &mut impl Write, uri: &Value, version: &Value, diagnostics: Vec<V
 }
 
 /// Runs the `-- FAKE` script of a document; returns its diagnostics.
-fn run_script(text: &str) -> Vec<Value> {
+fn run_script(text: &str, uri: &Value, out: &mut impl Write) -> Vec<Value> {
     let mut diags = vec![];
     for line in text.lines() {
         let Some(cmd) = line.trim().strip_prefix("-- FAKE ") else { continue };
@@ -95,6 +101,9 @@ fn run_script(text: &str) -> Vec<Value> {
                 std::mem::forget(v);
                 std::thread::sleep(Duration::from_secs(60));
             }
+            "forge_version" => send(out, &json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                "params": {"uri": uri, "version": 2147483647, "diagnostics": []}})),
+            "forge_answer" => send(out, &json!({"jsonrpc": "2.0", "id": 999999, "result": {}})),
             "error" => diags.push(json!({"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
                 "severity": 1, "message": "fake error"})),
             other => panic!("unknown FAKE command {other}"),
@@ -125,8 +134,8 @@ pub fn serve() {
                     let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
                     writeln!(f, "{} {last}", std::process::id()).unwrap();
                 }
-                let diags = run_script(text);
                 let doc = &params["textDocument"];
+                let diags = run_script(text, &doc["uri"], &mut out);
                 finish(&mut out, &doc["uri"], &doc["version"], diags);
             }
             // Like Lean's file worker: `initialize` is read, not answered.
