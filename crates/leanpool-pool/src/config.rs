@@ -64,6 +64,13 @@ pub struct PoolConfig {
     pub rlimit_as_bytes: Option<u64>,
     /// Per-request limit when the request gives none.
     pub default_timeout_ms: u64,
+    /// A request's own `timeout_ms` is clamped to
+    /// `[min_timeout_ms, max_timeout_ms]` (not refused): a caller cannot
+    /// hold a worker for hours, nor have the shared warm worker killed
+    /// before it could answer anything (`timeout_ms: 1`). The answer's
+    /// `timeout` reason names the limit that applied.
+    pub min_timeout_ms: u64,
+    pub max_timeout_ms: u64,
     /// Requests waiting per header (not counting the ones being served).
     /// A request that finds the queue full is answered `Overloaded` at once.
     pub max_queue_per_key: usize,
@@ -117,6 +124,8 @@ impl Default for PoolConfig {
             rss_headroom_bytes: None,
             rlimit_as_bytes: None,
             default_timeout_ms: 60_000,
+            min_timeout_ms: 1_000,
+            max_timeout_ms: 600_000,
             max_queue_per_key: 64,
             start_timeout_ms: 180_000,
             rss_poll_ms: 200,
@@ -149,6 +158,12 @@ impl PoolConfig {
             if v == 0 {
                 return Err(format!("pool config: `{name}` must be at least 1"));
             }
+        }
+        if !(self.min_timeout_ms <= self.default_timeout_ms && self.default_timeout_ms <= self.max_timeout_ms) {
+            return Err(format!(
+                "pool config: need min_timeout_ms ({}) <= default_timeout_ms ({}) <= max_timeout_ms ({})",
+                self.min_timeout_ms, self.default_timeout_ms, self.max_timeout_ms
+            ));
         }
         for p in &self.prewarm {
             if p.min > self.max_workers_per_key {
@@ -193,6 +208,8 @@ impl PoolConfig {
         for p in &mut self.prewarm {
             p.min = p.min.min(self.max_workers_per_key);
         }
+        self.max_timeout_ms = self.max_timeout_ms.max(1);
+        self.min_timeout_ms = self.min_timeout_ms.clamp(1, self.max_timeout_ms);
         self
     }
 }
@@ -200,6 +217,15 @@ impl PoolConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timeout_range_must_hold_the_default() {
+        let c = PoolConfig { min_timeout_ms: 5, default_timeout_ms: 4, ..PoolConfig::default() };
+        assert!(c.validate().unwrap_err().contains("min_timeout_ms"));
+        let c = PoolConfig { max_timeout_ms: 10, ..PoolConfig::default() };
+        assert!(c.validate().unwrap_err().contains("max_timeout_ms"));
+        assert!(PoolConfig::default().validate().is_ok());
+    }
 
     #[test]
     fn partial_json_gets_defaults() {

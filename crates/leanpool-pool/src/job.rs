@@ -92,6 +92,18 @@ impl Input {
         ms.map(Duration::from_millis).unwrap_or(default)
     }
 
+    /// Clamps the request's own `timeout_ms` to `[min_ms, max_ms]`, so the
+    /// driver and the `timeout` answer use the limit that applies.
+    pub(crate) fn clamp_timeout(&mut self, min_ms: u64, max_ms: u64) {
+        let t = match self {
+            Input::Check(p) => &mut p.timeout_ms,
+            Input::Normalize(p) | Input::Opt(p) => &mut p.timeout_ms,
+        };
+        if let Some(ms) = t {
+            *ms = (*ms).clamp(min_ms, max_ms.max(min_ms));
+        }
+    }
+
     /// The answer for a request the guard refused.
     pub(crate) fn rejected(&self, reason: &str) -> Output {
         self.with_check(CheckResult::rejected(reason))
@@ -218,6 +230,12 @@ mod tests {
             Output::Opt(o) => assert_eq!(o.check.status, leanpool_protocol::CheckStatus::Timeout),
             o => panic!("wrong shape {o:?}"),
         }
+        let mut i = i;
+        i.clamp_timeout(1_000, 600_000);
+        assert_eq!(i.timeout(Duration::from_secs(9)), Duration::from_secs(1));
+        let mut big = Input::Check(CheckParams { text: String::new(), timeout_ms: Some(u64::MAX), timings: false });
+        big.clamp_timeout(1_000, 600_000);
+        assert_eq!(big.timeout(Duration::from_secs(9)), Duration::from_secs(600));
         let c = Input::Check(CheckParams { text: String::new(), timeout_ms: None, timings: false });
         assert_eq!(c.timeout(Duration::from_secs(9)), Duration::from_secs(9));
         assert_eq!(c.rejected("no").check().reason.as_deref(), Some("no"));

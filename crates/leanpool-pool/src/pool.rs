@@ -103,8 +103,9 @@ impl Pool {
     /// takes it from the queue skips it. A request already running is
     /// finished (interrupting Lean mid-elaboration would cost the warm
     /// process) and its answer discarded.
-    async fn submit(&self, input: Input) -> Result<Output, PoolError> {
+    async fn submit(&self, mut input: Input) -> Result<Output, PoolError> {
         let inner = &self.inner;
+        input.clamp_timeout(inner.cfg.min_timeout_ms, inner.cfg.max_timeout_ms);
         if inner.shutting_down.load(Ordering::SeqCst) {
             return Err(PoolError::ShuttingDown);
         }

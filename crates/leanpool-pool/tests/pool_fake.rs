@@ -49,6 +49,7 @@ fn base_cfg() -> PoolConfig {
         // Lean (leanpool's `sandbox_lean` test) and in leanpool-lean's
         // unit tests.
         sandbox: leanpool_lean::SandboxConfig { mode: leanpool_lean::SandboxMode::Off, ..Default::default() },
+        min_timeout_ms: 1,
         ..PoolConfig::default()
     }
 }
@@ -198,6 +199,27 @@ async fn timeout_replaces_the_worker(cx: Ctx) {
     assert!(!procs::alive(before[0]));
     assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
     assert_eq!(pool.status().counters.timeouts, 1);
+    finish(pool).await;
+}
+
+/// The attacks: `timeout_ms: 1` killed the shared warm worker on demand,
+/// and `timeout_ms: 2^64-1` was accepted (a worker held forever). Both are
+/// clamped to the configured range: the first request still gets its
+/// answer (300 ms were enough), the second times out at the maximum.
+async fn timeout_ms_is_clamped_to_the_configured_range(cx: Ctx) {
+    let cfg = PoolConfig { min_timeout_ms: 1_500, max_timeout_ms: 2_000, default_timeout_ms: 2_000, ..base_cfg() };
+    let pool = cx.pool(cfg);
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let before = pids(&pool, "");
+    let mut p = req("theorem a : True := trivial\n-- FAKE sleep 300\n");
+    p.timeout_ms = Some(1);
+    assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(pids(&pool, ""), before, "the worker was killed");
+    let mut p = req("theorem b : True := trivial\n-- FAKE sleep 10000\n");
+    p.timeout_ms = Some(u64::MAX);
+    let r = pool.check(p).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Timeout);
+    assert!(r.reason.as_deref().unwrap().contains("2000 ms"), "{r:?}");
     finish(pool).await;
 }
 
@@ -477,6 +499,7 @@ fn main() {
         crash_twice_is_worker_failed,
         forged_frame_kills_the_worker_without_retry,
         timeout_replaces_the_worker,
+        timeout_ms_is_clamped_to_the_configured_range,
         max_uses_recycles,
         full_queue_is_overloaded,
         dropped_request_is_skipped,
