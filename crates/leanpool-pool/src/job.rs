@@ -98,6 +98,7 @@ impl Input {
         let t = match self {
             Input::Check(p) => &mut p.timeout_ms,
             Input::Normalize(p) | Input::Opt(p) => &mut p.timeout_ms,
+            Input::Lease { .. } => return,
         };
         if let Some(ms) = t {
             *ms = (*ms).clamp(min_ms, max_ms.max(min_ms));
