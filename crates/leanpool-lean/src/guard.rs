@@ -267,4 +267,19 @@ mod tests {
         assert_eq!(h.imports_end, 4);
         assert_eq!(h.options, vec![4]);
     }
+
+    /// The attack: 160,000 header `set_option` lines made screening
+    /// quadratic (4 s per pass, on the async runtime): each `set_option`
+    /// looked itself up in the list of header options. Now linear; the
+    /// bound is loose on purpose (a loaded machine), the quadratic took
+    /// seconds.
+    #[test]
+    fn a_160k_line_header_of_set_options_is_screened_in_linear_time() {
+        let text = format!("{}theorem t : True := trivial\n", "set_option maxHeartbeats 400000\n".repeat(160_000));
+        let t = std::time::Instant::now();
+        assert!(screen(&text, &GuardPolicy::default()).is_ok());
+        let ms = t.elapsed().as_millis();
+        eprintln!("160,000 header set_option lines screened in {ms} ms");
+        assert!(ms < 5_000, "screening took {ms} ms");
+    }
 }

@@ -112,8 +112,14 @@ impl Pool {
         let accepted = Instant::now();
         bump(&inner.counters.requests);
         bump(&inner.requests_by_method[input.method() as usize]);
-        // Rejected texts are answered here, without a worker.
-        if let Err(reason) = leanpool_lean::check::screen_with(input.text(), &inner.cfg.guard) {
+        // Rejected texts are answered here, without a worker. Screening is
+        // linear but a 4 MiB text still takes a while: off the async
+        // runtime's threads, so it stalls no other connection.
+        let (text, policy) = (input.text().to_owned(), inner.cfg.guard.clone());
+        let screened = tokio::task::spawn_blocking(move || leanpool_lean::check::screen_with(&text, &policy))
+            .await
+            .map_err(|e| PoolError::Internal(format!("screening task failed: {e}")))?;
+        if let Err(reason) = screened {
             bump(&inner.counters.rejections);
             inner.record_latency(input.method(), accepted.elapsed(), None);
             return Ok(input.rejected(&reason));

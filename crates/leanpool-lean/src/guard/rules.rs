@@ -279,12 +279,16 @@ fn set_option(toks: &[Token], i: usize, h: &Header, policy: &GuardPolicy) -> Che
         return Ok(()); // malformed: Lean reports it
     };
     let name = opt.text.as_str();
-    if h.options.contains(&i) && policy.allow_header_options.iter().any(|o| o == name) {
+    // `h.options` is in token order (pushed by a forward scan): a binary
+    // search keeps a header of n `set_option`s linear-log, where
+    // `contains` made it quadratic.
+    let in_header = h.options.binary_search(&i).is_ok();
+    if in_header && policy.allow_header_options.iter().any(|o| o == name) {
         return Ok(());
     }
     match option_restriction(name) {
         Some(reason) => {
-            let place = if h.options.contains(&i) {
+            let place = if in_header {
                 "in the header (not in `GuardPolicy::allow_header_options`)"
             } else {
                 "outside the header"
