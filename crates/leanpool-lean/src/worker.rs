@@ -777,7 +777,19 @@ async fn read_loop(
 /// Notifications Lean's file worker sends besides progress and
 /// diagnostics; accepted and ignored. Any other notification is out of
 /// place.
-const IGNORED_NOTIFICATIONS: &[&str] = &["$/lean/ileanInfoUpdate", "$/lean/ileanInfoFinal", "window/logMessage"];
+const IGNORED_NOTIFICATIONS: &[&str] = &[
+    // Lean's file worker reports its reference index (`.ilean`) and import
+    // information to the watchdog with these; none carries a verdict.
+    // (Names from the Lean 4.28 server; `$/lean/ileanHeaderInfo` is sent
+    // after the header is processed, seen on the WASM build.)
+    "$/lean/ileanHeaderInfo",
+    "$/lean/ileanHeaderSetupInfo",
+    "$/lean/ileanInfoUpdate",
+    "$/lean/ileanInfoFinal",
+    "$/lean/importClosure",
+    "$/lean/staleDependency",
+    "window/logMessage",
+];
 
 /// Routes one message from Lean. `Err` names a frame the driver did not
 /// ask for: the caller marks the worker compromised.
