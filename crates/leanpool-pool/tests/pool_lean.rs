@@ -167,7 +167,7 @@ async fn pool_on_real_lean() {
     // recycles it.
     let bad = pool.check(req(format!("{nat}\ntheorem c : 2 + 2 = 5 := by decide\n"))).await.unwrap();
     assert_eq!(bad.status, CheckStatus::Error);
-    assert_eq!(bad.diagnostics[0].range.start.line, 3, "position in the caller's text");
+    assert_eq!(bad.diagnostics[0].range.start.line, 4, "position in the caller's text (line 4: three header lines, a blank line, the theorem)");
     assert_eq!(pool.status().counters.recycles, 0);
     let r = pool.check(req(format!("{nat}theorem b3 : 3 = 3 := rfl\n"))).await.unwrap();
     assert_eq!(r.status, CheckStatus::Ok);
