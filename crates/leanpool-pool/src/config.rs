@@ -39,13 +39,24 @@ pub struct PoolConfig {
     /// 0 = never.
     pub idle_timeout_ms: u64,
     /// A worker is recycled (killed and replaced by a fresh one) after this
-    /// many requests, bounding the growth of Lean's caches. 0 = never.
-    /// Left unset ([`MAX_USES_AUTO`]) it depends on the backend: 30 for
-    /// WASM Lean, whose heap is capped at 2 GiB and grew ~33 MB per
-    /// elaboration before the setup's `mimalloc-thread-done` patch (so an
-    /// installation set up before that patch runs out of heap after ~57
-    /// requests), 1000 for native Lean.
+    /// many requests. 0 = never, the default on both backends: workers are
+    /// recycled by measurement instead (`rss_headroom_bytes`; one WASM
+    /// worker's RSS grew by ~0.4 GB over 3,000 checks, benches/README.md).
+    /// [`MAX_USES_AUTO`] (the old "by backend" value) also means never.
     pub max_uses: u64,
+    /// Ready, unused workers kept per header in use, beyond the ones
+    /// serving it: a worker that must go (recycle, time-out, crash, memory
+    /// cap) is replaced by a spare at once, the request to retry goes to
+    /// the spare, and the replacement starts in the background as the new
+    /// spare. A spare takes requests only while its header has no other
+    /// worker up. Started only once a worker of the header has become ready
+    /// (its RSS is the estimate of the spare's), while `MemAvailable`
+    /// covers that RSS plus `spare_memory_margin_bytes` for every spare
+    /// starting, and within `max_workers`. 0 = no spares.
+    pub spares_per_key: usize,
+    /// Memory left over (beyond the header's measured worker RSS) before a
+    /// spare is started, read from `/proc/meminfo` `MemAvailable`.
+    pub spare_memory_margin_bytes: u64,
     /// Resident-set cap per worker, polled from `/proc/<pid>/status` while a
     /// request runs and after it. Above it the worker is killed: a request
     /// in flight is answered `WorkerFailed`, an idle worker is replaced.
@@ -56,7 +67,13 @@ pub struct PoolConfig {
     /// of the two applies when both are set). Baselines differ by header
     /// (core Lean vs `import Mathlib`) and, for WASM Lean, by up to ~0.5 GB
     /// between two processes of the same header, so "this much for
-    /// requests" is often easier to state than an absolute figure.
+    /// requests" is often easier to state than an absolute figure. A worker
+    /// found above it between requests is recycled (`recycles` and
+    /// `memory_kills` count it; no request fails); one found above it
+    /// during a request is killed and the request answered `WorkerFailed`.
+    /// Default 1.5 GiB: a WASM worker grew ~0.4 GB over 3,000 one-line
+    /// checks (benches/README.md), and the wasm heap it runs in is capped
+    /// at 2 GiB. `null` = no relative cap.
     pub rss_headroom_bytes: Option<u64>,
     /// `RLIMIT_AS` set in the worker process before `exec` (hard kernel
     /// limit on address space). Careful with WASM Lean: Node reserves large
@@ -105,8 +122,11 @@ pub struct PoolConfig {
     pub sandbox: SandboxConfig,
 }
 
-/// `max_uses` not configured: chosen by backend, see [`PoolConfig::max_uses`].
+/// The former "chosen by backend" `max_uses`; now means never, like 0.
 pub const MAX_USES_AUTO: u64 = u64::MAX;
+
+/// Default `rss_headroom_bytes`.
+pub const DEFAULT_RSS_HEADROOM: u64 = 3 << 29;
 
 fn one() -> usize {
     1
@@ -119,9 +139,11 @@ impl Default for PoolConfig {
             max_workers_per_key: 1,
             max_workers: 2,
             idle_timeout_ms: 30 * 60 * 1000,
-            max_uses: MAX_USES_AUTO,
+            max_uses: 0,
+            spares_per_key: 1,
+            spare_memory_margin_bytes: 1 << 30,
             rss_limit_bytes: None,
-            rss_headroom_bytes: None,
+            rss_headroom_bytes: Some(DEFAULT_RSS_HEADROOM),
             rlimit_as_bytes: None,
             default_timeout_ms: 60_000,
             min_timeout_ms: 1_000,
@@ -187,12 +209,12 @@ impl PoolConfig {
         }
     }
 
-    /// `max_uses` as it applies to workers of `backend`.
-    pub fn effective_max_uses(&self, backend: BackendKind) -> u64 {
-        match (self.max_uses, backend) {
-            (MAX_USES_AUTO, BackendKind::Wasm) => 30,
-            (MAX_USES_AUTO, BackendKind::Native) => 1000,
-            (n, _) => n,
+    /// `max_uses` as it applies to workers of `backend` (0 = never; the
+    /// same on both backends since recycling goes by measured RSS).
+    pub fn effective_max_uses(&self, _backend: BackendKind) -> u64 {
+        match self.max_uses {
+            MAX_USES_AUTO => 0,
+            n => n,
         }
     }
 
@@ -237,17 +259,23 @@ mod tests {
     }
 
     #[test]
-    fn max_uses_defaults_by_backend_unless_set() {
+    fn max_uses_unlimited_by_default_and_recycling_by_rss_on() {
         let auto = PoolConfig::default();
-        assert_eq!(auto.effective_max_uses(BackendKind::Wasm), 30);
-        assert_eq!(auto.effective_max_uses(BackendKind::Native), 1000);
-        let set: PoolConfig = serde_json::from_str(r#"{"max_uses": 0}"#).unwrap();
-        assert_eq!(set.effective_max_uses(BackendKind::Wasm), 0);
+        assert_eq!(auto.effective_max_uses(BackendKind::Wasm), 0);
+        assert_eq!(auto.effective_max_uses(BackendKind::Native), 0);
+        let old = PoolConfig { max_uses: MAX_USES_AUTO, ..PoolConfig::default() };
+        assert_eq!(old.effective_max_uses(BackendKind::Wasm), 0);
+        let set: PoolConfig = serde_json::from_str(r#"{"max_uses": 7}"#).unwrap();
+        assert_eq!(set.effective_max_uses(BackendKind::Wasm), 7);
+        assert_eq!(auto.rss_cap(Some(1 << 30)), Some((1 << 30) + DEFAULT_RSS_HEADROOM));
+        assert_eq!(auto.spares_per_key, 1);
+        let off: PoolConfig = serde_json::from_str(r#"{"rss_headroom_bytes": null, "spares_per_key": 0}"#).unwrap();
+        assert_eq!((off.rss_cap(Some(1)), off.spares_per_key), (None, 0));
     }
 
     #[test]
     fn rss_cap_is_the_lower_of_absolute_and_relative() {
-        let mut c = PoolConfig::default();
+        let mut c = PoolConfig { rss_headroom_bytes: None, ..PoolConfig::default() };
         assert_eq!(c.rss_cap(Some(100)), None);
         c.rss_headroom_bytes = Some(50);
         assert_eq!(c.rss_cap(Some(100)), Some(150));

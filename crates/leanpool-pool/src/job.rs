@@ -201,6 +201,11 @@ pub(crate) struct Job {
     pub input: Input,
     pub reply: Reply,
     pub accepted: Instant,
+    /// Run once already on a worker that died under it (the next death
+    /// answers `WorkerFailed`).
+    pub retried: bool,
+    /// Time spent on workers by earlier attempts.
+    pub spent: Duration,
 }
 
 #[cfg(test)]

@@ -1,7 +1,12 @@
 //! Placement decisions: which headers get a new worker, which idle workers
 //! retire. Pure functions over a snapshot, so the policy (LRU eviction,
-//! per-key minimum and maximum, global maximum, idle timeout) is unit
-//! tested without processes; the supervisor task applies the plan.
+//! per-key minimum and maximum, global maximum, idle timeout, hot spares)
+//! is unit tested without processes; the supervisor task applies the plan.
+//!
+//! A slot is either *serving* or a *spare* (ready and unused, taking
+//! requests only while its header has no serving worker up). Minimums,
+//! `max_per_key` and the idle timeout count serving slots; spares come on
+//! top, after every serving need, and go first when room is needed.
 
 use crate::status::WorkerState;
 
@@ -11,6 +16,7 @@ pub(crate) struct SlotSnap {
     pub state: WorkerState,
     /// Pool-clock milliseconds at which the slot last became idle.
     pub idle_since_ms: u64,
+    pub spare: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,6 +26,9 @@ pub(crate) struct KeySnap {
     pub queued: usize,
     /// Prewarm minimum.
     pub min: usize,
+    /// Spares the supervisor allows this key now (0 when memory is short
+    /// or no worker of the key has been measured yet).
+    pub spares: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,30 +46,57 @@ pub(crate) enum Retire {
     /// Least recently used idle worker, retired so that a header with
     /// waiting requests and no worker can get one.
     Evicted,
+    /// A spare whose header has no serving worker left (retired or evicted)
+    /// and nothing queued, or more spares than allowed now.
+    SpareUnneeded,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Plan {
-    /// Key indices to start one new worker for (a key may appear twice).
+    /// Key indices to start one new serving worker for (a key may appear
+    /// twice).
     pub spawn: Vec<usize>,
+    /// Key indices to start one new spare for.
+    pub spawn_spare: Vec<usize>,
+    /// Keys that wanted a spare but found no room under `max_workers`.
+    pub spare_no_room: Vec<usize>,
     pub retire: Vec<(u64, Retire)>,
 }
 
 impl KeySnap {
+    /// Live slots (not stopping), spares included.
     fn live(&self) -> usize {
         self.slots.iter().filter(|s| s.state != WorkerState::Stopping).count()
     }
-    fn count(&self, st: WorkerState) -> usize {
-        self.slots.iter().filter(|s| s.state == st).count()
+    /// Live serving slots.
+    fn serving(&self) -> usize {
+        self.slots.iter().filter(|s| s.state != WorkerState::Stopping && !s.spare).count()
     }
-    /// New workers this key wants: up to its minimum, plus one per queued
-    /// request that no idle or starting worker will pick up; within the
-    /// per-key maximum.
+    fn live_spares(&self) -> usize {
+        self.live() - self.serving()
+    }
+    fn count(&self, st: WorkerState) -> usize {
+        self.slots.iter().filter(|s| s.state == st && !s.spare).count()
+    }
+    /// New serving workers this key wants: up to its minimum, plus one per
+    /// queued request that no idle or starting worker will pick up (an
+    /// idle spare takes one only when no serving worker is up, and is then
+    /// counted); within the per-key maximum.
     fn wants(&self, max_per_key: usize) -> usize {
-        let live = self.live();
-        let for_min = self.min.saturating_sub(live);
-        let for_queue = self.queued.saturating_sub(self.count(WorkerState::Idle) + self.count(WorkerState::Starting));
-        for_min.max(for_queue).min(max_per_key.saturating_sub(live))
+        let serving = self.serving();
+        let up = self.count(WorkerState::Idle) + self.count(WorkerState::Busy);
+        let idle_spares = self.slots.iter().filter(|s| s.spare && s.state == WorkerState::Idle).count();
+        let takers = self.count(WorkerState::Idle) + self.count(WorkerState::Starting) + if up == 0 { idle_spares } else { 0 };
+        let for_min = self.min.saturating_sub(serving);
+        let for_queue = self.queued.saturating_sub(takers);
+        for_min.max(for_queue).min(max_per_key.saturating_sub(serving))
+    }
+    /// Spares this key wants started: only while it has a serving worker.
+    fn spares_wanted(&self) -> usize {
+        if self.serving() == 0 {
+            return 0;
+        }
+        self.spares.saturating_sub(self.live_spares())
     }
     /// Waiting requests and no live worker at all: it needs room even at
     /// the cost of another key's idle worker.
@@ -83,10 +119,10 @@ pub(crate) fn plan(keys: &[KeySnap], total: usize, limits: Limits, now_ms: u64, 
             let mut idle: Vec<&SlotSnap> = k
                 .slots
                 .iter()
-                .filter(|s| s.state == WorkerState::Idle && now_ms.saturating_sub(s.idle_since_ms) >= limits.idle_timeout_ms)
+                .filter(|s| !s.spare && s.state == WorkerState::Idle && now_ms.saturating_sub(s.idle_since_ms) >= limits.idle_timeout_ms)
                 .collect();
             idle.sort_by_key(|s| (s.idle_since_ms, s.id));
-            let mut live = k.live();
+            let mut live = k.serving();
             for s in idle {
                 if live <= k.min || k.queued > 0 {
                     break;
@@ -94,6 +130,25 @@ pub(crate) fn plan(keys: &[KeySnap], total: usize, limits: Limits, now_ms: u64, 
                 out.retire.push((s.id, Retire::IdleTimeout));
                 retiring.push(s.id);
                 live -= 1;
+            }
+        }
+    }
+    // Spares beyond what the key may keep now (no serving worker left and
+    // nothing queued, or fewer allowed: memory got short), idle ones only.
+    for k in keys {
+        let serving_left = k.slots.iter().filter(|s| s.state != WorkerState::Stopping && !s.spare && !retiring.contains(&s.id)).count();
+        let keep = if serving_left == 0 && k.queued == 0 { 0 } else { k.spares };
+        let mut spares: Vec<&SlotSnap> = k.slots.iter().filter(|s| s.spare && s.state != WorkerState::Stopping).collect();
+        spares.sort_by_key(|s| (s.state != WorkerState::Idle, std::cmp::Reverse(s.idle_since_ms), s.id));
+        let mut extra = spares.len().saturating_sub(keep);
+        for s in spares {
+            if extra == 0 {
+                break;
+            }
+            if s.state == WorkerState::Idle {
+                out.retire.push((s.id, Retire::SpareUnneeded));
+                retiring.push(s.id);
+                extra -= 1;
             }
         }
     }
@@ -115,39 +170,51 @@ pub(crate) fn plan(keys: &[KeySnap], total: usize, limits: Limits, now_ms: u64, 
             unserved_starving += 1;
         }
     }
+    // Spares last: only from room no serving need took.
+    for (i, k) in keys.iter().enumerate() {
+        let want = k.spares_wanted();
+        let grant = want.min(free);
+        out.spawn_spare.extend(std::iter::repeat(i).take(grant));
+        free -= grant;
+        if grant < want {
+            out.spare_no_room.push(i);
+        }
+    }
 
     // LRU eviction: one idle worker per starving key that got no room,
     // minus the room already on its way (stopping slots).
     let stopping = keys.iter().map(|k| k.count(WorkerState::Stopping)).sum::<usize>() + retiring.len();
     let needed = unserved_starving.saturating_sub(stopping);
     if needed > 0 {
-        // Candidates: idle workers of keys with nothing queued, longest
-        // idle first. A first pass takes only workers whose key stays at or
-        // above its minimum; a second pass any (a waiting request beats a
-        // warm spare).
-        let mut cand: Vec<(u64, u64, usize)> = Vec::new();
+        // Candidates: idle workers of keys with nothing queued, spares
+        // first, then longest idle first. A first pass takes only spares
+        // and serving workers whose key stays at or above its minimum; a
+        // second pass any (a waiting request beats a warm worker).
+        let mut cand: Vec<(bool, u64, u64, usize)> = Vec::new();
         for (ki, k) in keys.iter().enumerate() {
             if k.queued > 0 {
                 continue;
             }
             for s in &k.slots {
                 if s.state == WorkerState::Idle && !retiring.contains(&s.id) {
-                    cand.push((s.idle_since_ms, s.id, ki));
+                    cand.push((!s.spare, s.idle_since_ms, s.id, ki));
                 }
             }
         }
         cand.sort();
-        let mut live: Vec<usize> = keys.iter().map(KeySnap::live).collect();
+        let mut live: Vec<usize> = keys.iter().map(KeySnap::serving).collect();
         let mut chosen: Vec<u64> = Vec::new();
         for allow_below_min in [false, true] {
-            for &(_, id, ki) in &cand {
+            for &(serving, _, id, ki) in &cand {
                 if chosen.len() == needed {
                     break;
                 }
-                if chosen.contains(&id) || (!allow_below_min && live[ki] <= keys[ki].min) {
+                if chosen.contains(&id) || (serving && !allow_below_min && live[ki] <= keys[ki].min) {
                     continue;
                 }
-                live[ki] -= 1;
+                if serving {
+                    live[ki] -= 1;
+                }
                 chosen.push(id);
             }
         }
@@ -162,10 +229,16 @@ mod tests {
     use WorkerState::*;
 
     fn slot(id: u64, state: WorkerState, idle_since_ms: u64) -> SlotSnap {
-        SlotSnap { id, state, idle_since_ms }
+        SlotSnap { id, state, idle_since_ms, spare: false }
+    }
+    fn spare(id: u64, state: WorkerState, idle_since_ms: u64) -> SlotSnap {
+        SlotSnap { id, state, idle_since_ms, spare: true }
     }
     fn key(slots: Vec<SlotSnap>, queued: usize, min: usize) -> KeySnap {
-        KeySnap { slots, queued, min }
+        KeySnap { slots, queued, min, spares: 0 }
+    }
+    fn keysp(slots: Vec<SlotSnap>, queued: usize, min: usize, spares: usize) -> KeySnap {
+        KeySnap { slots, queued, min, spares }
     }
     const L: Limits = Limits { max_workers: 2, max_per_key: 1, idle_timeout_ms: 0 };
 
@@ -236,5 +309,75 @@ mod tests {
     fn starving_keys_served_before_prewarm() {
         let keys = [key(vec![], 0, 1), key(vec![], 3, 0)];
         assert_eq!(plan(&keys, 1, L, 0, true).spawn, vec![1]);
+    }
+
+    #[test]
+    fn spare_started_after_serving_needs_and_only_for_a_key_in_use() {
+        let l = Limits { max_workers: 3, max_per_key: 1, idle_timeout_ms: 0 };
+        // A key with a serving worker gets its spare.
+        let p = plan(&[keysp(vec![slot(1, Idle, 0)], 0, 0, 1)], 1, l, 0, true);
+        assert_eq!((p.spawn, p.spawn_spare), (vec![], vec![0]));
+        // No serving worker (nothing in use): no spare.
+        assert_eq!(plan(&[keysp(vec![], 0, 0, 1)], 0, l, 0, true), Plan::default());
+        // Already has its spare (starting counts).
+        assert_eq!(plan(&[keysp(vec![slot(1, Busy, 0), spare(2, Starting, 0)], 0, 0, 1)], 2, l, 0, true), Plan::default());
+        // Not allowed now (memory short): none started, none retired.
+        assert_eq!(plan(&[keysp(vec![slot(1, Idle, 0)], 0, 0, 0)], 1, l, 0, true), Plan::default());
+        // No spares during shutdown.
+        assert!(plan(&[keysp(vec![slot(1, Idle, 0)], 0, 0, 1)], 1, l, 0, false).spawn_spare.is_empty());
+    }
+
+    #[test]
+    fn serving_needs_beat_spares_for_room() {
+        // Room for one more: the starving key gets it, the spare reports
+        // no room.
+        let l = Limits { max_workers: 2, max_per_key: 1, idle_timeout_ms: 0 };
+        let keys = [keysp(vec![slot(1, Busy, 0)], 0, 0, 1), key(vec![], 1, 0)];
+        let p = plan(&keys, 1, l, 0, true);
+        assert_eq!((p.spawn, p.spawn_spare, p.spare_no_room), (vec![1], vec![], vec![0]));
+    }
+
+    #[test]
+    fn spare_evicted_before_any_serving_worker() {
+        // Key 0's spare has been idle for less time than key 1's serving
+        // worker, yet goes first.
+        let l = Limits { max_workers: 3, max_per_key: 1, idle_timeout_ms: 0 };
+        let keys = [keysp(vec![slot(1, Busy, 0), spare(2, Idle, 900)], 0, 0, 1), key(vec![slot(3, Idle, 100)], 0, 0), key(vec![], 1, 0)];
+        let p = plan(&keys, 3, l, 1000, true);
+        assert_eq!(p.retire, vec![(2, Retire::Evicted)]);
+        // A spare does not hold a key's minimum: taken in the first pass
+        // even when its key is at its minimum.
+        let keys = [keysp(vec![slot(1, Idle, 0), spare(2, Idle, 0)], 0, 1, 1), key(vec![], 1, 0)];
+        assert_eq!(plan(&keys, 2, Limits { max_workers: 2, ..l }, 1000, true).retire, vec![(2, Retire::Evicted)]);
+    }
+
+    #[test]
+    fn spare_of_a_key_without_serving_worker_retires() {
+        let l = Limits { max_workers: 3, max_per_key: 1, idle_timeout_ms: 100 };
+        // The serving worker times out idle; its spare goes with it (same
+        // plan), not the other way round.
+        let keys = [keysp(vec![slot(1, Idle, 0), spare(2, Idle, 950)], 0, 0, 1)];
+        let p = plan(&keys, 2, l, 1000, true);
+        assert_eq!(p.retire, vec![(1, Retire::IdleTimeout), (2, Retire::SpareUnneeded)]);
+        assert!(p.spawn_spare.is_empty());
+        // An idle spare is never retired by the idle timeout itself.
+        let keys = [keysp(vec![slot(1, Busy, 0), spare(2, Idle, 0)], 0, 0, 1)];
+        assert_eq!(plan(&keys, 2, l, 1000, true), Plan::default());
+        // A spare whose serving worker is gone but with a request queued
+        // stays (it takes the request).
+        let keys = [keysp(vec![spare(2, Idle, 0)], 1, 0, 1)];
+        assert!(plan(&keys, 1, l, 1000, true).retire.is_empty());
+    }
+
+    #[test]
+    fn queued_request_counts_an_idle_spare_only_when_no_serving_worker_is_up() {
+        let l = Limits { max_workers: 4, max_per_key: 2, idle_timeout_ms: 0 };
+        // Serving worker busy, spare idle, one queued: the spare will not
+        // take it (it stays spare), so a second serving worker starts.
+        let keys = [keysp(vec![slot(1, Busy, 0), spare(2, Idle, 0)], 1, 0, 1)];
+        assert_eq!(plan(&keys, 2, l, 0, true).spawn, vec![0]);
+        // Serving worker restarting: the idle spare takes the request.
+        let keys = [keysp(vec![slot(1, Starting, 0), spare(2, Idle, 0)], 1, 0, 1)];
+        assert!(plan(&keys, 2, l, 0, true).spawn.is_empty());
     }
 }

@@ -126,7 +126,7 @@ impl Pool {
         }
         let header = header_key(input.text());
         let (reply, rx) = Reply::new();
-        self.enqueue(header, Job { input, reply, accepted })?;
+        self.enqueue(header, Job { input, reply, accepted, retried: false, spent: Duration::ZERO })?;
         // `Reply` answers even when dropped, so the sender never vanishes
         // silently; the fallback covers a runtime torn down under us.
         rx.await.unwrap_or_else(|_| Err(PoolError::Internal("the request was dropped unanswered".into())))
@@ -149,7 +149,7 @@ impl Pool {
         let (tx, worker_rx) = tokio::sync::oneshot::channel();
         let (reply, rx) = Reply::new();
         let input = Input::Lease { header: header.clone(), tx: LeaseTx(tx) };
-        self.enqueue(header, Job { input, reply, accepted: Instant::now() })?;
+        self.enqueue(header, Job { input, reply, accepted: Instant::now(), retried: false, spent: Duration::ZERO })?;
         tokio::select! {
             // The slot answers the reply only when it fails (spawn failure,
             // shutdown); a hand-over comes on `worker_rx`, sent before the
@@ -199,7 +199,7 @@ impl Pool {
             .keys
             .iter()
             .map(|k| {
-                let workers = k
+                let workers: Vec<WorkerStatus> = k
                     .slots
                     .lock()
                     .unwrap()
@@ -213,10 +213,19 @@ impl Pool {
                             uses: s.uses.load(Ordering::Relaxed),
                             rss_bytes: pid.and_then(proc::rss_bytes),
                             rss_cap_bytes: Some(s.rss_cap.load(Ordering::Relaxed)).filter(|&c| c > 0 && pid.is_some()),
+                            spare: s.is_spare(),
                         }
                     })
                     .collect();
-                KeyStatus { header: k.header.clone(), min: k.min, queue_depth: k.queue.depth(), workers }
+                let spares = workers.iter().filter(|w| w.spare && w.state != WorkerState::Stopping).count();
+                KeyStatus {
+                    header: k.header.clone(),
+                    min: k.min,
+                    queue_depth: k.queue.depth(),
+                    workers,
+                    spares,
+                    spare_missing: if spares < inner.cfg.spares_per_key { k.spare_note.lock().unwrap().clone() } else { None },
+                }
             })
             .collect();
         keys.sort_by(|a, b| a.header.cmp(&b.header));
@@ -236,6 +245,7 @@ impl Pool {
             workers: inner.total.load(Ordering::SeqCst),
             max_workers: inner.cfg.max_workers,
             max_uses: inner.cfg.max_uses,
+            spares_per_key: inner.cfg.spares_per_key,
             keys,
             latency,
             counters: inner.counters.snapshot(),

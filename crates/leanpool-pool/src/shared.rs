@@ -111,11 +111,49 @@ pub(crate) struct KeyState {
     /// Pool-clock ms before which the prewarm minimum is not enforced
     /// (set when a worker for this header failed to start).
     pub spawn_backoff_until_ms: AtomicU64,
+    /// Wakes this header's spares to look again whether a serving worker
+    /// is up (one lost its process, became ready, or exited).
+    pub spare_call: Notify,
+    /// Largest RSS a worker of this header had when it became ready (0 =
+    /// none measured yet): the memory a spare is expected to take.
+    pub measured_rss: AtomicU64,
+    /// Why the header has fewer spares than `spares_per_key` (for
+    /// `status`), as the supervisor last saw it.
+    pub spare_note: Mutex<Option<String>>,
 }
 
 impl KeyState {
     pub(crate) fn new(header: String, min: usize, queue_limit: usize) -> Self {
-        KeyState { header, min, queue: KeyQueue::new(queue_limit), slots: Mutex::new(BTreeMap::new()), idle: AtomicUsize::new(0), spawn_backoff_until_ms: AtomicU64::new(0) }
+        KeyState {
+            header,
+            min,
+            queue: KeyQueue::new(queue_limit),
+            slots: Mutex::new(BTreeMap::new()),
+            idle: AtomicUsize::new(0),
+            spawn_backoff_until_ms: AtomicU64::new(0),
+            spare_call: Notify::new(),
+            measured_rss: AtomicU64::new(0),
+            spare_note: Mutex::new(None),
+        }
+    }
+
+    /// A serving (not spare) worker of this header has a process up, idle
+    /// or busy: spares stay out of the queue.
+    pub(crate) fn serving_up(&self) -> bool {
+        self.slots.lock().unwrap().values().any(|s| {
+            !s.is_spare() && s.pid().is_some() && matches!(s.state(), WorkerState::Idle | WorkerState::Busy)
+        })
+    }
+
+    /// A spare (`me`) took over serving: one serving slot that has no
+    /// process right now (being replaced) becomes the spare in its place,
+    /// so the header keeps its count of serving workers and spares.
+    pub(crate) fn swap_roles_with(&self, me: &SlotShared) {
+        me.set_spare(false);
+        let slots = self.slots.lock().unwrap();
+        if let Some(s) = slots.values().find(|s| s.id != me.id && !s.is_spare() && s.pid().is_none() && s.state() != WorkerState::Stopping) {
+            s.set_spare(true);
+        }
     }
 
     pub(crate) fn slot_snaps(&self) -> Vec<SlotSnap> {
@@ -123,7 +161,7 @@ impl KeyState {
             .lock()
             .unwrap()
             .values()
-            .map(|s| SlotSnap { id: s.id, state: s.state(), idle_since_ms: s.idle_since_ms.load(Ordering::Relaxed) })
+            .map(|s| SlotSnap { id: s.id, state: s.state(), idle_since_ms: s.idle_since_ms.load(Ordering::Relaxed), spare: s.is_spare() })
             .collect()
     }
 
@@ -147,11 +185,15 @@ pub(crate) struct SlotShared {
     pub idle_since_ms: AtomicU64,
     stop_flag: AtomicBool,
     pub stop: Notify,
+    /// A spare: ready (or starting) and unused, taking requests only while
+    /// no serving worker of its header is up.
+    spare: AtomicBool,
 }
 
 impl SlotShared {
-    pub(crate) fn new(id: u64) -> Self {
+    pub(crate) fn new(id: u64, spare: bool) -> Self {
         SlotShared {
+            spare: AtomicBool::new(spare),
             id,
             state: AtomicU8::new(WorkerState::Starting.to_u8()),
             pid: AtomicU32::new(0),
@@ -186,6 +228,14 @@ impl SlotShared {
 
     pub(crate) fn set_pid(&self, pid: Option<u32>) {
         self.pid.store(pid.unwrap_or(0), Ordering::Relaxed);
+    }
+
+    pub(crate) fn is_spare(&self) -> bool {
+        self.spare.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn set_spare(&self, v: bool) {
+        self.spare.store(v, Ordering::SeqCst);
     }
 
     pub(crate) fn request_stop(&self) {

@@ -3,8 +3,15 @@
 //! The slot takes requests from its header's queue, runs them, and keeps
 //! its process healthy: a process that died (while idle or mid-request),
 //! timed out, reached `max_uses` or the memory cap is killed and replaced
-//! by a fresh one in the same slot. A request whose worker died is run
-//! once more on the fresh process, then answered `WorkerFailed`. The slot
+//! by a fresh one in the same slot. A request whose worker died goes back
+//! to the front of the queue to run once more (on a ready spare if there
+//! is one, else on the fresh process), then is answered `WorkerFailed`.
+//!
+//! A *spare* slot stays out of the queue while a serving worker of its
+//! header is up. When none is (the serving one lost its process), the
+//! spare takes the next request and becomes serving; the slot being
+//! replaced becomes the spare in its place (`KeyState::swap_roles_with`),
+//! so a start is only waited for when no spare was ready. The slot
 //! ends when told to stop (idle timeout, eviction, shutdown) or when it
 //! cannot start a process; its exit guard always frees its place in the
 //! global count, even if the task panics.
@@ -26,13 +33,14 @@ const SPAWN_BACKOFF_MS: u64 = 10_000;
 
 /// Registers a new slot for `key` and starts its task. The caller (the
 /// supervisor) has already counted it in `inner.total`.
-pub(crate) fn start_slot(inner: &Arc<Inner>, key: &Arc<KeyState>) {
+pub(crate) fn start_slot(inner: &Arc<Inner>, key: &Arc<KeyState>, spare: bool) {
     let id = inner.next_slot.fetch_add(1, Ordering::Relaxed);
-    let me = Arc::new(SlotShared::new(id));
+    let me = Arc::new(SlotShared::new(id, spare));
     key.slots.lock().unwrap().insert(id, me.clone());
     let exit = ExitGuard { inner: inner.clone(), key: key.clone(), me: me.clone() };
     tokio::spawn(async move {
-        let mut slot = Slot { inner: exit.inner.clone(), key: exit.key.clone(), me, worker: None, hard: exit.inner.hard_stop.subscribe() };
+        let mut slot =
+            Slot { inner: exit.inner.clone(), key: exit.key.clone(), me, worker: None, ready_at: None, hard: exit.inner.hard_stop.subscribe() };
         slot.run().await;
         if let Some(w) = slot.worker.take() {
             w.kill().await;
@@ -60,6 +68,7 @@ impl Drop for ExitGuard {
         self.key.slots.lock().unwrap().remove(&self.me.id);
         self.inner.total.fetch_sub(1, Ordering::SeqCst);
         self.inner.wake.notify_one();
+        self.key.spare_call.notify_waiters();
         self.inner.slot_exited.notify_waiters();
     }
 }
@@ -83,12 +92,16 @@ struct Slot {
     key: Arc<KeyState>,
     me: Arc<SlotShared>,
     worker: Option<Worker>,
+    /// When the current process became ready.
+    ready_at: Option<Instant>,
     hard: watch::Receiver<bool>,
 }
 
 enum Wait {
     Job(Job),
     Tick,
+    /// A spare's header changed (a serving worker went or came): look again.
+    Recheck,
     Stop,
 }
 
@@ -136,24 +149,51 @@ impl Slot {
                 self.me.idle_since_ms.store(self.inner.now_ms(), Ordering::Relaxed);
                 self.me.set_state(WorkerState::Idle);
                 // A header with waiting requests and no room may now evict
-                // this worker.
+                // this worker; a spare waiting on the queue because no
+                // serving worker was up may step back.
                 self.inner.wake.notify_one();
+                self.key.spare_call.notify_waiters();
             }
             let tick = Duration::from_millis(self.inner.cfg.health_interval_ms);
-            let wait = {
+            // Registered before looking, so a change right after the look
+            // still wakes this slot.
+            let key = self.key.clone();
+            let call = key.spare_call.notified();
+            tokio::pin!(call);
+            call.as_mut().enable();
+            let spare = self.me.is_spare();
+            let wait = if spare && key.serving_up() {
+                tokio::select! {
+                    biased;
+                    _ = self.hard.changed() => Wait::Stop,
+                    _ = self.me.stop.notified() => Wait::Stop,
+                    _ = &mut call => Wait::Recheck,
+                    _ = tokio::time::sleep(tick) => Wait::Tick,
+                }
+            } else {
                 let _idle = IdleMark::new(&self.key.idle);
                 tokio::select! {
                     biased;
                     _ = self.hard.changed() => Wait::Stop,
                     _ = self.me.stop.notified() => Wait::Stop,
                     j = self.key.queue.pop() => j.map_or(Wait::Stop, Wait::Job),
+                    _ = &mut call, if spare => Wait::Recheck,
                     _ = tokio::time::sleep(tick) => Wait::Tick,
                 }
             };
+            drop(call);
             match wait {
                 Wait::Stop => return,
                 Wait::Tick => self.health_check().await,
+                Wait::Recheck => {}
                 Wait::Job(job) => {
+                    if self.me.is_spare() {
+                        // No serving worker was up: this spare takes over.
+                        self.key.swap_roles_with(&self.me);
+                        bump(&self.inner.counters.spare_takeovers);
+                        tracing::info!(slot = self.me.id, "spare takes over serving its header");
+                        self.inner.wake.notify_one();
+                    }
                     if let Flow::Exit = self.serve(job).await {
                         return;
                     }
@@ -168,6 +208,7 @@ impl Slot {
     async fn spawn(&mut self) -> Option<Result<(), WorkerError>> {
         self.me.set_state(WorkerState::Starting);
         self.me.set_pid(None);
+        self.ready_at = None;
         self.me.uses.store(0, Ordering::Relaxed);
         let r = tokio::select! {
             biased;
@@ -181,12 +222,17 @@ impl Slot {
                         tracing::warn!(pid = w.pid(), "could not set RLIMIT_AS: {e}");
                     }
                 }
-                let cap = self.inner.cfg.rss_cap(proc::rss_bytes(w.pid()));
+                let ready_rss = proc::rss_bytes(w.pid());
+                let cap = self.inner.cfg.rss_cap(ready_rss);
                 self.me.rss_cap.store(cap.unwrap_or(0), Ordering::Relaxed);
+                if let Some(r) = ready_rss {
+                    self.key.measured_rss.fetch_max(r, Ordering::Relaxed);
+                }
                 self.me.set_pid(Some(w.pid()));
                 bump(&self.inner.counters.spawns);
-                tracing::info!(slot = self.me.id, pid = w.pid(), header = %self.key.header.trim_end(), "worker ready");
+                tracing::info!(slot = self.me.id, pid = w.pid(), spare = self.me.is_spare(), header = %self.key.header.trim_end(), "worker ready");
                 self.worker = Some(w);
+                self.ready_at = Some(Instant::now());
                 Some(Ok(()))
             }
             Err(e) => {
@@ -213,8 +259,20 @@ impl Slot {
     async fn kill_worker(&mut self) {
         if let Some(w) = self.worker.take() {
             self.me.set_pid(None);
+            self.ready_at = None;
+            // A spare may take over while this process goes.
+            self.key.spare_call.notify_waiters();
             w.kill().await;
         }
+    }
+
+    /// Puts a request whose worker died back at the front of the queue
+    /// (a ready spare, or this slot's next process, takes it).
+    fn requeue(&self, job: Job) {
+        if let Err(job) = self.key.queue.push_retry(job) {
+            job.reply.send(Err(PoolError::ShuttingDown));
+        }
+        self.inner.wake.notify_one();
     }
 
     /// Idle upkeep: replace a process that died while idle or grew past
@@ -247,7 +305,7 @@ impl Slot {
         proc::rss_bytes(pid).filter(|&rss| rss > limit)
     }
 
-    async fn serve(&mut self, job: Job) -> Flow {
+    async fn serve(&mut self, mut job: Job) -> Flow {
         if job.reply.is_cancelled() {
             bump(&self.inner.counters.cancelled);
             return Flow::Continue;
@@ -255,108 +313,107 @@ impl Slot {
         if matches!(job.input, Input::Lease { .. }) {
             return self.hand_over(job).await;
         }
+        // The process may have died since its last request: the request
+        // goes back to the front of the queue (to a ready spare, or to
+        // this slot's next process) without counting as a retry.
+        if !self.worker.as_mut().is_some_and(|w| w.is_alive()) {
+            if let Some(w) = self.worker.as_mut() {
+                tracing::warn!(slot = self.me.id, "worker found dead before a request: {}", w.stderr_tail());
+            }
+            self.kill_worker().await;
+            self.requeue(job);
+            return Flow::Continue;
+        }
+        if self.ready_at.is_some_and(|r| r > job.accepted) {
+            bump(&self.inner.counters.cold_waits);
+        }
         self.me.set_state(WorkerState::Busy);
         let started = Instant::now();
-        let mut retried = false;
-        let answer = loop {
-            // A process may have died since its last request.
-            if !self.worker.as_mut().is_some_and(|w| w.is_alive()) {
-                self.kill_worker().await;
-                match self.spawn().await {
-                    Some(Ok(())) => self.me.set_state(WorkerState::Busy),
-                    Some(Err(e)) => {
-                        job.reply.send(Err(PoolError::SpawnFailed(e.to_string())));
-                        self.spawn_failed(&e).await;
-                        return Flow::Exit;
-                    }
-                    None => {
-                        job.reply.send(Err(PoolError::ShuttingDown));
-                        return Flow::Exit;
-                    }
+        let answer = match self.attempt(&job).await {
+            Outcome::Done(Ok(out)) => {
+                if out.check().status == CheckStatus::Timeout {
+                    bump(&self.inner.counters.timeouts);
                 }
+                Ok(out)
             }
-            match self.attempt(&job).await {
-                Outcome::Done(Ok(out)) => {
-                    if out.check().status == CheckStatus::Timeout {
-                        bump(&self.inner.counters.timeouts);
-                    }
-                    break Ok(out);
+            Outcome::Done(Err(e @ (WorkerError::Died { .. } | WorkerError::Io(_)))) => {
+                bump(&self.inner.counters.crashes);
+                tracing::warn!(slot = self.me.id, retried = job.retried, "worker died during a request: {e}");
+                self.kill_worker().await;
+                if !job.retried && !job.reply.is_cancelled() {
+                    // The retry goes to the front of the queue: to a ready
+                    // spare at once, or to this slot's next process.
+                    job.retried = true;
+                    job.spent += started.elapsed();
+                    bump(&self.inner.counters.retries);
+                    self.requeue(job);
+                    return Flow::Continue;
                 }
-                Outcome::Done(Err(e @ (WorkerError::Died { .. } | WorkerError::Io(_)))) => {
-                    bump(&self.inner.counters.crashes);
-                    tracing::warn!(slot = self.me.id, retried, "worker died during a request: {e}");
-                    self.kill_worker().await;
-                    if !retried && !job.reply.is_cancelled() {
-                        retried = true;
-                        bump(&self.inner.counters.retries);
-                        continue;
-                    }
-                    break Err(PoolError::worker_failed(
-                        FailureCause::DiedTwice,
-                        format!("the worker died on this request twice; last: {e}"),
-                    ));
-                }
-                Outcome::Done(Err(WorkerError::Panicked { message, stderr_tail })) => {
-                    // The text itself exhausted Lean (out of memory on the
-                    // WASM heap, ...): a retry would cost a worker start and
-                    // end the same way.
-                    bump(&self.inner.counters.crashes);
-                    tracing::warn!(slot = self.me.id, "worker panicked on a request: {message}; stderr:\n{stderr_tail}");
-                    self.kill_worker().await;
-                    break Err(PoolError::worker_failed(
-                        FailureCause::LeanPanic,
-                        format!("Lean gave up on this request ({message}); the worker was replaced"),
-                    ));
-                }
-                Outcome::Done(Err(WorkerError::Compromised(what))) => {
-                    // Code running in Lean wrote to its stdout. Fail closed:
-                    // the worker is killed and never reused, and the request
-                    // is not retried (the text that did it would only take
-                    // over the next worker too).
-                    bump(&self.inner.counters.compromised);
-                    tracing::warn!(slot = self.me.id, "worker compromised on a request: {what}");
-                    self.kill_worker().await;
-                    break Err(PoolError::worker_failed(
-                        FailureCause::ProtocolViolation,
-                        format!("the worker wrote a frame leanpool did not ask for ({what}); it was killed"),
-                    ));
-                }
-                Outcome::Done(Err(e @ WorkerError::Lsp { .. })) => {
-                    // Lean answered a request with an error: the process is
-                    // fine, the request is not retried.
-                    break Err(PoolError::worker_failed(FailureCause::LeanError, e.to_string()));
-                }
-                Outcome::Done(Err(e @ WorkerError::Internal(_))) => {
-                    // A leanpool bug; the process's state is suspect.
-                    self.kill_worker().await;
-                    break Err(PoolError::Internal(e.to_string()));
-                }
-                Outcome::Done(Err(e)) => {
-                    // An answer leanpool cannot read (or a spawn/time-out
-                    // error where none is expected): not a crash, so no
-                    // retry, but the process's state is suspect.
-                    self.kill_worker().await;
-                    break Err(PoolError::worker_failed(FailureCause::UnexpectedAnswer, e.to_string()));
-                }
-                Outcome::Memory(rss) => {
-                    bump(&self.inner.counters.memory_kills);
-                    self.kill_worker().await;
-                    let limit = self.rss_cap().unwrap_or(0);
-                    break Err(PoolError::worker_failed(
-                        FailureCause::MemoryCap,
-                        format!("the worker exceeded the memory limit ({rss} > {limit} bytes resident) and was killed"),
-                    ));
-                }
-                Outcome::HardStop => {
-                    job.reply.send(Err(PoolError::ShuttingDown));
-                    return Flow::Exit;
-                }
+                Err(PoolError::worker_failed(
+                    FailureCause::DiedTwice,
+                    format!("the worker died on this request twice; last: {e}"),
+                ))
+            }
+            Outcome::Done(Err(WorkerError::Panicked { message, stderr_tail })) => {
+                // The text itself exhausted Lean (out of memory on the
+                // WASM heap, ...): a retry would cost a worker start and
+                // end the same way.
+                bump(&self.inner.counters.crashes);
+                tracing::warn!(slot = self.me.id, "worker panicked on a request: {message}; stderr:\n{stderr_tail}");
+                self.kill_worker().await;
+                Err(PoolError::worker_failed(
+                    FailureCause::LeanPanic,
+                    format!("Lean gave up on this request ({message}); the worker was replaced"),
+                ))
+            }
+            Outcome::Done(Err(WorkerError::Compromised(what))) => {
+                // Code running in Lean wrote to its stdout. Fail closed:
+                // the worker is killed and never reused, and the request
+                // is not retried (the text that did it would only take
+                // over the next worker too).
+                bump(&self.inner.counters.compromised);
+                tracing::warn!(slot = self.me.id, "worker compromised on a request: {what}");
+                self.kill_worker().await;
+                Err(PoolError::worker_failed(
+                    FailureCause::ProtocolViolation,
+                    format!("the worker wrote a frame leanpool did not ask for ({what}); it was killed"),
+                ))
+            }
+            Outcome::Done(Err(e @ WorkerError::Lsp { .. })) => {
+                // Lean answered a request with an error: the process is
+                // fine, the request is not retried.
+                Err(PoolError::worker_failed(FailureCause::LeanError, e.to_string()))
+            }
+            Outcome::Done(Err(e @ WorkerError::Internal(_))) => {
+                // A leanpool bug; the process's state is suspect.
+                self.kill_worker().await;
+                Err(PoolError::Internal(e.to_string()))
+            }
+            Outcome::Done(Err(e)) => {
+                // An answer leanpool cannot read (or a spawn/time-out
+                // error where none is expected): not a crash, so no
+                // retry, but the process's state is suspect.
+                self.kill_worker().await;
+                Err(PoolError::worker_failed(FailureCause::UnexpectedAnswer, e.to_string()))
+            }
+            Outcome::Memory(rss) => {
+                bump(&self.inner.counters.memory_kills);
+                let limit = self.rss_cap().unwrap_or(0);
+                self.kill_worker().await;
+                Err(PoolError::worker_failed(
+                    FailureCause::MemoryCap,
+                    format!("the worker exceeded the memory limit ({rss} > {limit} bytes resident) and was killed"),
+                ))
+            }
+            Outcome::HardStop => {
+                job.reply.send(Err(PoolError::ShuttingDown));
+                return Flow::Exit;
             }
         };
         if matches!(answer, Err(PoolError::WorkerFailed { .. })) {
             bump(&self.inner.counters.worker_failed);
         }
-        self.inner.record_latency(job.input.method(), job.accepted.elapsed(), Some(started.elapsed()));
+        self.inner.record_latency(job.input.method(), job.accepted.elapsed(), Some(job.spent + started.elapsed()));
         job.reply.send(answer);
         self.after_request().await;
         Flow::Continue
@@ -443,8 +500,11 @@ impl Slot {
             bump(&self.inner.counters.recycles);
             tracing::info!(slot = self.me.id, pid, "recycling worker after max_uses requests");
             self.kill_worker().await;
-        } else if self.over_memory_limit(pid).is_some() {
+        } else if let Some(rss) = self.over_memory_limit(pid) {
+            // Recycling by measurement: the next request goes to a spare
+            // if one is ready.
             bump(&self.inner.counters.memory_kills);
+            tracing::info!(slot = self.me.id, pid, rss, "recycling worker: RSS above its cap");
             self.kill_worker().await;
         }
     }

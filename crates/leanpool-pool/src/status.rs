@@ -49,6 +49,10 @@ pub struct WorkerStatus {
     /// and `rss_headroom_bytes`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_cap_bytes: Option<u64>,
+    /// A hot spare: ready (or starting) and unused; takes requests only
+    /// while no serving worker of its header is up.
+    #[serde(default)]
+    pub spare: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -60,6 +64,13 @@ pub struct KeyStatus {
     /// Requests waiting (not yet taken by a worker).
     pub queue_depth: usize,
     pub workers: Vec<WorkerStatus>,
+    /// Spares alive (starting or ready).
+    #[serde(default)]
+    pub spares: usize,
+    /// Why there are fewer than `spares_per_key` spares (memory short,
+    /// `max_workers` reached, no worker measured yet, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spare_missing: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -107,6 +118,13 @@ pub struct Counters {
     /// for (`WORKER_FAILED` with cause `protocol_violation`).
     #[serde(default)]
     pub compromised: u64,
+    /// Requests that waited for a worker start: accepted before the
+    /// process that served them was ready (no spare was ready for them).
+    #[serde(default)]
+    pub cold_waits: u64,
+    /// Times a spare took over from a serving worker that had to go.
+    #[serde(default)]
+    pub spare_takeovers: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -118,6 +136,9 @@ pub struct PoolStatus {
     pub max_workers: usize,
     /// Recycling limit in force (0 = never), after the backend default.
     pub max_uses: u64,
+    /// Spares wanted per header in use (`[pool] spares_per_key`).
+    #[serde(default)]
+    pub spares_per_key: usize,
     /// Sorted by method name.
     pub latency: Vec<MethodLatency>,
     pub counters: Counters,
@@ -142,6 +163,8 @@ pub(crate) struct AtomicCounters {
     pub idle_retirements: AtomicU64,
     pub cancelled: AtomicU64,
     pub compromised: AtomicU64,
+    pub cold_waits: AtomicU64,
+    pub spare_takeovers: AtomicU64,
 }
 
 pub(crate) fn bump(c: &AtomicU64) {
@@ -167,6 +190,8 @@ impl AtomicCounters {
             idle_retirements: g(&self.idle_retirements),
             cancelled: g(&self.cancelled),
             compromised: g(&self.compromised),
+            cold_waits: g(&self.cold_waits),
+            spare_takeovers: g(&self.spare_takeovers),
         }
     }
 }

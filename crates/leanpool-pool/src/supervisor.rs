@@ -7,6 +7,7 @@
 //! lock; requests never wait for it except to get a first worker.
 
 use crate::plan::{plan, KeySnap, Limits, Retire};
+use crate::status::WorkerState;
 use crate::shared::{Inner, KeyState};
 use crate::slot::start_slot;
 use crate::status::bump;
@@ -38,17 +39,22 @@ pub(crate) fn rebalance(inner: &Arc<Inner>) {
     // Deterministic tie-breaking in the plan.
     keys.sort_by(|a, b| a.header.cmp(&b.header));
     let now = inner.now_ms();
-    let snaps: Vec<KeySnap> = keys
+    let mut snaps: Vec<KeySnap> = keys
         .iter()
-        .map(|k| KeySnap {
-            slots: k.slot_snaps(),
-            queued: k.queue.depth(),
-            // A header whose worker failed to start lately is not
-            // prewarmed again until the back-off has passed (requests
-            // still get their attempt).
-            min: if k.spawn_backoff_until_ms.load(Ordering::Relaxed) > now { 0 } else { k.min },
+        .map(|k| {
+            let backoff = k.spawn_backoff_until_ms.load(Ordering::Relaxed) > now;
+            KeySnap {
+                slots: k.slot_snaps(),
+                queued: k.queue.depth(),
+                // A header whose worker failed to start lately is not
+                // prewarmed again until the back-off has passed (requests
+                // still get their attempt).
+                min: if backoff { 0 } else { k.min },
+                spares: 0,
+            }
         })
         .collect();
+    allow_spares(inner, &keys, &mut snaps, mem_available_bytes(), now);
     let limits = Limits {
         max_workers: inner.cfg.max_workers,
         max_per_key: inner.cfg.max_workers_per_key,
@@ -60,16 +66,81 @@ pub(crate) fn rebalance(inner: &Arc<Inner>) {
         let slot = keys.iter().find_map(|k| k.slots.lock().unwrap().get(&id).cloned());
         if let Some(s) = slot {
             bump(match why {
-                Retire::IdleTimeout => &inner.counters.idle_retirements,
+                Retire::IdleTimeout | Retire::SpareUnneeded => &inner.counters.idle_retirements,
                 Retire::Evicted => &inner.counters.evictions,
             });
             tracing::info!(slot = id, reason = ?why, "retiring idle worker");
             s.request_stop();
         }
     }
+    for ki in p.spare_no_room {
+        *keys[ki].spare_note.lock().unwrap() = Some(format!("max_workers ({}) reached", inner.cfg.max_workers));
+    }
     for ki in p.spawn {
         inner.total.fetch_add(1, Ordering::SeqCst);
-        start_slot(inner, &keys[ki]);
+        start_slot(inner, &keys[ki], false);
+    }
+    for ki in p.spawn_spare {
+        inner.total.fetch_add(1, Ordering::SeqCst);
+        tracing::info!(header = %keys[ki].header.trim_end(), "starting a spare");
+        start_slot(inner, &keys[ki], true);
+    }
+}
+
+/// `MemAvailable` from `/proc/meminfo`.
+pub(crate) fn mem_available_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+}
+
+/// Sets how many spares each key may have now (`KeySnap::spares`) and
+/// records why one is missing. Spares alive stay allowed (their memory is
+/// already taken, so it is not counted again); a new one needs a worker of
+/// its header measured at ready and `avail` covering that RSS for it and
+/// for every worker still starting (not resident yet), plus the margin.
+fn allow_spares(inner: &Inner, keys: &[Arc<KeyState>], snaps: &mut [KeySnap], avail: Option<u64>, now: u64) {
+    let want = inner.cfg.spares_per_key;
+    let margin = inner.cfg.spare_memory_margin_bytes;
+    let mut starting: u64 = 0;
+    for sn in snaps.iter() {
+        starting += sn.slots.iter().filter(|s| s.state == WorkerState::Starting).count() as u64;
+    }
+    // What earlier keys of this round were granted is spoken for.
+    let mut promised: u64 = 0;
+    for (k, sn) in keys.iter().zip(snaps.iter_mut()) {
+        let alive = sn.slots.iter().filter(|s| s.spare && s.state != WorkerState::Stopping).count();
+        sn.spares = alive.min(want);
+        if alive >= want {
+            *k.spare_note.lock().unwrap() = None;
+            continue;
+        }
+        let rss = k.measured_rss.load(Ordering::Relaxed);
+        let note = if k.spawn_backoff_until_ms.load(Ordering::Relaxed) > now {
+            Some("a worker of this header failed to start lately".to_string())
+        } else if rss == 0 {
+            Some("no worker of this header has become ready yet (its RSS sizes a spare)".to_string())
+        } else {
+            let need = rss.saturating_mul(starting + 1).saturating_add(margin).saturating_add(promised);
+            match avail {
+                None => Some("MemAvailable not readable".to_string()),
+                Some(a) if a < need => Some(format!(
+                    "memory short: {} MB available, a spare needs {} MB ({} MB worker RSS{} + {} MB spare_memory_margin_bytes)",
+                    a >> 20,
+                    need >> 20,
+                    rss >> 20,
+                    if starting + promised > 0 { ", more for workers still starting" } else { "" },
+                    margin >> 20
+                )),
+                Some(_) => {
+                    let extra = want - alive;
+                    promised = promised.saturating_add(rss.saturating_mul(extra as u64));
+                    sn.spares = want;
+                    None
+                }
+            }
+        };
+        *k.spare_note.lock().unwrap() = note;
     }
 }
 

@@ -50,8 +50,31 @@ fn base_cfg() -> PoolConfig {
         // unit tests.
         sandbox: leanpool_lean::SandboxConfig { mode: leanpool_lean::SandboxMode::Off, ..Default::default() },
         min_timeout_ms: 1,
+        // The tests below that are not about spares count workers and
+        // spawns exactly; the spares tests turn them on.
+        spares_per_key: 0,
+        rss_headroom_bytes: None,
         ..PoolConfig::default()
     }
+}
+
+fn spares_cfg() -> PoolConfig {
+    PoolConfig { spares_per_key: 1, max_workers: 3, spare_memory_margin_bytes: 0, ..base_cfg() }
+}
+
+/// (serving pids, spare pids) of `header`, counting only workers with a
+/// process up and idle.
+fn roles(pool: &Pool, header: &str) -> (Vec<u32>, Vec<u32>) {
+    let st = pool.status();
+    let k = st.keys.iter().find(|k| k.header == header);
+    let ws: Vec<_> = k.map(|k| k.workers.clone()).unwrap_or_default();
+    let up = |spare: bool| ws.iter().filter(|w| w.spare == spare && w.state == WorkerState::Idle).filter_map(|w| w.pid).collect();
+    (up(false), up(true))
+}
+
+/// The pid that served the last request (the fake logs "<pid> <line>").
+fn last_served(cx: &Ctx) -> u32 {
+    cx.log_text().lines().last().unwrap().split(' ').next().unwrap().parse().unwrap()
 }
 
 struct Ctx {
@@ -105,6 +128,92 @@ async fn finish(pool: Pool) {
 }
 
 // ---------------------------------------------------------------- tests
+
+/// A worker dying mid-request: the retry goes to the ready spare (no start
+/// waited for), and the replacement comes up as the new spare.
+async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
+    let pool = cx.pool(spares_cfg());
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let first = last_served(&cx);
+    wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
+    let (serving, spare) = roles(&pool, "");
+    assert_eq!((serving, spare.len()), (vec![first], 1));
+    // Sequential requests stay on the serving worker: the spare stays unused.
+    pool.check(req("theorem again : True := trivial\n")).await.unwrap();
+    assert_eq!(last_served(&cx), first);
+    let cold_before = pool.status().counters.cold_waits;
+    let text = format!("theorem a : True := trivial\n-- FAKE crash_once {}\n", cx.path("flag"));
+    assert_eq!(pool.check(req(text)).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(last_served(&cx), spare[0], "the retry ran on the spare");
+    let c = pool.status().counters;
+    assert_eq!((c.crashes, c.retries, c.worker_failed, c.spare_takeovers, c.cold_waits), (1, 1, 0, 1, cold_before));
+    // The crashed slot's new process is the spare now.
+    wait_until("replacement spare up", || {
+        let (s, sp) = roles(&pool, "");
+        s == spare && sp.len() == 1 && sp[0] != first
+    })
+    .await;
+    assert!(!procs::alive(first));
+    finish(pool).await;
+}
+
+/// Timed-out and recycled workers: the next request is served by the
+/// spare at once (`cold_waits` unchanged).
+async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
+    let pool = cx.pool(PoolConfig { max_uses: 3, ..spares_cfg() });
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let cold = pool.status().counters.cold_waits;
+    assert_eq!(cold, 1, "the very first request waited for the first start");
+    wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
+    let spare = roles(&pool, "").1[0];
+    let mut p = req("theorem a : True := trivial\n-- FAKE sleep 5000\n");
+    p.timeout_ms = Some(200);
+    assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
+    pool.check(req("theorem b : True := trivial\n")).await.unwrap();
+    assert_eq!(last_served(&cx), spare);
+    wait_until("replacement spare up", || roles(&pool, "").1.len() == 1).await;
+    let spare2 = roles(&pool, "").1[0];
+    // Uses 2 and 3 of the former spare: recycled after the third.
+    pool.check(req("theorem c : True := trivial\n")).await.unwrap();
+    pool.check(req("theorem d : True := trivial\n")).await.unwrap();
+    pool.check(req("theorem e : True := trivial\n")).await.unwrap();
+    assert_eq!(last_served(&cx), spare2);
+    let c = pool.status().counters;
+    assert_eq!((c.timeouts, c.recycles, c.spare_takeovers, c.cold_waits), (1, 1, 2, cold));
+    finish(pool).await;
+}
+
+/// Not enough `MemAvailable` for the measured worker plus the margin: no
+/// spare, and `status` says why.
+async fn no_spare_when_memory_is_short(cx: Ctx) {
+    let pool = cx.pool(PoolConfig { spare_memory_margin_bytes: u64::MAX / 4, ..spares_cfg() });
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let st = pool.status();
+    assert_eq!((st.workers, st.keys[0].spares), (1, 0));
+    let why = st.keys[0].spare_missing.clone().unwrap_or_default();
+    assert!(why.contains("memory short"), "{why}");
+    finish(pool).await;
+}
+
+/// `max_workers` reached: the spare waits, and a new header's request
+/// evicts the spare before any serving worker.
+async fn spare_yields_to_another_header(cx: Ctx) {
+    let pool = cx.pool(PoolConfig { max_workers: 2, ..spares_cfg() });
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
+    let (serving, _) = roles(&pool, "");
+    assert_eq!(pool.check(req("open B\ntheorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(roles(&pool, "").0, serving);
+    let st = pool.status();
+    assert_eq!(st.counters.evictions, 1);
+    assert!(st.keys.iter().all(|k| k.spares == 0));
+    wait_until("no room noted", || {
+        pool.status().keys.iter().any(|k| k.spare_missing.as_deref().is_some_and(|m| m.contains("max_workers")))
+    })
+    .await;
+    finish(pool).await;
+}
 
 async fn two_headers_two_workers(cx: Ctx) {
     let pool = cx.pool(base_cfg());
@@ -494,6 +603,10 @@ fn main() {
     }
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let all: Vec<(&str, TestFn)> = tests![
+        crash_retry_goes_to_the_ready_spare,
+        timeout_and_recycle_served_by_the_spare,
+        no_spare_when_memory_is_short,
+        spare_yields_to_another_header,
         two_headers_two_workers,
         crash_once_is_retried_on_a_fresh_worker,
         crash_twice_is_worker_failed,
