@@ -90,6 +90,11 @@ async fn pool_on_real_lean() {
         default_timeout_ms: 300_000,
         start_timeout_ms: 400_000,
         idle_timeout_ms: 0,
+        // Spares on, but more memory asked for than any machine has: memory
+        // is "short" by the daemon's own reading of `MemAvailable`, so no
+        // spare starts (spares themselves: `spares_on_real_lean`).
+        spares_per_key: 1,
+        spare_memory_margin_bytes: u64::MAX / 4,
         ..PoolConfig::default()
     };
     let pool = Pool::new(lean, cfg);
@@ -105,6 +110,13 @@ async fn pool_on_real_lean() {
     wait_until("prewarm worker", spawn_limit, || state_of(&pool, K_H) == Some(WorkerState::Idle)).await;
     log("prewarmed");
     note(&pool);
+    // Memory short: no spare, and status says why.
+    wait_until("spare refused for memory", Duration::from_secs(10), || {
+        pool.status().keys.iter().any(|k| k.header == K_H && k.spare_missing.as_deref().is_some_and(|m| m.contains("memory short")))
+    })
+    .await;
+    let st = pool.status();
+    assert_eq!((st.workers, st.keys[0].spares, st.keys[0].workers.len()), (1, 0, 1), "{st:?}");
 
     // SIGKILL mid-request: `decide` over 10^3 cases keeps the worker busy
     // for seconds; it is killed 300 ms in. Answered from the retry.
@@ -178,6 +190,7 @@ async fn pool_on_real_lean() {
 
     // Timeout: `decide` over 10^4 cases (~30 s) under a 3 s limit is
     // answered `timeout`; the worker is killed and a replacement started.
+    // (No spare here: memory is short.)
     let before = pids_of(&pool, K_H);
     let mut p = req(format!("{H}{}", decide_cases(4)));
     p.timeout_ms = Some(3000);
@@ -207,4 +220,78 @@ async fn pool_on_real_lean() {
     }
     procs::assert_no_workers_left().await;
     log(&format!("shutdown ok; {} worker processes seen, none left", seen_pids.len()));
+}
+
+/// `(serving, spare)` pids of `header` whose process is up and idle.
+fn roles(pool: &Pool, header: &str) -> (Vec<u32>, Vec<u32>) {
+    let st = pool.status();
+    let ws: Vec<_> = st.keys.into_iter().filter(|k| k.header == header).flat_map(|k| k.workers).collect();
+    let up = |spare: bool| ws.iter().filter(|w| w.spare == spare && w.state == WorkerState::Idle).filter_map(|w| w.pid).collect();
+    (up(false), up(true))
+}
+
+/// Hot spares on real Lean: a recycled worker's and a timed-out worker's
+/// next request is served by the ready spare, without waiting for a start
+/// (`cold_waits` stays 0), and the replacement comes up as the new spare.
+/// Two workers at once (serving + spare).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spares_on_real_lean() {
+    log("spares: start");
+    let lean = LeanCommand::detect().expect("a Lean installation is required (run scripts/setup)");
+    let cfg = PoolConfig {
+        prewarm: vec![PrewarmEntry { header: H.to_string(), min: 1 }],
+        max_workers: 2,
+        max_workers_per_key: 1,
+        spares_per_key: 1,
+        // A shared development machine may have less than a worker's RSS
+        // + 1 GiB free; the memory gate itself is tested above.
+        spare_memory_margin_bytes: 0,
+        max_uses: 2,
+        default_timeout_ms: 300_000,
+        start_timeout_ms: 400_000,
+        idle_timeout_ms: 0,
+        ..PoolConfig::default()
+    };
+    let pool = Pool::new(lean, cfg);
+    let limit = Duration::from_secs(600);
+    let both_up = |pool: &Pool| {
+        let (s, sp) = roles(pool, K_H);
+        s.len() == 1 && sp.len() == 1
+    };
+    wait_until("serving worker and spare ready", limit, || both_up(&pool)).await;
+    let (serving, spare) = roles(&pool, K_H);
+    log(&format!("spares: serving {serving:?}, spare {spare:?}"));
+
+    // Two uses: recycled (max_uses = 2). The third request goes to the
+    // spare, which was ready before it was sent.
+    for i in 0..2 {
+        let r = pool.check(req(format!("{H}theorem r{i} : {i} + 1 = 1 + {i} := by omega\n"))).await.unwrap();
+        assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
+    }
+    let r = pool.check(req(format!("{H}theorem r2 : 2 + 2 = 4 := rfl\n"))).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
+    let c = pool.status().counters;
+    assert_eq!((c.recycles, c.spare_takeovers, c.cold_waits), (1, 1, 0), "{c:?}");
+    assert_eq!(roles(&pool, K_H).0, spare, "the former spare serves now");
+    assert!(!procs::alive(serving[0]), "the recycled worker is gone");
+    log("spares: recycled worker's next request served by the spare");
+
+    // Timeout on the (new) serving worker, once the recycled slot's
+    // replacement is up as the spare: the next request goes to that spare.
+    wait_until("replacement spare ready", limit, || both_up(&pool)).await;
+    let (serving, spare) = roles(&pool, K_H);
+    let mut p = req(format!("{H}{}", decide_cases(4)));
+    p.timeout_ms = Some(2000);
+    assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
+    let r = pool.check(req(format!("{H}theorem after : 1 = 1 := rfl\n"))).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
+    let c = pool.status().counters;
+    assert_eq!((c.timeouts, c.spare_takeovers, c.cold_waits), (1, 2, 0), "{c:?}");
+    assert_eq!(roles(&pool, K_H).0, spare);
+    wait_until("timed-out process gone", Duration::from_secs(30), || !procs::alive(serving[0])).await;
+    log("spares: timed-out worker's next request served by the spare; cold_waits 0");
+
+    pool.shutdown(Duration::from_secs(30)).await;
+    procs::assert_no_workers_left().await;
+    log("spares: shutdown ok");
 }

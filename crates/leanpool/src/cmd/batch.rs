@@ -84,6 +84,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         format!("is `leanpool serve --socket {}` running?", args.socket.display())
     })?);
     let mut out = std::fs::OpenOptions::new().append(true).create(true).open(&args.output)?;
+    let before = pool_counters(&client).await;
     let bar = progress(todo.len() as u64);
     let method = match args.method {
         Method::Check => "check",
@@ -147,11 +148,29 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         args.output.display(),
         todo.len() - written
     );
+    // What the run cost the daemon (other clients' requests meanwhile
+    // included): worker starts, and requests that waited for one.
+    if let (Some(b), Some(a)) = (before, pool_counters(&client).await) {
+        let d = |k: &str| a.get(k).and_then(Value::as_u64).unwrap_or(0).saturating_sub(b.get(k).and_then(Value::as_u64).unwrap_or(0));
+        eprintln!(
+            "leanpool batch: daemon meanwhile: {} worker starts, {} cold_waits (requests that waited for a start), {} timeouts, {} spare takeovers",
+            d("spawns"),
+            d("cold_waits"),
+            d("timeouts"),
+            d("spare_takeovers")
+        );
+    }
     if let Some(e) = fatal {
         eprintln!("leanpool batch: stopped: {e}; rerun the same command to resume");
         return Ok(INTERRUPTED);
     }
     Ok(0)
+}
+
+/// The daemon's pool counters (`status`), if it answers.
+async fn pool_counters(c: &Client) -> Option<serde_json::Map<String, Value>> {
+    let v = c.call("status", json!({})).await.ok()?;
+    v.get("pool")?.get("counters")?.as_object().cloned()
 }
 
 /// Errors worth waiting out (`OVERLOADED`) or that end the run rather than

@@ -45,7 +45,14 @@ pub fn human(s: &StatusResult) -> String {
     }
     let _ = writeln!(o);
     let recycle = if p.max_uses == 0 { "never recycled".to_string() } else { format!("recycled after {} uses", p.max_uses) };
-    let _ = writeln!(o, "workers {}/{} ({recycle}){}", p.workers, p.max_workers, if p.shutting_down { "  SHUTTING DOWN" } else { "" });
+    let _ = writeln!(
+        o,
+        "workers {}/{} ({recycle}, {} spare(s) per header){}",
+        p.workers,
+        p.max_workers,
+        p.spares_per_key,
+        if p.shutting_down { "  SHUTTING DOWN" } else { "" }
+    );
     if !p.keys.is_empty() {
         let _ = writeln!(o, "\n{:<36} {:>3} {:>5}  {:>4} {:>8} {:<8} {:>6} {:>9} {:>9}", "HEADER", "MIN", "QUEUE", "SLOT", "PID", "STATE", "USES", "RSS", "RSS CAP");
         for k in &p.keys {
@@ -59,7 +66,11 @@ pub fn human(s: &StatusResult) -> String {
                 let rss = w.rss_bytes.map_or("-".into(), bytes);
                 let cap = w.rss_cap_bytes.map_or("-".into(), bytes);
                 let state = format!("{:?}", w.state).to_lowercase();
+                let state = if w.spare { format!("spare:{}", &state[..state.len().min(4)]) } else { state };
                 let _ = writeln!(o, "{h:<36} {min:>3} {q:>5}  {:>4} {pid:>8} {state:<8} {:>6} {rss:>9} {cap:>9}", w.id, w.uses);
+            }
+            if let Some(why) = &k.spare_missing {
+                let _ = writeln!(o, "{:<36} no spare: {why}", "");
             }
         }
     }
@@ -135,20 +146,23 @@ mod tests {
             },
             pool: PoolStatus {
                 keys: vec![
-                    KeyStatus { header: String::new(), min: 0, queue_depth: 2, workers: vec![] },
+                    KeyStatus { header: String::new(), min: 0, queue_depth: 2, workers: vec![], spares: 0, spare_missing: None },
                     KeyStatus {
                         header: "import Mathlib\nopen Real Nat Topology ∀ very long header that goes on".into(),
                         min: 1,
                         queue_depth: 0,
                         workers: vec![
-                            WorkerStatus { id: 1, pid: Some(4242), state: WorkerState::Busy, uses: 12, rss_bytes: Some(6 << 30), rss_cap_bytes: Some(7 << 30) },
-                            WorkerStatus { id: 2, pid: None, state: WorkerState::Starting, uses: 0, rss_bytes: None, rss_cap_bytes: None },
+                            WorkerStatus { id: 1, pid: Some(4242), state: WorkerState::Busy, uses: 12, rss_bytes: Some(6 << 30), rss_cap_bytes: Some(7 << 30), spare: false },
+                            WorkerStatus { id: 2, pid: None, state: WorkerState::Starting, uses: 0, rss_bytes: None, rss_cap_bytes: None, spare: true },
                         ],
+                        spares: 1,
+                        spare_missing: Some("memory short: 100 MB available".into()),
                     },
                 ],
                 workers: 2,
                 max_workers: 2,
                 max_uses: 30,
+                spares_per_key: 1,
                 latency: vec![MethodLatency { method: "check".into(), requests: 3, total: pct(200.0), service: None }],
                 counters: leanpool_pool::Counters { requests: 3, timeouts: 1, ..Default::default() },
                 shutting_down: false,
@@ -156,10 +170,11 @@ mod tests {
         };
         let t = human(&s);
         assert!(t.contains("up 1h02m") && t.contains("backend wasm  Lean 4"), "{t}");
-        assert!(t.contains("workers 2/2 (recycled after 30 uses)"), "{t}");
+        assert!(t.contains("workers 2/2 (recycled after 30 uses, 1 spare(s) per header)"), "{t}");
+        assert!(t.contains("spare:star") && t.contains("no spare: memory short: 100 MB available"), "{t}");
         assert!(t.contains("(empty header)") && t.contains("(no workers)"), "{t}");
         assert!(t.contains("import Mathlib open Real Nat Topolo…"), "{t}");
-        assert!(t.contains("4242") && t.contains("busy") && t.contains("6.0 GiB") && t.contains("starting"), "{t}");
+        assert!(t.contains("4242") && t.contains("busy") && t.contains("6.0 GiB"), "{t}");
         assert!(t.contains("RSS CAP") && t.contains("7.0 GiB"), "{t}");
         assert!(t.contains("200.0 / 400.0 / 600.0"), "{t}");
         assert!(t.contains("counters: requests 3, timeouts 1"), "{t}");
