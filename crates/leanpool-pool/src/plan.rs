@@ -133,11 +133,13 @@ pub(crate) fn plan(keys: &[KeySnap], total: usize, limits: Limits, now_ms: u64, 
             }
         }
     }
-    // Spares beyond what the key may keep now (no serving worker left and
-    // nothing queued, or fewer allowed: memory got short), idle ones only.
+    // Spares beyond what the key may keep now (no serving worker left,
+    // nothing queued and no minimum, or fewer allowed), idle ones only.
     for k in keys {
         let serving_left = k.slots.iter().filter(|s| s.state != WorkerState::Stopping && !s.spare && !retiring.contains(&s.id)).count();
-        let keep = if serving_left == 0 && k.queued == 0 { 0 } else { k.spares };
+        // A prewarmed key keeps its spare: its minimum brings a serving
+        // worker back (e.g. after a lease took the serving one away).
+        let keep = if serving_left == 0 && k.queued == 0 && k.min == 0 { 0 } else { k.spares };
         let mut spares: Vec<&SlotSnap> = k.slots.iter().filter(|s| s.spare && s.state != WorkerState::Stopping).collect();
         spares.sort_by_key(|s| (s.state != WorkerState::Idle, std::cmp::Reverse(s.idle_since_ms), s.id));
         let mut extra = spares.len().saturating_sub(keep);
@@ -367,6 +369,11 @@ mod tests {
         // stays (it takes the request).
         let keys = [keysp(vec![spare(2, Idle, 0)], 1, 0, 1)];
         assert!(plan(&keys, 1, l, 1000, true).retire.is_empty());
+        // A prewarmed key keeps its spare; its minimum starts a serving
+        // worker.
+        let keys = [keysp(vec![spare(2, Idle, 0)], 0, 1, 1)];
+        let p = plan(&keys, 1, l, 1000, true);
+        assert_eq!((p.retire, p.spawn), (vec![], vec![0]));
     }
 
     #[test]
