@@ -140,18 +140,17 @@ impl KeyState {
     /// A serving (not spare) worker of this header has a process up, idle
     /// or busy: spares stay out of the queue.
     pub(crate) fn serving_up(&self) -> bool {
-        self.slots.lock().unwrap().values().any(|s| {
-            !s.is_spare() && s.pid().is_some() && matches!(s.state(), WorkerState::Idle | WorkerState::Busy)
-        })
+        self.slots.lock().unwrap().values().any(|s| !s.is_spare() && s.up())
     }
 
-    /// A spare (`me`) took over serving: one serving slot that has no
-    /// process right now (being replaced) becomes the spare in its place,
-    /// so the header keeps its count of serving workers and spares.
+    /// A spare (`me`) took over serving: one serving slot that is not up
+    /// (being replaced, or still finishing its start) becomes the spare in
+    /// its place, so the header keeps its count of serving workers and
+    /// spares.
     pub(crate) fn swap_roles_with(&self, me: &SlotShared) {
         me.set_spare(false);
         let slots = self.slots.lock().unwrap();
-        if let Some(s) = slots.values().find(|s| s.id != me.id && !s.is_spare() && s.pid().is_none() && s.state() != WorkerState::Stopping) {
+        if let Some(s) = slots.values().find(|s| s.id != me.id && !s.is_spare() && !s.up() && s.state() != WorkerState::Stopping) {
             s.set_spare(true);
         }
     }
@@ -228,6 +227,11 @@ impl SlotShared {
 
     pub(crate) fn set_pid(&self, pid: Option<u32>) {
         self.pid.store(pid.unwrap_or(0), Ordering::Relaxed);
+    }
+
+    /// A process is up and the slot idle or busy with it.
+    pub(crate) fn up(&self) -> bool {
+        self.pid().is_some() && matches!(self.state(), WorkerState::Idle | WorkerState::Busy)
     }
 
     pub(crate) fn is_spare(&self) -> bool {

@@ -157,29 +157,36 @@ async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
     finish(pool).await;
 }
 
-/// Timed-out and recycled workers: the next request is served by the
-/// spare at once (`cold_waits` unchanged).
+/// Timed-out and recycled workers: the next request is served without
+/// waiting for a start (`cold_waits` unchanged). With the fake's
+/// millisecond starts the slot's replacement may be up before the next
+/// request arrives, so which of the two serves it is not fixed here (it
+/// is on real Lean: `pool_lean.rs`, `spares_on_real_lean`).
 async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
     let pool = cx.pool(PoolConfig { max_uses: 3, ..spares_cfg() });
     pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
     let cold = pool.status().counters.cold_waits;
     assert_eq!(cold, 1, "the very first request waited for the first start");
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
-    let spare = roles(&pool, "").1[0];
+    let victim = roles(&pool, "").0[0];
     let mut p = req("theorem a : True := trivial\n-- FAKE sleep 5000\n");
     p.timeout_ms = Some(200);
     assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
     pool.check(req("theorem b : True := trivial\n")).await.unwrap();
-    assert_eq!(last_served(&cx), spare);
-    wait_until("replacement spare up", || roles(&pool, "").1.len() == 1).await;
-    let spare2 = roles(&pool, "").1[0];
-    // Uses 2 and 3 of the former spare: recycled after the third.
-    pool.check(req("theorem c : True := trivial\n")).await.unwrap();
-    pool.check(req("theorem d : True := trivial\n")).await.unwrap();
-    pool.check(req("theorem e : True := trivial\n")).await.unwrap();
-    assert_eq!(last_served(&cx), spare2);
+    assert_ne!(last_served(&cx), victim);
+    wait_until("serving worker and spare up", || {
+        let (s, sp) = roles(&pool, "");
+        s.len() == 1 && sp.len() == 1
+    })
+    .await;
+    let victim = roles(&pool, "").0[0];
+    // Up to three uses of the serving worker: recycled after the third.
+    for t in ["c", "d", "e", "f"] {
+        pool.check(req(format!("theorem {t} : True := trivial\n"))).await.unwrap();
+    }
+    assert_ne!(last_served(&cx), victim);
     let c = pool.status().counters;
-    assert_eq!((c.timeouts, c.recycles, c.spare_takeovers, c.cold_waits), (1, 1, 2, cold));
+    assert_eq!((c.timeouts, c.recycles, c.cold_waits), (1, 1, cold), "{c:?}");
     finish(pool).await;
 }
 
