@@ -210,7 +210,7 @@ async fn spare_yields_to_another_header(cx: Ctx) {
     pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
     let (serving, _) = roles(&pool, "");
-    assert_eq!(pool.check(req("open B\ntheorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(pool.check(req("import B\ntheorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
     assert_eq!(roles(&pool, "").0, serving);
     let st = pool.status();
     assert_eq!(st.counters.evictions, 1);
