@@ -44,11 +44,11 @@ pub struct PoolConfig {
     /// worker's RSS grew by ~0.4 GB over 3,000 checks, benches/README.md).
     /// [`MAX_USES_AUTO`] (the old "by backend" value) also means never.
     pub max_uses: u64,
-    /// Ready, unused workers kept per header in use, beyond the ones
+    /// Ready, unused workers kept per key (import set) in use, beyond the ones
     /// serving it: a worker that must go (recycle, time-out, crash, memory
     /// cap) is replaced by a spare at once, the request to retry goes to
     /// the spare, and the replacement starts in the background as the new
-    /// spare. A spare takes requests only while its header has no other
+    /// spare. A spare takes requests only while its key has no other
     /// worker up. Started only once a worker of the header has become ready
     /// (its RSS is the estimate of the spare's), while `MemAvailable`
     /// covers that RSS plus `spare_memory_margin_bytes` for every spare

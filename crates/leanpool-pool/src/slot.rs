@@ -290,7 +290,9 @@ impl Slot {
             }
             self.kill_worker().await;
         } else if self.over_memory_limit(pid).is_some() {
+            // Recycled while idle: a ready spare serves meanwhile.
             bump(&self.inner.counters.memory_kills);
+            bump(&self.inner.counters.recycles);
             self.kill_worker().await;
         }
     }
@@ -504,6 +506,7 @@ impl Slot {
             // Recycling by measurement: the next request goes to a spare
             // if one is ready.
             bump(&self.inner.counters.memory_kills);
+            bump(&self.inner.counters.recycles);
             tracing::info!(slot = self.me.id, pid, rss, "recycling worker: RSS above its cap");
             self.kill_worker().await;
         }

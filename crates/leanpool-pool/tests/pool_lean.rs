@@ -263,15 +263,22 @@ async fn spares_on_real_lean() {
     log(&format!("spares: serving {serving:?}, spare {spare:?}"));
 
     // Two uses: recycled (max_uses = 2). The third request goes to the
-    // spare, which was ready before it was sent.
-    for i in 0..2 {
-        let r = pool.check(req(format!("{H}theorem r{i} : {i} + 1 = 1 + {i} := by omega\n"))).await.unwrap();
+    // spare, which was ready before it was sent. The three texts carry
+    // three header variants with the same (no) imports: one key, no
+    // worker started for any of them (spawns stays at the two above; a
+    // replacement takes far longer than these requests to be ready).
+    let variants = [
+        format!("{H}theorem r0 : 0 + 1 = 1 + 0 := by omega\n"),
+        "open Nat\nset_option maxHeartbeats 0\ntheorem r1 (n : Nat) : succ n = n + 1 := rfl\n".to_string(),
+        "set_option pp.all true\nopen List\ntheorem r2 : 2 + 2 = 4 := rfl\n".to_string(),
+    ];
+    for text in variants {
+        let r = pool.check(req(text)).await.unwrap();
         assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
     }
-    let r = pool.check(req(format!("{H}theorem r2 : 2 + 2 = 4 := rfl\n"))).await.unwrap();
-    assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
     let c = pool.status().counters;
-    assert_eq!((c.recycles, c.spare_takeovers, c.cold_waits), (1, 1, 0), "{c:?}");
+    assert_eq!((c.recycles, c.spare_takeovers, c.cold_waits, c.spawns), (1, 1, 0, 2), "{c:?}");
+    assert_eq!(pool.status().keys.len(), 1, "one key for the three header variants");
     assert_eq!(roles(&pool, K_H).0, spare, "the former spare serves now");
     // The spare answers in ~0.1 s; tearing down the recycled multi-GB
     // process may take the kernel longer.
