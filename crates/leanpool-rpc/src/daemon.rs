@@ -105,7 +105,7 @@ impl PoolHandler {
 /// `PoolStatus` grows fields (names it lacks are ignored).
 fn idle_status(cfg: &PoolConfig) -> Result<PoolStatus, RpcError> {
     let v = serde_json::json!({
-        "keys": [], "workers": 0, "max_workers": cfg.max_workers, "max_uses": cfg.max_uses,
+        "keys": [], "workers": 0, "max_workers": cfg.max_workers, "max_uses": cfg.max_uses, "spares_per_key": cfg.spares_per_key,
         "latency": [], "counters": leanpool_pool::Counters::default(), "shutting_down": false,
     });
     serde_json::from_value(v).map_err(|e| rpc_error(codes::INTERNAL_ERROR, format!("idle pool status: {e}")))
