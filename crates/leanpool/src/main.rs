@@ -55,6 +55,8 @@ enum Command {
     Status(cmd::status::Args),
     /// Send a JSONL file of statements through a daemon.
     Batch(cmd::batch::Args),
+    /// Language Server for editors on stdin/stdout, documents served by warm workers.
+    Lsp(cmd::lsp::Args),
 }
 
 fn main() {
@@ -73,6 +75,7 @@ fn main() {
             Command::Serve(a) => cmd::serve::run(a).await,
             Command::Status(a) => cmd::status::run(a).await,
             Command::Batch(a) => cmd::batch::run(a).await,
+            Command::Lsp(a) => cmd::lsp::run(a).await,
         };
         match r {
             Ok(code) => code,

@@ -4,6 +4,7 @@ pub mod check;
 pub mod doctor;
 pub mod gted;
 pub mod lean_args;
+pub mod lsp;
 pub mod normalize;
 pub mod opt;
 pub mod remote;

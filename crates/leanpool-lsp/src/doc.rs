@@ -1,0 +1,437 @@
+//! One open document: an actor task owning the editor's text and the
+//! leased worker, and a forwarder task per worker carrying Lean's messages
+//! to the editor.
+//!
+//! Versions: the leased worker's document already went through versions
+//! 1..=w (header, warm-up, the pool's requests), so the editor's version
+//! `e` is sent as `e + offset`, with `offset` fixed per worker so that the
+//! editor's text arrives as version `w + 1`. Messages of older versions
+//! (the pool's texts) are dropped on the way back.
+
+use crate::convert::{apply_changes, replace_uri, shift_version};
+use crate::{failed, next_id, not_open, Shared};
+use leanpool_lean::{guard, header_key, proc, RawSender, Worker};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, watch};
+use tower_lsp::jsonrpc::{Error, ErrorCode, Request, Result};
+use tower_service::Service;
+
+/// After this many worker deaths without an edit in between, the document
+/// is not re-opened again until the next edit (a text that kills Lean
+/// would otherwise take a worker start after each death, forever).
+const MAX_REOPENS_WITHOUT_EDIT: u32 = 2;
+/// How often a leased worker's memory is compared with its cap.
+const RSS_POLL: Duration = Duration::from_millis(500);
+
+pub(crate) enum DocMsg {
+    Change { version: i32, changes: Value },
+    /// A notification about the document, forwarded as is (URI mapped).
+    Notify { method: &'static str, params: Value },
+    Close,
+    /// The forwarder of worker generation `gen` saw it end.
+    Died { gen: u64, reason: String },
+}
+
+/// What requests about the document find.
+#[derive(Clone)]
+enum ConnState {
+    /// A worker is being leased.
+    Pending,
+    Ready(Arc<Conn>),
+    /// The guard refused the current text; Lean has not seen it.
+    Refused(String),
+    /// No worker (lease failed, or it died too often).
+    Failed(String),
+}
+
+pub(crate) struct DocHandle {
+    pub tx: mpsc::UnboundedSender<DocMsg>,
+    state: watch::Receiver<ConnState>,
+    uri: String,
+}
+
+impl DocHandle {
+    /// Forwards a request once the document has a worker.
+    pub(crate) async fn request(&self, shared: &Shared, method: &str, params: Value) -> Result<Value> {
+        let mut state = self.state.clone();
+        let conn = loop {
+            let s = state.borrow_and_update().clone();
+            match s {
+                ConnState::Ready(c) => break c,
+                ConnState::Refused(why) => {
+                    return Err(failed(format!("leanpool refused this file, Lean has not seen its current text: {why}")))
+                }
+                ConnState::Failed(why) => return Err(failed(why)),
+                ConnState::Pending => {}
+            }
+            if state.changed().await.is_err() {
+                return Err(not_open(&self.uri));
+            }
+        };
+        conn.request(shared, method, params).await
+    }
+}
+
+/// One leased worker as seen by requests and the forwarder.
+pub(crate) struct Conn {
+    gen: u64,
+    raw: RawSender,
+    pid: u32,
+    worker_uri: String,
+    editor_uri: String,
+    /// worker version = editor version + offset.
+    offset: i64,
+    /// The first worker version holding the editor's text.
+    first_version: i64,
+    pending: Mutex<HashMap<i64, oneshot::Sender<Value>>>,
+}
+
+/// Sends `$/cancelRequest` to Lean when a forwarded request is dropped
+/// before its answer (the editor cancelled it: tower-lsp drops the
+/// handler's future).
+struct CancelOnDrop<'a> {
+    conn: &'a Conn,
+    id: i64,
+    done: bool,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.conn.pending.lock().unwrap().remove(&self.id);
+            self.conn.raw.send(&json!({ "jsonrpc": "2.0", "method": "$/cancelRequest", "params": { "id": self.id } }));
+        }
+    }
+}
+
+impl Conn {
+    async fn request(&self, shared: &Shared, method: &str, mut params: Value) -> Result<Value> {
+        replace_uri(&mut params, &self.editor_uri, &self.worker_uri);
+        if method == "textDocument/waitForDiagnostics" {
+            shift_version(&mut params, &["version"], self.offset);
+        }
+        let id = next_id(shared);
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().unwrap().insert(id, tx);
+        let mut guard = CancelOnDrop { conn: self, id, done: false };
+        if !self.raw.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })) {
+            guard.done = true;
+            self.pending.lock().unwrap().remove(&id);
+            return Err(worker_gone());
+        }
+        let answer = rx.await;
+        guard.done = true;
+        let msg = answer.map_err(|_| worker_gone())?;
+        if let Some(err) = msg.get("error") {
+            let code = err.get("code").and_then(Value::as_i64).unwrap_or(-32603);
+            let message = err.get("message").and_then(Value::as_str).unwrap_or("").to_string();
+            return Err(Error { code: ErrorCode::from(code), message: message.into(), data: err.get("data").cloned() });
+        }
+        let mut r = msg.get("result").cloned().unwrap_or(Value::Null);
+        replace_uri(&mut r, &self.worker_uri, &self.editor_uri);
+        Ok(r)
+    }
+
+    fn notify(&self, method: &str, mut params: Value) {
+        replace_uri(&mut params, &self.editor_uri, &self.worker_uri);
+        self.raw.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+}
+
+fn worker_gone() -> Error {
+    failed("the Lean worker serving this file stopped; it is being replaced and the file re-opened, ask again".into())
+}
+
+/// Opens a document: starts its actor, which leases a worker.
+pub(crate) fn start(shared: Arc<Shared>, uri: String, text: String, version: i32) -> Arc<DocHandle> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (state_tx, state) = watch::channel(ConnState::Pending);
+    let actor = Actor {
+        shared,
+        uri: uri.clone(),
+        text,
+        version,
+        worker: None,
+        conn: None,
+        gen: 0,
+        state: state_tx,
+        tx: tx.clone(),
+        notes: Arc::new(Mutex::new(Vec::new())),
+        in_sync: false,
+        deaths_since_edit: 0,
+    };
+    tokio::spawn(actor.run(rx));
+    Arc::new(DocHandle { tx, state, uri })
+}
+
+struct Actor {
+    shared: Arc<Shared>,
+    uri: String,
+    text: String,
+    version: i32,
+    worker: Option<Worker>,
+    conn: Option<Arc<Conn>>,
+    gen: u64,
+    state: watch::Sender<ConnState>,
+    tx: mpsc::UnboundedSender<DocMsg>,
+    /// Diagnostics of leanpool's own appended to Lean's (worker replaced).
+    notes: Arc<Mutex<Vec<Value>>>,
+    /// The worker's document equals `text`.
+    in_sync: bool,
+    deaths_since_edit: u32,
+}
+
+impl Actor {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<DocMsg>) {
+        self.refresh().await;
+        while let Some(msg) = rx.recv().await {
+            match msg {
+                DocMsg::Close => break,
+                DocMsg::Notify { method, params } => {
+                    if let Some(c) = &self.conn {
+                        if self.in_sync {
+                            c.notify(method, params);
+                        }
+                    }
+                }
+                DocMsg::Change { version, changes } => self.change(version, changes).await,
+                DocMsg::Died { gen, reason } => {
+                    if gen == self.gen && self.conn.is_some() {
+                        self.died(reason).await;
+                    }
+                }
+            }
+        }
+        self.drop_worker().await;
+    }
+
+    async fn change(&mut self, version: i32, changes: Value) {
+        self.version = version;
+        self.deaths_since_edit = 0;
+        self.notes.lock().unwrap().clear();
+        if let Err(e) = apply_changes(&mut self.text, &changes) {
+            // The editor's text is no longer known: fail closed.
+            self.in_sync = false;
+            let why = format!("leanpool could not apply an edit ({e}); close and re-open the file");
+            self.publish_own(vec![note(1, &why, None)]).await;
+            self.state.send_replace(ConnState::Failed(why));
+            return;
+        }
+        let moved = self.worker.as_ref().is_some_and(|w| header_key(w.header()) != header_key(&self.text));
+        if moved {
+            // Imports changed: this document moves to a worker for them.
+            self.drop_worker().await;
+        }
+        let screened = guard::screen(&self.text, &self.shared.cfg.guard);
+        match (&self.conn, screened) {
+            (Some(c), Ok(())) if self.in_sync => {
+                let mut p = json!({ "textDocument": { "uri": c.worker_uri, "version": version as i64 + c.offset }, "contentChanges": changes });
+                // Text is never URI-rewritten; only the identifier is the worker's.
+                p["textDocument"]["uri"] = Value::String(c.worker_uri.clone());
+                c.raw.send(&json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": p }));
+            }
+            _ => self.refresh().await,
+        }
+    }
+
+    /// Brings the worker's document to the current text: screens it,
+    /// leases a worker if there is none, sends the whole text.
+    async fn refresh(&mut self) {
+        if let Err(rej) = guard::screen(&self.text, &self.shared.cfg.guard) {
+            self.in_sync = false;
+            let msg = format!("leanpool refused this file; Lean has not seen it: {rej}");
+            let line = rej.line;
+            let ch = rej.character;
+            let width = if rej.construct.contains('\n') { 1 } else { leanpool_lean::text::utf16_len(&rej.construct).max(1) };
+            let range = json!({ "start": { "line": line, "character": ch }, "end": { "line": line, "character": ch + width } });
+            self.publish_own(vec![note(1, &msg, Some(range))]).await;
+            self.state.send_replace(ConnState::Refused(rej.to_string()));
+            return;
+        }
+        if self.worker.is_none() {
+            self.state.send_replace(ConnState::Pending);
+            match self.shared.pool.lease(&self.text).await {
+                Ok(leased) => self.attach(leased.worker, leased.rss_cap),
+                Err(e) => {
+                    let why = format!("leanpool could not get a Lean worker for this file: {e}");
+                    self.publish_own(vec![note(1, &why, None)]).await;
+                    self.state.send_replace(ConnState::Failed(why));
+                    return;
+                }
+            }
+        }
+        let c = self.conn.clone().expect("attached");
+        let p = json!({
+            "textDocument": { "uri": c.worker_uri, "version": self.version as i64 + c.offset },
+            "contentChanges": [{ "text": self.text }],
+        });
+        c.raw.send(&json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": p }));
+        self.in_sync = true;
+        // Clears a refusal shown before, or shows a note at once; Lean's
+        // own diagnostics for this version replace it (notes appended).
+        let notes = self.notes.lock().unwrap().clone();
+        self.publish_own(notes).await;
+        self.state.send_replace(ConnState::Ready(c));
+    }
+
+    fn attach(&mut self, mut worker: Worker, rss_cap: Option<u64>) {
+        self.gen += 1;
+        let rx = worker.passthrough();
+        let offset = worker.version() as i64 + 1 - self.version as i64;
+        let conn = Arc::new(Conn {
+            gen: self.gen,
+            raw: worker.raw_sender(),
+            pid: worker.pid(),
+            worker_uri: worker.uri().to_string(),
+            editor_uri: self.uri.clone(),
+            offset,
+            first_version: worker.version() as i64 + 1,
+            pending: Mutex::new(HashMap::new()),
+        });
+        tracing::info!(uri = %self.uri, pid = worker.pid(), "document on a leased worker");
+        tokio::spawn(forward(conn.clone(), rx, self.shared.clone(), self.tx.clone(), self.notes.clone(), rss_cap));
+        self.conn = Some(conn);
+        self.worker = Some(worker);
+        self.in_sync = false;
+    }
+
+    async fn drop_worker(&mut self) {
+        self.conn = None;
+        self.in_sync = false;
+        if let Some(w) = self.worker.take() {
+            // Recycled: the editor's text is in it, so it never goes back.
+            w.kill().await;
+        }
+    }
+
+    async fn died(&mut self, reason: String) {
+        tracing::warn!(uri = %self.uri, "worker of an open document stopped: {reason}");
+        self.drop_worker().await;
+        self.deaths_since_edit += 1;
+        if self.deaths_since_edit > MAX_REOPENS_WITHOUT_EDIT {
+            let why = format!(
+                "the Lean worker serving this file stopped {} times in a row ({reason}); leanpool re-opens it at the next edit",
+                self.deaths_since_edit
+            );
+            self.publish_own(vec![note(1, &why, None)]).await;
+            self.state.send_replace(ConnState::Failed(why));
+            return;
+        }
+        let why = format!("the Lean worker serving this file stopped ({reason}); the file was re-opened on a fresh worker");
+        *self.notes.lock().unwrap() = vec![note(2, &why, None)];
+        self.refresh().await;
+    }
+
+    /// Publishes leanpool's own diagnostics for the current version.
+    async fn publish_own(&self, diags: Vec<Value>) {
+        let p = json!({ "uri": self.uri, "version": self.version, "diagnostics": diags });
+        send_notification(&self.shared, "textDocument/publishDiagnostics", p).await;
+    }
+}
+
+fn note(severity: u8, message: &str, range: Option<Value>) -> Value {
+    let range = range.unwrap_or_else(|| json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } }));
+    json!({ "range": range, "severity": severity, "source": "leanpool", "message": message })
+}
+
+async fn send_notification(shared: &Shared, method: &str, params: Value) {
+    let req = Request::build(method.to_string()).params(params).finish();
+    let mut client = shared.client.clone();
+    let _ = client.call(req).await;
+}
+
+/// Carries one worker's messages to the editor until the worker ends, and
+/// enforces its memory cap.
+async fn forward(
+    conn: Arc<Conn>,
+    mut rx: mpsc::UnboundedReceiver<Value>,
+    shared: Arc<Shared>,
+    doc: mpsc::UnboundedSender<DocMsg>,
+    notes: Arc<Mutex<Vec<Value>>>,
+    rss_cap: Option<u64>,
+) {
+    let mut tick = tokio::time::interval(RSS_POLL);
+    let mut reason = "the process ended".to_string();
+    loop {
+        tokio::select! {
+            m = rx.recv() => match m {
+                None => break,
+                Some(m) => forward_one(&conn, &shared, &notes, m).await,
+            },
+            _ = tick.tick(), if rss_cap.is_some() => {
+                let cap = rss_cap.unwrap_or(u64::MAX);
+                if let Some(rss) = proc::group_rss_bytes(conn.pid).filter(|&r| r > cap) {
+                    reason = format!("it exceeded the memory limit, {rss} > {cap} bytes resident, and was killed");
+                    proc::kill_group(conn.pid);
+                    // Keep reading until the reader sees the end.
+                }
+            }
+        }
+    }
+    conn.pending.lock().unwrap().clear();
+    let _ = doc.send(DocMsg::Died { gen: conn.gen, reason });
+}
+
+async fn forward_one(conn: &Arc<Conn>, shared: &Arc<Shared>, notes: &Mutex<Vec<Value>>, mut m: Value) {
+    let method = m.get("method").and_then(Value::as_str).map(str::to_string);
+    let id = m.get("id").cloned();
+    match (method, id) {
+        (None, Some(id)) => {
+            if let Some(tx) = id.as_i64().and_then(|i| conn.pending.lock().unwrap().remove(&i)) {
+                let _ = tx.send(m);
+            }
+        }
+        (Some(method), Some(id)) => {
+            // Lean's own request (refreshes...): the editor answers it.
+            let mut params = m.get_mut("params").map(Value::take).unwrap_or(Value::Null);
+            replace_uri(&mut params, &conn.worker_uri, &conn.editor_uri);
+            let conn = conn.clone();
+            let mut client = shared.client.clone();
+            tokio::spawn(async move {
+                let cid = client.next_request_id();
+                let req = Request::build(method).id(cid).params(params).finish();
+                let answer = match client.call(req).await {
+                    Ok(Some(resp)) => {
+                        let mut v = serde_json::to_value(resp).unwrap_or(Value::Null);
+                        v["id"] = id;
+                        replace_uri(&mut v, &conn.editor_uri, &conn.worker_uri);
+                        v
+                    }
+                    _ => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32603, "message": "the editor went away" } }),
+                };
+                conn.raw.send(&answer);
+            });
+        }
+        (Some(method), None) => {
+            let params = m.get_mut("params").map(Value::take).unwrap_or(Value::Null);
+            let mut params = params;
+            let path: &[&str] = match method.as_str() {
+                "textDocument/publishDiagnostics" => &["version"],
+                "$/lean/fileProgress" => &["textDocument", "version"],
+                _ => &[],
+            };
+            if !path.is_empty() {
+                match shift_version(&mut params, path, 0) {
+                    // Older than the editor's text: the pool's requests.
+                    Some(v) if v < conn.first_version => return,
+                    Some(_) => {
+                        shift_version(&mut params, path, -conn.offset);
+                    }
+                    None => {}
+                }
+            }
+            replace_uri(&mut params, &conn.worker_uri, &conn.editor_uri);
+            if method == "textDocument/publishDiagnostics" {
+                let extra = notes.lock().unwrap().clone();
+                if let Some(a) = params.get_mut("diagnostics").and_then(Value::as_array_mut) {
+                    a.extend(extra);
+                }
+            }
+            send_notification(shared, &method, params).await;
+        }
+        (None, None) => {}
+    }
+}

@@ -1,0 +1,61 @@
+//! `leanpool lsp`: a Language Server on stdin/stdout for editors, whose
+//! documents are served by warm Lean workers (crate `leanpool-lsp`).
+//!
+//! Runs its own in-process pool (config: the `[pool]` table of the daemon's
+//! config file, docs/protocol.md). Logs go to stderr: stdout is the LSP
+//! channel.
+
+use anyhow::Context;
+use leanpool_lean::LeanCommand;
+use leanpool_lsp::BridgeConfig;
+use leanpool_pool::{Pool, PrewarmEntry};
+use leanpool_rpc::DaemonConfig;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Daemon-style config file (TOML, or JSON with `.json`); only its
+    /// `[pool]` table is used.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Keep a warm spare for this header (repeatable), e.g.
+    /// `--prewarm 'import Mathlib'`. Without any (here or in the config),
+    /// one spare for files without imports (`--prewarm ''`).
+    #[arg(long, value_name = "HEADER")]
+    pub prewarm: Vec<String>,
+    /// Keep no spare at all: every first document of a header waits for a
+    /// fresh worker.
+    #[arg(long, conflicts_with = "prewarm")]
+    pub no_prewarm: bool,
+    /// Lease workers from a running daemon instead (not implemented yet).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+}
+
+pub async fn run(args: Args) -> anyhow::Result<i32> {
+    if args.socket.is_some() {
+        anyhow::bail!("`leanpool lsp --socket` (leasing workers from a daemon) is not implemented yet; run `leanpool lsp` without it (own in-process pool)");
+    }
+    let cfg = match &args.config {
+        Some(p) => DaemonConfig::load(p)?,
+        None => DaemonConfig::default(),
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
+    let mut pool_cfg = cfg.pool.clone();
+    for h in &args.prewarm {
+        pool_cfg.prewarm.push(PrewarmEntry { header: h.clone(), min: 1 });
+    }
+    if args.no_prewarm {
+        pool_cfg.prewarm.clear();
+    } else if pool_cfg.prewarm.is_empty() {
+        pool_cfg.prewarm.push(PrewarmEntry { header: String::new(), min: 1 });
+    }
+    let guard = pool_cfg.guard.clone();
+    let cmd = LeanCommand::detect().context("no Lean backend (run scripts/setup, or see `leanpool doctor`)")?;
+    let pool = Pool::new(cmd, pool_cfg);
+    leanpool_lsp::serve_stdio(pool.clone(), BridgeConfig { guard }).await;
+    pool.shutdown(std::time::Duration::from_secs(5)).await;
+    Ok(0)
+}

@@ -1,0 +1,311 @@
+//! `leanpool lsp` driven over stdio as an editor would, on real Lean (the
+//! WASM build installed by `scripts/setup`; FAILS when it is missing):
+//! open a file with an error and a `sorry` on a warm spare, diagnostics
+//! with their ranges, hover, `$/lean/plainGoal`, `$/lean/rpc/connect` +
+//! `call`, an incremental edit fixing the error, the guard refusing an
+//! edit (shown as a diagnostic, requests refused, Lean never sees it), a
+//! request for a file that is not open, the worker SIGKILLed under the
+//! open document (replaced, re-opened, a diagnostic saying so), close
+//! (the worker is killed), and exit leaving no Lean process.
+//! Workers: the spare, then its refill (the feature under test).
+
+mod daemon_support;
+
+use daemon_support::{alive, children_of, BIN};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const CONFIG: &str = "[pool]\nmax_workers = 2\nmax_workers_per_key = 1\nstart_timeout_ms = 600000\n";
+
+const TEXT: &str = "theorem bad : 1 + 1 = 3 := by decide\ntheorem sorried (n : Nat) : n + 0 = n := by\n  sorry\n";
+const URI: &str = "file:///tmp/leanpool-lsp-test/Test.lean";
+
+struct Lsp {
+    child: Child,
+    stdin: ChildStdin,
+    next_id: i64,
+    /// Every message from the server, in order.
+    rx: mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+    stderr: Arc<Mutex<String>>,
+}
+
+fn frame(v: &Value) -> Vec<u8> {
+    let body = serde_json::to_vec(v).unwrap();
+    let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    out.extend(body);
+    out
+}
+
+impl Lsp {
+    fn start(dir: &std::path::Path) -> Lsp {
+        let cfg = dir.join("lp.toml");
+        std::fs::write(&cfg, CONFIG).unwrap();
+        let mut child = Command::new(BIN)
+            .args(["lsp", "--config"])
+            .arg(&cfg)
+            .args(["--prewarm", ""])
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || loop {
+            let mut len = None;
+            loop {
+                let mut line = String::new();
+                if stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some(v) = line.strip_prefix("Content-Length: ") {
+                    len = v.parse::<usize>().ok();
+                }
+            }
+            let mut body = vec![0; len.expect("Content-Length")];
+            stdout.read_exact(&mut body).unwrap();
+            if tx.send(serde_json::from_slice(&body).unwrap()).is_err() {
+                return;
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let log = stderr.clone();
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        std::thread::spawn(move || loop {
+            let mut line = String::new();
+            if err.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            eprint!("[lsp] {line}");
+            log.lock().unwrap().push_str(&line);
+        });
+        Lsp { child, stdin, next_id: 1, rx, seen: vec![], stderr }
+    }
+
+    fn send(&mut self, v: Value) {
+        self.stdin.write_all(&frame(&v)).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+
+    /// Next message, answering the server's own requests with `null`.
+    fn next(&mut self, until: Instant) -> Option<Value> {
+        let left = until.checked_duration_since(Instant::now())?;
+        let m = self.rx.recv_timeout(left).ok()?;
+        if m.get("method").is_some() && m.get("id").is_some() {
+            self.send(json!({ "jsonrpc": "2.0", "id": m["id"], "result": null }));
+        }
+        self.seen.push(m.clone());
+        Some(m)
+    }
+
+    /// Sends a request and returns its whole answer (`result` or `error`).
+    fn request(&mut self, method: &str, params: Value, within: Duration) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let until = Instant::now() + within;
+        loop {
+            let m = self.next(until).unwrap_or_else(|| panic!("no answer to {method} within {within:?}"));
+            if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
+                return m;
+            }
+        }
+    }
+
+    fn result(&mut self, method: &str, params: Value, within: Duration) -> Value {
+        let r = self.request(method, params, within);
+        assert!(r.get("error").is_none(), "{method} failed: {r}");
+        r["result"].clone()
+    }
+
+    /// Waits for a `publishDiagnostics` of `URI` matching `pred` (among
+    /// those already seen since `from`, then new ones).
+    fn diagnostics_where(&mut self, from: usize, within: Duration, pred: impl Fn(&Value) -> bool) -> Value {
+        let is = |m: &Value| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == URI && pred(&m["params"]);
+        if let Some(m) = self.seen[from..].iter().rev().find(|m| is(m)) {
+            return m["params"].clone();
+        }
+        let until = Instant::now() + within;
+        loop {
+            let m = self.next(until).unwrap_or_else(|| {
+                let got: Vec<_> = self.seen[from..].iter().filter(|m| m["method"] == "textDocument/publishDiagnostics").collect();
+                panic!("no matching diagnostics within {within:?}; got {got:#?}")
+            });
+            if is(&m) {
+                return m["params"].clone();
+            }
+        }
+    }
+
+    fn log_has(&self, s: &str) -> bool {
+        self.stderr.lock().unwrap().contains(s)
+    }
+
+    /// Pid of the worker serving the document (the last one logged).
+    fn leased_pid(&self) -> i32 {
+        let log = self.stderr.lock().unwrap();
+        let line = log.lines().filter(|l| l.contains("document on a leased worker")).last().expect("a lease logged");
+        let at = line.find("pid=").expect("pid in the log line") + 4;
+        line[at..].split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    }
+}
+
+fn messages(d: &Value) -> Vec<(u64, String)> {
+    d["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["range"]["start"]["line"].as_u64().unwrap(), x["message"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+fn pos(line: u32, character: u32) -> Value {
+    json!({ "textDocument": { "uri": URI }, "position": { "line": line, "character": character } })
+}
+
+fn wait_for(what: &str, within: Duration, mut cond: impl FnMut() -> bool) {
+    let until = Instant::now() + within;
+    while !cond() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn editor_session_on_a_warm_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lsp = Lsp::start(dir.path());
+    let long = Duration::from_secs(400);
+    let short = Duration::from_secs(60);
+
+    let init = lsp.result("initialize", json!({ "processId": null, "rootUri": null, "capabilities": {} }), short);
+    let caps = &init["capabilities"];
+    assert_eq!(caps["hoverProvider"], true);
+    assert_eq!(caps["textDocumentSync"]["change"], 2, "incremental sync, as Lean's server");
+    assert_eq!(caps["semanticTokensProvider"]["legend"]["tokenTypes"][23], "leanSorryLike");
+    lsp.notify("initialized", json!({}));
+
+    // The spare for files without imports becomes ready first: the file
+    // opens on an already warm worker.
+    wait_for("the spare worker", long, || lsp.log_has("worker ready"));
+    let opened = Instant::now();
+    lsp.notify("textDocument/didOpen", json!({ "textDocument": { "uri": URI, "languageId": "lean4", "version": 1, "text": TEXT } }));
+    let d = lsp.diagnostics_where(0, short, |p| p["version"] == 1 && p["diagnostics"].as_array().unwrap().len() >= 2);
+    let first_diagnostics = opened.elapsed();
+    let mut m = messages(&d);
+    m.sort();
+    assert_eq!(m.len(), 2, "{d}");
+    assert_eq!(m[0].0, 0);
+    assert!(m[0].1.contains("decide"), "{m:?}");
+    assert_eq!(m[1].0, 1);
+    assert!(m[1].1.contains("sorry"), "{m:?}");
+    // Ranges in the editor's own text: the error is on `decide` (columns 30..36).
+    let err = d["diagnostics"].as_array().unwrap().iter().find(|x| x["severity"] == 1).unwrap().clone();
+    assert_eq!(err["range"]["start"], json!({ "line": 0, "character": 30 }), "{err}");
+    eprintln!("FIGURE lsp didOpen -> first complete diagnostics on a warm worker: {:.2} s", first_diagnostics.as_secs_f64());
+
+    // waitForDiagnostics is answered (a barrier for the version).
+    lsp.result("textDocument/waitForDiagnostics", json!({ "uri": URI, "version": 1 }), short);
+
+    // Hover on `Nat` (line 1, columns 21..24) and the goal at the `sorry`.
+    let h = lsp.result("textDocument/hover", pos(1, 22), short);
+    assert!(h["contents"].to_string().contains("Nat"), "{h}");
+    assert_eq!(h["range"]["start"]["line"], 1, "{h}");
+    let g = lsp.result("$/lean/plainGoal", pos(2, 2), short);
+    let goal = g["goals"][0].as_str().unwrap_or_default().to_string();
+    assert!(goal.contains("n : Nat") && goal.contains("⊢ n + 0 = n"), "{g}");
+
+    // The infoview's RPC: connect, then a call at the sorry.
+    let s = lsp.result("$/lean/rpc/connect", json!({ "uri": URI }), short);
+    let session = s["sessionId"].clone();
+    assert!(session.is_string(), "{s}");
+    let call = json!({ "textDocument": { "uri": URI }, "position": { "line": 2, "character": 2 }, "sessionId": session,
+        "method": "Lean.Widget.getInteractiveGoals", "params": { "textDocument": { "uri": URI }, "position": { "line": 2, "character": 2 } } });
+    let goals = lsp.result("$/lean/rpc/call", call, short);
+    assert!(goals["goals"].as_array().is_some_and(|a| a.len() == 1), "{goals}");
+    lsp.notify("$/lean/rpc/keepAlive", json!({ "uri": URI, "sessionId": session }));
+
+    // Documents that are not open: a proper error, not silence.
+    let r = lsp.request("textDocument/hover", json!({ "textDocument": { "uri": "file:///nope.lean" }, "position": { "line": 0, "character": 0 } }), short);
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+
+    // An incremental edit fixes the error: `3` -> `2` at 0:22.
+    let mark = lsp.seen.len();
+    lsp.notify("textDocument/didChange", json!({ "textDocument": { "uri": URI, "version": 2 },
+        "contentChanges": [{ "range": { "start": { "line": 0, "character": 22 }, "end": { "line": 0, "character": 23 } }, "text": "2" }] }));
+    let d = lsp.diagnostics_where(mark, short, |p| p["version"] == 2 && p["diagnostics"].as_array().unwrap().len() == 1);
+    assert!(messages(&d)[0].1.contains("sorry"), "{d}");
+
+    // An edit the guard refuses: shown as a diagnostic at the command,
+    // requests refused, Lean does not see it.
+    let mark = lsp.seen.len();
+    lsp.notify("textDocument/didChange", json!({ "textDocument": { "uri": URI, "version": 3 },
+        "contentChanges": [{ "range": { "start": { "line": 3, "character": 0 }, "end": { "line": 3, "character": 0 } }, "text": "#eval IO.println \"x\"\n" }] }));
+    let d = lsp.diagnostics_where(mark, short, |p| p["version"] == 3);
+    let refused = &d["diagnostics"][0];
+    assert_eq!(d["diagnostics"].as_array().unwrap().len(), 1, "{d}");
+    assert!(refused["message"].as_str().unwrap().contains("refused"), "{d}");
+    assert_eq!(refused["range"]["start"], json!({ "line": 3, "character": 0 }), "{d}");
+    let r = lsp.request("$/lean/plainGoal", pos(2, 2), short);
+    assert!(r["error"]["message"].as_str().unwrap_or_default().contains("refused"), "{r}");
+    // Taken out again: Lean's diagnostics are back.
+    let mark = lsp.seen.len();
+    lsp.notify("textDocument/didChange", json!({ "textDocument": { "uri": URI, "version": 4 },
+        "contentChanges": [{ "range": { "start": { "line": 3, "character": 0 }, "end": { "line": 4, "character": 0 } }, "text": "" }] }));
+    let d = lsp.diagnostics_where(mark, short, |p| p["version"] == 4 && p["diagnostics"].as_array().unwrap().iter().any(|x| x["message"].as_str().unwrap().contains("sorry")));
+    assert_eq!(d["diagnostics"].as_array().unwrap().len(), 1, "{d}");
+
+    // The worker under the open document is SIGKILLed: the document is
+    // re-opened on a fresh worker (the refilled spare) with a note.
+    let victim = lsp.leased_pid();
+    assert!(alive(victim));
+    let mark = lsp.seen.len();
+    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(victim), nix::sys::signal::Signal::SIGKILL).unwrap();
+    let d = lsp.diagnostics_where(mark, long, |p| {
+        p["version"] == 4
+            && p["diagnostics"].as_array().unwrap().iter().any(|x| x["message"].as_str().unwrap().contains("sorry"))
+            && p["diagnostics"].as_array().unwrap().iter().any(|x| x["message"].as_str().unwrap().contains("re-opened"))
+    });
+    assert_eq!(d["diagnostics"].as_array().unwrap().len(), 2, "{d}");
+    let replacement = lsp.leased_pid();
+    assert_ne!(replacement, victim);
+    let g = lsp.result("$/lean/plainGoal", pos(2, 2), short);
+    assert!(g["goals"][0].as_str().unwrap_or_default().contains("⊢ n + 0 = n"), "{g}");
+
+    // Close: the worker is recycled (killed), not kept.
+    lsp.notify("textDocument/didClose", json!({ "textDocument": { "uri": URI } }));
+    wait_for("the document's worker to be killed", short, || !alive(replacement));
+    let r = lsp.request("$/lean/plainGoal", pos(2, 2), short);
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+
+    lsp.result("shutdown", Value::Null, short);
+    lsp.notify("exit", Value::Null);
+    let pid = lsp.child.id() as i32;
+    let kids = children_of(pid);
+    drop(lsp.stdin);
+    let until = Instant::now() + short;
+    loop {
+        if let Some(st) = lsp.child.try_wait().unwrap() {
+            assert!(st.success(), "{st:?}");
+            break;
+        }
+        assert!(Instant::now() < until, "leanpool lsp did not exit");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    wait_for("no Lean process left", short, || kids.iter().all(|&k| !alive(k)));
+}
