@@ -52,8 +52,9 @@ pub fn apply_changes(text: &mut String, changes: &Value) -> Result<(), String> {
                 if range.end < range.start {
                     return Err("a change range ends before it starts".into());
                 }
-                let bytes = LineIndex::new(text).byte_range(range);
-                text.replace_range(bytes, new);
+                let index = LineIndex::new(text);
+                let (start, end) = (index.offset(range.start), index.offset(range.end));
+                text.replace_range(start..end.max(start), new);
             }
         }
     }
