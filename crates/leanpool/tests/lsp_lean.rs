@@ -101,8 +101,13 @@ impl Lsp {
         self.stdin.flush().unwrap();
     }
 
+    /// `params: null` is left out (`shutdown`, `exit` take none).
     fn notify(&mut self, method: &str, params: Value) {
-        self.send(json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+        let mut m = json!({ "jsonrpc": "2.0", "method": method });
+        if !params.is_null() {
+            m["params"] = params;
+        }
+        self.send(m);
     }
 
     /// Next message, answering the server's own requests with `null`.
@@ -120,7 +125,11 @@ impl Lsp {
     fn request(&mut self, method: &str, params: Value, within: Duration) -> Value {
         let id = self.next_id;
         self.next_id += 1;
-        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let mut m = json!({ "jsonrpc": "2.0", "id": id, "method": method });
+        if !params.is_null() {
+            m["params"] = params;
+        }
+        self.send(m);
         let until = Instant::now() + within;
         loop {
             let m = self.next(until).unwrap_or_else(|| panic!("no answer to {method} within {within:?}"));
