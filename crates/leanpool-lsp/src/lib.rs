@@ -69,10 +69,62 @@ pub fn service(pool: Pool, cfg: BridgeConfig) -> (LspService<Bridge>, tower_lsp:
     .finish()
 }
 
-/// Serves `leanpool lsp` on stdin/stdout until the editor exits.
-pub async fn serve_stdio(pool: Pool, cfg: BridgeConfig) {
+/// Serves `leanpool lsp` on stdin/stdout until the editor sends `exit`
+/// or closes stdin. Returns the exit code LSP asks for: 0 after
+/// `shutdown` + `exit` (or stdin closed after `shutdown`), 1 otherwise.
+///
+/// tower-lsp's `Server::serve` alone does not end at `exit`: it notices
+/// only at the next message, and a message after `exit` (Neovim 0.7 sends
+/// a second `shutdown` when it quits) makes it return from its reader
+/// without closing its writer, so it never ends while the editor waits for
+/// the process to exit. Hence the `exit` notification is watched here and
+/// ends serving at once.
+pub async fn serve_stdio(pool: Pool, cfg: BridgeConfig) -> i32 {
     let (svc, socket) = service(pool, cfg);
-    tower_lsp::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(svc).await;
+    let watch = Arc::new(ExitState::default());
+    let svc = ExitWatch { inner: svc, state: watch.clone() };
+    tokio::select! {
+        _ = tower_lsp::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(svc) => {}
+        _ = watch.exited.notified() => {}
+    }
+    if watch.shutdown.load(Ordering::SeqCst) {
+        0
+    } else {
+        1
+    }
+}
+
+#[derive(Default)]
+struct ExitState {
+    shutdown: std::sync::atomic::AtomicBool,
+    exited: tokio::sync::Notify,
+}
+
+/// The tower-lsp service with the `shutdown` and `exit` messages noticed
+/// on the way in (see [`serve_stdio`]).
+struct ExitWatch<S> {
+    inner: S,
+    state: Arc<ExitState>,
+}
+
+impl<S: tower_service::Service<tower_lsp::jsonrpc::Request>> tower_service::Service<tower_lsp::jsonrpc::Request> for ExitWatch<S> {
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::result::Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: tower_lsp::jsonrpc::Request) -> S::Future {
+        match req.method() {
+            "shutdown" => self.state.shutdown.store(true, Ordering::SeqCst),
+            // `notify_one` keeps the wake-up if nobody waits yet.
+            "exit" => self.state.exited.notify_one(),
+            _ => {}
+        }
+        self.inner.call(req)
+    }
 }
 
 /// What Lean's own server (`Lean.Server.Watchdog.mkLeanServerCapabilities`,

@@ -318,16 +318,21 @@ fn editor_session_on_a_warm_worker() {
     lsp.notify("exit", Value::Null);
     let pid = lsp.child.id() as i32;
     let kids = children_of(pid);
-    drop(lsp.stdin);
+    // `exit` alone ends the process, stdin still open (editors wait for
+    // the exit before closing it; tower-lsp alone would not notice). A
+    // message after `exit` (Neovim sends a second `shutdown`) must not
+    // keep it alive either.
+    lsp.send(json!({ "jsonrpc": "2.0", "id": 999, "method": "shutdown" }));
     let until = Instant::now() + short;
     loop {
         if let Some(st) = lsp.child.try_wait().unwrap() {
             assert!(st.success(), "{st:?}");
             break;
         }
-        assert!(Instant::now() < until, "leanpool lsp did not exit");
+        assert!(Instant::now() < until, "leanpool lsp did not exit after `exit` (stdin open)");
         std::thread::sleep(Duration::from_millis(100));
     }
+    drop(lsp.stdin);
     wait_for("no Lean process left", short, || kids.iter().all(|&k| !alive(k)));
 }
 
@@ -422,7 +427,7 @@ fn neovim_headless_session() {
     assert!(ds[0]["message"].as_str().unwrap().contains("decide"), "{first}");
     assert_eq!(ds[1]["severity"], 2, "{first}");
     assert_eq!(ds[1]["range"]["start"], json!({ "line": 1, "character": 8 }), "{first}");
-    assert_eq!(ds[1]["message"], "declaration uses 'sorry'", "{first}");
+    assert_eq!(ds[1]["message"], "declaration uses `sorry`", "{first}");
     // What Neovim shows (0-based lines, byte columns: the text is ASCII).
     let shown = record["opened"].as_array().unwrap();
     assert_eq!(shown.len(), 2, "{record:#}");
@@ -443,7 +448,7 @@ fn neovim_headless_session() {
     assert_eq!(after[0]["lnum"], 1, "{record:#}");
     let last = record["published"].as_array().unwrap().last().unwrap();
     assert_eq!(last["diagnostics"].as_array().unwrap().len(), 1, "{last}");
-    assert_eq!(last["diagnostics"][0]["message"], "declaration uses 'sorry'", "{last}");
+    assert_eq!(last["diagnostics"][0]["message"], "declaration uses `sorry`", "{last}");
 
     // Stopped cleanly: the server and every Lean worker it started are gone.
     assert_eq!(record["stopped"], true, "{record:#}");

@@ -55,7 +55,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     let guard = pool_cfg.guard.clone();
     let cmd = LeanCommand::detect().context("no Lean backend (run scripts/setup, or see `leanpool doctor`)")?;
     let pool = Pool::new(cmd, pool_cfg);
-    leanpool_lsp::serve_stdio(pool.clone(), BridgeConfig { guard }).await;
+    let code = leanpool_lsp::serve_stdio(pool.clone(), BridgeConfig { guard }).await;
     pool.shutdown(std::time::Duration::from_secs(5)).await;
-    Ok(0)
+    Ok(code)
 }
