@@ -225,7 +225,7 @@ impl Actor {
             // Imports changed: this document moves to a worker for them.
             self.drop_worker().await;
         }
-        let screened = guard::screen(&self.text, &self.shared.cfg.guard);
+        let screened = screen(&self.text, &self.shared.cfg.guard);
         match (&self.conn, screened) {
             (Some(c), Ok(())) if self.in_sync => {
                 let mut p = json!({ "textDocument": { "uri": c.worker_uri, "version": version as i64 + c.offset }, "contentChanges": changes });
@@ -240,7 +240,7 @@ impl Actor {
     /// Brings the worker's document to the current text: screens it,
     /// leases a worker if there is none, sends the whole text.
     async fn refresh(&mut self) {
-        if let Err(rej) = guard::screen(&self.text, &self.shared.cfg.guard) {
+        if let Err(rej) = screen(&self.text, &self.shared.cfg.guard) {
             self.in_sync = false;
             let msg = format!("leanpool refused this file; Lean has not seen it: {rej}");
             let line = rej.line;
@@ -329,6 +329,16 @@ impl Actor {
     async fn publish_own(&self, diags: Vec<Value>) {
         let p = json!({ "uri": self.uri, "version": self.version, "diagnostics": diags });
         send_notification(&self.shared, "textDocument/publishDiagnostics", p).await;
+    }
+}
+
+/// The guard as the daemon applies it: off only when the config says
+/// `[guard] enabled = false`.
+fn screen(text: &str, policy: &guard::GuardPolicy) -> std::result::Result<(), guard::Rejection> {
+    if policy.enabled {
+        guard::screen(text, policy)
+    } else {
+        Ok(())
     }
 }
 

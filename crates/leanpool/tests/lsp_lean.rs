@@ -336,6 +336,18 @@ fn editor_session_on_a_warm_worker() {
     wait_for("no Lean process left", short, || kids.iter().all(|&k| !alive(k)));
 }
 
+/// `--socket` (leasing from a daemon) is not supported yet: refused at
+/// once with a clear error, never a silent fall-back to an own pool (no
+/// Lean starts).
+#[test]
+fn socket_flag_is_refused_not_silently_ignored() {
+    let out = Command::new(BIN).args(["lsp", "--socket", "/nonexistent/lp.sock"]).stdin(Stdio::null()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--socket") && err.contains("not implemented yet"), "{err}");
+    assert!(out.stdout.is_empty(), "nothing on the LSP channel: {out:?}");
+}
+
 /// Issue 13 part 4: a real editor. Debian's Neovim, headless, points its
 /// built-in LSP client at `leanpool lsp` (tests/lsp_nvim.lua: start the
 /// client, wait for the warm spare, attach the buffer), opens a file with

@@ -1,8 +1,8 @@
 //! `leanpool lsp`: a Language Server on stdin/stdout for editors, whose
 //! documents are served by warm Lean workers (crate `leanpool-lsp`).
 //!
-//! Runs its own in-process pool (config: the `[pool]` table of the daemon's
-//! config file, docs/protocol.md). Logs go to stderr: stdout is the LSP
+//! Runs its own in-process pool (config: the `[pool]`, `[guard]` and
+//! `[sandbox]` tables of the daemon's config file, docs/protocol.md). Logs go to stderr: stdout is the LSP
 //! channel.
 
 use anyhow::Context;
@@ -14,8 +14,8 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Daemon-style config file (TOML, or JSON with `.json`); only its
-    /// `[pool]` table is used.
+    /// Daemon-style config file (TOML, or JSON with `.json`); its `[pool]`,
+    /// `[guard]` and `[sandbox]` tables are used.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Keep a warm spare for this header (repeatable), e.g.
@@ -43,7 +43,9 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
-    let mut pool_cfg = cfg.pool.clone();
+    // `[pool]` with the top-level `[guard]` and `[sandbox]` in it: the
+    // same protections as the daemon's workers.
+    let mut pool_cfg = cfg.pool_config();
     for h in &args.prewarm {
         pool_cfg.prewarm.push(PrewarmEntry { header: h.clone(), min: 1 });
     }
@@ -54,6 +56,14 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     }
     let guard = pool_cfg.guard.clone();
     let cmd = LeanCommand::detect().context("no Lean backend (run scripts/setup, or see `leanpool doctor`)")?;
+    match leanpool_lean::sandbox::Plan::new(&cmd, &pool_cfg.sandbox) {
+        Ok(plan) => tracing::info!(sandbox = %plan.summary(), "worker sandbox"),
+        // Workers will not start; every document gets this as a diagnostic.
+        Err(e) => tracing::error!(error = %e, "worker sandbox unavailable"),
+    }
+    if !pool_cfg.guard.enabled {
+        tracing::warn!("input guard disabled by config ([guard] enabled = false): Lean runs the documents' commands");
+    }
     let pool = Pool::new(cmd, pool_cfg);
     let code = leanpool_lsp::serve_stdio(pool.clone(), BridgeConfig { guard }).await;
     pool.shutdown(std::time::Duration::from_secs(5)).await;
