@@ -322,7 +322,9 @@ fn editor_session_on_a_warm_worker() {
     // the exit before closing it; tower-lsp alone would not notice). A
     // message after `exit` (Neovim sends a second `shutdown`) must not
     // keep it alive either.
-    lsp.send(json!({ "jsonrpc": "2.0", "id": 999, "method": "shutdown" }));
+    // (Written even if the process is already gone: a broken pipe is fine.)
+    let _ = lsp.stdin.write_all(&frame(&json!({ "jsonrpc": "2.0", "id": 999, "method": "shutdown" })));
+    let _ = lsp.stdin.flush();
     let until = Instant::now() + short;
     loop {
         if let Some(st) = lsp.child.try_wait().unwrap() {
