@@ -21,7 +21,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const CONFIG: &str = "[pool]\nmax_workers = 2\nmax_workers_per_key = 1\nstart_timeout_ms = 600000\n";
+// No hot spares: the prewarm minimum is the editor's spare (one worker
+// start per refill, not two).
+const CONFIG: &str = "[pool]\nmax_workers = 2\nmax_workers_per_key = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n";
 
 const TEXT: &str = "theorem bad : 1 + 1 = 3 := by decide\ntheorem sorried (n : Nat) : n + 0 = n := by\n  sorry\n";
 const URI: &str = "file:///tmp/leanpool-lsp-test/Test.lean";

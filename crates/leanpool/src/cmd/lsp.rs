@@ -38,7 +38,14 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     }
     let cfg = match &args.config {
         Some(p) => DaemonConfig::load(p)?,
-        None => DaemonConfig::default(),
+        None => {
+            // An editor's pool: the prewarm minimum is its spare (refilled
+            // behind every lease); the daemon's hot spares per key would
+            // hold one more idle worker per import set.
+            let mut c = DaemonConfig::default();
+            c.pool.spares_per_key = 0;
+            c
+        }
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
