@@ -61,6 +61,12 @@ struct Args {
     /// Consecutive statements of one header.
     #[arg(long, default_value_t = 25, value_parser = at_least_one)]
     block: usize,
+    /// The one departure from the default configuration this bench
+    /// allows: `[pool] start_timeout_ms` (default 180 s), for a machine so
+    /// loaded that a WASM worker takes longer to start. Printed with the
+    /// results when set.
+    #[arg(long)]
+    start_timeout_ms: Option<u64>,
 }
 
 /// Eight headers with the same imports (none beyond Lean's prelude) that
@@ -195,13 +201,15 @@ struct Daemon {
 }
 
 impl Daemon {
-    fn start(bin: &Path) -> anyhow::Result<Daemon> {
+    fn start(bin: &Path, start_timeout_ms: Option<u64>) -> anyhow::Result<Daemon> {
         let dir = std::env::temp_dir().join(format!("leanpool-bench-scorer-{}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
         let socket = dir.join("leanpool.sock");
         let cfg = dir.join("daemon.toml");
-        // The default configuration: an empty file.
-        std::fs::write(&cfg, "")?;
+        // The default configuration: an empty file (but for the start
+        // time-out when asked).
+        let text = start_timeout_ms.map_or(String::new(), |ms| format!("[pool]\nstart_timeout_ms = {ms}\n"));
+        std::fs::write(&cfg, text)?;
         let child = Command::new(bin)
             .args(["serve", "--socket"])
             .arg(&socket)
@@ -288,7 +296,7 @@ async fn main() -> anyhow::Result<()> {
     let version = cmd.version.clone().unwrap_or_else(|| "unknown version".into());
     let date = utc_now();
     let total_t = Instant::now();
-    let d = Daemon::start(&bin)?;
+    let d = Daemon::start(&bin, args.start_timeout_ms)?;
     let c = Client::connect(&d.socket).await?;
 
     // Max RSS over the daemon's workers, sampled.
@@ -342,7 +350,8 @@ async fn main() -> anyhow::Result<()> {
     drop(d);
 
     println!(
-        "Scorer's batch, default daemon config, {} backend ({version}), {date}; {} headers, blocks of {}, {} connections; whole run {:.1} s (first answer after {first_s:.1} s):",
+        "Scorer's batch, default daemon config{}, {} backend ({version}), {date}; {} headers, blocks of {}, {} connections; whole run {:.1} s (first answer after {first_s:.1} s):",
+        args.start_timeout_ms.map_or(String::new(), |ms| format!(" but start_timeout_ms = {ms}")),
         cmd.backend.as_str(),
         HEADERS.len(),
         args.block,
