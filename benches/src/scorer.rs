@@ -323,6 +323,26 @@ async fn main() -> anyhow::Result<()> {
     run(&d.socket, warm, 1).await?;
     let first_s = t.elapsed().as_secs_f64();
     eprintln!("scorer: first answer after {first_s:.1} s (worker start)");
+    // The spare starts once the first worker is measured: wait until it is
+    // up (or known not to come), so that its start does not take CPU from
+    // the single-worker series.
+    let t = Instant::now();
+    loop {
+        let st = c.status().await?;
+        let k = st.pool.keys.first().context("no key after the first answer")?;
+        let spare_up = k.workers.iter().any(|w| w.spare && w.pid.is_some());
+        if spare_up || (k.spares == 0 && k.spare_missing.is_some() && t.elapsed() > Duration::from_secs(5)) {
+            eprintln!("scorer: spare {} after {:.1} s more", if spare_up { "up" } else { "not started" }, t.elapsed().as_secs_f64());
+            if let Some(why) = &k.spare_missing {
+                eprintln!("scorer: no spare: {why}");
+            }
+            break;
+        }
+        if t.elapsed() > Duration::from_secs(1200) {
+            bail!("spare neither up nor refused after 20 min: {k:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
     let single_items: Vec<Item> = (0..args.single)
         .map(|i| Item { params: params(format!("{}{}", HEADERS[0], body(&format!("single{i}"), i, Kind::Ok)), None), kind: Kind::Ok })
         .collect();
