@@ -6,10 +6,9 @@
 //!
 //! 1. *single warm worker*: once the first header's worker is up and warm
 //!    and its spare has started (or been refused), `--single` one-line
-//!    `omega` checks (all `ok`) on that header from `--concurrency`
-//!    connections: the rate one warm worker gives in this run. (Not the
-//!    batches' ok/error/sorry mix, whose `decide`/`sorry` statements are
-//!    cheaper: the ratios below overstate by that much.)
+//!    checks on that header, in the batches' ok/error/sorry mix, from
+//!    `--concurrency` connections: the rate one warm worker gives in this
+//!    run.
 //! 2. *batch without time-outs*: `--statements / 2` statements over the 8
 //!    headers (`HEADERS`: the same imports, different `open` /
 //!    `set_option` lines), 70 % `ok`, 20 % `error`, 10 % `sorry`.
@@ -348,9 +347,9 @@ async fn main() -> anyhow::Result<()> {
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    let single_items: Vec<Item> = (0..args.single)
-        .map(|i| Item { params: params(format!("{}{}", HEADERS[0], body(&format!("single{i}"), i, Kind::Ok)), None), kind: Kind::Ok })
-        .collect();
+    // The same ok/error/sorry mix as the batches, all on the first header
+    // (one block as long as the series).
+    let single_items = batch("single", args.single, usize::MAX, 0, args.timeout_ms);
     let c0 = counters(&c).await?;
     let single = run(&d.socket, Arc::new(single_items), args.concurrency).await?;
     let c1 = counters(&c).await?;
