@@ -106,6 +106,74 @@ async fn guard_off_code_cannot_escape_the_worker_sandbox() {
     let r = check(&c, "theorem after_bad : 2 + 2 = 5 := by decide").await;
     assert_eq!(r.status, CheckStatus::Error, "{r:?}");
     assert_eq!(pids(&c.status().await.unwrap()), before, "the worker was replaced");
+
+    // Last (it costs the worker): the frame forgery of issue 10.
+    forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(&c, before[0].expect("worker pid")).await;
+}
+
+/// Issue 10 part 4, on real Lean: code that runs in the worker writes one
+/// forged, Content-Length framed `textDocument/publishDiagnostics` for
+/// version 2147483647 with no diagnostics to the worker's own stdout (the
+/// LSP channel). Before the fix this made every later check on that worker
+/// `ok`. Now the driver sees a frame for a version it never sent: the
+/// request is answered WORKER_FAILED with `data.cause`
+/// `protocol_violation`, the worker is killed (not reused, not retried),
+/// `compromised` counts it, and the next caller's false theorem is an
+/// `error` (on a fresh worker).
+async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(c: &Client, pid: u32) {
+    let before = c.status().await.unwrap().pool.counters;
+    assert_eq!(before.compromised, 0, "{before:?}");
+    let body = format!(
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/publishDiagnostics\",\"params\":{{\"uri\":\"file:///leanpool/{}\",\"version\":2147483647,\"diagnostics\":[]}}}}",
+        leanpool_lean::lsp::DOCUMENT_NAME
+    );
+    let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+    // As a Lean string literal (only `"` and `\` need escaping; CR/LF as escapes).
+    let lit: String = frame
+        .chars()
+        .flat_map(|ch| match ch {
+            '"' => vec!['\\', '"'],
+            '\\' => vec!['\\', '\\'],
+            '\r' => vec!['\\', 'r'],
+            '\n' => vec!['\\', 'n'],
+            c => vec![c],
+        })
+        .collect();
+    // `IO.getStdout` inside `#eval` is Lean's capture buffer (it becomes a
+    // message), but a task's thread has the process's real stdout, the LSP
+    // channel (seen on the WASM build run cold, without the sandbox:
+    // `MARK1` from `#eval` came back as a message, the same write from
+    // `IO.asTask` reached the process's stdout).
+    let forge = format!(
+        "#eval show IO Unit from do\n  let t ← IO.asTask (do\n    let out ← IO.getStdout\n    out.putStr \"{lit}\"\n    out.flush)\n  let _ ← IO.wait t"
+    );
+    let e = c
+        .check(&CheckParams { text: format!("{HEADER}{forge}\n"), timeout_ms: None, timings: false })
+        .await
+        .expect_err("the forged frame was not noticed");
+    let rpc = match e {
+        leanpool_rpc::ClientError::Rpc(r) => r,
+        other => panic!("expected WORKER_FAILED, got {other}"),
+    };
+    assert_eq!(rpc.code, leanpool_protocol::jsonrpc::codes::WORKER_FAILED, "{rpc:?}");
+    assert_eq!(rpc.data, Some(serde_json::json!({"cause": "protocol_violation"})), "{rpc:?}");
+    let after = c.status().await.unwrap().pool.counters;
+    assert_eq!(after.compromised, 1, "{after:?}");
+    assert_eq!(after.retries, before.retries, "a compromised worker's request is not retried: {after:?}");
+    let t = std::time::Instant::now();
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(t.elapsed().as_secs() < 30, "the compromised worker {pid} is still alive");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // The next caller's false theorem is not `ok` (a fresh worker judges it).
+    let r = check(c, "theorem bad : 2 + 2 = 5 := by decide").await;
+    assert_eq!(r.status, CheckStatus::Error, "{r:?}");
+    let r = check(c, "theorem good : 2 + 2 = 4 := by decide").await;
+    assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
+    let st = c.status().await.unwrap();
+    let now: Vec<Option<u32>> = st.pool.keys.iter().flat_map(|k| k.workers.iter().map(|w| w.pid)).collect();
+    assert!(!now.contains(&Some(pid)), "the compromised worker was reused: {now:?}");
+    assert_eq!(st.pool.counters.compromised, 1);
 }
 
 /// `#eval IO.FS.writeFile` to a path outside the worker's own directory
