@@ -3,7 +3,7 @@
 use crate::handler::{result, rpc_error, CallContext, Handler};
 use crate::methods::{run_gted, Call, GtedLimits};
 use leanpool_pool::{Pool, PoolConfig, PoolError, PoolStatus};
-use leanpool_protocol::{codes, RpcError};
+use leanpool_protocol::{codes, LibraryIdentity, RpcError};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -20,6 +20,38 @@ pub struct BackendInfo {
     /// Why no Lean is available (then `kind` is `unavailable`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The library the workers import (Mathlib's revision natively, a
+    /// digest of the olean set otherwise), computed once at start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<LibraryIdentity>,
+    /// Why the library could not be identified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library_error: Option<String>,
+    /// What confines the worker processes (`[sandbox]` of the config).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxInfo>,
+    // The axioms an `ok` may rest on join here once `check` inspects
+    // axioms (issue 11 part 1); until then `status` names none.
+}
+
+impl BackendInfo {
+    /// No Lean: `kind` `unavailable` and why.
+    pub fn unavailable(why: String) -> BackendInfo {
+        BackendInfo { kind: "unavailable".into(), version: None, error: Some(why), library: None, library_error: None, sandbox: None }
+    }
+}
+
+/// The workers' OS sandbox, as the daemon planned it at start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxInfo {
+    /// The configured mode: `required`, `best-effort` or `off`.
+    pub mode: String,
+    /// What is enforced on this kernel (Landlock ABI, rules), or why
+    /// workers cannot start (then `available` is false).
+    pub summary: String,
+    /// False when `required` cannot be met here: every Lean request is
+    /// then answered `SPAWN_FAILED`.
+    pub available: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

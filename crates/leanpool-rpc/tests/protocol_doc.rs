@@ -198,7 +198,7 @@ async fn live_examples_match_a_real_daemon() {
         "bad backend description /nonexistent.json".into(),
         Default::default(),
         &socket,
-        BackendInfo { kind: "unavailable".into(), version: None, error: Some("no Lean in this test".into()) },
+        BackendInfo::unavailable("no Lean in this test".into()),
     );
     let server = Server::bind(ServerOptions::new(&socket), handler).unwrap();
     tokio::spawn(server.run());

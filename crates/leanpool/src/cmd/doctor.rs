@@ -59,6 +59,15 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         }
         None => println!("LEAN_PATH: (unset; Lean uses its own library)"),
     }
+    // Provenance (what `status` reports too): the library's identity.
+    let described = command.clone();
+    match tokio::task::spawn_blocking(move || leanpool_lean::provenance::library_identity(&described)).await? {
+        Ok(l) => println!("library:   {}", super::status::library(&l)),
+        Err(e) => {
+            println!("library:   unknown");
+            problems.push(format!("cannot identify the library: {e}"));
+        }
+    }
     let sandbox = SandboxConfig { mode: args.sandbox, ..SandboxConfig::default() };
     match Plan::new(&command, &sandbox) {
         Ok(plan) => {

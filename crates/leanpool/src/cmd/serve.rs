@@ -9,7 +9,7 @@ use anyhow::Context;
 use leanpool_lean::LeanCommand;
 use leanpool_pool::Pool;
 use leanpool_rpc::config::LogFormat;
-use leanpool_rpc::{BackendInfo, DaemonConfig, PoolHandler, Server};
+use leanpool_rpc::{BackendInfo, DaemonConfig, PoolHandler, SandboxInfo, Server};
 use std::path::PathBuf;
 use tokio::signal::unix::{signal, SignalKind};
 
@@ -36,13 +36,22 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     // methods then answer SPAWN_FAILED with the reason.
     let handler = match LeanCommand::detect() {
         Ok(cmd) => {
-            let b = BackendInfo { kind: cmd.backend.as_str().to_string(), version: cmd.version.clone(), error: None };
-            tracing::info!(backend = %b.kind, version = b.version.as_deref().unwrap_or("?"), "backend");
-            match leanpool_lean::sandbox::Plan::new(&cmd, &cfg.sandbox) {
-                Ok(plan) => tracing::info!(sandbox = %plan.summary(), "worker sandbox"),
+            let described = cmd.clone();
+            let sandbox_cfg = cfg.sandbox.clone();
+            let b = tokio::task::spawn_blocking(move || describe(&described, &sandbox_cfg)).await?;
+            let library = b.library.as_ref().and_then(|l| l.mathlib_rev.clone().or(l.oleans_sha256.clone()));
+            tracing::info!(
+                backend = %b.kind,
+                version = b.version.as_deref().unwrap_or("?"),
+                library = library.as_deref().or(b.library_error.as_deref()).unwrap_or("?"),
+                "backend"
+            );
+            match &b.sandbox {
+                Some(s) if s.available => tracing::info!(sandbox = %s.summary, "worker sandbox"),
                 // Workers will not start; every Lean request answers
                 // SPAWN_FAILED with this reason.
-                Err(e) => tracing::error!(error = %e, "worker sandbox unavailable"),
+                Some(s) => tracing::error!(error = %s.summary, "worker sandbox unavailable"),
+                None => {}
             }
             if !cfg.guard.enabled {
                 tracing::warn!("input guard disabled by config ([guard] enabled = false): Lean runs callers' code");
@@ -51,7 +60,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         }
         Err(e) => {
             tracing::warn!(error = %e, "no Lean backend; serving gted and status only");
-            let b = BackendInfo { kind: "unavailable".into(), version: None, error: Some(e.to_string()) };
+            let b = BackendInfo::unavailable(e.to_string());
             PoolHandler::without_lean(e.to_string(), cfg.pool_config(), &args.socket, b).with_gted_limits(cfg.gted_limits())
         }
     };
@@ -82,5 +91,28 @@ fn init_logs(json: bool) {
         b.json().init();
     } else {
         b.init();
+    }
+}
+
+/// What `status` reports about `command` (provenance, issue 11 part 5):
+/// kind, recorded version, the library's identity (hashes the olean set,
+/// ~1 s for the WASM library: once, at start, off the async threads) and
+/// the workers' sandbox as planned for `sandbox`.
+pub fn describe(command: &LeanCommand, sandbox: &leanpool_lean::SandboxConfig) -> BackendInfo {
+    let (library, library_error) = match leanpool_lean::provenance::library_identity(command) {
+        Ok(l) => (Some(l), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let sandbox = match leanpool_lean::sandbox::Plan::new(command, sandbox) {
+        Ok(plan) => SandboxInfo { mode: sandbox.mode.as_str().into(), summary: plan.summary(), available: true },
+        Err(e) => SandboxInfo { mode: sandbox.mode.as_str().into(), summary: e.to_string(), available: false },
+    };
+    BackendInfo {
+        kind: command.backend.as_str().to_string(),
+        version: command.version.clone(),
+        error: None,
+        library,
+        library_error,
+        sandbox: Some(sandbox),
     }
 }

@@ -44,6 +44,15 @@ pub fn human(s: &StatusResult) -> String {
         let _ = write!(o, "  ({e})");
     }
     let _ = writeln!(o);
+    // Provenance: what judged the answers.
+    if let Some(l) = &d.backend.library {
+        let _ = writeln!(o, "library {}", library(l));
+    } else if let Some(e) = &d.backend.library_error {
+        let _ = writeln!(o, "library unknown ({e})");
+    }
+    if let Some(sb) = &d.backend.sandbox {
+        let _ = writeln!(o, "sandbox {}{}", sb.summary, if sb.available { "" } else { "  WORKERS CANNOT START" });
+    }
     let recycle = if p.max_uses == 0 { "never recycled".to_string() } else { format!("recycled after {} uses", p.max_uses) };
     let _ = writeln!(
         o,
@@ -91,6 +100,15 @@ pub fn human(s: &StatusResult) -> String {
         .collect();
     let _ = writeln!(o, "\ncounters: {}", if nonzero.is_empty() { "all zero".into() } else { nonzero.join(", ") });
     o
+}
+
+/// A library identity on one line (also used by `doctor`).
+pub fn library(l: &leanpool_protocol::LibraryIdentity) -> String {
+    match (&l.mathlib_rev, &l.oleans_sha256) {
+        (Some(rev), _) => format!("Mathlib {rev} (from {})", l.manifest.as_deref().unwrap_or("?")),
+        (None, Some(sha)) => format!("oleans sha256 {sha} ({} .olean files on LEAN_PATH)", l.olean_files.unwrap_or(0)),
+        (None, None) => l.kind.clone(),
+    }
 }
 
 fn pct(p: &Percentiles) -> String {
@@ -142,7 +160,7 @@ mod tests {
                 pid: 7,
                 uptime_ms: 3_723_000,
                 socket: "/tmp/s".into(),
-                backend: BackendInfo { kind: "wasm".into(), version: Some("Lean 4".into()), error: None },
+                backend: BackendInfo { kind: "wasm".into(), version: Some("Lean 4".into()), ..BackendInfo::unavailable(String::new()) },
             },
             pool: PoolStatus {
                 keys: vec![
@@ -172,6 +190,7 @@ mod tests {
         assert!(t.contains("up 1h02m") && t.contains("backend wasm  Lean 4"), "{t}");
         assert!(t.contains("workers 2/2 (recycled after 30 uses, 1 spare(s) per header)"), "{t}");
         assert!(t.contains("spare:star") && t.contains("no spare: memory short: 100 MB available"), "{t}");
+        assert!(!t.contains("library") && !t.contains("sandbox"), "{t}");
         assert!(t.contains("(empty header)") && t.contains("(no workers)"), "{t}");
         assert!(t.contains("import Mathlib open Real Nat Topolo…"), "{t}");
         assert!(t.contains("4242") && t.contains("busy") && t.contains("6.0 GiB"), "{t}");
@@ -182,5 +201,20 @@ mod tests {
         s.pool.latency.clear();
         s.pool.counters = Default::default();
         assert!(human(&s).contains("counters: all zero"));
+        // Provenance lines, when the daemon reports them.
+        s.daemon.backend.library = Some(leanpool_protocol::LibraryIdentity {
+            kind: "oleans".into(),
+            mathlib_rev: None,
+            manifest: None,
+            oleans_sha256: Some("ab12".into()),
+            olean_files: Some(3),
+        });
+        s.daemon.backend.sandbox =
+            Some(leanpool_rpc::SandboxInfo { mode: "required".into(), summary: "required (Landlock ABI 7): fs".into(), available: true });
+        let t = human(&s);
+        assert!(t.contains("library oleans sha256 ab12 (3 .olean files on LEAN_PATH)"), "{t}");
+        assert!(t.contains("sandbox required (Landlock ABI 7): fs\n"), "{t}");
+        s.daemon.backend.sandbox.as_mut().unwrap().available = false;
+        assert!(human(&s).contains("WORKERS CANNOT START"));
     }
 }
