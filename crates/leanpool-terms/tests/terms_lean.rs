@@ -17,6 +17,9 @@ use tokio::sync::Mutex;
 
 const TIMEOUT: Duration = Duration::from_secs(300);
 
+#[path = "lexdiff/mod.rs"]
+mod lexdiff;
+
 /// The worker's reader task lives on this runtime, so every test runs here.
 static RT: LazyLock<Runtime> = LazyLock::new(|| Runtime::new().expect("tokio runtime"));
 static WORKER: LazyLock<Mutex<Option<Worker>>> = LazyLock::new(|| Mutex::new(None));
@@ -257,4 +260,137 @@ fn rpc_references_are_released() {
     // At least the infos of the three hypotheses and the target.
     assert!(released >= 4, "released {released} references");
     assert_eq!(serde_json::to_string(&first.tree).unwrap(), serde_json::to_string(&second.tree).unwrap());
+}
+
+/// Issue 10 part 2, a sample (every 53rd generated case, ~500 cases in a
+/// handful of documents) of the differential test: for every payload
+/// `#check (N : Nat)` in a text the guard accepts, the guard's belief
+/// (a token of the sent text = live, inside a comment or literal = dead)
+/// is compared with what Lean printed, for the documents `check` and
+/// `normalize`/`opt` build. All cases: `cargo run --release -p
+/// leanpool-benches --bin lexdiff` (benches/README.md).
+///
+/// A payload believed dead that Lean printed is a hole (the guard did not
+/// screen code Lean ran): none is allowed. A payload believed live that
+/// Lean did not print is the safe direction (the guard screened text as
+/// code that Lean then skipped, e.g. after a parse error ate the rest of
+/// the command): this test allows those, counts them and prints the
+/// count; every batch's sync payload must still be printed (Lean did not
+/// stay inside a comment or literal the guard believed closed).
+#[test]
+fn lexer_beliefs_match_what_lean_reads_on_generated_adversarial_texts() {
+    let all = lexdiff::cases(500_000);
+    let sample: Vec<lexdiff::Case> = all.iter().step_by(53).cloned().collect();
+    let plan = lexdiff::plan(&sample, 60, 990_000);
+    let (live, dead): (usize, usize) = plan
+        .batches
+        .iter()
+        .fold((0, 0), |(l, d), b| (l + b.live.len(), d + b.payloads.len() - b.live.len()));
+    eprintln!(
+        "[lexdiff] {} cases, {} refused by the guard, {} documents, {live} payloads believed live, {dead} dead",
+        plan.cases,
+        plan.refused,
+        plan.batches.len()
+    );
+    assert!(plan.batches.iter().any(|b| b.statement) && plan.batches.iter().any(|b| !b.statement));
+    assert!(live > 20 && dead > 20, "the sample must exercise both beliefs");
+    let batches = plan.batches.clone();
+    let (holes, safe, printed_n) = with_worker(move |w| {
+        Box::pin(async move {
+            let (mut holes, mut safe, mut printed_n) = (Vec::new(), Vec::new(), 0usize);
+            for b in &batches {
+                let diags = w.elaborate(&b.sent, TIMEOUT).await.expect("elaborate");
+                let printed = lexdiff::printed(&diags, &b.payloads);
+                printed_n += printed.len();
+                let sync = b.sync;
+                if !printed.contains(&sync) {
+                    holes.push(format!("sync payload {sync} not printed: Lean did not read the batch's end as code\n--- sent:\n{}", b.sent));
+                }
+                for (n, believed, lean) in lexdiff::disagreements(b, &printed) {
+                    let what = format!("payload {n}: guard believed live={believed}, Lean printed={lean}\n--- caller text:\n{}\n--- sent:\n{}", b.caller, b.sent);
+                    if believed { safe.push(what) } else { holes.push(what) }
+                }
+            }
+            (holes, safe, printed_n)
+        })
+    });
+    eprintln!(
+        "[lexdiff] Lean printed {printed_n} payloads; {} believed live by the guard were not printed by Lean (safe direction, allowed); {} holes",
+        safe.len(),
+        holes.len()
+    );
+    if let Some(first) = safe.first() {
+        eprintln!("[lexdiff] first safe-direction case:\n{first}");
+    }
+    assert!(holes.is_empty(), "{} payloads Lean read as code that the guard believed dead; first:\n{}", holes.len(), holes[0]);
+}
+
+/// Issue 10's smuggling attacks, exactly as filed, through `check`,
+/// `normalize` and `opt` on real Lean: each is refused, or reaches Lean
+/// with its payload inside a literal (no diagnostic names the number).
+#[test]
+fn attacks_of_issue_10_never_reach_lean_as_code() {
+    use leanpool_protocol::CheckParams;
+    let refused = [
+        "example : True =-- \"\n#eval (424201 : Nat)\n-- \"\n",
+        "example :/- \"\n-/ #eval (424202 : Nat)\n-- \"\n",
+        "example : True :=-- \"\n#eval (424203 : Nat)\n-- \"\n",
+        "example : 1 +/- \"\n-/ #eval (424204 : Nat)\n-- \"\n = 1 := rfl",
+        "example : True =-- r#\"\n#eval (424205 : Nat)\n-- \"#\n",
+        "example : True =-- «\n#eval (424206 : Nat)\n-- »\n",
+        "/--/ \"\n-/ #eval (424210 : Nat)\n-- \"\ntheorem x : True := trivial\n",
+    ];
+    let sent = [
+        ("check", "open Nat \"\n--\"\n\" #eval (424401 : Nat) \"\n"),
+        ("normalize", "theorem t : r#\"x\" #eval (424301 : Nat) := 1\"# = \"\" := sorry"),
+        ("opt", "theorem t : r#\"x\" #eval (424301 : Nat) := 1\"# = \"\" := sorry"),
+    ];
+    let results = with_worker(move |w| {
+        Box::pin(async move {
+            let mut out = Vec::new();
+            for t in refused {
+                let p = CheckParams { text: t.into(), timeout_ms: None, timings: false };
+                let r = leanpool_lean::check_on(w, &p, TIMEOUT).await.expect("check");
+                out.push((t.to_string(), "check", r.status, r.diagnostics));
+                let p = StatementParams { text: t.into(), timeout_ms: None };
+                let r = leanpool_terms::opt_on(w, &p, TIMEOUT).await.expect("opt");
+                out.push((t.to_string(), "opt", r.check.status, r.check.diagnostics));
+            }
+            for (method, t) in sent {
+                let (status, diags) = match method {
+                    "check" => {
+                        let p = CheckParams { text: t.into(), timeout_ms: None, timings: false };
+                        let r = leanpool_lean::check_on(w, &p, TIMEOUT).await.expect("check");
+                        (r.status, r.diagnostics)
+                    }
+                    "normalize" => {
+                        let p = StatementParams { text: t.into(), timeout_ms: None };
+                        let r = leanpool_terms::normalize_on(w, &p, TIMEOUT).await.expect("normalize");
+                        (r.check.status, r.check.diagnostics)
+                    }
+                    _ => {
+                        let p = StatementParams { text: t.into(), timeout_ms: None };
+                        let r = leanpool_terms::opt_on(w, &p, TIMEOUT).await.expect("opt");
+                        (r.check.status, r.check.diagnostics)
+                    }
+                };
+                out.push((t.to_string(), method, status, diags));
+            }
+            out
+        })
+    });
+    for (text, method, status, diags) in &results[..refused.len() * 2] {
+        assert_eq!(*status, CheckStatus::Rejected, "{method} on {text:?}: {diags:?}");
+    }
+    for (text, method, status, diags) in &results[refused.len() * 2..] {
+        assert_ne!(*status, CheckStatus::Rejected, "{method} on {text:?}");
+        assert!(
+            !diags.iter().any(|d| d.message.contains("424401") || d.message.contains("424301")),
+            "{method} on {text:?}: the payload ran: {diags:?}"
+        );
+    }
+    // The raw string is the statement's, whole: it elaborates.
+    for (text, method, status, diags) in &results[results.len() - 2..] {
+        assert_ne!(*status, CheckStatus::Error, "{method} on {text:?}: {diags:?}");
+    }
 }

@@ -126,6 +126,8 @@ pub struct Batch {
     pub payloads: BTreeSet<u32>,
     /// Those the guard believes Lean reads as code.
     pub live: BTreeSet<u32>,
+    /// The batch's sync payload (after every case, believed live).
+    pub sync: u32,
 }
 
 /// Numbers that are tokens of `sent`'s own token stream.
@@ -173,7 +175,7 @@ fn build(statement: bool, cases: &[&Case], sync: u32) -> Option<Batch> {
         Document::new(&caller).ok()?.text
     };
     let live = believed_live(&sent, &payloads)?;
-    Some(Batch { statement, caller, sent, payloads, live })
+    Some(Batch { statement, caller, sent, payloads, live, sync })
 }
 
 /// Statistics of a run.
