@@ -128,7 +128,11 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
         leanpool_lean::lsp::DOCUMENT_NAME
     );
     let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-    // As a Lean string literal (only `"` and `\` need escaping; CR/LF as escapes).
+    // As a Lean string literal: leanpool's lexer refuses `{` in any string
+    // literal (it cannot be told from interpolation without Lean's token
+    // table), so the braces travel as `<` `>` and are mapped back in Lean
+    // (one byte each: the Content-Length stays right). CR/LF as escapes.
+    assert!(!frame.contains(['<', '>']));
     let lit: String = frame
         .chars()
         .flat_map(|ch| match ch {
@@ -136,6 +140,8 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
             '\\' => vec!['\\', '\\'],
             '\r' => vec!['\\', 'r'],
             '\n' => vec!['\\', 'n'],
+            '{' => vec!['<'],
+            '}' => vec!['>'],
             c => vec![c],
         })
         .collect();
@@ -145,7 +151,10 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
     // `MARK1` from `#eval` came back as a message, the same write from
     // `IO.asTask` reached the process's stdout).
     let forge = format!(
-        "#eval show IO Unit from do\n  let t ← IO.asTask (do\n    let out ← IO.getStdout\n    out.putStr \"{lit}\"\n    out.flush)\n  let _ ← IO.wait t"
+        "#eval show IO Unit from do\n  \
+         let frame := \"{lit}\".map fun c => if c == '<' then Char.ofNat 123 else if c == '>' then Char.ofNat 125 else c\n  \
+         let t ← IO.asTask (do\n    let out ← IO.getStdout\n    out.putStr frame\n    out.flush)\n  \
+         let _ ← IO.wait t"
     );
     let e = c
         .check(&CheckParams { text: format!("{HEADER}{forge}\n"), timeout_ms: None, timings: false })
@@ -206,8 +215,26 @@ async fn sandbox_blocks_readfile_of_host_secret(c: &Client, dir: &Path) {
     assert!(messages(&r).contains("DENIED"), "{r:?}");
 }
 
-/// A TCP connect to a listener on 127.0.0.1 never arrives.
+/// A TCP connect to a listener on 127.0.0.1 never arrives, and the
+/// attempt really ran: natively, creating the socket fails (`socket(2)` is
+/// denied by seccomp, TCP connect by Landlock) and the `#eval` reports
+/// `DENIED`.
+///
+/// The WASM build has no socket API at all: it is built without libuv's
+/// TCP, and `Std.Internal.UV.TCP.Socket.new` stops the worker with Lean's
+/// runtime assertion "Please build a version of Lean4 with libuv to invoke
+/// this" (seen on this test's first run on the WASM worker: the worker died,
+/// the pool retried on a fresh one). There the attempt is not made (it
+/// would cost two worker starts and prove nothing about the sandbox); the
+/// sandbox's network rules are tested on a real process by `leanpool-lean`'s
+/// sandbox unit test `shell_in_sandbox_reaches_only_its_own_dir` (bash's
+/// `/dev/tcp` connect to a listener on 127.0.0.1 fails, nothing arrives).
 async fn sandbox_blocks_tcp_connect_to_localhost(c: &Client) {
+    let backend = c.status().await.unwrap().daemon.backend.kind;
+    if backend == "wasm" {
+        eprintln!("tcp connect attempt: not made on the WASM backend (no libuv TCP in that build; see this function's doc)");
+        return;
+    }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     // Start the connect and give it a second; the promise is not awaited
@@ -219,8 +246,9 @@ async fn sandbox_blocks_tcp_connect_to_localhost(c: &Client) {
     );
     let r = check(c, &attempt(&action)).await;
     let m = messages(&r);
-    // The attempt really ran (an elaboration error would prove nothing).
-    assert!(m.contains("RAN") || m.contains("DENIED"), "{r:?}");
+    // The attempt really ran (an elaboration error would prove nothing)
+    // and failed.
+    assert!(m.contains("DENIED"), "{r:?}");
     listener.set_nonblocking(true).unwrap();
     assert!(listener.accept().is_err(), "a connection from the worker arrived: {r:?}");
     eprintln!("tcp connect attempt answered: {m}");
