@@ -15,6 +15,8 @@ From Python:
     with Client("/tmp/leanpool.sock") as c:
         r = c.check("theorem t : 2 + 2 = 4 := by decide")
         print(r["status"], r["diagnostics"])
+        v = c.verify("theorem t : 2 + 2 = 4 := sorry", "by decide")
+        print(v["status"])  # "proved"
         # Many requests in flight on one connection, answers in input order:
         results = c.call_many([("check", {"text": t}) for t in texts])
 
@@ -134,6 +136,12 @@ class Client:
     def check(self, text, timeout_ms=None):
         return self.call("check", _params(text=text, timeout_ms=timeout_ms))
 
+    def verify(self, statement, proof, header="", timeout_ms=None):
+        """A proof judged against a fixed statement: status "proved" only if
+        the theorem exists with exactly the statement's type, without sorry,
+        errors or new axioms (docs/protocol.md, "verify" and "Verdicts")."""
+        return self.call("verify", _params(header=header or None, statement=statement, proof=proof, timeout_ms=timeout_ms))
+
     def normalize(self, text, timeout_ms=None):
         return self.call("normalize", _params(text=text, timeout_ms=timeout_ms))
 
@@ -161,7 +169,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description="Call a leanpool daemon method and print the result as JSON.")
     ap.add_argument("--socket", required=True, help="the daemon's Unix socket")
     ap.add_argument("--timeout", type=float, default=None, help="socket timeout in seconds")
-    ap.add_argument("method", help="check, normalize, opt, gted, status, ping or shutdown")
+    ap.add_argument("method", help="check, verify, normalize, opt, gted, status, ping or shutdown")
     ap.add_argument("params", nargs="?", default=None, help="params as a JSON object")
     a = ap.parse_args(argv)
     params = json.loads(a.params) if a.params is not None else None

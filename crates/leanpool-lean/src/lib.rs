@@ -19,6 +19,8 @@ pub mod proc;
 pub mod provenance;
 pub mod sandbox;
 pub mod text;
+pub mod verdict;
+pub mod verify;
 pub mod worker;
 
 pub use backend::{BackendKind, LeanCommand, LeanError};

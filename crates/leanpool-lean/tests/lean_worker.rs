@@ -87,6 +87,8 @@ async fn one_warm_worker_all_cases() {
     assert_eq!(r.status, CheckStatus::Rejected, "{r:?}");
     assert_eq!(w.uses(), used);
 
+    verdict_cases(&mut w).await;
+
     // 20 sequential requests on the same warm worker.
     let mut times = vec![];
     for i in 0..20 {
@@ -144,4 +146,84 @@ async fn one_warm_worker_all_cases() {
     eprintln!("[timeout] process gone {:.2} s after the answer", gone.elapsed().as_secs_f64());
     assert_eq!(proc::group_members(pid), Vec::<u32>::new(), "process group {pid} still has live members");
     assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "worker {pid} not reaped");
+}
+
+fn decl<'a>(r: &'a CheckResult, name: &str) -> &'a leanpool_protocol::DeclarationInfo {
+    r.declarations.iter().find(|d| d.name == name).unwrap_or_else(|| panic!("no declaration {name}: {r:?}"))
+}
+
+/// The verdict (issue 11 part 1) and `verify` (part 2) on real Lean:
+/// declarations found in Lean's environment by leanpool's own trailer,
+/// axioms, bodies that try to swallow or change the trailer, and proofs
+/// that try to leave their slot. Every answer is printed before any
+/// assertion so one run shows them all.
+async fn verdict_cases(w: &mut Worker) {
+    let names_body = "namespace A\ntheorem t1 : 1 = 1 := rfl\nsection S\nprivate theorem t2 : True := trivial\nend S\n\
+                      end A\ninstance instX : Inhabited (Fin 3) := ⟨0⟩\ntheorem _root_.B.t3 : True := trivial\n";
+    let cases: Vec<(&str, String)> = vec![
+        ("names", names_body.to_string()),
+        ("axiom", "axiom cheat : False\ntheorem t4 : 1 = 2 := cheat.elim\n".into()),
+        ("cut_off", "theorem a : True := trivial\ntheorem b : 1 = 1 :=".into()),
+        ("open_comment", "theorem a : 1 = 1 := rfl\n/-".into()),
+        ("open_namespace", "theorem a : 1 = 1 := rfl\nnamespace Z\n".into()),
+        ("guard_msgs", "/-- warning: declaration uses `sorry` -/\n#guard_msgs in\ntheorem bogus : False := sorry\n".into()),
+        ("guard_msgs_drop", "#guard_msgs (drop error) in\ntheorem bogus2 : 1 = 2 := rfl\n".into()),
+    ];
+    let mut got = std::collections::HashMap::new();
+    for (name, body) in &cases {
+        let r = check(w, &format!("verdict_{name}"), &params(body)).await;
+        eprintln!("[verdict_{name}] {}", serde_json::to_string(&r).unwrap());
+        got.insert(*name, r);
+    }
+    let policy = leanpool_lean::guard::GuardPolicy::default();
+    let vp = |statement: &str, proof: &str| leanpool_protocol::VerifyParams {
+        header: HEADER.into(),
+        statement: statement.into(),
+        proof: proof.into(),
+        timeout_ms: None,
+        timings: false,
+    };
+    let vcases = [
+        ("proved", vp("theorem v1 (n : Nat) : n + 0 = n := by sorry", "by\n  simp")),
+        ("sorry_in_have", vp("theorem v2 : 1 = 1 := sorry", "by\n  have h : 1 = 1 := sorry\n  exact h")),
+        ("weaker", vp("theorem v3 : 2 + 2 = 5", "(by decide : 2 + 2 = 4)")),
+        ("escape", vp("theorem v3 : 2 + 2 = 5", "sorry\ntheorem v3' : 2 + 2 = 4 := rfl")),
+    ];
+    let mut vgot = std::collections::HashMap::new();
+    for (name, p) in &vcases {
+        let r = leanpool_lean::verify::verify_on_with(w, p, LIMIT, &policy).await.expect("verify");
+        eprintln!("[verify_{name}] {}", serde_json::to_string(&r).unwrap());
+        vgot.insert(*name, r);
+    }
+
+    let r = &got["names"];
+    assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
+    assert!(r.diagnostics.is_empty(), "{r:?}");
+    let names: Vec<_> = r.declarations.iter().map(|d| (d.name.as_str(), d.present)).collect();
+    assert_eq!(names, [("A.t1", true), ("A.t2", true), ("instX", true), ("B.t3", true)], "{r:?}");
+    assert_eq!(decl(r, "A.t1").range, range(2, 8, 2, 10));
+    // `axiom cheat : False` and a proof of `1 = 2` from it: error, naming
+    // `cheat` at its declaration.
+    let r = &got["axiom"];
+    assert_eq!(r.status, CheckStatus::Error, "{r:?}");
+    let e = r.diagnostics.iter().find(|d| d.message.contains("axiom `cheat`")).expect("names the axiom");
+    assert_eq!(e.range, range(1, 6, 1, 11));
+    // A cut-off last declaration (Lean reads leanpool's trailer as its
+    // continuation): error, and the cut-off theorem is not present.
+    let r = &got["cut_off"];
+    assert_eq!(r.status, CheckStatus::Error, "{r:?}");
+    // An unterminated comment would swallow the trailer: never ok.
+    assert_ne!(got["open_comment"].status, CheckStatus::Ok);
+    let r = &got["open_namespace"];
+    assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
+    assert!(decl(r, "a").present, "{r:?}");
+    // Issue 11's `#guard_msgs` repros: refused by the guard.
+    assert_eq!(got["guard_msgs"].status, CheckStatus::Rejected);
+    assert_eq!(got["guard_msgs_drop"].status, CheckStatus::Rejected);
+
+    use leanpool_protocol::VerifyStatus;
+    assert_eq!(vgot["proved"].status, VerifyStatus::Proved, "{:?}", vgot["proved"]);
+    assert_eq!(vgot["sorry_in_have"].status, VerifyStatus::Sorry, "{:?}", vgot["sorry_in_have"]);
+    assert_eq!(vgot["weaker"].status, VerifyStatus::Error, "{:?}", vgot["weaker"]);
+    assert_eq!(vgot["escape"].status, VerifyStatus::Rejected, "{:?}", vgot["escape"]);
 }

@@ -3,7 +3,10 @@
 use crate::error::PoolError;
 use leanpool_lean::guard::GuardPolicy;
 use leanpool_lean::{Worker, WorkerError};
-use leanpool_protocol::{CheckParams, CheckResult, NormalizeResult, OptResult, StatementParams};
+use leanpool_protocol::{
+    CheckParams, CheckResult, CheckStatus, NormalizeResult, OptResult, StatementParams, VerifyParams, VerifyResult,
+    VerifyStatus,
+};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
@@ -13,15 +16,17 @@ pub(crate) enum Method {
     Check = 0,
     Normalize = 1,
     Opt = 2,
+    Verify = 3,
 }
 
 impl Method {
-    pub(crate) const ALL: [Method; 3] = [Method::Check, Method::Normalize, Method::Opt];
+    pub(crate) const ALL: [Method; 4] = [Method::Check, Method::Normalize, Method::Opt, Method::Verify];
     pub(crate) fn name(self) -> &'static str {
         match self {
             Method::Check => "check",
             Method::Normalize => "normalize",
             Method::Opt => "opt",
+            Method::Verify => "verify",
         }
     }
 }
@@ -34,6 +39,9 @@ pub(crate) enum Input {
     /// Hand the slot's warm worker over ([`crate::Pool::lease`]); `header`
     /// is the text whose header picks the queue.
     Lease { header: String, tx: LeaseTx },
+    /// The params and the text they assemble to (what is screened and
+    /// keys the worker).
+    Verify(VerifyParams, String),
 }
 
 /// A worker taken out of the pool for one caller's exclusive, long use
@@ -61,6 +69,7 @@ pub(crate) enum Output {
     Check(CheckResult),
     Normalize(NormalizeResult),
     Opt(OptResult),
+    Verify(VerifyResult),
 }
 
 impl Input {
@@ -69,6 +78,7 @@ impl Input {
             Input::Check(_) => Method::Check,
             Input::Normalize(_) => Method::Normalize,
             Input::Opt(_) => Method::Opt,
+            Input::Verify(..) => Method::Verify,
             // Leases are not method requests; they are never timed or
             // counted per method (see `Pool::lease`).
             Input::Lease { .. } => Method::Check,
@@ -80,6 +90,7 @@ impl Input {
             Input::Check(p) => &p.text,
             Input::Normalize(p) | Input::Opt(p) => &p.text,
             Input::Lease { header, .. } => header,
+            Input::Verify(_, text) => text,
         }
     }
 
@@ -88,6 +99,7 @@ impl Input {
             Input::Check(p) => p.timeout_ms,
             Input::Normalize(p) | Input::Opt(p) => p.timeout_ms,
             Input::Lease { .. } => None,
+            Input::Verify(p, _) => p.timeout_ms,
         };
         ms.map(Duration::from_millis).unwrap_or(default)
     }
@@ -98,6 +110,7 @@ impl Input {
         let t = match self {
             Input::Check(p) => &mut p.timeout_ms,
             Input::Normalize(p) | Input::Opt(p) => &mut p.timeout_ms,
+            Input::Verify(p, _) => &mut p.timeout_ms,
             Input::Lease { .. } => return,
         };
         if let Some(ms) = t {
@@ -107,17 +120,23 @@ impl Input {
 
     /// The answer for a request the guard refused.
     pub(crate) fn rejected(&self, reason: &str) -> Output {
+        if let Input::Verify(..) = self {
+            return Output::Verify(VerifyResult::rejected(reason));
+        }
         self.with_check(CheckResult::rejected(reason))
     }
 
     /// The answer for a request whose worker was killed at its time limit.
     pub(crate) fn timed_out(&self, limit: Duration) -> Output {
+        if let Input::Verify(..) = self {
+            return Output::Verify(VerifyResult::timeout(limit.as_millis() as u64));
+        }
         self.with_check(CheckResult::timeout(limit.as_millis() as u64))
     }
 
     fn with_check(&self, check: CheckResult) -> Output {
         match self {
-            Input::Check(_) | Input::Lease { .. } => Output::Check(check),
+            Input::Check(_) | Input::Lease { .. } | Input::Verify(..) => Output::Check(check),
             Input::Normalize(_) => Output::Normalize(NormalizeResult { check, normalized: None }),
             Input::Opt(_) => Output::Opt(OptResult { check, normalized: None, tree: None, gted_tree: None, lean_requests: None }),
         }
@@ -142,6 +161,9 @@ impl Input {
             Input::Normalize(p) => leanpool_terms::normalize_on_with(worker, p, default_timeout, guard).await.map(Output::Normalize),
             Input::Opt(p) => leanpool_terms::opt_on_with(worker, p, default_timeout, guard).await.map(Output::Opt),
             Input::Lease { .. } => Err(WorkerError::Internal("a lease is not run".into())),
+            Input::Verify(p, _) => {
+                leanpool_lean::verify::verify_on_with(worker, p, default_timeout, guard).await.map(Output::Verify)
+            }
         };
         match r {
             Err(WorkerError::Timeout) => Ok(self.timed_out(limit)),
@@ -151,11 +173,23 @@ impl Input {
 }
 
 impl Output {
+    /// Whether the request ran past its limit (its worker was killed).
+    pub(crate) fn is_timeout(&self) -> bool {
+        match self {
+            Output::Check(c) => c.status == CheckStatus::Timeout,
+            Output::Normalize(n) => n.check.status == CheckStatus::Timeout,
+            Output::Opt(o) => o.check.status == CheckStatus::Timeout,
+            Output::Verify(v) => v.status == VerifyStatus::Timeout,
+        }
+    }
+
+    #[cfg(test)]
     pub(crate) fn check(&self) -> &CheckResult {
         match self {
             Output::Check(c) => c,
             Output::Normalize(n) => &n.check,
             Output::Opt(o) => &o.check,
+            Output::Verify(_) => panic!("verify has no check result"),
         }
     }
 }

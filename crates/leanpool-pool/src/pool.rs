@@ -8,7 +8,7 @@ use crate::shared::Inner;
 use crate::status::{bump, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};
 use crate::supervisor::supervise;
 use leanpool_lean::{header_key, proc, LeanCommand, WorkerConfig};
-use leanpool_protocol::{CheckParams, CheckResult, NormalizeResult, OptResult, StatementParams};
+use leanpool_protocol::{CheckParams, CheckResult, NormalizeResult, OptResult, StatementParams, VerifyParams, VerifyResult};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -94,6 +94,26 @@ impl Pool {
     pub async fn opt(&self, p: StatementParams) -> Result<OptResult, PoolError> {
         match self.submit(Input::Opt(p)).await? {
             Output::Opt(o) => Ok(o),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// `verify`: a proof judged against a fixed statement (see
+    /// `leanpool_lean::verify`).
+    pub async fn verify(&self, p: VerifyParams) -> Result<VerifyResult, PoolError> {
+        let timings = p.timings;
+        let started = Instant::now();
+        let input = match leanpool_lean::verify::assemble(&p) {
+            Ok(a) => Input::Verify(p, a.text),
+            Err(reason) => return Ok(VerifyResult::rejected(reason)),
+        };
+        match self.submit(input).await? {
+            Output::Verify(mut v) => {
+                if timings {
+                    v.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+                }
+                Ok(v)
+            }
             other => Err(unexpected(other)),
         }
     }

@@ -35,8 +35,8 @@ pub(crate) struct Inner {
     pub hard_stop: watch::Sender<bool>,
     pub counters: AtomicCounters,
     /// Per method: end-to-end latency and time on a worker.
-    pub latency: [(LatencyWindow, LatencyWindow); 3],
-    pub requests_by_method: [AtomicU64; 3],
+    pub latency: [(LatencyWindow, LatencyWindow); 4],
+    pub requests_by_method: [AtomicU64; 4],
     clock: Instant,
 }
 
@@ -54,7 +54,7 @@ impl Inner {
             shutting_down: AtomicBool::new(false),
             hard_stop: watch::channel(false).0,
             counters: AtomicCounters::default(),
-            latency: [window(), window(), window()],
+            latency: [window(), window(), window(), window()],
             requests_by_method: Default::default(),
             clock: Instant::now(),
             cfg,

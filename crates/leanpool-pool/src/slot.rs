@@ -21,7 +21,7 @@ use crate::job::{Input, Job, Leased, Output};
 use crate::shared::{Inner, KeyState, SlotShared};
 use crate::status::{bump, WorkerState};
 use leanpool_lean::{proc, Worker, WorkerError};
-use leanpool_protocol::{CheckStatus, FailureCause};
+use leanpool_protocol::FailureCause;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -333,7 +333,7 @@ impl Slot {
         let started = Instant::now();
         let answer = match self.attempt(&job).await {
             Outcome::Done(Ok(out)) => {
-                if out.check().status == CheckStatus::Timeout {
+                if out.is_timeout() {
                     bump(&self.inner.counters.timeouts);
                 }
                 Ok(out)

@@ -51,6 +51,21 @@ pub struct Diagnostic {
     pub message: String,
 }
 
+/// A declaration of the caller's body, as leanpool found it in Lean's
+/// environment after elaboration (see "Verdicts" in docs/protocol.md).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct DeclarationInfo {
+    /// Full name (namespaces included), `«»` where a component needs it.
+    pub name: String,
+    /// The declaring keyword: `theorem`, `def`, `axiom`, ...
+    pub kind: String,
+    /// Where the name is written, in the caller's text.
+    pub range: Range,
+    /// Whether Lean's environment holds it after elaboration. A `false`
+    /// here always comes with an error diagnostic and status `error`.
+    pub present: bool,
+}
+
 /// Parameters of `check`.
 ///
 /// The caller sends one Lean file's text. leanpool splits it into a *header*
@@ -78,6 +93,11 @@ pub struct CheckResult {
     /// Why the request was `rejected` (or why it timed out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The declarations the body introduces, in text order, as leanpool
+    /// checked them after elaboration (absent when there are none, and
+    /// for `rejected`/`timeout`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub declarations: Vec<DeclarationInfo>,
     /// Wall time of the request inside leanpool, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_ms: Option<u64>,
@@ -105,7 +125,7 @@ impl CheckResult {
         } else {
             CheckStatus::Ok
         };
-        CheckResult { status, diagnostics, reason: None, elapsed_ms: None, worker_us: None }
+        CheckResult { status, diagnostics, reason: None, declarations: vec![], elapsed_ms: None, worker_us: None }
     }
 
     pub fn rejected(reason: impl Into<String>) -> Self {
@@ -113,6 +133,7 @@ impl CheckResult {
             status: CheckStatus::Rejected,
             diagnostics: vec![],
             reason: Some(reason.into()),
+            declarations: vec![],
             elapsed_ms: None,
             worker_us: None,
         }
@@ -123,6 +144,7 @@ impl CheckResult {
             status: CheckStatus::Timeout,
             diagnostics: vec![],
             reason: Some(format!("no answer within {limit_ms} ms; the worker was killed")),
+            declarations: vec![],
             elapsed_ms: None,
             worker_us: None,
         }

@@ -12,9 +12,11 @@ pub mod jsonrpc;
 pub mod provenance;
 pub mod terms;
 pub mod tree;
+pub mod verify;
 
 pub use check::*;
 pub use jsonrpc::*;
 pub use provenance::*;
 pub use terms::*;
 pub use tree::*;
+pub use verify::*;

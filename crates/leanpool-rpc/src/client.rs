@@ -7,7 +7,7 @@
 
 use crate::framing::{Frame, FrameReader};
 use leanpool_protocol::{
-    codes, CheckParams, CheckResult, GtedParams, GtedResult, Id, NormalizeResult, OptResult, Request,
+    codes, CheckParams, CheckResult, VerifyParams, VerifyResult, GtedParams, GtedResult, Id, NormalizeResult, OptResult, Request,
     RpcError, StatementParams,
 };
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -213,6 +213,11 @@ impl Client {
 
     pub async fn check(&self, p: &CheckParams) -> Result<CheckResult, ClientError> {
         self.call_typed("check", p).await
+    }
+
+    /// `verify`: a proof judged against a fixed statement.
+    pub async fn verify(&self, p: &VerifyParams) -> Result<VerifyResult, ClientError> {
+        self.call_typed("verify", p).await
     }
     pub async fn normalize(&self, p: &StatementParams) -> Result<NormalizeResult, ClientError> {
         self.call_typed("normalize", p).await

@@ -151,6 +151,7 @@ impl Handler for PoolHandler {
     async fn call(&self, method: &str, params: Value, _ctx: &CallContext) -> Result<Box<RawValue>, RpcError> {
         match Call::decode(method, params)? {
             Call::Check(p) => result(&self.pool()?.check(p).await.map_err(pool_error)?),
+            Call::Verify(p) => result(&self.pool()?.verify(p).await.map_err(pool_error)?),
             Call::Normalize(p) => result(&self.pool()?.normalize(p).await.map_err(pool_error)?),
             Call::Opt(p) => result(&self.pool()?.opt(p).await.map_err(pool_error)?),
             // Exact TED is cubic in the worst case: keep it off the async

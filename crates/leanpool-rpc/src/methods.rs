@@ -2,17 +2,18 @@
 //! execution so the fuzz test can drive the exact decoding the daemon uses.
 
 use crate::handler::{method_not_found, params, rpc_error};
-use leanpool_protocol::{codes, CheckParams, GtedParams, GtedResult, RpcError, StatementParams};
+use leanpool_protocol::{codes, CheckParams, GtedParams, GtedResult, RpcError, StatementParams, VerifyParams};
 use serde_json::Value;
 
 /// Every method the daemon serves (`ping` and `shutdown` are answered by
 /// the server itself, see `docs/protocol.md`).
-pub const METHODS: &[&str] = &["check", "normalize", "opt", "gted", "status", "ping", "shutdown"];
+pub const METHODS: &[&str] = &["check", "verify", "normalize", "opt", "gted", "status", "ping", "shutdown"];
 
 /// A decoded call to one of the handler's methods.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Call {
     Check(CheckParams),
+    Verify(VerifyParams),
     Normalize(StatementParams),
     Opt(StatementParams),
     Gted(GtedParams),
@@ -25,6 +26,7 @@ impl Call {
     pub fn decode(method: &str, p: Value) -> Result<Call, RpcError> {
         Ok(match method {
             "check" => Call::Check(params(method, p)?),
+            "verify" => Call::Verify(params(method, p)?),
             "normalize" => Call::Normalize(params(method, p)?),
             "opt" => Call::Opt(params(method, p)?),
             "gted" => Call::Gted(params(method, p)?),

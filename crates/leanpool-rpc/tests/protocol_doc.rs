@@ -7,7 +7,7 @@
 use leanpool_protocol::{
     codes, CheckResult, GtedParams, GtedResult, NormalizeResult, OptResult, Response, StatementParams,
 };
-use leanpool_protocol::CheckParams;
+use leanpool_protocol::{CheckParams, VerifyParams, VerifyResult};
 use leanpool_rpc::framing::Frame;
 use leanpool_rpc::methods::{Call, METHODS};
 use leanpool_rpc::request::{decode, Decoded};
@@ -105,6 +105,7 @@ fn every_example_round_trips() {
         match Call::decode(&req.method, params.clone()) {
             Ok(call) => match call {
                 Call::Check(_) => round_trip::<CheckParams>("params", e.line, &params),
+                Call::Verify(_) => round_trip::<VerifyParams>("params", e.line, &params),
                 Call::Normalize(_) | Call::Opt(_) => round_trip::<StatementParams>("params", e.line, &params),
                 Call::Gted(_) => round_trip::<GtedParams>("params", e.line, &params),
                 Call::Status => {}
@@ -119,6 +120,7 @@ fn every_example_round_trips() {
         let Some(result) = &resp.result else { continue };
         match req.method.as_str() {
             "check" => round_trip::<CheckResult>("result", e.line, result),
+            "verify" => round_trip::<VerifyResult>("result", e.line, result),
             "normalize" => round_trip::<NormalizeResult>("result", e.line, result),
             "opt" => round_trip::<OptResult>("result", e.line, result),
             "gted" => round_trip::<GtedResult>("result", e.line, result),

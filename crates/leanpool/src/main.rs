@@ -40,6 +40,9 @@ enum Command {
     /// Check that a Lean file elaborates (locally, or through a daemon with --socket).
     #[command(after_help = "Exit: 0 status ok; 1 any other status (sorry included); 2 leanpool error; 141 stdout closed.")]
     Check(cmd::check::Args),
+    /// Judge a proof against a fixed statement: `proved` only if the theorem
+    /// exists with exactly the statement's type, without sorry or new axioms.
+    Verify(cmd::verify::Args),
     /// Print a statement as Lean elaborated it.
     #[command(after_help = "Exit: 0 status ok or sorry; 1 any other status; 2 leanpool error; 141 stdout closed.")]
     Normalize(cmd::normalize::Args),
@@ -69,6 +72,7 @@ fn main() {
         let r = match cli.command {
             Command::Doctor(a) => cmd::doctor::run(a).await,
             Command::Check(a) => cmd::check::run(a).await,
+            Command::Verify(a) => cmd::verify::run(a).await,
             Command::Normalize(a) => cmd::normalize::run(a).await,
             Command::Opt(a) => cmd::opt::run(a).await,
             Command::Gted(c) => cmd::gted::run(c).await,

@@ -3,7 +3,8 @@
 //!
 //! Input lines: `{"id": ID, "text": "..."}` or `{"id": ID, "header": "...",
 //! "statement": "..."}` (joined with a newline); ID is a string or number,
-//! unique in the file. Output: one line per input, in input order,
+//! unique in the file. With `--method verify`: `{"id": ID, "header": "...",
+//! "statement": "...", "proof": "..."}` (`header` optional). Output: one line per input, in input order,
 //! `{"id": ID, "result": {...}}` or `{"id": ID, "error": {"code", "message"}}`.
 //!
 //! Crash safety: OUT is only ever appended whole lines (flushed as they
@@ -29,6 +30,7 @@ pub enum Method {
     Check,
     Normalize,
     Opt,
+    Verify,
 }
 
 #[derive(clap::Args)]
@@ -50,10 +52,10 @@ pub struct Args {
     pub timeout_ms: Option<u64>,
 }
 
-/// One input line, validated.
+/// One input line, validated: its id and the method's params.
 struct Item {
     id: Value,
-    text: String,
+    params: Value,
 }
 
 /// One output line.
@@ -76,7 +78,7 @@ struct ItemError<'a> {
 const INTERRUPTED: i32 = 3;
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
-    let items = read_input(&args.input)?;
+    let items = read_input(&args.input, args.method)?;
     let done = prepare_output(&args.output)?;
     let todo: Vec<Item> = items.into_iter().filter(|i| !done.contains(&key(&i.id))).collect();
     let skipped = done.len();
@@ -90,6 +92,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         Method::Check => "check",
         Method::Normalize => "normalize",
         Method::Opt => "opt",
+        Method::Verify => "verify",
     };
     let concurrency = args.concurrency.max(1);
     // Answers arrive in any order but are written in input order; starting
@@ -103,7 +106,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     loop {
         while fatal.is_none() && tasks.len() < concurrency && next_start < todo.len() && next_start < next_write + window {
             let (c, i) = (client.clone(), next_start);
-            let mut params = json!({ "text": todo[i].text });
+            let mut params = todo[i].params.clone();
             if let Some(t) = args.timeout_ms {
                 params["timeout_ms"] = json!(t);
             }
@@ -198,7 +201,7 @@ fn key(id: &Value) -> String {
     id.to_string()
 }
 
-fn read_input(path: &Path) -> anyhow::Result<Vec<Item>> {
+fn read_input(path: &Path, method: Method) -> anyhow::Result<Vec<Item>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut items = Vec::new();
     let mut seen = HashSet::new();
@@ -208,7 +211,7 @@ fn read_input(path: &Path) -> anyhow::Result<Vec<Item>> {
         }
         let at = || format!("{}:{}", path.display(), n + 1);
         let v: Value = serde_json::from_str(line).with_context(|| format!("{}: not JSON", at()))?;
-        let item = parse_item(&v).with_context(at)?;
+        let item = parse_item(&v, method).with_context(at)?;
         if !seen.insert(key(&item.id)) {
             bail!("{}: duplicate id {}", at(), item.id);
         }
@@ -217,12 +220,25 @@ fn read_input(path: &Path) -> anyhow::Result<Vec<Item>> {
     Ok(items)
 }
 
-fn parse_item(v: &Value) -> anyhow::Result<Item> {
+fn parse_item(v: &Value, method: Method) -> anyhow::Result<Item> {
     let id = match v.get("id") {
         Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
         _ => bail!("`id` (a string or number) is required"),
     };
     let s = |k: &str| v.get(k).and_then(Value::as_str);
+    if method == Method::Verify {
+        let (Some(st), Some(proof)) = (s("statement"), s("proof")) else {
+            bail!("`verify` lines need `statement` and `proof` (strings), `header` optional")
+        };
+        if v.get("header").is_some_and(|h| !h.is_string()) || v.get("text").is_some() {
+            bail!("`verify` lines take `header`, `statement` and `proof` (strings), not `text`")
+        }
+        let mut params = json!({ "statement": st, "proof": proof });
+        if let Some(h) = s("header") {
+            params["header"] = json!(h);
+        }
+        return Ok(Item { id, params });
+    }
     let text = match (s("text"), s("header"), s("statement")) {
         (Some(t), None, None) => t.to_string(),
         (None, Some(h), Some(st)) => {
@@ -231,7 +247,7 @@ fn parse_item(v: &Value) -> anyhow::Result<Item> {
         }
         _ => bail!("expected `text`, or `header` and `statement` (strings)"),
     };
-    Ok(Item { id, text })
+    Ok(Item { id, params: json!({ "text": text }) })
 }
 
 /// Reads the ids already answered in `path` and cuts a torn last line.
@@ -281,14 +297,20 @@ mod tests {
 
     #[test]
     fn input_forms() {
-        let i = parse_item(&json!({"id": 1, "text": "theorem t : True := trivial"})).unwrap();
-        assert_eq!(i.text, "theorem t : True := trivial");
-        let i = parse_item(&json!({"id": "a", "header": "import Init", "statement": "theorem t : True := trivial"})).unwrap();
-        assert_eq!(i.text, "import Init\ntheorem t : True := trivial");
-        assert!(parse_item(&json!({"id": 1})).is_err());
-        assert!(parse_item(&json!({"text": "x"})).is_err());
-        assert!(parse_item(&json!({"id": [1], "text": "x"})).is_err());
-        assert!(parse_item(&json!({"id": 1, "text": "x", "header": "y"})).is_err());
+        let c = Method::Check;
+        let i = parse_item(&json!({"id": 1, "text": "theorem t : True := trivial"}), c).unwrap();
+        assert_eq!(i.params, json!({"text": "theorem t : True := trivial"}));
+        let i = parse_item(&json!({"id": "a", "header": "import Init", "statement": "theorem t : True := trivial"}), c).unwrap();
+        assert_eq!(i.params, json!({"text": "import Init\ntheorem t : True := trivial"}));
+        assert!(parse_item(&json!({"id": 1}), c).is_err());
+        assert!(parse_item(&json!({"text": "x"}), c).is_err());
+        assert!(parse_item(&json!({"id": [1], "text": "x"}), c).is_err());
+        assert!(parse_item(&json!({"id": 1, "text": "x", "header": "y"}), c).is_err());
+        let v = Method::Verify;
+        let i = parse_item(&json!({"id": 1, "statement": "theorem t : True := sorry", "proof": "trivial"}), v).unwrap();
+        assert_eq!(i.params, json!({"statement": "theorem t : True := sorry", "proof": "trivial"}));
+        assert!(parse_item(&json!({"id": 1, "statement": "theorem t : True"}), v).is_err());
+        assert!(parse_item(&json!({"id": 1, "text": "theorem t : True := trivial"}), v).is_err());
     }
 
     #[test]

@@ -10,3 +10,4 @@ pub mod opt;
 pub mod remote;
 pub mod serve;
 pub mod status;
+pub mod verify;

@@ -1,7 +1,7 @@
 //! One-shot calls to a running daemon, for the subcommands' `--socket`.
 
 use anyhow::Context;
-use leanpool_protocol::{CheckParams, CheckResult, NormalizeResult, OptResult, StatementParams};
+use leanpool_protocol::{CheckParams, CheckResult, NormalizeResult, OptResult, StatementParams, VerifyParams, VerifyResult};
 use leanpool_rpc::Client;
 use std::path::Path;
 
@@ -21,4 +21,8 @@ pub async fn normalize(socket: &Path, params: StatementParams) -> anyhow::Result
 
 pub async fn opt(socket: &Path, params: StatementParams) -> anyhow::Result<OptResult> {
     Ok(connect(socket).await?.opt(&params).await?)
+}
+
+pub async fn verify(socket: &Path, params: VerifyParams) -> anyhow::Result<VerifyResult> {
+    Ok(connect(socket).await?.verify(&params).await?)
 }

@@ -1,0 +1,381 @@
+//! `verify`: a caller's proof judged against a fixed statement.
+//!
+//! leanpool assembles `header`, the statement (its `:= sorry` removed),
+//! ` := ` and the proof into one text, and appends its own trailer (see
+//! [`crate::verdict`]): `#check` of the theorem, an `axiom` restating the
+//! statement under a reserved name, and `#guard_expr` comparing the two
+//! types *syntactically* (`=ₛ`; Lean's built-in command, no user code).
+//! The proof slot is lexed with the guard's tokenizer and refused unless it
+//! can only be a term or tactic block: no command keyword, no `#` command,
+//! no doc comment, no `where`, balanced brackets.
+
+use crate::guard::lexer::{self, Kind, Token};
+use crate::text::LineIndex;
+use leanpool_protocol::{Diagnostic, Position, Range, VerifyParams};
+
+/// Words that start or change commands: a proof containing one is refused
+/// (it could close the theorem early and declare or change something).
+const PROOF_DENY: &[&str] = &[
+    "theorem", "lemma", "def", "abbrev", "instance", "structure", "class", "inductive", "axiom", "opaque",
+    "example", "variable", "universe", "universes", "namespace", "section", "end", "mutual", "attribute",
+    "noncomputable", "private", "protected", "public", "meta", "deriving", "notation", "notation3", "infix",
+    "infixl", "infixr", "prefix", "postfix", "export", "import", "set_option", "open", "omit", "include",
+    "syntax", "macro", "macro_rules", "elab", "elab_rules", "declare_syntax_cat", "initialize", "where",
+    "alias", "irreducible_def", "add_decl_doc", "compile_inductive", "suppress_compilation",
+    "assert_not_exists", "library_note", "scoped", "local", "unsafe", "partial",
+];
+
+/// The reserved name of the reference axiom in the trailer.
+pub const REFERENCE: &str = "«leanpool_verify_reference»";
+
+/// An assembled `verify` request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assembled {
+    /// The text elaborated (as a `check` text: header and body).
+    pub text: String,
+    /// Line of `text` where the statement starts.
+    pub statement_line: u32,
+    /// Where the proof starts in `text` (UTF-16 column).
+    pub proof_start: Position,
+    /// The theorem's name as written.
+    pub name: String,
+    /// leanpool's trailer after the body: `#check`, the reference axiom,
+    /// `#guard_expr`; and the line (relative to the trailer's first line)
+    /// of each of the three.
+    pub trailer_lines: Vec<String>,
+}
+
+fn keyword<'a>(src: &'a str, t: &Token) -> Option<&'a str> {
+    (t.kind == Kind::Ident && &src[t.start..t.end] == t.text).then_some(&src[t.start..t.end])
+}
+
+/// Checks the proof slot; `Err(reason)` refuses the request.
+pub fn check_proof(proof: &str) -> Result<(), String> {
+    if proof.trim().is_empty() {
+        return Err("`proof` is empty".into());
+    }
+    let toks = lexer::tokenize(proof).map_err(|e| format!("`proof` cannot be read as Lean reads it: {}", e.reason))?;
+    let ix = LineIndex::new(proof);
+    let at = |t: &Token| {
+        let p = ix.position(t.start);
+        format!("proof {}:{}", p.line + 1, p.character + 1)
+    };
+    let mut stack: Vec<&str> = Vec::new();
+    for t in &toks {
+        match t.kind {
+            Kind::HashCmd => return Err(format!("{}: `{}` is a command; the proof slot takes a term or tactic block", at(t), t.text)),
+            Kind::DocComment => return Err(format!("{}: a doc comment starts a new declaration; not allowed in the proof slot", at(t))),
+            Kind::Ident => {
+                if let Some(k) = keyword(proof, t).filter(|k| PROOF_DENY.contains(k)) {
+                    return Err(format!(
+                        "{}: `{k}` could end the theorem or declare or change something outside the proof; \
+                         the proof slot takes a term or tactic block",
+                        at(t)
+                    ));
+                }
+            }
+            Kind::Symbol => {
+                let close = match t.text.as_str() {
+                    "(" | "[" | "{" | "⟨" | "⦃" | "⟦" | "‹" => {
+                        stack.push(t.text.as_str());
+                        None
+                    }
+                    ")" => Some("("),
+                    "]" => Some("["),
+                    "}" => Some("{"),
+                    "⟩" => Some("⟨"),
+                    "⦄" => Some("⦃"),
+                    "⟧" => Some("⟦"),
+                    "›" => Some("‹"),
+                    _ => None,
+                };
+                if let Some(open) = close {
+                    if stack.pop() != Some(open) {
+                        return Err(format!("{}: unbalanced `{}` in the proof", at(t), t.text));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(open) = stack.last() {
+        return Err(format!("`{open}` is never closed in the proof"));
+    }
+    Ok(())
+}
+
+/// The statement without a trailing `:= sorry` / `:= by sorry`, and the
+/// byte range of the theorem's name and of the rest (binders and type).
+fn statement_parts(statement: &str) -> Result<(&str, std::ops::Range<usize>), String> {
+    let toks = lexer::tokenize(statement).map_err(|e| format!("`statement` cannot be read as Lean reads it: {}", e.reason))?;
+    let first = toks.first().ok_or("`statement` is empty")?;
+    if !matches!(keyword(statement, first), Some("theorem" | "lemma")) {
+        return Err("`statement` must start with `theorem NAME` (or `lemma NAME`)".into());
+    }
+    let name = toks.get(1).filter(|t| t.kind == Kind::Ident && keyword(statement, t).is_none_or(|k| !PROOF_DENY.contains(&k)));
+    let name = name.ok_or("`statement` must start with `theorem NAME`")?;
+    // Drop `:= sorry` / `:= by sorry` at the end.
+    let mut end = toks.len();
+    let is = |i: usize, s: &str| toks.get(i).is_some_and(|t| &statement[t.start..t.end] == s);
+    if end >= 2 && is(end - 1, "sorry") {
+        if is(end - 2, ":=") {
+            end -= 2;
+        } else if end >= 3 && is(end - 2, "by") && is(end - 3, ":=") {
+            end -= 3;
+        }
+    }
+    let body = &toks[..end];
+    let mut depth = 0i32;
+    for t in &body[2..] {
+        if t.kind == Kind::Symbol {
+            match t.text.as_str() {
+                "(" | "[" | "{" | "⟨" | "⦃" => depth += 1,
+                ")" | "]" | "}" | "⟩" | "⦄" => depth -= 1,
+                _ => {}
+            }
+        }
+        let word = &statement[t.start..t.end];
+        if t.kind == Kind::HashCmd || t.kind == Kind::DocComment {
+            return Err("`statement` holds one theorem and nothing else".into());
+        }
+        if depth == 0 && (word == ":=" || word == "|" || word == "where")
+            || keyword(statement, t).is_some_and(|k| PROOF_DENY.contains(&k))
+        {
+            return Err(format!("`statement` holds one theorem's name, binders and type (found `{word}`)"));
+        }
+    }
+    if depth != 0 {
+        return Err("unbalanced brackets in `statement`".into());
+    }
+    let last = body.last().expect("at least the name");
+    Ok((&statement[..last.end], name.start..name.end))
+}
+
+/// Assembles the request, or refuses it.
+pub fn assemble(p: &VerifyParams) -> Result<Assembled, String> {
+    check_proof(&p.proof)?;
+    let (stmt, name) = statement_parts(&p.statement)?;
+    let mut text = p.header.clone();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let statement_line = text.matches('\n').count() as u32;
+    text.push_str(stmt);
+    text.push_str(" := ");
+    let proof_start = LineIndex::new(&text).position(text.len());
+    text.push_str(&p.proof);
+    text.push('\n');
+    let name_text = p.statement[name.clone()].to_string();
+    let rest = &stmt[name.end..];
+    let reference = format!("axiom {REFERENCE}{rest}");
+    let mut trailer_lines = vec![format!("#check @{name_text}")];
+    trailer_lines.extend(reference.split('\n').map(str::to_string));
+    trailer_lines.push(format!("#guard_expr type_of% @{name_text} =ₛ type_of% @{REFERENCE}"));
+    Ok(Assembled { text, statement_line, proof_start, name: name_text, trailer_lines })
+}
+
+/// Where a position of the assembled text lands for the caller.
+pub enum Place {
+    Proof(Position),
+    Statement(Position),
+    Header,
+}
+
+impl Assembled {
+    pub fn place(&self, p: Position) -> Place {
+        let s = self.proof_start;
+        if (p.line, p.character) >= (s.line, s.character) {
+            let character = if p.line == s.line { p.character - s.character } else { p.character };
+            Place::Proof(Position { line: p.line - s.line, character })
+        } else if p.line >= self.statement_line {
+            Place::Statement(Position { line: p.line - self.statement_line, character: p.character })
+        } else {
+            Place::Header
+        }
+    }
+
+    /// Splits diagnostics (in assembled-text coordinates) into the
+    /// proof's and the statement's (header messages at 0:0, prefixed).
+    pub fn split(&self, diags: Vec<Diagnostic>) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+        let zero = Position { line: 0, character: 0 };
+        let (mut proof, mut stmt) = (vec![], vec![]);
+        for d in diags {
+            match self.place(d.range.start) {
+                Place::Proof(start) => {
+                    let end = match self.place(d.range.end) {
+                        Place::Proof(e) => e,
+                        _ => start,
+                    };
+                    proof.push(Diagnostic { range: Range { start, end }, ..d });
+                }
+                Place::Statement(start) => {
+                    let end = match self.place(d.range.end) {
+                        Place::Statement(e) => e,
+                        _ => start,
+                    };
+                    stmt.push(Diagnostic { range: Range { start, end }, ..d });
+                }
+                Place::Header => stmt.push(Diagnostic {
+                    range: Range { start: zero, end: zero },
+                    message: format!("header: {}", d.message),
+                    ..d
+                }),
+            }
+        }
+        (proof, stmt)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(statement: &str, proof: &str) -> VerifyParams {
+        VerifyParams { header: "import Init\n".into(), statement: statement.into(), proof: proof.into(), timeout_ms: None, timings: false }
+    }
+
+    #[test]
+    fn assembles_and_strips_sorry() {
+        for s in ["theorem t (n : Nat) : n + 0 = n := sorry", "theorem t (n : Nat) : n + 0 = n := by sorry", "theorem t (n : Nat) : n + 0 = n"] {
+            let a = assemble(&params(s, "by\n  simp")).unwrap();
+            assert_eq!(a.text, "import Init\ntheorem t (n : Nat) : n + 0 = n := by\n  simp\n");
+            assert_eq!(a.statement_line, 1);
+            assert_eq!(a.proof_start, Position { line: 1, character: 35 });
+            assert_eq!(a.trailer_lines[1], format!("axiom {REFERENCE} (n : Nat) : n + 0 = n"));
+            assert!(matches!(a.place(Position { line: 2, character: 2 }), Place::Proof(Position { line: 1, character: 2 })));
+            assert!(matches!(a.place(Position { line: 1, character: 36 }), Place::Proof(Position { line: 0, character: 1 })));
+            assert!(matches!(a.place(Position { line: 1, character: 8 }), Place::Statement(Position { line: 0, character: 8 })));
+        }
+    }
+
+    #[test]
+    fn proofs_escaping_their_slot_are_refused() {
+        for p in [
+            "rfl\ntheorem extra : False := sorry",
+            "rfl\naxiom cheat : False",
+            "by\n  simp\nend",
+            "(rfl",
+            "rfl)",
+            "⟨rfl, rfl⟩⟩",
+            "by\n  set_option maxRecDepth 10000 in simp",
+            "by\n  open Nat in simp",
+            "rfl\n#check 1",
+            "rfl\n/-- doc -/\ndef x := 1",
+            "rfl where foo := 1",
+            "rfl\nnamespace X",
+            "",
+        ] {
+            assert!(check_proof(p).is_err(), "{p:?} should be refused");
+        }
+        for p in ["rfl", "by\n  intro n\n  simp [Nat.add_comm] at *", "fun h => ⟨h.1, h.2⟩", "by\n  have h : 1 = 1 := rfl\n  exact h"] {
+            assert!(check_proof(p).is_ok(), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn statements_must_be_one_theorem() {
+        assert!(assemble(&params("def t : Nat", "1")).is_err());
+        assert!(assemble(&params("theorem t : True := trivial", "trivial")).is_err());
+        assert!(assemble(&params("theorem t : True\ntheorem u : False", "trivial")).is_err());
+        assert!(assemble(&params("theorem t (x : Nat := 3) : x = x", "rfl")).is_ok());
+    }
+}
+
+/// Runs an assembled `verify` on `worker` (whose header must be the
+/// assembled text's header key). A timeout is an answer and leaves the
+/// worker dead, as for `check`.
+pub async fn verify_on_with(
+    worker: &mut crate::Worker,
+    params: &VerifyParams,
+    default_timeout: std::time::Duration,
+    policy: &crate::guard::GuardPolicy,
+) -> Result<leanpool_protocol::VerifyResult, crate::WorkerError> {
+    use leanpool_protocol::{CheckResult, CheckStatus, Severity, VerifyResult, VerifyStatus};
+    let started = std::time::Instant::now();
+    let with_time = |mut r: VerifyResult| {
+        if params.timings {
+            r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+        }
+        r
+    };
+    let a = match assemble(params) {
+        Ok(a) => a,
+        Err(reason) => return Ok(with_time(VerifyResult::rejected(reason))),
+    };
+    if let Err(reason) = crate::check::screen_with(&a.text, policy) {
+        return Ok(with_time(VerifyResult::rejected(reason)));
+    }
+    let doc = crate::Document::new(&a.text);
+    if doc.to_caller(Position { line: doc.body_line(), character: 0 }).line != a.statement_line {
+        return Ok(with_time(VerifyResult::rejected(
+            "`header` may hold only header commands (`import`, `open`, `set_option`, `universe`, `namespace`, `section`)",
+        )));
+    }
+    if doc.header != worker.header() {
+        return Err(crate::WorkerError::Protocol(format!(
+            "worker has header {:?}, text needs {:?}",
+            worker.header(),
+            doc.header
+        )));
+    }
+    let timeout = params.timeout_ms.map(std::time::Duration::from_millis).unwrap_or(default_timeout);
+    let first_line = doc.text.matches('\n').count() as u32;
+    let sent = format!("{}{}\n", doc.text, a.trailer_lines.join("\n"));
+    let diags = match worker.elaborate(&sent, timeout).await {
+        Ok(d) => d,
+        Err(crate::WorkerError::Timeout) => return Ok(with_time(VerifyResult::timeout(timeout.as_millis() as u64))),
+        Err(e) => return Err(e),
+    };
+    let (trail, body): (Vec<_>, Vec<_>) = diags.into_iter().partition(|d| d.range.start.line >= first_line);
+    // The trailer: exactly one information message (the `#check`) on its
+    // first line, nothing at all on the others.
+    let check_line: Vec<_> = trail.iter().filter(|d| d.range.start.line == first_line).collect();
+    let present = check_line.len() == 1 && check_line[0].severity == Severity::Information;
+    let same_type = trail.iter().all(|d| d.range.start.line == first_line);
+    let body: Vec<Diagnostic> = body
+        .into_iter()
+        .map(|mut d| {
+            d.range = doc.range_to_caller(d.range);
+            d
+        })
+        .collect();
+    let (proof, mut stmt) = a.split(body);
+    let zero = Position { line: 0, character: 0 };
+    let at_name = Range { start: zero, end: zero };
+    if !present {
+        stmt.push(Diagnostic {
+            severity: Severity::Error,
+            range: at_name,
+            message: format!("leanpool: theorem `{}` is not in Lean's environment after elaboration", a.name),
+        });
+    } else if !same_type {
+        stmt.push(Diagnostic {
+            severity: Severity::Error,
+            range: at_name,
+            message: format!(
+                "leanpool: the elaborated type of `{}` is not syntactically the statement's (or leanpool's check of it did not run as written)",
+                a.name
+            ),
+        });
+    }
+    let proof = CheckResult::from_diagnostics(proof);
+    let stmt = CheckResult::from_diagnostics(stmt);
+    let status = match (proof.status, stmt.status) {
+        (CheckStatus::Error, _) | (_, CheckStatus::Error) => VerifyStatus::Error,
+        (CheckStatus::Sorry, _) | (_, CheckStatus::Sorry) => VerifyStatus::Sorry,
+        _ => VerifyStatus::Proved,
+    };
+    Ok(with_time(VerifyResult {
+        status,
+        diagnostics: proof.diagnostics,
+        statement_diagnostics: stmt.diagnostics,
+        reason: None,
+        elapsed_ms: None,
+    }))
+}
+
+/// The worker header a `verify` request needs (the pool's key), or `None`
+/// when the request is refused before Lean.
+pub fn header_key(params: &VerifyParams) -> Option<String> {
+    assemble(params).ok().map(|a| crate::check::header_key(&a.text))
+}

@@ -1,0 +1,82 @@
+//! `verify`: a proof judged against a fixed statement.
+
+use crate::check::Diagnostic;
+use serde::{Deserialize, Serialize};
+
+/// Parameters of `verify`.
+///
+/// leanpool assembles `header`, then `statement` (with a trailing
+/// `:= sorry` / `:= by sorry` removed) followed by ` := ` and `proof`,
+/// and answers `proved` only if that theorem is in Lean's environment
+/// with exactly the statement's type, with no error and no `sorry`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyParams {
+    /// `import`s and other header commands (`open`, `set_option` ...);
+    /// may be empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub header: String,
+    /// One `theorem NAME binders : type`, with or without `:= sorry` /
+    /// `:= by sorry`.
+    pub statement: String,
+    /// A term or a tactic block (`by ...`): the text after `:=`.
+    pub proof: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Include `elapsed_ms` in the answer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timings: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerifyStatus {
+    /// The theorem exists with exactly the statement's type; no error, no
+    /// `sorry`, no axiom declared.
+    Proved,
+    /// No error, but the proof uses `sorry`.
+    Sorry,
+    Error,
+    Timeout,
+    /// Refused before reaching Lean (see `reason`).
+    Rejected,
+}
+
+/// Result of `verify`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyResult {
+    pub status: VerifyStatus,
+    /// Lean's messages about the proof, positioned in the caller's
+    /// `proof` text (0-based line, UTF-16 column).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Messages about the statement or the header, positioned in the
+    /// caller's `statement` text (header messages at 0:0, prefixed
+    /// `header: `), and leanpool's own verdict errors.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statement_diagnostics: Vec<Diagnostic>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_ms: Option<u64>,
+}
+
+impl VerifyResult {
+    pub fn rejected(reason: impl Into<String>) -> Self {
+        VerifyResult {
+            status: VerifyStatus::Rejected,
+            diagnostics: vec![],
+            statement_diagnostics: vec![],
+            reason: Some(reason.into()),
+            elapsed_ms: None,
+        }
+    }
+
+    pub fn timeout(limit_ms: u64) -> Self {
+        VerifyResult {
+            status: VerifyStatus::Timeout,
+            diagnostics: vec![],
+            statement_diagnostics: vec![],
+            reason: Some(format!("no answer within {limit_ms} ms; the worker was killed")),
+            elapsed_ms: None,
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! `leanpool verify STATEMENT.lean PROOF.lean`: a proof judged against a
+//! fixed statement (locally, or through a daemon with `--socket`).
+
+use crate::cmd::lean_args::{read_text, Via, DEFAULT_TIMEOUT};
+use leanpool_lean::{check::header_key, LeanCommand, Worker, WorkerConfig};
+use leanpool_protocol::{Severity, VerifyParams, VerifyResult, VerifyStatus};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A file holding the statement (`theorem NAME ... : TYPE`, with or
+    /// without `:= sorry`), after any header lines (`import`, `open`, ...).
+    pub statement: PathBuf,
+    /// A file holding the proof: a term or a tactic block (`by ...`).
+    pub proof: PathBuf,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub via: Via,
+}
+
+pub async fn run(args: Args) -> anyhow::Result<i32> {
+    let text = read_text(&args.statement)?;
+    let split = leanpool_lean::split_header(&text);
+    let params = VerifyParams {
+        header: split.header.to_string(),
+        statement: split.body.trim_end().to_string(),
+        proof: read_text(&args.proof)?.trim_end().to_string(),
+        timeout_ms: args.via.timeout_ms,
+        timings: true,
+    };
+    let result = match &args.via.socket {
+        Some(socket) => crate::cmd::remote::verify(socket, params).await?,
+        None => match leanpool_lean::verify::assemble(&params) {
+            Err(reason) => VerifyResult::rejected(reason),
+            Ok(a) => {
+                let command = LeanCommand::detect()?;
+                let mut w = Worker::spawn(&WorkerConfig::new(command), &header_key(&a.text)).await?;
+                let policy = leanpool_lean::guard::GuardPolicy::default();
+                let r = leanpool_lean::verify::verify_on_with(&mut w, &params, DEFAULT_TIMEOUT, &policy).await;
+                w.kill().await;
+                r?
+            }
+        },
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&result)?);
+    } else {
+        for (file, ds) in [(&args.proof, &result.diagnostics), (&args.statement, &result.statement_diagnostics)] {
+            for d in ds {
+                let sev = match d.severity {
+                    Severity::Error => "error",
+                    Severity::Warning => "warning",
+                    Severity::Information => "info",
+                    Severity::Hint => "hint",
+                };
+                println!("{}:{}:{}: {sev}: {}", file.display(), d.range.start.line + 1, d.range.start.character + 1, d.message);
+            }
+        }
+        let status = serde_json::to_value(result.status)?;
+        print!("status: {}", status.as_str().unwrap_or_default());
+        if let Some(reason) = &result.reason {
+            print!(" ({reason})");
+        }
+        println!();
+    }
+    Ok(if result.status == VerifyStatus::Proved { 0 } else { 1 })
+}
