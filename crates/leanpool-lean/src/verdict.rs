@@ -10,12 +10,14 @@
 //! - one `#check @_root_.«A».«x»` per declaration the body introduces
 //!   (found from the guard's token stream: `theorem`, `lemma`, `def`,
 //!   `abbrev`, `instance NAME`, `opaque`, `axiom`, `structure`, `class`,
-//!   `inductive`, with the `namespace`s around them). Lean answers each
+//!   `inductive`, with the `namespace`s around them; an anonymous
+//!   `instance`, like an `example`, is judged from Lean's messages only).
+//!   Lean answers each
 //!   with one information message at that line if the declaration exists
 //!   in its environment, and with an error if it does not;
 //!
 //! and reads the trailer's messages back by position: every trailer line
-//! must carry exactly one information message and nothing else, or the
+//! must carry exactly one information message and no error, or the
 //! answer is `error` (fail closed: a body that swallowed or changed the
 //! trailer, e.g. by ending inside a command, cannot produce that). The
 //! trailer's messages are taken out of the caller's diagnostics.
@@ -199,13 +201,13 @@ pub fn scan(body: &str) -> Result<Scan, (usize, String)> {
                     n.kind == Kind::Ident && !keyword(body, n).is_some_and(|k| COMMAND_WORDS.contains(&k))
                 });
                 let Some(n) = n else {
-                    return Err((
-                        t.start,
-                        format!(
-                            "`{w}` without a name: leanpool checks that every declaration of a body \
-                             exists after elaboration, which needs its name"
-                        ),
-                    ));
+                    // An anonymous `instance` (Lean names it itself): like an
+                    // `example`, judged from Lean's messages only.
+                    if w == "instance" {
+                        i = k;
+                        continue;
+                    }
+                    return Err((t.start, format!("`{w}` without a name leanpool can read")));
                 };
                 let Some(mut comps) = components(&body[n.start..n.end]) else {
                     return Err((n.start, "a declaration name leanpool cannot read".into()));
@@ -271,7 +273,10 @@ pub fn judge(
     for (k, (d, range)) in decls.iter().enumerate() {
         let line = first_line + k as u32;
         let here: Vec<&Diagnostic> = trail.iter().filter(|m| m.range.start.line == line).collect();
-        let present = here.len() == 1 && here[0].severity == Severity::Information;
+        // One information message (`#check`'s answer); a warning (e.g.
+        // the declaration is deprecated) may come with it, an error not.
+        let infos = here.iter().filter(|m| m.severity == Severity::Information).count();
+        let present = infos == 1 && here.iter().all(|m| matches!(m.severity, Severity::Information | Severity::Warning));
         if !present {
             body.push(Diagnostic {
                 severity: Severity::Error,
@@ -343,8 +348,9 @@ mod tests {
     }
 
     #[test]
-    fn anonymous_instance_is_refused() {
-        assert!(scan("instance : Inhabited Nat := ⟨0⟩").is_err());
+    fn anonymous_instances_and_examples_are_not_listed() {
+        assert!(scan("instance : Inhabited Nat := ⟨0⟩").unwrap().declarations.is_empty());
+        assert!(scan("instance (priority := low) : Inhabited Nat := ⟨0⟩").unwrap().declarations.is_empty());
         assert!(scan("example : True := trivial").unwrap().declarations.is_empty());
     }
 
