@@ -79,10 +79,10 @@
 //! - Bugs in Lean itself (kernel soundness bugs, crashes on odd input):
 //!   a crashed worker is replaced; soundness is Lean's.
 //! - Proof *validity* policy: a user `axiom` or `sorry` is elaborated
-//!   normally; `sorry` is reported as status `sorry`, axioms are the
-//!   caller's concern. The guard's share: `#guard_msgs` (which consumes
-//!   the messages a status is read from, e.g. an error or the `sorry`
-//!   warning) and `set_option warn.*` (`warn.sorry false`) are refused.
+//!   normally; the verdict ([`crate::verdict`], after elaboration) reports
+//!   `sorry` and answers `error` for a body that declares an axiom. The
+//!   guard's share: `#guard_msgs` (which consumes the messages a verdict is
+//!   read from) and `set_option warn.*` (`warn.sorry false`) are refused.
 //! - Code in the imported libraries (Mathlib and friends) and in the
 //!   header's `import`s: trusted, installed by the operator.
 //! - New Lean or Mathlib features that execute code through syntax the
