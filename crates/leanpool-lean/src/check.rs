@@ -101,7 +101,8 @@ pub async fn check_on_with(
     let with_time = |r: CheckResult| CheckResult { worker_us, ..with_time(r) };
     match elaborated {
         Ok(diags) => {
-            let (diags, judged) = verdict::judge(diags, first_line, &decls, body_end);
+            let unlisted = policy.verdict.unlisted_axioms.resolve(worker.backend());
+            let (diags, judged) = verdict::judge(diags, first_line, &decls, body_end, &policy.verdict, unlisted);
             let diags = diags
                 .into_iter()
                 .map(|mut d| {
@@ -112,7 +113,7 @@ pub async fn check_on_with(
             let mut r = CheckResult::from_diagnostics(diags);
             r.declarations = judged
                 .into_iter()
-                .map(|j| DeclarationInfo { name: j.name, kind: j.keyword, range: doc.range_to_caller(j.range), present: j.present })
+                .map(|j| DeclarationInfo { name: j.name, kind: j.keyword, range: doc.range_to_caller(j.range), present: j.present, axioms: j.axioms })
                 .collect();
             Ok(with_time(r))
         }

@@ -171,6 +171,11 @@ pub struct GuardPolicy {
     pub extra_attributes: Vec<String>,
     /// `#` commands to allow in addition to `#check`, `#reduce`, `#print`, ...
     pub extra_hash_commands: Vec<String>,
+    /// The verdict's policy (allowed axioms), applied after elaboration
+    /// ([`crate::verdict`]). Not part of the `[guard]` table: the daemon
+    /// fills it from its own `[verdict]` table.
+    #[serde(skip)]
+    pub verdict: crate::verdict::VerdictPolicy,
 }
 
 impl Default for GuardPolicy {
@@ -179,6 +184,7 @@ impl Default for GuardPolicy {
             enabled: true,
             allow_header_options: vec!["maxHeartbeats".to_string()],
             extra_attributes: Vec::new(),
+            verdict: crate::verdict::VerdictPolicy::default(),
             extra_hash_commands: Vec::new(),
         }
     }

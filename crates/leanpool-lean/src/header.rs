@@ -223,6 +223,12 @@ impl Document {
         self.cut
     }
 
+    /// Position in `text` of a byte offset counted from the end of
+    /// `header` (the part of `text` after the canonical import header).
+    pub fn body_offset_position(&self, offset: usize) -> Position {
+        LineIndex::new(&self.text).position(self.header.len() + offset)
+    }
+
     /// Maps a position in `text` to the caller's text.
     pub fn to_caller(&self, pos: Position) -> Position {
         let body_line = self.body_line();

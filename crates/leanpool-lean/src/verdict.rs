@@ -22,18 +22,119 @@
 //! trailer, e.g. by ending inside a command, cannot produce that). The
 //! trailer's messages are taken out of the caller's diagnostics.
 //!
-//! Axioms: a body that declares an `axiom` gets `error` with a diagnostic
-//! naming it at the declaration (every axiom a body declares is one it can
-//! prove anything with). Axioms reached in imported libraries by name are
-//! refused by the guard where Lean's core has them (`Lean.ofReduceBool`,
-//! `Lean.trustCompiler`); `sorryAx` by name gives `sorry`.
+//! - one `set_option pp.fullNames true in #print axioms _root_.«A».«x»` per
+//!   declaration: Lean's own list of the axioms the declaration depends
+//!   on (`'A.x' depends on axioms: [propext, …]` or `… does not depend on
+//!   any axioms`), read back by position like the `#check`s.
 //!
-//! Why not `#print axioms`: Lean 4.28's worker treats the document as a
-//! `module`, where `#print axioms` is disabled ("cannot use `#print axioms`
-//! in a `module`"); seen on the WASM build this repository tests with.
+//! Axioms ([`VerdictPolicy`]): every axiom listed must be in
+//! `allowed_axioms` (default `propext`, `Classical.choice`, `Quot.sound`);
+//! `sorryAx` makes the answer `sorry` (never `ok`), any other axiom adds an
+//! error diagnostic naming it at the declaration. A body that declares an
+//! `axiom` is `error` whatever it is used for.
+//!
+//! Where Lean refuses `#print axioms` ("cannot use `#print axioms` in a
+//! `module`": the WASM build imports every library at the `exported` level
+//! and elaborates every file as a `module`), the declaration's axioms are
+//! *unlisted* (`axioms: null` in the answer). `unlisted_axioms = "error"`
+//! makes that an error; `"allow"` accepts it; the default `"auto"` is
+//! `error` on the native backend (the deployment, where the listing works)
+//! and `allow` on WASM (the test backend of this repository, where it never
+//! can), and `status`/`doctor` report which applies.
 
 use crate::guard::lexer::{self, Kind, Token};
+use crate::backend::BackendKind;
 use leanpool_protocol::{Diagnostic, Position, Range, Severity};
+use serde::{Deserialize, Serialize};
+
+/// The start of Lean's refusal of `#print axioms` in a `module`.
+pub const MODULE_REFUSAL: &str = "cannot use `#print axioms` in a `module`";
+
+/// What to do with a declaration whose axioms Lean would not list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnlistedAxioms {
+    /// `error` on the native backend, `allow` on WASM (see the module docs).
+    #[default]
+    Auto,
+    /// An unlisted declaration makes the answer `error` (fail closed).
+    Error,
+    /// Accepted; the declaration reports `axioms: null`.
+    Allow,
+}
+
+impl UnlistedAxioms {
+    /// `Error` or `Allow` for a backend.
+    pub fn resolve(self, backend: BackendKind) -> UnlistedAxioms {
+        match (self, backend) {
+            (UnlistedAxioms::Auto, BackendKind::Native) => UnlistedAxioms::Error,
+            (UnlistedAxioms::Auto, BackendKind::Wasm) => UnlistedAxioms::Allow,
+            (other, _) => other,
+        }
+    }
+
+    /// `error`, `allow` or `auto`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnlistedAxioms::Auto => "auto",
+            UnlistedAxioms::Error => "error",
+            UnlistedAxioms::Allow => "allow",
+        }
+    }
+}
+
+/// The daemon's `[verdict]` table: which axioms an `ok` may rest on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct VerdictPolicy {
+    /// Axioms a declaration may depend on and still be `ok`/`proved`.
+    pub allowed_axioms: Vec<String>,
+    /// What a declaration whose axioms Lean did not list gives.
+    pub unlisted_axioms: UnlistedAxioms,
+}
+
+impl Default for VerdictPolicy {
+    fn default() -> Self {
+        VerdictPolicy {
+            allowed_axioms: ["propext", "Classical.choice", "Quot.sound"].map(String::from).to_vec(),
+            unlisted_axioms: UnlistedAxioms::Auto,
+        }
+    }
+}
+
+/// Reads Lean's answer to `#print axioms`: `Some(list)` for
+/// `'X' depends on axioms: [a, b]` / `'X' does not depend on any axioms`.
+pub fn parse_axioms(message: &str) -> Option<Vec<String>> {
+    let m = message.trim();
+    if m.starts_with('\'') && m.ends_with("' does not depend on any axioms") {
+        return Some(vec![]);
+    }
+    let at = m.rfind("' depends on axioms: [")?;
+    if !m.starts_with('\'') || !m.ends_with(']') {
+        return None;
+    }
+    let list = &m[at + "' depends on axioms: [".len()..m.len() - 1];
+    // Split on commas outside `«»`; Lean may break a long list over lines.
+    let (mut out, mut cur, mut depth) = (Vec::new(), String::new(), 0usize);
+    for c in list.chars() {
+        match c {
+            '«' => depth += 1,
+            '»' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    out.push(cur);
+    let out: Vec<String> = out.into_iter().map(|a| a.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
+    if out.iter().any(|a| a.is_empty() || a.contains(' ') && !a.contains('«')) {
+        return None;
+    }
+    Some(out)
+}
 
 /// Words after which the next identifier names a new declaration.
 const DECL_WORDS: &[&str] =
@@ -67,8 +168,13 @@ impl Declaration {
 
     /// The fully qualified reference leanpool writes in its trailer.
     fn reference(&self) -> String {
+        format!("@{}", self.axioms_reference())
+    }
+
+    /// `_root_.«A».«x»` (what `#print axioms` takes: no `@`).
+    fn axioms_reference(&self) -> String {
         let parts: Vec<String> = self.name.iter().map(|c| format!("«{c}»")).collect();
-        format!("@_root_.{}", parts.join("."))
+        format!("_root_.{}", parts.join("."))
     }
 }
 
@@ -241,9 +347,13 @@ pub fn trailer(body: &str, scan: &Scan) -> String {
     }
     for d in &scan.declarations {
         t.push_str(&format!("#check {}\n", d.reference()));
+        t.push_str(&format!("set_option pp.fullNames true in #print axioms {}\n", d.axioms_reference()));
     }
     t
 }
+
+/// Lines the trailer uses per declaration.
+pub const LINES_PER_DECLARATION: u32 = 2;
 
 /// A declaration as the answer reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,62 +363,117 @@ pub struct Judged {
     /// The name's range in the document.
     pub range: Range,
     pub present: bool,
+    /// Lean's list of its axioms; `None` when Lean did not list them.
+    pub axioms: Option<Vec<String>>,
 }
 
 /// Splits the document's diagnostics into the body's (returned) and the
-/// trailer's (judged): every trailer line (document lines from
-/// `first_line` on, one per declaration) must carry exactly one
-/// information message and nothing else. Adds an error diagnostic (in
-/// document coordinates, at the declaration's name) for every declaration
-/// that is not present, and one at `body_end` if the trailer's messages
-/// are not exactly where leanpool put them.
+/// trailer's (judged). Per declaration `k` the trailer has two lines from
+/// `first_line + 2k`: the `#check` must carry exactly one information
+/// message (a warning may come with it, an error not), the `#print axioms`
+/// exactly one message: Lean's list, or its refusal in a `module`. Adds
+/// error diagnostics (in document coordinates, at the declaration's name)
+/// for a declaration that is not present, that is an `axiom`, that
+/// depends on an axiom not allowed, or whose axioms were not listed under
+/// `unlisted = Error`; a warning for `sorryAx` when Lean's own sorry
+/// warning is missing; and one error at `body_end` if the trailer's
+/// messages are not exactly where leanpool put them.
 pub fn judge(
     diags: Vec<Diagnostic>,
     first_line: u32,
     decls: &[(Declaration, Range)],
     body_end: Position,
+    policy: &VerdictPolicy,
+    unlisted: UnlistedAxioms,
 ) -> (Vec<Diagnostic>, Vec<Judged>) {
     let (trail, mut body): (Vec<_>, Vec<_>) = diags.into_iter().partition(|d| d.range.start.line >= first_line);
     let mut judged = Vec::new();
+    let mut trailer_broken = false;
+    let error = |range: Range, message: String| Diagnostic { severity: Severity::Error, range, message };
     for (k, (d, range)) in decls.iter().enumerate() {
-        let line = first_line + k as u32;
+        let line = first_line + LINES_PER_DECLARATION * k as u32;
         let here: Vec<&Diagnostic> = trail.iter().filter(|m| m.range.start.line == line).collect();
-        // One information message (`#check`'s answer); a warning (e.g.
-        // the declaration is deprecated) may come with it, an error not.
         let infos = here.iter().filter(|m| m.severity == Severity::Information).count();
         let present = infos == 1 && here.iter().all(|m| matches!(m.severity, Severity::Information | Severity::Warning));
         if !present {
-            body.push(Diagnostic {
-                severity: Severity::Error,
-                range: *range,
-                message: format!(
+            body.push(error(
+                *range,
+                format!(
                     "leanpool: `{}` is not in Lean's environment after elaboration (the {} failed or never ran)",
                     d.display(),
                     d.keyword
                 ),
-            });
+            ));
         }
-        judged.push(Judged { name: d.display(), keyword: d.keyword.clone(), range: *range, present });
+        let listing: Vec<&Diagnostic> = trail.iter().filter(|m| m.range.start.line == line + 1).collect();
+        let axioms = match listing.as_slice() {
+            [m] if m.severity == Severity::Information => match parse_axioms(&m.message) {
+                Some(list) => Some(list),
+                None => {
+                    trailer_broken = true;
+                    None
+                }
+            },
+            [m] if m.severity == Severity::Error && m.message.starts_with(MODULE_REFUSAL) => None,
+            // Absent declarations make `#print axioms` fail too.
+            _ if !present => None,
+            _ => {
+                trailer_broken = true;
+                None
+            }
+        };
         if d.keyword == "axiom" {
-            body.push(Diagnostic {
-                severity: Severity::Error,
-                range: *range,
-                message: format!(
+            body.push(error(
+                *range,
+                format!(
                     "leanpool: axiom `{}` is declared here; a body may not add axioms (anything can be proved from them)",
                     d.display()
                 ),
-            });
+            ));
         }
+        match &axioms {
+            Some(list) => {
+                for a in list {
+                    if a == "sorryAx" {
+                        if !body.iter().any(leanpool_protocol::is_sorry_warning) {
+                            body.push(Diagnostic {
+                                severity: Severity::Warning,
+                                range: *range,
+                                message: format!("leanpool: `{}` depends on `sorryAx`: declaration uses 'sorry'", d.display()),
+                            });
+                        }
+                    } else if !policy.allowed_axioms.iter().any(|x| x == a) {
+                        body.push(error(
+                            *range,
+                            format!(
+                                "leanpool: `{}` depends on axiom `{a}`, which is not allowed (allowed: {})",
+                                d.display(),
+                                policy.allowed_axioms.join(", ")
+                            ),
+                        ));
+                    }
+                }
+            }
+            None if present && unlisted == UnlistedAxioms::Error => body.push(error(
+                *range,
+                format!(
+                    "leanpool: Lean did not list the axioms of `{}` (`#print axioms` refused: the worker runs the document as a `module`); \
+                     `[verdict] unlisted_axioms` is `error`",
+                    d.display()
+                ),
+            )),
+            None => {}
+        }
+        judged.push(Judged { name: d.display(), keyword: d.keyword.clone(), range: *range, present, axioms });
     }
-    let expected = first_line + decls.len() as u32;
-    if trail.iter().any(|m| m.range.start.line >= expected) {
-        body.push(Diagnostic {
-            severity: Severity::Error,
-            range: Range { start: body_end, end: body_end },
-            message: "leanpool: its own checks after the body did not run as written (the body's end changed \
-                      how Lean read them); no verdict"
+    let expected = first_line + LINES_PER_DECLARATION * decls.len() as u32;
+    if trailer_broken || trail.iter().any(|m| m.range.start.line >= expected) {
+        body.push(error(
+            Range { start: body_end, end: body_end },
+            "leanpool: its own checks after the body did not run as written (the body's end changed \
+             how Lean read them); no verdict"
                 .into(),
-        });
+        ));
     }
     (body, judged)
 }
@@ -357,7 +522,10 @@ mod tests {
     #[test]
     fn trailer_references_are_absolute() {
         let s = scan("namespace A\ntheorem t : True := trivial\nend A").unwrap();
-        assert_eq!(trailer("namespace A\ntheorem t : True := trivial\nend A", &s), "\n#check @_root_.«A».«t»\n");
+        assert_eq!(
+            trailer("namespace A\ntheorem t : True := trivial\nend A", &s),
+            "\n#check @_root_.«A».«t»\nset_option pp.fullNames true in #print axioms _root_.«A».«t»\n"
+        );
     }
 
     fn diag(sev: Severity, line: u32, msg: &str) -> Diagnostic {
@@ -365,25 +533,74 @@ mod tests {
         Diagnostic { severity: sev, range: Range { start: p, end: p }, message: msg.into() }
     }
 
+    const LISTED: &str = "'a' depends on axioms: [propext]";
+
+    fn run(diags: Vec<Diagnostic>, unlisted: UnlistedAxioms) -> (Vec<Diagnostic>, Vec<Judged>) {
+        let s = scan("theorem a : True := trivial\ntheorem b : True := trivial\n").unwrap();
+        let zero = Position { line: 0, character: 0 };
+        let decls: Vec<_> = s.declarations.iter().map(|d| (d.clone(), Range { start: zero, end: zero })).collect();
+        judge(diags, 2, &decls, Position { line: 2, character: 0 }, &VerdictPolicy::default(), unlisted)
+    }
+
     #[test]
     fn judge_requires_one_info_per_trailer_line() {
-        let s = scan("theorem a : True := trivial\ntheorem b : True := trivial\n").unwrap();
-        let decls: Vec<_> = s.declarations.iter().map(|d| (d.clone(), Range { start: Position { line: 0, character: 0 }, end: Position { line: 0, character: 0 } })).collect();
-        let end = Position { line: 2, character: 0 };
-        let ok = vec![diag(Severity::Information, 2, "a : True"), diag(Severity::Information, 3, "b : True")];
-        let (body, j) = judge(ok, 2, &decls, end);
+        use Severity::*;
+        let ok = vec![diag(Information, 2, "a : True"), diag(Information, 3, LISTED), diag(Information, 4, "b : True"), diag(Information, 5, "'b' does not depend on any axioms")];
+        let (body, j) = run(ok, UnlistedAxioms::Error);
         assert!(body.is_empty() && j.iter().all(|j| j.present));
-        let missing = vec![diag(Severity::Information, 2, "a : True"), diag(Severity::Error, 3, "unknown constant")];
-        let (body, j) = judge(missing, 2, &decls, end);
-        assert!(!j[1].present && body.len() == 1 && body[0].message.contains("`b`"));
-        let extra = vec![
-            diag(Severity::Information, 2, "a : True"),
-            diag(Severity::Information, 3, "b : True"),
-            diag(Severity::Error, 4, "unexpected end"),
+        assert_eq!(j[0].axioms, Some(vec!["propext".to_string()]));
+        assert_eq!(j[1].axioms, Some(vec![]));
+        let missing = vec![diag(Information, 2, "a : True"), diag(Information, 3, LISTED), diag(Error, 4, "unknown constant"), diag(Error, 5, "unknown constant")];
+        let (body, j) = run(missing, UnlistedAxioms::Error);
+        assert!(!j[1].present && body.len() == 1 && body[0].message.contains("`b`"), "{body:?}");
+        let extra = vec![diag(Information, 2, "a"), diag(Information, 3, LISTED), diag(Information, 4, "b"), diag(Information, 5, LISTED), diag(Error, 6, "unexpected end")];
+        assert!(run(extra, UnlistedAxioms::Error).0.iter().any(|d| d.message.contains("no verdict")));
+        let doubled = vec![diag(Information, 2, "a"), diag(Information, 2, "forged"), diag(Information, 3, LISTED), diag(Information, 4, "b"), diag(Information, 5, LISTED)];
+        assert!(!run(doubled, UnlistedAxioms::Error).1[0].present);
+    }
+
+    #[test]
+    fn axioms_not_allowed_sorry_and_unlisted() {
+        use Severity::*;
+        let cheat = vec![
+            diag(Information, 2, "a"),
+            diag(Information, 3, "'a' depends on axioms: [propext, Classical.choice, Lean.ofReduceBool]"),
+            diag(Information, 4, "b"),
+            diag(Information, 5, "'b' depends on axioms: [sorryAx]"),
         ];
-        assert!(judge(extra, 2, &decls, end).0.iter().any(|d| d.message.contains("no verdict")));
-        let doubled = vec![diag(Severity::Information, 2, "a : True"), diag(Severity::Information, 2, "forged"), diag(Severity::Information, 3, "b")];
-        let (_, j) = judge(doubled, 2, &decls, end);
-        assert!(!j[0].present);
+        let (body, j) = run(cheat, UnlistedAxioms::Error);
+        let r = leanpool_protocol::CheckResult::from_diagnostics(body.clone());
+        assert_eq!(r.status, leanpool_protocol::CheckStatus::Error);
+        assert!(body.iter().any(|d| d.severity == Error && d.message.contains("`Lean.ofReduceBool`")), "{body:?}");
+        assert!(body.iter().any(leanpool_protocol::is_sorry_warning));
+        assert_eq!(j[1].axioms.as_deref(), Some(&["sorryAx".to_string()][..]));
+        let refused = "cannot use `#print axioms` in a `module`; consider temporarily removing the `module` header or placing the command in a separate file";
+        let module = vec![diag(Information, 2, "a"), diag(Error, 3, refused), diag(Information, 4, "b"), diag(Error, 5, refused)];
+        let (body, j) = run(module.clone(), UnlistedAxioms::Allow);
+        assert!(body.is_empty() && j.iter().all(|j| j.present && j.axioms.is_none()));
+        let (body, _) = run(module, UnlistedAxioms::Error);
+        assert_eq!(body.len(), 2);
+        // A listing leanpool cannot read, or a second message on the line: no verdict.
+        let odd = vec![diag(Information, 2, "a"), diag(Information, 3, "'a' depends on axioms: propext"), diag(Information, 4, "b"), diag(Information, 5, LISTED)];
+        assert!(run(odd, UnlistedAxioms::Allow).0.iter().any(|d| d.message.contains("no verdict")));
+    }
+
+    #[test]
+    fn axiom_lists_as_lean_prints_them() {
+        assert_eq!(parse_axioms("'x' does not depend on any axioms"), Some(vec![]));
+        assert_eq!(
+            parse_axioms("'A.x' depends on axioms: [propext,\n  Classical.choice, Quot.sound]"),
+            Some(vec!["propext".into(), "Classical.choice".into(), "Quot.sound".into()])
+        );
+        assert_eq!(parse_axioms("'x' depends on axioms: [«a, b»]"), Some(vec!["«a, b»".into()]));
+        assert_eq!(parse_axioms("x : Nat"), None);
+        assert_eq!(parse_axioms("'x' depends on axioms: [a b]"), None);
+    }
+
+    #[test]
+    fn unlisted_auto_is_fail_closed_natively() {
+        assert_eq!(UnlistedAxioms::Auto.resolve(BackendKind::Native), UnlistedAxioms::Error);
+        assert_eq!(UnlistedAxioms::Auto.resolve(BackendKind::Wasm), UnlistedAxioms::Allow);
+        assert_eq!(UnlistedAxioms::Allow.resolve(BackendKind::Native), UnlistedAxioms::Allow);
     }
 }

@@ -39,6 +39,8 @@ pub struct Assembled {
     pub proof_start: Position,
     /// The theorem's name as written.
     pub name: String,
+    /// Where the name starts in `text`.
+    pub name_position: Position,
     /// leanpool's trailer after the body: `#check`, the reference axiom,
     /// `#guard_expr`; and the line (relative to the trailer's first line)
     /// of each of the three.
@@ -151,8 +153,44 @@ fn statement_parts(statement: &str) -> Result<(&str, std::ops::Range<usize>), St
     Ok((&statement[..last.end], name.start..name.end))
 }
 
+/// Header words a `verify` header may use besides comments and options'
+/// values: it sets the scene for the statement and declares nothing.
+const HEADER_WORDS: &[&str] =
+    &["import", "open", "set_option", "universe", "universes", "namespace", "section", "end", "variable", "noncomputable", "scoped", "in"];
+
+/// Checks the `header` of a `verify` request: import/open/set_option/
+/// universe/namespace/section/variable commands only (no declaration,
+/// no `#` command), so nothing but the statement and the proof can add to
+/// the environment.
+pub fn check_header(header: &str) -> Result<(), String> {
+    let toks = lexer::tokenize(header).map_err(|e| format!("`header` cannot be read as Lean reads it: {}", e.reason))?;
+    for t in &toks {
+        if t.kind == Kind::HashCmd {
+            return Err(format!("`header` may not hold `{}`: header commands only", t.text));
+        }
+        if let Some(k) = keyword(header, t).filter(|k| PROOF_DENY.contains(k) && !HEADER_WORDS.contains(k)) {
+            return Err(format!(
+                "`header` may hold only header commands (`import`, `open`, `set_option`, `universe`, `namespace`, `section`, `variable`), found `{k}`"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Splits a statement file (the CLI's) into the header and the statement:
+/// the statement starts at the first `theorem` or `lemma` keyword.
+pub fn split_statement_file(text: &str) -> Result<(String, String), String> {
+    let toks = lexer::tokenize(text).map_err(|e| format!("the statement file cannot be read as Lean reads it: {}", e.reason))?;
+    let t = toks
+        .iter()
+        .find(|t| matches!(keyword(text, t), Some("theorem" | "lemma")))
+        .ok_or("the statement file holds no `theorem`")?;
+    Ok((text[..t.start].to_string(), text[t.start..].trim_end().to_string()))
+}
+
 /// Assembles the request, or refuses it.
 pub fn assemble(p: &VerifyParams) -> Result<Assembled, String> {
+    check_header(&p.header)?;
     check_proof(&p.proof)?;
     let (stmt, name) = statement_parts(&p.statement)?;
     let mut text = p.header.clone();
@@ -160,6 +198,7 @@ pub fn assemble(p: &VerifyParams) -> Result<Assembled, String> {
         text.push('\n');
     }
     let statement_line = text.matches('\n').count() as u32;
+    let statement_start = text.len();
     text.push_str(stmt);
     text.push_str(" := ");
     let proof_start = LineIndex::new(&text).position(text.len());
@@ -168,10 +207,15 @@ pub fn assemble(p: &VerifyParams) -> Result<Assembled, String> {
     let name_text = p.statement[name.clone()].to_string();
     let rest = &stmt[name.end..];
     let reference = format!("axiom {REFERENCE}{rest}");
-    let mut trailer_lines = vec![format!("#check @{name_text}")];
+    let name_position = {
+        let at = LineIndex::new(&text).position(statement_start + name.start);
+        at
+    };
+    let mut trailer_lines =
+        vec![format!("#check @{name_text}"), format!("set_option pp.fullNames true in #print axioms {name_text}")];
     trailer_lines.extend(reference.split('\n').map(str::to_string));
     trailer_lines.push(format!("#guard_expr type_of% @{name_text} =ₛ type_of% @{REFERENCE}"));
-    Ok(Assembled { text, statement_line, proof_start, name: name_text, trailer_lines })
+    Ok(Assembled { text, statement_line, proof_start, name: name_text, name_position, trailer_lines })
 }
 
 /// Where a position of the assembled text lands for the caller.
@@ -241,7 +285,9 @@ mod tests {
             assert_eq!(a.text, "import Init\ntheorem t (n : Nat) : n + 0 = n := by\n  simp\n");
             assert_eq!(a.statement_line, 1);
             assert_eq!(a.proof_start, Position { line: 1, character: 35 });
-            assert_eq!(a.trailer_lines[1], format!("axiom {REFERENCE} (n : Nat) : n + 0 = n"));
+            assert_eq!(a.trailer_lines[1], "set_option pp.fullNames true in #print axioms t");
+            assert_eq!(a.trailer_lines[2], format!("axiom {REFERENCE} (n : Nat) : n + 0 = n"));
+            assert_eq!(a.name_position, Position { line: 1, character: 8 });
             assert!(matches!(a.place(Position { line: 2, character: 2 }), Place::Proof(Position { line: 1, character: 2 })));
             assert!(matches!(a.place(Position { line: 1, character: 36 }), Place::Proof(Position { line: 0, character: 1 })));
             assert!(matches!(a.place(Position { line: 1, character: 8 }), Place::Statement(Position { line: 0, character: 8 })));
@@ -279,6 +325,37 @@ mod tests {
         assert!(assemble(&params("theorem t : True\ntheorem u : False", "trivial")).is_err());
         assert!(assemble(&params("theorem t (x : Nat := 3) : x = x", "rfl")).is_ok());
     }
+
+    #[test]
+    fn headers_declaring_things_are_refused() {
+        let with = |h: &str| VerifyParams { header: h.into(), ..params("theorem t : True", "trivial") };
+        for h in ["import Init
+axiom cheat : False
+", "import Init
+#eval 1
+", "theorem x : True := trivial
+", "instance : Inhabited Nat := ⟨0⟩
+", "attribute [simp] Nat.add_comm
+"] {
+            assert!(assemble(&with(h)).is_err(), "{h:?} should be refused");
+        }
+        for h in ["import Init
+open Nat
+set_option maxHeartbeats 400000
+", "open scoped Nat in
+", "universe u
+variable (n : Nat)
+namespace A
+"] {
+            assert!(assemble(&with(h)).is_ok(), "{h:?}");
+        }
+        let (h, st) = split_statement_file("import Init
+open Nat
+-- theorem no
+theorem t : True := sorry
+").unwrap();
+        assert_eq!((h.as_str(), st.as_str()), ("import Init\nopen Nat\n-- theorem no\n", "theorem t : True := sorry"));
+    }
 }
 
 /// Runs an assembled `verify` on `worker` (whose header must be the
@@ -290,6 +367,7 @@ pub async fn verify_on_with(
     default_timeout: std::time::Duration,
     policy: &crate::guard::GuardPolicy,
 ) -> Result<leanpool_protocol::VerifyResult, crate::WorkerError> {
+    use crate::verdict::{self, Declaration};
     use leanpool_protocol::{CheckResult, CheckStatus, Severity, VerifyResult, VerifyStatus};
     let started = std::time::Instant::now();
     let with_time = |mut r: VerifyResult| {
@@ -305,14 +383,12 @@ pub async fn verify_on_with(
     if let Err(reason) = crate::check::screen_with(&a.text, policy) {
         return Ok(with_time(VerifyResult::rejected(reason)));
     }
-    let doc = crate::Document::new(&a.text);
-    if doc.to_caller(Position { line: doc.body_line(), character: 0 }).line != a.statement_line {
-        return Ok(with_time(VerifyResult::rejected(
-            "`header` may hold only header commands (`import`, `open`, `set_option`, `universe`, `namespace`, `section`)",
-        )));
-    }
+    let doc = match crate::Document::new(&a.text) {
+        Ok(doc) => doc,
+        Err(e) => return Ok(with_time(VerifyResult::rejected(e.to_string()))),
+    };
     if doc.header != worker.header() {
-        return Err(crate::WorkerError::Protocol(format!(
+        return Err(crate::WorkerError::Internal(format!(
             "worker has header {:?}, text needs {:?}",
             worker.header(),
             doc.header
@@ -326,12 +402,18 @@ pub async fn verify_on_with(
         Err(crate::WorkerError::Timeout) => return Ok(with_time(VerifyResult::timeout(timeout.as_millis() as u64))),
         Err(e) => return Err(e),
     };
-    let (trail, body): (Vec<_>, Vec<_>) = diags.into_iter().partition(|d| d.range.start.line >= first_line);
-    // The trailer: exactly one information message (the `#check`) on its
-    // first line, nothing at all on the others.
-    let check_line: Vec<_> = trail.iter().filter(|d| d.range.start.line == first_line).collect();
-    let present = check_line.len() == 1 && check_line[0].severity == Severity::Information;
-    let same_type = trail.iter().all(|d| d.range.start.line == first_line);
+    // Trailer lines 0-1 (`#check`, `#print axioms`) are judged like a
+    // `check` declaration's; the reference axiom and `#guard_expr` after
+    // them must say nothing at all.
+    let judged_end = first_line + verdict::LINES_PER_DECLARATION;
+    let (rest, diags): (Vec<_>, Vec<_>) = diags.into_iter().partition(|d| d.range.start.line >= judged_end);
+    let name_at = doc.from_caller(a.name_position).unwrap_or(a.name_position);
+    let name_range = Range { start: name_at, end: name_at };
+    let decl = Declaration { name: vec![a.name.clone()], keyword: "theorem".into(), start: 0, end: 0 };
+    let end = Position { line: first_line, character: 0 };
+    let unlisted = policy.verdict.unlisted_axioms.resolve(worker.backend());
+    let (body, judged) = verdict::judge(diags, first_line, &[(decl, name_range)], end, &policy.verdict, unlisted);
+    let judged = judged.into_iter().next().expect("one declaration judged");
     let body: Vec<Diagnostic> = body
         .into_iter()
         .map(|mut d| {
@@ -340,18 +422,11 @@ pub async fn verify_on_with(
         })
         .collect();
     let (proof, mut stmt) = a.split(body);
-    let zero = Position { line: 0, character: 0 };
-    let at_name = Range { start: zero, end: zero };
-    if !present {
+    if judged.present && !rest.is_empty() {
+        let at = Position { line: 0, character: 0 };
         stmt.push(Diagnostic {
             severity: Severity::Error,
-            range: at_name,
-            message: format!("leanpool: theorem `{}` is not in Lean's environment after elaboration", a.name),
-        });
-    } else if !same_type {
-        stmt.push(Diagnostic {
-            severity: Severity::Error,
-            range: at_name,
+            range: Range { start: at, end: at },
             message: format!(
                 "leanpool: the elaborated type of `{}` is not syntactically the statement's (or leanpool's check of it did not run as written)",
                 a.name
@@ -370,6 +445,7 @@ pub async fn verify_on_with(
         diagnostics: proof.diagnostics,
         statement_diagnostics: stmt.diagnostics,
         reason: None,
+        axioms: judged.axioms,
         elapsed_ms: None,
     }))
 }

@@ -175,6 +175,8 @@ pub struct Worker {
     reaped: bool,
     /// Its private temp dir goes with the worker.
     sandbox: Sandbox,
+    /// Native or WASM (the verdict's default for unlisted axioms).
+    backend: crate::backend::BackendKind,
 }
 
 impl Worker {
@@ -218,6 +220,7 @@ impl Worker {
             rpc_refs_released: 0,
             reaped: false,
             sandbox,
+            backend: cfg.command.backend,
         };
         let deadline = TokioInstant::now() + cfg.start_timeout;
         match w.start(deadline, cfg.warmup.as_deref()).await {
@@ -438,6 +441,11 @@ impl Worker {
 
     pub fn header(&self) -> &str {
         &self.header
+    }
+
+    /// Native or WASM.
+    pub fn backend(&self) -> crate::backend::BackendKind {
+        self.backend
     }
 
     /// The worker's private, writable temp dir (`None` with the sandbox off).

@@ -64,6 +64,11 @@ pub struct DeclarationInfo {
     /// Whether Lean's environment holds it after elaboration. A `false`
     /// here always comes with an error diagnostic and status `error`.
     pub present: bool,
+    /// The axioms it depends on, as Lean's `#print axioms` lists them;
+    /// `null` when Lean did not list them (see "Verdicts" in
+    /// docs/protocol.md: the WASM backend runs documents as modules).
+    #[serde(default)]
+    pub axioms: Option<Vec<String>>,
 }
 
 /// Parameters of `check`.

@@ -55,6 +55,11 @@ pub struct VerifyResult {
     pub statement_diagnostics: Vec<Diagnostic>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The axioms the theorem depends on, as Lean's `#print axioms` lists
+    /// them (present when Lean elaborated the request and listed them;
+    /// absent when it did not, see "Verdicts" in docs/protocol.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axioms: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_ms: Option<u64>,
 }
@@ -66,6 +71,7 @@ impl VerifyResult {
             diagnostics: vec![],
             statement_diagnostics: vec![],
             reason: Some(reason.into()),
+            axioms: None,
             elapsed_ms: None,
         }
     }
@@ -76,6 +82,7 @@ impl VerifyResult {
             diagnostics: vec![],
             statement_diagnostics: vec![],
             reason: Some(format!("no answer within {limit_ms} ms; the worker was killed")),
+            axioms: None,
             elapsed_ms: None,
         }
     }

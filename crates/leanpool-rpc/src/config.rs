@@ -48,6 +48,9 @@ pub struct DaemonConfig {
     pub guard: GuardPolicy,
     /// `[sandbox]`: the workers' OS sandbox (`mode`, extra `read` paths).
     pub sandbox: SandboxConfig,
+    /// `[verdict]`: which axioms an `ok`/`proved` may rest on
+    /// (`allowed_axioms`, `unlisted_axioms`).
+    pub verdict: leanpool_pool::VerdictPolicy,
 }
 
 impl Default for DaemonConfig {
@@ -66,6 +69,7 @@ impl Default for DaemonConfig {
             pool: PoolConfig::default(),
             guard: GuardPolicy::default(),
             sandbox: SandboxConfig::default(),
+            verdict: Default::default(),
         }
     }
 }
@@ -116,7 +120,8 @@ impl DaemonConfig {
     /// `[pool]` with the top-level `[guard]` and `[sandbox]` tables in it:
     /// what `Pool::new` takes.
     pub fn pool_config(&self) -> PoolConfig {
-        PoolConfig { guard: self.guard.clone(), sandbox: self.sandbox.clone(), ..self.pool.clone() }
+        let guard = GuardPolicy { verdict: self.verdict.clone(), ..self.guard.clone() };
+        PoolConfig { guard, sandbox: self.sandbox.clone(), ..self.pool.clone() }
     }
 
     pub fn gted_limits(&self) -> GtedLimits {
@@ -187,6 +192,12 @@ mod tests {
         assert!(!p.guard.enabled);
         assert_eq!(p.sandbox.mode, SandboxMode::BestEffort);
         assert_eq!(p.sandbox.read, [std::path::PathBuf::from("/opt/x")]);
+        let c = load("d.toml", "[verdict]\nallowed_axioms = [\"propext\"]\nunlisted_axioms = \"error\"\n").unwrap();
+        let p = c.pool_config();
+        assert_eq!(p.guard.verdict.allowed_axioms, ["propext"]);
+        assert_eq!(p.guard.verdict.unlisted_axioms, leanpool_pool::UnlistedAxioms::Error);
+        assert!(load("d.toml", "[verdict]\nunlisted_axioms = \"maybe\"\n").is_err());
+        assert!(load("d.toml", "[verdict]\nallowed = []\n").is_err());
         let c = load("d.toml", "[sandbox]\nmode = \"off\"\n").unwrap();
         assert_eq!(c.pool_config().sandbox.mode, SandboxMode::Off);
         assert!(load("d.toml", "[sandbox]\nmode = \"sometimes\"\n").is_err());

@@ -22,10 +22,10 @@ pub struct Args {
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
     let text = read_text(&args.statement)?;
-    let split = leanpool_lean::split_header(&text);
+    let (header, statement) = leanpool_lean::verify::split_statement_file(&text).map_err(anyhow::Error::msg)?;
     let params = VerifyParams {
-        header: split.header.to_string(),
-        statement: split.body.trim_end().to_string(),
+        header,
+        statement,
         proof: read_text(&args.proof)?.trim_end().to_string(),
         timeout_ms: args.via.timeout_ms,
         timings: true,
