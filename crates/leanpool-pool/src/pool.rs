@@ -213,6 +213,11 @@ impl Pool {
         Ok(())
     }
 
+    /// The verdict policy requests are judged by (`[verdict]`).
+    pub fn verdict_policy(&self) -> &crate::VerdictPolicy {
+        &self.inner.cfg.guard.verdict
+    }
+
     pub fn status(&self) -> PoolStatus {
         let inner = &self.inner;
         let mut keys: Vec<KeyStatus> = inner

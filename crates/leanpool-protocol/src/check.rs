@@ -65,9 +65,9 @@ pub struct DeclarationInfo {
     /// here always comes with an error diagnostic and status `error`.
     pub present: bool,
     /// The axioms it depends on, as Lean's `#print axioms` lists them;
-    /// `null` when Lean did not list them (see "Verdicts" in
+    /// absent when Lean did not list them (see "Verdicts" in
     /// docs/protocol.md: the WASM backend runs documents as modules).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub axioms: Option<Vec<String>>,
 }
 

@@ -62,6 +62,34 @@ pub struct DaemonStatus {
     pub uptime_ms: u64,
     pub socket: String,
     pub backend: BackendInfo,
+    /// The verdict policy in force (`[verdict]`), so a scorer can record
+    /// what an `ok` rested on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<VerdictInfo>,
+}
+
+/// `status`' report of the verdict policy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerdictInfo {
+    /// Axioms an `ok`/`proved` may depend on.
+    pub allowed_axioms: Vec<String>,
+    /// What a declaration whose axioms Lean did not list gives, for this
+    /// backend: `error` or `allow` (`auto` resolved).
+    pub unlisted_axioms: String,
+}
+
+impl VerdictInfo {
+    /// The report for a policy on a backend (`native`, `wasm`; an
+    /// unavailable backend reports the configured value).
+    pub fn new(policy: &leanpool_pool::VerdictPolicy, backend_kind: &str) -> Self {
+        use leanpool_pool::BackendKind;
+        let unlisted = match backend_kind {
+            "native" => policy.unlisted_axioms.resolve(BackendKind::Native),
+            "wasm" => policy.unlisted_axioms.resolve(BackendKind::Wasm),
+            _ => policy.unlisted_axioms,
+        };
+        VerdictInfo { allowed_axioms: policy.allowed_axioms.clone(), unlisted_axioms: unlisted.as_str().to_string() }
+    }
 }
 
 /// Result of `status`.
@@ -119,6 +147,13 @@ impl PoolHandler {
                 uptime_ms: self.started.elapsed().as_millis() as u64,
                 socket: self.socket.clone(),
                 backend: self.backend.clone(),
+                verdict: Some(VerdictInfo::new(
+                    match &self.pool {
+                        Ok(p) => p.verdict_policy(),
+                        Err((_, cfg)) => &cfg.guard.verdict,
+                    },
+                    &self.backend.kind,
+                )),
             },
             pool: match &self.pool {
                 Ok(p) => p.status(),

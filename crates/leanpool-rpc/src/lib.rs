@@ -22,7 +22,7 @@ pub mod socket;
 
 pub use client::{Client, ClientError};
 pub use config::DaemonConfig;
-pub use daemon::{BackendInfo, DaemonStatus, PoolHandler, SandboxInfo, StatusResult};
+pub use daemon::{BackendInfo, DaemonStatus, PoolHandler, SandboxInfo, StatusResult, VerdictInfo};
 pub use handler::{CallContext, Handler, PeerCred};
 pub use server::{Server, ServerOptions, ShutdownHandle};
 pub use socket::BindError;

@@ -85,6 +85,18 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             problems.push(e.to_string());
         }
     }
+    let policy = leanpool_lean::verdict::VerdictPolicy::default();
+    let unlisted = policy.unlisted_axioms.resolve(command.backend);
+    println!(
+        "axioms:    ok/proved may rest on {}; unlisted axioms: {} (default [verdict] policy{})",
+        policy.allowed_axioms.join(", "),
+        unlisted.as_str(),
+        if command.backend == leanpool_lean::BackendKind::Wasm {
+            "; this WASM build runs documents as modules, where Lean refuses `#print axioms`"
+        } else {
+            ""
+        }
+    );
     if args.deep && problems.is_empty() {
         let started = Instant::now();
         let params = CheckParams { text: DEEP_TEXT.into(), timeout_ms: None, timings: false };

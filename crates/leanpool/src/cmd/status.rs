@@ -161,6 +161,7 @@ mod tests {
                 uptime_ms: 3_723_000,
                 socket: "/tmp/s".into(),
                 backend: BackendInfo { kind: "wasm".into(), version: Some("Lean 4".into()), ..BackendInfo::unavailable(String::new()) },
+                verdict: None,
             },
             pool: PoolStatus {
                 keys: vec![
