@@ -57,6 +57,14 @@ pub fn check_proof(proof: &str) -> Result<(), String> {
         return Err("`proof` is empty".into());
     }
     let toks = lexer::tokenize(proof).map_err(|e| format!("`proof` cannot be read as Lean reads it: {}", e.reason))?;
+    // The slot must end where the text ends: text after it (leanpool's
+    // trailer) is read as a token of its own, not swallowed by an
+    // unterminated comment.
+    let probe = format!("{proof}\n#check");
+    let closed = lexer::tokenize(&probe).ok().and_then(|t| t.last().cloned()).is_some_and(|t| t.start == proof.len() + 1);
+    if !closed {
+        return Err("`proof` does not end where its text ends (an unterminated comment or literal would swallow what follows)".into());
+    }
     let ix = LineIndex::new(proof);
     let at = |t: &Token| {
         let p = ix.position(t.start);
@@ -306,6 +314,8 @@ mod tests {
             "by\n  set_option maxRecDepth 10000 in simp",
             "by\n  open Nat in simp",
             "rfl\n#check 1",
+            "by\n  #guard_msgs in simp",
+            "by\n  simp\n/-",
             "rfl\n/-- doc -/\ndef x := 1",
             "rfl where foo := 1",
             "rfl\nnamespace X",
