@@ -111,7 +111,15 @@ enum Outcome {
     /// RSS above the cap (bytes seen).
     Memory(u64),
     HardStop,
+    /// The caller went away while Lean was elaborating its request.
+    Cancelled,
 }
+
+/// How often a running request checks that its caller is still there.
+const CANCEL_POLL: Duration = Duration::from_millis(200);
+
+/// Limit for the edit that interrupts a cancelled request's elaboration.
+const INTERRUPT_LIMIT: Duration = Duration::from_secs(60);
 
 /// Whether the slot goes on after a request.
 enum Flow {
@@ -411,6 +419,18 @@ impl Slot {
                 job.reply.send(Err(PoolError::ShuttingDown));
                 return Flow::Exit;
             }
+            Outcome::Cancelled => {
+                // Nobody waits for this answer: interrupt Lean with a new
+                // edit (the bare header; Lean cancels the elaboration of the
+                // older version) instead of letting the request run to its
+                // limit ahead of everyone queued behind it.
+                bump(&self.inner.counters.cancelled);
+                self.interrupt().await;
+                self.inner.record_latency(job.input.method(), job.accepted.elapsed(), Some(job.spent + started.elapsed()));
+                job.reply.send(Err(PoolError::Internal("the caller went away".into())));
+                self.after_request().await;
+                return Flow::Continue;
+            }
         };
         if matches!(answer, Err(PoolError::WorkerFailed { .. })) {
             bump(&self.inner.counters.worker_failed);
@@ -468,6 +488,13 @@ impl Slot {
         let pid = w.pid();
         let run = job.input.run(w, default, &self.inner.cfg.guard);
         tokio::pin!(run);
+        // Intervals, not sleeps re-armed per turn: one arm firing must not
+        // reset the other's clock.
+        let mut rss_tick = tokio::time::interval(poll);
+        let mut cancel_tick = tokio::time::interval(CANCEL_POLL);
+        for t in [&mut rss_tick, &mut cancel_tick] {
+            t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        }
         loop {
             tokio::select! {
                 biased;
@@ -476,12 +503,33 @@ impl Slot {
                     self.me.uses.fetch_add(1, Ordering::Relaxed);
                     return Outcome::Done(r);
                 }
-                _ = tokio::time::sleep(poll), if limit.is_some() => {
+                _ = rss_tick.tick(), if limit.is_some() => {
                     let rss = proc::rss_bytes(pid).unwrap_or(0);
                     if rss > limit.unwrap_or(u64::MAX) {
                         return Outcome::Memory(rss);
                     }
                 }
+                _ = cancel_tick.tick() => {
+                    if job.reply.is_cancelled() {
+                        return Outcome::Cancelled;
+                    }
+                }
+            }
+        }
+    }
+
+    /// After a cancelled request: a new edit holding only the header makes
+    /// Lean drop the old version's elaboration; a worker that does not
+    /// answer it within [`INTERRUPT_LIMIT`] is killed.
+    async fn interrupt(&mut self) {
+        let Some(w) = self.worker.as_mut() else { return };
+        let pid = w.pid();
+        let header = w.header().to_owned();
+        match w.elaborate(&header, INTERRUPT_LIMIT).await {
+            Ok(_) => tracing::info!(slot = self.me.id, pid, "cancelled request interrupted in Lean"),
+            Err(e) => {
+                tracing::warn!(slot = self.me.id, pid, "interrupting a cancelled request failed: {e}; killing the worker");
+                self.kill_worker().await;
             }
         }
     }

@@ -134,6 +134,7 @@ async fn daemon_on_real_lean() {
     assert_eq!(r["status"], "error");
 
     verify_cases(&d, &c, dir.path()).await;
+    attack_disconnect_does_not_stall_the_next_caller(&d, &c).await;
 
     // `leanpool check FILE --socket`: exit 0 for ok, 1 otherwise.
     for (name, text, code, status) in [("good.lean", ok(5), 0, "ok"), ("bad.lean", bad(5), 1, "error")] {
@@ -203,6 +204,36 @@ async fn daemon_on_real_lean() {
     assert!(!alive(pid), "Lean worker {pid} survived the daemon");
     assert!(pids.iter().all(|p| !alive(*p)), "workers {pids:?} survived the daemon");
     assert!(spawned.iter().all(|p| !alive(*p)), "children left: {spawned:?}");
+}
+
+/// Issue 10: an attacker sends a slow `decide` with a long limit and hangs
+/// up; before, the request ran on to its limit and stalled every caller
+/// queued behind it. Now the pool sees the caller gone, interrupts Lean
+/// with a new edit (counted `cancelled`), and the same warm worker (no new
+/// spawn, no time-out kill) answers the victim.
+async fn attack_disconnect_does_not_stall_the_next_caller(d: &Daemon, c: &Client) {
+    let before = c.status().await.unwrap().pool;
+    let slow = "theorem slow : ∀ a < 10, ∀ b < 10, ∀ c < 10, ∀ d < 10, ∀ e < 10, ∀ f < 10, \
+                a + b + c + d + e + f < 100 := by decide\n";
+    let attacker = Client::connect(&d.socket).await.unwrap();
+    let p = CheckParams { text: slow.into(), timeout_ms: Some(600_000), timings: false };
+    let running = tokio::spawn(async move { attacker.check(&p).await });
+    // Wait for the event (the worker busy with it), not for a fixed time.
+    loop {
+        let s = c.status().await.unwrap().pool;
+        if s.keys.iter().flat_map(|k| &k.workers).any(|w| w.state == leanpool_pool::WorkerState::Busy) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    running.abort(); // drops the attacker's connection
+    let _ = running.await;
+    let r = c.check(&CheckParams { text: ok(7), timeout_ms: None, timings: false }).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
+    let after = c.status().await.unwrap().pool;
+    assert_eq!(after.counters.cancelled, before.counters.cancelled + 1, "{after:?}");
+    assert_eq!(after.counters.timeouts, before.counters.timeouts, "{after:?}");
+    assert_eq!(after.counters.spawns, before.counters.spawns, "the worker was replaced, not interrupted: {after:?}");
 }
 
 fn vp(statement: &str, proof: &str) -> VerifyParams {
