@@ -106,6 +106,9 @@ pub async fn check_on_with(
             let diags = diags
                 .into_iter()
                 .map(|mut d| {
+                    // A message that runs into leanpool's trailer (a body cut
+                    // off mid-command) ends where the caller's text ends.
+                    d.range.end = d.range.end.min(body_end).max(d.range.start);
                     d.range = doc.range_to_caller(d.range);
                     d
                 })
