@@ -120,9 +120,8 @@ impl Pool {
 
     /// Screens, queues on the header's queue and waits for the answer.
     /// Dropping the returned future withdraws the request: a worker that
-    /// takes it from the queue skips it. A request already running is
-    /// finished (interrupting Lean mid-elaboration would cost the warm
-    /// process) and its answer discarded.
+    /// takes it from the queue skips it, and a request already running is
+    /// interrupted in Lean by a new edit (the warm process stays).
     async fn submit(&self, mut input: Input) -> Result<Output, PoolError> {
         let inner = &self.inner;
         input.clamp_timeout(inner.cfg.min_timeout_ms, inner.cfg.max_timeout_ms);

@@ -248,8 +248,10 @@ async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) {
     assert_eq!(r.status, VerifyStatus::Proved, "{r:?}");
     assert!(r.diagnostics.is_empty() && r.statement_diagnostics.is_empty(), "{r:?}");
     // A wrong proof: the error is positioned in the proof's own text.
-    let r = c.verify(&vp(stmt, "by\n  exact rfl\n  done")).await.unwrap();
+    // (`exact rfl` would be right: `n + 0` reduces to `n`; `0 + n` does not.)
+    let r = c.verify(&vp(stmt, "by\n  exact Nat.zero_add n")).await.unwrap();
     assert_eq!(r.status, VerifyStatus::Error, "{r:?}");
+    assert!(r.diagnostics.iter().any(|d| d.severity == leanpool_protocol::Severity::Error && d.range.start.line == 1), "{r:?}");
     // `sorry` inside a `have`: the warning is on the theorem's name, in
     // the statement's coordinates.
     let r = c.verify(&vp("theorem v2 : 1 = 1 := sorry", "by\n  have h : 1 = 1 := sorry\n  exact h")).await.unwrap();
