@@ -22,10 +22,13 @@
 //! trailer, e.g. by ending inside a command, cannot produce that). The
 //! trailer's messages are taken out of the caller's diagnostics.
 //!
-//! - one `set_option pp.fullNames true in #print axioms _root_.«A».«x»` per
+//! - one `set_option pp.fullNames true in set_option pp.notation false in #print axioms _root_.«A».«x»` per
 //!   declaration: Lean's own list of the axioms the declaration depends
 //!   on (`'A.x' depends on axioms: [propext, …]` or `… does not depend on
-//!   any axioms`), read back by position like the `#check`s.
+//!   any axioms`), read back by position like the `#check`s. Full names
+//!   and no notation: a body's `open` or `notation` (which also makes
+//!   Lean print a constant as its notation) cannot make a forbidden axiom
+//!   print as an allowed one.
 //!
 //! Axioms ([`VerdictPolicy`]): every axiom listed must be in
 //! `allowed_axioms` (default `propext`, `Classical.choice`, `Quot.sound`);
@@ -347,7 +350,7 @@ pub fn trailer(body: &str, scan: &Scan) -> String {
     }
     for d in &scan.declarations {
         t.push_str(&format!("#check {}\n", d.reference()));
-        t.push_str(&format!("set_option pp.fullNames true in #print axioms {}\n", d.axioms_reference()));
+        t.push_str(&format!("set_option pp.fullNames true in set_option pp.notation false in #print axioms {}\n", d.axioms_reference()));
     }
     t
 }
@@ -524,7 +527,7 @@ mod tests {
         let s = scan("namespace A\ntheorem t : True := trivial\nend A").unwrap();
         assert_eq!(
             trailer("namespace A\ntheorem t : True := trivial\nend A", &s),
-            "\n#check @_root_.«A».«t»\nset_option pp.fullNames true in #print axioms _root_.«A».«t»\n"
+            "\n#check @_root_.«A».«t»\nset_option pp.fullNames true in set_option pp.notation false in #print axioms _root_.«A».«t»\n"
         );
     }
 

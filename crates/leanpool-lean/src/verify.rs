@@ -220,7 +220,7 @@ pub fn assemble(p: &VerifyParams) -> Result<Assembled, String> {
         at
     };
     let mut trailer_lines =
-        vec![format!("#check @{name_text}"), format!("set_option pp.fullNames true in #print axioms {name_text}")];
+        vec![format!("#check @{name_text}"), format!("set_option pp.fullNames true in set_option pp.notation false in #print axioms {name_text}")];
     trailer_lines.extend(reference.split('\n').map(str::to_string));
     trailer_lines.push(format!("#guard_expr type_of% @{name_text} =ₛ type_of% @{REFERENCE}"));
     Ok(Assembled { text, statement_line, proof_start, name: name_text, name_position, trailer_lines })
@@ -293,7 +293,7 @@ mod tests {
             assert_eq!(a.text, "import Init\ntheorem t (n : Nat) : n + 0 = n := by\n  simp\n");
             assert_eq!(a.statement_line, 1);
             assert_eq!(a.proof_start, Position { line: 1, character: 35 });
-            assert_eq!(a.trailer_lines[1], "set_option pp.fullNames true in #print axioms t");
+            assert_eq!(a.trailer_lines[1], "set_option pp.fullNames true in set_option pp.notation false in #print axioms t");
             assert_eq!(a.trailer_lines[2], format!("axiom {REFERENCE} (n : Nat) : n + 0 = n"));
             assert_eq!(a.name_position, Position { line: 1, character: 8 });
             assert!(matches!(a.place(Position { line: 2, character: 2 }), Place::Proof(Position { line: 1, character: 2 })));
