@@ -231,7 +231,7 @@ fn components(src: &str) -> Option<Vec<String>> {
 
 fn keyword<'a>(src: &'a str, t: &Token) -> Option<&'a str> {
     // A keyword is written plainly: `«theorem»` is an identifier.
-    (t.kind == Kind::Ident && &src[t.start..t.end] == t.text).then_some(&src[t.start..t.end])
+    (t.kind == Kind::Ident && src[t.start..t.end] == t.text).then_some(&src[t.start..t.end])
 }
 
 /// Finds the declarations a body introduces. `Err(reason)` for a body

@@ -48,7 +48,7 @@ pub struct Assembled {
 }
 
 fn keyword<'a>(src: &'a str, t: &Token) -> Option<&'a str> {
-    (t.kind == Kind::Ident && &src[t.start..t.end] == t.text).then_some(&src[t.start..t.end])
+    (t.kind == Kind::Ident && src[t.start..t.end] == t.text).then_some(&src[t.start..t.end])
 }
 
 /// Checks the proof slot; `Err(reason)` refuses the request.
@@ -278,96 +278,6 @@ impl Assembled {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn params(statement: &str, proof: &str) -> VerifyParams {
-        VerifyParams { header: "import Init\n".into(), statement: statement.into(), proof: proof.into(), timeout_ms: None, timings: false }
-    }
-
-    #[test]
-    fn assembles_and_strips_sorry() {
-        for s in ["theorem t (n : Nat) : n + 0 = n := sorry", "theorem t (n : Nat) : n + 0 = n := by sorry", "theorem t (n : Nat) : n + 0 = n"] {
-            let a = assemble(&params(s, "by\n  simp")).unwrap();
-            assert_eq!(a.text, "import Init\ntheorem t (n : Nat) : n + 0 = n := by\n  simp\n");
-            assert_eq!(a.statement_line, 1);
-            assert_eq!(a.proof_start, Position { line: 1, character: 35 });
-            assert_eq!(a.trailer_lines[1], "set_option pp.fullNames true in set_option pp.notation false in #print axioms t");
-            assert_eq!(a.trailer_lines[2], format!("axiom {REFERENCE} (n : Nat) : n + 0 = n"));
-            assert_eq!(a.name_position, Position { line: 1, character: 8 });
-            assert!(matches!(a.place(Position { line: 2, character: 2 }), Place::Proof(Position { line: 1, character: 2 })));
-            assert!(matches!(a.place(Position { line: 1, character: 36 }), Place::Proof(Position { line: 0, character: 1 })));
-            assert!(matches!(a.place(Position { line: 1, character: 8 }), Place::Statement(Position { line: 0, character: 8 })));
-        }
-    }
-
-    #[test]
-    fn proofs_escaping_their_slot_are_refused() {
-        for p in [
-            "rfl\ntheorem extra : False := sorry",
-            "rfl\naxiom cheat : False",
-            "by\n  simp\nend",
-            "(rfl",
-            "rfl)",
-            "⟨rfl, rfl⟩⟩",
-            "by\n  set_option maxRecDepth 10000 in simp",
-            "by\n  open Nat in simp",
-            "rfl\n#check 1",
-            "by\n  #guard_msgs in simp",
-            "by\n  simp\n/-",
-            "rfl\n/-- doc -/\ndef x := 1",
-            "rfl where foo := 1",
-            "rfl\nnamespace X",
-            "",
-        ] {
-            assert!(check_proof(p).is_err(), "{p:?} should be refused");
-        }
-        for p in ["rfl", "by\n  intro n\n  simp [Nat.add_comm] at *", "fun h => ⟨h.1, h.2⟩", "by\n  have h : 1 = 1 := rfl\n  exact h"] {
-            assert!(check_proof(p).is_ok(), "{p:?}");
-        }
-    }
-
-    #[test]
-    fn statements_must_be_one_theorem() {
-        assert!(assemble(&params("def t : Nat", "1")).is_err());
-        assert!(assemble(&params("theorem t : True := trivial", "trivial")).is_err());
-        assert!(assemble(&params("theorem t : True\ntheorem u : False", "trivial")).is_err());
-        assert!(assemble(&params("theorem t (x : Nat := 3) : x = x", "rfl")).is_ok());
-    }
-
-    #[test]
-    fn headers_declaring_things_are_refused() {
-        let with = |h: &str| VerifyParams { header: h.into(), ..params("theorem t : True", "trivial") };
-        for h in ["import Init
-axiom cheat : False
-", "import Init
-#eval 1
-", "theorem x : True := trivial
-", "instance : Inhabited Nat := ⟨0⟩
-", "attribute [simp] Nat.add_comm
-"] {
-            assert!(assemble(&with(h)).is_err(), "{h:?} should be refused");
-        }
-        for h in ["import Init
-open Nat
-set_option maxHeartbeats 400000
-", "open scoped Nat in
-", "universe u
-variable (n : Nat)
-namespace A
-"] {
-            assert!(assemble(&with(h)).is_ok(), "{h:?}");
-        }
-        let (h, st) = split_statement_file("import Init
-open Nat
--- theorem no
-theorem t : True := sorry
-").unwrap();
-        assert_eq!((h.as_str(), st.as_str()), ("import Init\nopen Nat\n-- theorem no\n", "theorem t : True := sorry"));
-    }
-}
-
 /// Runs an assembled `verify` on `worker` (whose header must be the
 /// assembled text's header key). A timeout is an answer and leaves the
 /// worker dead, as for `check`.
@@ -464,4 +374,94 @@ pub async fn verify_on_with(
 /// when the request is refused before Lean.
 pub fn header_key(params: &VerifyParams) -> Option<String> {
     assemble(params).ok().map(|a| crate::check::header_key(&a.text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(statement: &str, proof: &str) -> VerifyParams {
+        VerifyParams { header: "import Init\n".into(), statement: statement.into(), proof: proof.into(), timeout_ms: None, timings: false }
+    }
+
+    #[test]
+    fn assembles_and_strips_sorry() {
+        for s in ["theorem t (n : Nat) : n + 0 = n := sorry", "theorem t (n : Nat) : n + 0 = n := by sorry", "theorem t (n : Nat) : n + 0 = n"] {
+            let a = assemble(&params(s, "by\n  simp")).unwrap();
+            assert_eq!(a.text, "import Init\ntheorem t (n : Nat) : n + 0 = n := by\n  simp\n");
+            assert_eq!(a.statement_line, 1);
+            assert_eq!(a.proof_start, Position { line: 1, character: 35 });
+            assert_eq!(a.trailer_lines[1], "set_option pp.fullNames true in set_option pp.notation false in #print axioms t");
+            assert_eq!(a.trailer_lines[2], format!("axiom {REFERENCE} (n : Nat) : n + 0 = n"));
+            assert_eq!(a.name_position, Position { line: 1, character: 8 });
+            assert!(matches!(a.place(Position { line: 2, character: 2 }), Place::Proof(Position { line: 1, character: 2 })));
+            assert!(matches!(a.place(Position { line: 1, character: 36 }), Place::Proof(Position { line: 0, character: 1 })));
+            assert!(matches!(a.place(Position { line: 1, character: 8 }), Place::Statement(Position { line: 0, character: 8 })));
+        }
+    }
+
+    #[test]
+    fn proofs_escaping_their_slot_are_refused() {
+        for p in [
+            "rfl\ntheorem extra : False := sorry",
+            "rfl\naxiom cheat : False",
+            "by\n  simp\nend",
+            "(rfl",
+            "rfl)",
+            "⟨rfl, rfl⟩⟩",
+            "by\n  set_option maxRecDepth 10000 in simp",
+            "by\n  open Nat in simp",
+            "rfl\n#check 1",
+            "by\n  #guard_msgs in simp",
+            "by\n  simp\n/-",
+            "rfl\n/-- doc -/\ndef x := 1",
+            "rfl where foo := 1",
+            "rfl\nnamespace X",
+            "",
+        ] {
+            assert!(check_proof(p).is_err(), "{p:?} should be refused");
+        }
+        for p in ["rfl", "by\n  intro n\n  simp [Nat.add_comm] at *", "fun h => ⟨h.1, h.2⟩", "by\n  have h : 1 = 1 := rfl\n  exact h"] {
+            assert!(check_proof(p).is_ok(), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn statements_must_be_one_theorem() {
+        assert!(assemble(&params("def t : Nat", "1")).is_err());
+        assert!(assemble(&params("theorem t : True := trivial", "trivial")).is_err());
+        assert!(assemble(&params("theorem t : True\ntheorem u : False", "trivial")).is_err());
+        assert!(assemble(&params("theorem t (x : Nat := 3) : x = x", "rfl")).is_ok());
+    }
+
+    #[test]
+    fn headers_declaring_things_are_refused() {
+        let with = |h: &str| VerifyParams { header: h.into(), ..params("theorem t : True", "trivial") };
+        for h in ["import Init
+axiom cheat : False
+", "import Init
+#eval 1
+", "theorem x : True := trivial
+", "instance : Inhabited Nat := ⟨0⟩
+", "attribute [simp] Nat.add_comm
+"] {
+            assert!(assemble(&with(h)).is_err(), "{h:?} should be refused");
+        }
+        for h in ["import Init
+open Nat
+set_option maxHeartbeats 400000
+", "open scoped Nat in
+", "universe u
+variable (n : Nat)
+namespace A
+"] {
+            assert!(assemble(&with(h)).is_ok(), "{h:?}");
+        }
+        let (h, st) = split_statement_file("import Init
+open Nat
+-- theorem no
+theorem t : True := sorry
+").unwrap();
+        assert_eq!((h.as_str(), st.as_str()), ("import Init\nopen Nat\n-- theorem no\n", "theorem t : True := sorry"));
+    }
 }
