@@ -82,7 +82,7 @@ async fn check_maps_to_caller_coordinates() {
     let mut w = Worker::spawn(&fake(), &header).await.unwrap();
     let r = check_on(&mut w, &params(caller), T).await.unwrap();
     assert_eq!(r.status, CheckStatus::Error);
-    assert_eq!(r.diagnostics[0].range.start, Position { line: 5, character: 20 });
+    assert_eq!(r.diagnostics[0].range.start, Position { line: 5, character: 20 }, "{r:?}");
     assert!(r.elapsed_ms.is_none());
     let wrong = check_on(&mut w, &params("import Other\ntheorem a : True := trivial"), T).await;
     assert!(matches!(wrong, Err(WorkerError::Internal(_))));

@@ -8,6 +8,10 @@ and says nothing about Lean: tests about Lean run the real one
 Behaviour, per document text:
   - every line containing `bad` gets an error diagnostic on that word
     (columns in UTF-16 units, like Lean);
+  - a line starting `#check ` (leanpool's verdict trailer) gets one
+    information message, and a line containing `#print axioms NAME` the
+    answer native Lean gives for a declaration without axioms
+    (`'NAME' does not depend on any axioms`);
   - `SLEEP` never finishes elaborating;
   - `CRASH` writes to stderr and exits 3;
   - `PANIC` writes Lean's `INTERNAL PANIC: out of memory` to stderr in two
@@ -105,6 +109,16 @@ def elaborate(uri, version, text):
         return
     diags = []
     for i, line in enumerate(lines):
+        if line.startswith("#check "):
+            diags.append({"range": {"start": {"line": i, "character": 0}, "end": {"line": i, "character": 6}},
+                          "severity": 3, "message": line[len("#check "):] + " : Prop"})
+            continue
+        if "#print axioms" in line:
+            c = utf16(line[:line.find("#print")])
+            name = line.split("#print axioms", 1)[1].strip()
+            diags.append({"range": {"start": {"line": i, "character": c}, "end": {"line": i, "character": c + 6}},
+                          "severity": 3, "message": f"'{name}' does not depend on any axioms"})
+            continue
         j = line.find("bad")
         if j >= 0:
             c = utf16(line[:j])

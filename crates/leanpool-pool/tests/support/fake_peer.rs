@@ -25,6 +25,10 @@
 //! - `sleep MS`: wait before answering;
 //! - `alloc MB`: allocate and touch MB megabytes, keep them, wait 60 s;
 //! - `error`: report one error diagnostic;
+//!
+//! and leanpool's verdict trailer gets native Lean's answers: a `#check`
+//! line one information message, a `#print axioms NAME` line
+//! `'NAME' does not depend on any axioms`.
 //! - `forge_version`: first write a `publishDiagnostics` with no
 //!   diagnostics for version 2147483647, as the issue-10 attack did from a
 //!   smuggled `#eval` (real Lean can only be made to do it with the guard
@@ -34,7 +38,8 @@
 //!
 //! A header containing `FakeDieOnOpen` makes the worker exit at `didOpen`
 //! (a worker that cannot start). If `FAKE_LOG` is set, every `didChange`
-//! appends `<pid> <last line of the text>` to that file.
+//! appends `<pid> <last line of the text before leanpool's trailer>` to
+//! that file.
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -82,7 +87,18 @@ fn finish(out: &mut impl Write, uri: &Value, version: &Value, diagnostics: Vec<V
 /// Runs the `-- FAKE` script of a document; returns its diagnostics.
 fn run_script(text: &str, uri: &Value, out: &mut impl Write) -> Vec<Value> {
     let mut diags = vec![];
-    for line in text.lines() {
+    for (i, line) in text.lines().enumerate() {
+        // leanpool's verdict trailer, answered as native Lean answers it for
+        // a declaration without axioms.
+        let at = json!({"start": {"line": i, "character": 0}, "end": {"line": i, "character": 6}});
+        if let Some(name) = line.strip_prefix("#check ") {
+            diags.push(json!({"range": at, "severity": 3, "message": format!("{name} : Prop")}));
+            continue;
+        }
+        if let Some((_, name)) = line.split_once("#print axioms ") {
+            diags.push(json!({"range": at, "severity": 3, "message": format!("'{name}' does not depend on any axioms")}));
+            continue;
+        }
         let Some(cmd) = line.trim().strip_prefix("-- FAKE ") else { continue };
         let mut words = cmd.split_whitespace();
         let (verb, arg) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
@@ -130,7 +146,12 @@ pub fn serve() {
             "textDocument/didChange" => {
                 let text = params["contentChanges"].as_array().and_then(|c| c.last()).and_then(|c| c["text"].as_str()).unwrap_or("");
                 if let Ok(path) = std::env::var("FAKE_LOG") {
-                    let last = text.trim_end().lines().last().unwrap_or("");
+                    // The caller's last line, not leanpool's verdict trailer.
+                    let last = text
+                        .trim_end()
+                        .lines()
+                        .rfind(|l| !l.starts_with("#check ") && !l.contains("#print axioms "))
+                        .unwrap_or("");
                     let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
                     writeln!(f, "{} {last}", std::process::id()).unwrap();
                 }
