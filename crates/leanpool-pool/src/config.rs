@@ -23,6 +23,19 @@ pub struct PrewarmEntry {
     pub min: usize,
 }
 
+/// `[pool] isolate_by`: which callers may share a worker.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IsolateBy {
+    /// All callers share the warm workers of an import set.
+    #[default]
+    None,
+    /// Only requests from the same Unix user share workers.
+    Uid,
+    /// Only requests on the same connection share workers.
+    Connection,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct PoolConfig {
@@ -54,6 +67,11 @@ pub struct PoolConfig {
     /// covers that RSS plus `spare_memory_margin_bytes` for every spare
     /// starting, and within `max_workers`. 0 = no spares.
     pub spares_per_key: usize,
+    /// Whose requests may share a worker: `none` (every caller shares the
+    /// warm workers of an import set), `uid` (callers of the same Unix
+    /// user), `connection` (each connection gets workers of its own, cold
+    /// started for it). Applied by the daemon, which knows the caller.
+    pub isolate_by: IsolateBy,
     /// Memory left over (beyond the header's measured worker RSS) before a
     /// spare is started, read from `/proc/meminfo` `MemAvailable`.
     pub spare_memory_margin_bytes: u64,
@@ -141,6 +159,7 @@ impl Default for PoolConfig {
             idle_timeout_ms: 30 * 60 * 1000,
             max_uses: 0,
             spares_per_key: 1,
+            isolate_by: IsolateBy::None,
             spare_memory_margin_bytes: 1 << 30,
             rss_limit_bytes: None,
             rss_headroom_bytes: Some(DEFAULT_RSS_HEADROOM),

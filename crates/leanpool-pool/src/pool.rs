@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 pub struct Pool {
     inner: Arc<Inner>,
     _owner: Arc<OwnerGuard>,
+    /// The caller tag of this handle (`as_caller`): its requests run only
+    /// on workers of the same tag.
+    caller: Option<Arc<str>>,
 }
 
 /// Kills every worker when the last `Pool` handle goes away, synchronously
@@ -65,7 +68,17 @@ impl Pool {
             inner.key_state(&key, min);
         }
         tokio::spawn(supervise(inner.clone()));
-        Pool { _owner: Arc::new(OwnerGuard { inner: inner.clone() }), inner }
+        Pool { _owner: Arc::new(OwnerGuard { inner: inner.clone() }), inner, caller: None }
+    }
+
+    /// A handle on the same pool whose requests run only on workers of
+    /// their own, shared with other handles of the same `tag` and with no
+    /// one else (`[pool] isolate_by`: the daemon tags each request with its
+    /// caller's uid or connection). Tagged workers count against
+    /// `max_workers` like the others, are evicted when idle like them, and
+    /// get no hot spares.
+    pub fn as_caller(&self, tag: impl Into<String>) -> Pool {
+        Pool { caller: Some(Arc::from(tag.into())), ..self.clone() }
     }
 
     pub async fn check(&self, p: CheckParams) -> Result<CheckResult, PoolError> {
@@ -189,10 +202,12 @@ impl Pool {
         let no_idle_worker = {
             // Queue while holding the map entry, so the supervisor cannot
             // forget this header between lookup and push.
-            let entry = inner
-                .keys
-                .entry(header.clone())
-                .or_insert_with(|| Arc::new(crate::shared::KeyState::new(header, 0, inner.cfg.max_queue_per_key)));
+            let caller = self.caller.as_deref();
+            let entry = inner.keys.entry(crate::shared::map_key(&header, caller)).or_insert_with(|| {
+                let mut k = crate::shared::KeyState::new(header, 0, inner.cfg.max_queue_per_key);
+                k.caller = caller.map(str::to_string);
+                Arc::new(k)
+            });
             match entry.queue.try_push(job) {
                 Ok(()) => entry.idle.load(Ordering::SeqCst) == 0,
                 Err(PushError::Full(job, e)) => {
@@ -210,6 +225,11 @@ impl Pool {
             inner.wake.notify_one();
         }
         Ok(())
+    }
+
+    /// `[pool] isolate_by`, for the daemon to apply with [`Pool::as_caller`].
+    pub fn isolate_by(&self) -> crate::IsolateBy {
+        self.inner.cfg.isolate_by
     }
 
     /// The verdict policy requests are judged by (`[verdict]`).
@@ -244,6 +264,7 @@ impl Pool {
                 let spares = workers.iter().filter(|w| w.spare && w.state != WorkerState::Stopping).count();
                 KeyStatus {
                     header: k.header.clone(),
+                    caller: k.caller.clone(),
                     min: k.min,
                     queue_depth: k.queue.depth(),
                     workers,

@@ -100,8 +100,20 @@ impl Inner {
     }
 }
 
+/// The map key of a header's workers for a caller tag (`[pool]
+/// isolate_by`): the header itself when callers share workers. A tagged
+/// key starts with NUL, which no canonical import header does.
+pub(crate) fn map_key(header: &str, caller: Option<&str>) -> String {
+    match caller {
+        None => header.to_string(),
+        Some(c) => format!("\0{c}\0{header}"),
+    }
+}
+
 pub(crate) struct KeyState {
     pub header: String,
+    /// The caller these workers belong to (`isolate_by`), `None` = shared.
+    pub caller: Option<String>,
     /// Prewarm minimum (0 for headers first seen in a request).
     pub min: usize,
     pub queue: KeyQueue<Job>,
@@ -126,6 +138,7 @@ impl KeyState {
     pub(crate) fn new(header: String, min: usize, queue_limit: usize) -> Self {
         KeyState {
             header,
+            caller: None,
             min,
             queue: KeyQueue::new(queue_limit),
             slots: Mutex::new(BTreeMap::new()),

@@ -59,6 +59,10 @@ pub struct WorkerStatus {
 pub struct KeyStatus {
     /// The canonical header (the key).
     pub header: String,
+    /// The caller whose workers these are (`[pool] isolate_by`: `uid:N`
+    /// or `conn:N`); absent when callers share them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
     /// Workers kept for this header even when idle (from `prewarm`).
     pub min: usize,
     /// Requests waiting (not yet taken by a worker).

@@ -110,6 +110,8 @@ fn allow_spares(inner: &Inner, keys: &[Arc<KeyState>], snaps: &mut [KeySnap], av
     let mut promised: u64 = 0;
     for (k, sn) in keys.iter().zip(snaps.iter_mut()) {
         let alive = sn.slots.iter().filter(|s| s.spare && s.state != WorkerState::Stopping).count();
+        // A caller's own workers (`isolate_by`) get no spares.
+        let want = if k.caller.is_some() { 0 } else { want };
         sn.spares = alive.min(want);
         if alive >= want {
             *k.spare_note.lock().unwrap() = None;

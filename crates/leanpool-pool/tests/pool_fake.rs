@@ -222,6 +222,30 @@ async fn spare_yields_to_another_header(cx: Ctx) {
     finish(pool).await;
 }
 
+/// `[pool] isolate_by` (issue 10): a caller tagged apart (the daemon tags
+/// by uid or connection) never runs on another caller's worker, whatever
+/// the imports; the same tag shares its own.
+async fn attack_isolated_callers_never_share_a_worker(cx: Ctx) {
+    let pool = cx.pool(PoolConfig { max_workers: 3, ..base_cfg() });
+    let (alice, mallory) = (pool.as_caller("uid:1000"), pool.as_caller("uid:6666"));
+    alice.check(req("theorem a : True := trivial\n")).await.unwrap();
+    let pa = last_served(&cx);
+    mallory.check(req("theorem m : True := trivial\n")).await.unwrap();
+    let pm = last_served(&cx);
+    pool.check(req("theorem s : True := trivial\n")).await.unwrap();
+    let ps = last_served(&cx);
+    assert!(pa != pm && pm != ps && pa != ps, "{pa} {pm} {ps}");
+    // The same tag on another handle: the same worker again.
+    pool.as_caller("uid:1000").check(req("theorem a2 : True := trivial\n")).await.unwrap();
+    assert_eq!(last_served(&cx), pa);
+    let st = pool.status();
+    let mut callers: Vec<_> = st.keys.iter().map(|k| k.caller.clone()).collect();
+    callers.sort();
+    assert_eq!(callers, [None, Some("uid:1000".into()), Some("uid:6666".into())]);
+    assert!(st.keys.iter().all(|k| k.header.is_empty()), "{st:?}");
+    finish(pool).await;
+}
+
 async fn two_headers_two_workers(cx: Ctx) {
     let pool = cx.pool(base_cfg());
     let (a, b) = tokio::join!(
@@ -615,6 +639,7 @@ fn main() {
         no_spare_when_memory_is_short,
         spare_yields_to_another_header,
         two_headers_two_workers,
+        attack_isolated_callers_never_share_a_worker,
         crash_once_is_retried_on_a_fresh_worker,
         crash_twice_is_worker_failed,
         forged_frame_kills_the_worker_without_retry,

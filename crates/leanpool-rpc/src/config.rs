@@ -197,6 +197,9 @@ mod tests {
         assert_eq!(p.guard.verdict.allowed_axioms, ["propext"]);
         assert_eq!(p.guard.verdict.unlisted_axioms, leanpool_pool::UnlistedAxioms::Error);
         assert!(load("d.toml", "[verdict]\nunlisted_axioms = \"maybe\"\n").is_err());
+        let c = load("d.toml", "[pool]\nisolate_by = \"connection\"\n").unwrap();
+        assert_eq!(c.pool_config().isolate_by, leanpool_pool::IsolateBy::Connection);
+        assert!(load("d.toml", "[pool]\nisolate_by = \"pid\"\n").is_err());
         assert!(load("d.toml", "[verdict]\nallowed = []\n").is_err());
         let c = load("d.toml", "[sandbox]\nmode = \"off\"\n").unwrap();
         assert_eq!(c.pool_config().sandbox.mode, SandboxMode::Off);

@@ -2,7 +2,7 @@
 
 use crate::handler::{result, rpc_error, CallContext, Handler};
 use crate::methods::{run_gted, Call, GtedLimits};
-use leanpool_pool::{Pool, PoolConfig, PoolError, PoolStatus};
+use leanpool_pool::{IsolateBy, Pool, PoolConfig, PoolError, PoolStatus};
 use leanpool_protocol::{codes, LibraryIdentity, RpcError};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -165,6 +165,17 @@ impl PoolHandler {
     fn pool(&self) -> Result<&Pool, RpcError> {
         self.pool.as_ref().map_err(|(e, _)| rpc_error(codes::SPAWN_FAILED, format!("no Lean backend: {e}")))
     }
+
+    /// The pool as the caller may use it: under `[pool] isolate_by` its
+    /// requests go to workers tagged with its uid or connection.
+    fn pool_for(&self, ctx: &CallContext) -> Result<Pool, RpcError> {
+        let pool = self.pool()?;
+        Ok(match pool.isolate_by() {
+            IsolateBy::None => pool.clone(),
+            IsolateBy::Uid => pool.as_caller(format!("uid:{}", ctx.peer.uid)),
+            IsolateBy::Connection => pool.as_caller(format!("conn:{}", ctx.conn)),
+        })
+    }
 }
 
 /// The status of a pool that has no workers and never will. Built through
@@ -183,12 +194,12 @@ fn pool_error(e: PoolError) -> RpcError {
 }
 
 impl Handler for PoolHandler {
-    async fn call(&self, method: &str, params: Value, _ctx: &CallContext) -> Result<Box<RawValue>, RpcError> {
+    async fn call(&self, method: &str, params: Value, ctx: &CallContext) -> Result<Box<RawValue>, RpcError> {
         match Call::decode(method, params)? {
-            Call::Check(p) => result(&self.pool()?.check(p).await.map_err(pool_error)?),
-            Call::Verify(p) => result(&self.pool()?.verify(p).await.map_err(pool_error)?),
-            Call::Normalize(p) => result(&self.pool()?.normalize(p).await.map_err(pool_error)?),
-            Call::Opt(p) => result(&self.pool()?.opt(p).await.map_err(pool_error)?),
+            Call::Check(p) => result(&self.pool_for(ctx)?.check(p).await.map_err(pool_error)?),
+            Call::Verify(p) => result(&self.pool_for(ctx)?.verify(p).await.map_err(pool_error)?),
+            Call::Normalize(p) => result(&self.pool_for(ctx)?.normalize(p).await.map_err(pool_error)?),
+            Call::Opt(p) => result(&self.pool_for(ctx)?.opt(p).await.map_err(pool_error)?),
             // Exact TED is cubic in the worst case: keep it off the async
             // threads so one big pair cannot stall every connection.
             Call::Gted(p) => match tokio::task::spawn_blocking({

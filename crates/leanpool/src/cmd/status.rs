@@ -165,8 +165,9 @@ mod tests {
             },
             pool: PoolStatus {
                 keys: vec![
-                    KeyStatus { header: String::new(), min: 0, queue_depth: 2, workers: vec![], spares: 0, spare_missing: None },
+                    KeyStatus { header: String::new(), caller: None, min: 0, queue_depth: 2, workers: vec![], spares: 0, spare_missing: None },
                     KeyStatus {
+                        caller: None,
                         header: "import Mathlib\nopen Real Nat Topology ∀ very long header that goes on".into(),
                         min: 1,
                         queue_depth: 0,
