@@ -13,9 +13,10 @@ use clap::{Parser, Subcommand};
 /// The exit codes, shown by `--help` (README.md has the same table).
 const EXIT_CODES: &str = "\
 Exit codes:
-  0    done; check: status ok; normalize/opt: ok or sorry; doctor: verdict OK
+  0    done; check: status ok; verify: proved; normalize/opt: ok or sorry;
+       doctor: verdict OK
   1    check: any other status (error, sorry, timeout, rejected);
-       normalize/opt: not ok/sorry; doctor: NOT OK
+       verify: not proved; normalize/opt: not ok/sorry; doctor: NOT OK
   2    leanpool could not do the work (bad arguments, unreadable file,
        no daemon at --socket, no Lean, a daemon error)
   141  stdout was closed before everything was written (e.g. `| head`):
@@ -25,7 +26,7 @@ Exit codes:
 #[command(
     name = "leanpool",
     version,
-    about = "A pool of warm Lean 4 processes serving check / normalize / opt / gted",
+    about = "A pool of warm Lean 4 processes serving check / verify / normalize / opt / gted",
     after_help = EXIT_CODES
 )]
 struct Cli {
