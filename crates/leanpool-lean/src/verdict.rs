@@ -511,6 +511,15 @@ mod tests {
     }
 
     #[test]
+    fn latin_letters_are_part_of_names_as_in_lean() {
+        // Lean 4.28 reads `café` as one name (cold, corpus/03_unicode_bmp);
+        // `×` is not a letter.
+        assert_eq!(names("def café := \"café\"\ntheorem Ärger_ł : True := trivial\n"), ["def café", "theorem Ärger_ł"]);
+        let toks = lexer::tokenize("a×b").unwrap();
+        assert_eq!(toks.iter().map(|t| t.text.as_str()).collect::<Vec<_>>(), ["a", "×", "b"]);
+    }
+
+    #[test]
     fn keywords_in_comments_strings_and_guillemets_are_not_declarations() {
         assert_eq!(names("-- theorem x\n/- def y -/\ndef s := \"theorem z\"\ndef «theorem» := 1\n"), ["def s", "def «theorem»"]);
     }

@@ -655,6 +655,10 @@ pub(crate) fn is_letter_like(c: char) -> bool {
         || (0x1f00..=0x1ffe).contains(&v)
         || (0x2100..=0x214f).contains(&v)
         || (0x1d49c..=0x1d59f).contains(&v)
+        // Latin-1 letters (not `×`, `÷`) and Latin Extended-A: Lean 4.28
+        // reads `café` as one name (seen cold: corpus/03_unicode_bmp).
+        || ((0xc0..=0xff).contains(&v) && v != 0xd7 && v != 0xf7)
+        || (0x100..=0x17f).contains(&v)
 }
 
 fn is_subscript_alnum(c: char) -> bool {
@@ -662,6 +666,7 @@ fn is_subscript_alnum(c: char) -> bool {
     (0x2080..=0x2089).contains(&v)
         || (0x2090..=0x209c).contains(&v)
         || (0x1d62..=0x1d6a).contains(&v)
+        || v == 0x2c7c
 }
 
 pub(crate) fn is_id_first(c: char) -> bool {
