@@ -51,6 +51,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         return if bad == 0 { Ok(()) } else { Err(format!("{bad} files rejected").into()) };
     }
+    // Lean names a file's module (and so its private names,
+    // `_private.«NAME».0.x`) from its path relative to the working
+    // directory: run from the corpus directory, as tests/corpus.rs expects.
+    let files: Vec<PathBuf> = files.iter().map(std::fs::canonicalize).collect::<Result<_, _>>()?;
+    std::env::set_current_dir(&dir)?;
     let command = LeanCommand::detect()?;
     let version = command.version(Duration::from_secs(180)).await?;
     eprintln!("Lean: {version} ({})", command.source);
