@@ -100,7 +100,12 @@ fn cold_module(case: &Case) -> String {
 
 fn normalize(mut diags: Vec<Diagnostic>, module: &str, lib: Option<&str>) -> Vec<Diagnostic> {
     for d in &mut diags {
-        d.message = cold::hide_lean_lib(&d.message, lib).replace(&format!("_private.{module}."), "_private.<module>.");
+        // Quoted (`_private.«15_inductive».0.x`, the elaborator) and raw
+        // (`_private.15_inductive.0.x`, the kernel's messages).
+        let raw = module.trim_start_matches('«').trim_end_matches('»');
+        d.message = cold::hide_lean_lib(&d.message, lib)
+            .replace(&format!("_private.{module}."), "_private.<module>.")
+            .replace(&format!("_private.{raw}."), "_private.<module>.");
     }
     CheckResult::from_diagnostics(diags).diagnostics
 }
