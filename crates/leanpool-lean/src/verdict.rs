@@ -229,7 +229,9 @@ fn components(src: &str) -> Option<Vec<String>> {
     }
 }
 
-fn keyword<'a>(src: &'a str, t: &Token) -> Option<&'a str> {
+/// The word of an identifier token written plainly (a keyword-like word);
+/// `None` for other tokens and for `«»`-quoted names.
+pub(crate) fn keyword<'a>(src: &'a str, t: &Token) -> Option<&'a str> {
     // A keyword is written plainly: `«theorem»` is an identifier.
     (t.kind == Kind::Ident && src[t.start..t.end] == t.text).then_some(&src[t.start..t.end])
 }

@@ -11,6 +11,7 @@
 
 use crate::guard::lexer::{self, Kind, Token};
 use crate::text::LineIndex;
+use crate::verdict::keyword;
 use leanpool_protocol::{Diagnostic, Position, Range, VerifyParams};
 
 /// Words that start or change commands: a proof containing one is refused
@@ -45,10 +46,6 @@ pub struct Assembled {
     /// `#guard_expr`; and the line (relative to the trailer's first line)
     /// of each of the three.
     pub trailer_lines: Vec<String>,
-}
-
-fn keyword<'a>(src: &'a str, t: &Token) -> Option<&'a str> {
-    (t.kind == Kind::Ident && src[t.start..t.end] == t.text).then_some(&src[t.start..t.end])
 }
 
 /// Checks the proof slot; `Err(reason)` refuses the request.
