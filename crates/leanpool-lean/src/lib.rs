@@ -6,6 +6,7 @@
 pub mod backend;
 pub mod check;
 pub mod cold;
+mod connection;
 pub mod framing;
 pub mod guard;
 pub mod header;
@@ -18,6 +19,7 @@ pub mod lsp;
 pub mod proc;
 pub mod provenance;
 pub mod sandbox;
+mod session;
 pub mod text;
 pub mod verdict;
 pub mod verify;

@@ -1,0 +1,612 @@
+//! The LSP connection to one Lean process: the process and its three
+//! pipes, request ids and the map of requests waiting for an answer, and
+//! the tasks that move bytes (the connection half of a [`Worker`], as
+//! rust-analyzer's `lsp-server` keeps its `Connection` apart from what
+//! the messages mean).
+//!
+//! Three tasks per process: a writer (stdin), a reader (stdout: routes
+//! answers by id to the waiting request, answers the server's own
+//! requests, hands every notification to the document's
+//! [`Notifications`] handler) and a stderr drain into a bounded
+//! [`RingLog`] that also watches for Lean's `INTERNAL PANIC`.
+//!
+//! **Trust rules enforced here** (ARCHITECTURE.md, threat model): every
+//! frame on stdout must be one the driver asked for. A malformed frame, a
+//! frame that is not a JSON object, a `method` that is not a string, an
+//! answer with an id the driver never sends or to a request that is not
+//! waiting for one, a message with neither method nor id, and any
+//! notification the handler refuses ([`Violation`]) mark the connection
+//! compromised: it is dead from then on, every waiting request is
+//! answered [`WorkerError::Compromised`] and the process is killed the
+//! first time a caller sees it. Which notifications are acceptable (which
+//! document, which versions) is the document session's rule
+//! (`session.rs`).
+//!
+//! [`Worker`]: crate::Worker
+
+use crate::framing::{encode, FrameError, FrameReader};
+use crate::lsp;
+use crate::proc::{self, RingLog};
+use crate::worker::WorkerError;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant as TokioInstant;
+
+/// A frame on the worker's stdout that the driver did not ask for. Each
+/// one marks the worker compromised; the text (`Display`) is what
+/// [`WorkerError::Compromised`] carries.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum Violation {
+    #[error("malformed frame: {0}")]
+    MalformedFrame(String),
+    #[error("a frame that is not JSON: {0}")]
+    NotJson(String),
+    #[error("a message that is not a JSON object")]
+    NotAnObject,
+    #[error("a message whose `method` is not a string")]
+    MethodNotAString,
+    #[error("a message with neither method nor id")]
+    NeitherMethodNorId,
+    #[error("an answer with id {0}, which the driver never sends")]
+    ForeignId(Value),
+    #[error("an answer to request {0}, which is not waiting for one")]
+    Unasked(i64),
+    /// A notification the handler knows whose params do not parse.
+    #[error("a malformed {method}: {error}")]
+    Malformed { method: &'static str, error: String },
+    #[error("a {what} for another document ({uri})")]
+    OtherDocument { what: &'static str, uri: String },
+    #[error("a {what} without a version")]
+    NoVersion { what: &'static str },
+    #[error("a {what} for version {version}, which was never sent (newest: {newest})")]
+    UnsentVersion { what: &'static str, version: i32, newest: i32 },
+    #[error("an unexpected notification `{0}`")]
+    UnexpectedNotification(String),
+}
+
+/// What the connection hands Lean's notifications to: the document
+/// session's record of progress and diagnostics. Called on the reader
+/// task under the connection's lock, so a waiter that reads the record
+/// with [`Connection::wait_until`] sees it and the connection's liveness
+/// at one instant.
+pub(crate) trait Notifications: Send + 'static {
+    /// Takes one notification (`params` may be missing: `Null`). `Err`
+    /// refuses it: the worker is compromised.
+    fn notification(&mut self, method: &str, params: &Value) -> Result<(), Violation>;
+}
+
+/// An answer as Lean sent it: `result`, or `error`'s code and message.
+type Reply = Result<Value, (i64, String)>;
+
+/// Requests sent and not yet answered (`lsp-server`'s `ReqQueue`, the
+/// outgoing half).
+#[derive(Default)]
+struct Pending {
+    /// Requests a caller waits on.
+    waiting: HashMap<i64, oneshot::Sender<Reply>>,
+    /// Requests sent without a waiter (`initialize`, which the file worker
+    /// does not answer): one answer each is accepted and ignored.
+    unwaited: HashSet<i64>,
+}
+
+impl Pending {
+    /// Routes the answer to request `id`. `false`: no request `id` is
+    /// waiting (never sent, or already answered).
+    fn complete(&mut self, id: i64, reply: Reply) -> bool {
+        if let Some(tx) = self.waiting.remove(&id) {
+            let _ = tx.send(reply);
+            true
+        } else {
+            self.unwaited.remove(&id)
+        }
+    }
+}
+
+/// What the reader and stderr tasks learned; read by the owner under the
+/// mutex.
+struct Shared<N> {
+    pending: Pending,
+    /// The document's notification handler (its record lives here, under
+    /// the same lock as the liveness below).
+    handler: N,
+    /// Set (with [`Shared::dead`]) when stdout carried a frame the driver
+    /// did not ask for.
+    compromised: Option<String>,
+    /// Set when stdout closed or could not be read, Lean panicked, the
+    /// process was killed or compromised.
+    dead: Option<String>,
+    /// The `INTERNAL PANIC` line, when that is how the worker died.
+    panic: Option<String>,
+    /// Requests Lean sent us (answered with `null`).
+    server_requests: u64,
+    /// Passthrough mode ([`Connection::passthrough`]): every message from
+    /// Lean that is not an answer to one of the connection's own requests
+    /// goes here, untouched. Dropped when the worker dies, which closes
+    /// the receiver.
+    tap: Option<mpsc::UnboundedSender<Value>>,
+}
+
+impl<N> Shared<N> {
+    /// Records the worker's death (the first reason wins) and drops every
+    /// waiting request's sender, which answers it "died".
+    fn die(&mut self, reason: String) {
+        self.dead.get_or_insert(reason);
+        self.pending.waiting.clear();
+        self.tap = None;
+    }
+
+    /// Records a frame the driver did not ask for: the worker is dead to
+    /// us from now on (the first violation wins).
+    fn violation(&mut self, what: Violation) {
+        let what = what.to_string();
+        tracing::warn!("Lean worker compromised: {what}");
+        self.compromised.get_or_insert(what.clone());
+        self.die(format!("protocol violation: {what}"));
+    }
+}
+
+/// Whether a connection is dead, without knowing its handler type (for
+/// [`RawSender`]).
+trait Liveness: Send + Sync {
+    fn is_dead(&self) -> bool;
+}
+
+impl<N: Send> Liveness for Mutex<Shared<N>> {
+    fn is_dead(&self) -> bool {
+        self.lock().unwrap().dead.is_some()
+    }
+}
+
+/// The LSP connection to one Lean process, which it owns: dropping it
+/// kills the process group.
+pub(crate) struct Connection<N> {
+    /// `None` once handed to a background reaper.
+    child: Option<tokio::process::Child>,
+    pid: u32,
+    /// Killed and reaped: nothing left to clean up on drop.
+    reaped: bool,
+    next_id: i64,
+    /// Requests sent (notifications not counted).
+    requests: u64,
+    shared: Arc<Mutex<Shared<N>>>,
+    events: watch::Receiver<()>,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    stderr: Arc<Mutex<RingLog>>,
+}
+
+impl<N: Notifications> Connection<N> {
+    /// Takes over `child` (process `pid`, which leads its own process
+    /// group, stdio piped) and starts the three tasks; `handler` receives
+    /// Lean's notifications.
+    pub fn new(mut child: tokio::process::Child, pid: u32, stderr_log_bytes: usize, handler: N) -> Self {
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr_pipe = child.stderr.take().expect("piped stderr");
+
+        let shared = Arc::new(Mutex::new(Shared {
+            pending: Pending::default(),
+            handler,
+            compromised: None,
+            dead: None,
+            panic: None,
+            server_requests: 0,
+            tap: None,
+        }));
+        let stderr = Arc::new(Mutex::new(RingLog::new(stderr_log_bytes)));
+        let (events_tx, events) = watch::channel(());
+        let (out, out_rx) = mpsc::unbounded_channel();
+        tokio::spawn(write_loop(stdin, out_rx));
+        tokio::spawn(read_loop(stdout, shared.clone(), events_tx.clone(), out.clone()));
+        tokio::spawn(stderr_loop(stderr_pipe, stderr.clone(), shared.clone(), events_tx.clone()));
+        Connection { child: Some(child), pid, reaped: false, next_id: 1, requests: 0, shared, events, out, stderr }
+    }
+
+    /// Reads the handler's record.
+    pub fn handler<R>(&self, f: impl FnOnce(&N) -> R) -> R {
+        f(&self.shared.lock().unwrap().handler)
+    }
+
+    /// Changes the handler's record (before a send whose answer depends on
+    /// it: Lean may answer before the send returns).
+    pub fn handler_mut<R>(&self, f: impl FnOnce(&mut N) -> R) -> R {
+        f(&mut self.shared.lock().unwrap().handler)
+    }
+
+    /// Sends a request nobody waits for: its one answer, if Lean sends
+    /// one, is accepted and ignored.
+    pub fn request_unwaited(&mut self, method: &str, params: Value) -> Result<(), WorkerError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.requests += 1;
+        self.shared.lock().unwrap().pending.unwaited.insert(id);
+        self.send(&lsp::request(id, method, params))
+    }
+
+    /// Sends a request and waits for its answer until `deadline`.
+    pub async fn call(&mut self, method: &str, params: Value, deadline: TokioInstant) -> Result<Value, WorkerError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut st = self.shared.lock().unwrap();
+            if st.dead.is_some() {
+                drop(st);
+                return Err(self.died());
+            }
+            st.pending.waiting.insert(id, tx);
+        }
+        self.requests += 1;
+        self.send(&lsp::request(id, method, params))?;
+        match tokio::time::timeout_at(deadline, rx).await {
+            Err(_) => {
+                self.shared.lock().unwrap().pending.waiting.remove(&id);
+                Err(WorkerError::Timeout)
+            }
+            // Sender dropped: the reader saw the stream end.
+            Ok(Err(_)) => Err(self.died()),
+            Ok(Ok(Err((code, message)))) => Err(WorkerError::Lsp { code, message }),
+            Ok(Ok(Ok(v))) => Ok(v),
+        }
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) -> Result<(), WorkerError> {
+        self.send(&lsp::notification(method, params))
+    }
+
+    /// Queues one message for Lean.
+    pub fn send(&mut self, msg: &Value) -> Result<(), WorkerError> {
+        let body = serde_json::to_vec(msg).expect("serializable");
+        if self.out.send(encode(&body)).is_err() {
+            return Err(self.died());
+        }
+        Ok(())
+    }
+
+    /// Writes one LSP message to Lean as is (passthrough mode); refused
+    /// once the worker is dead.
+    pub fn send_raw(&mut self, msg: &Value) -> Result<(), WorkerError> {
+        if self.shared.lock().unwrap().dead.is_some() {
+            return Err(self.died());
+        }
+        self.send(msg)
+    }
+
+    /// Waits until `done` holds for the handler's record, or the worker
+    /// dies, or `deadline` passes ([`WorkerError::Timeout`]; nothing is
+    /// killed).
+    pub async fn wait_until(&mut self, deadline: TokioInstant, done: impl Fn(&N) -> bool) -> Result<(), WorkerError> {
+        loop {
+            {
+                let st = self.shared.lock().unwrap();
+                if done(&st.handler) {
+                    return Ok(());
+                }
+                if st.dead.is_some() {
+                    drop(st);
+                    return Err(self.died());
+                }
+            }
+            match tokio::time::timeout_at(deadline, self.events.changed()).await {
+                Err(_) => return Err(WorkerError::Timeout),
+                // Reader gone; the loop reports it via `dead`.
+                Ok(Err(_)) => {
+                    let mut st = self.shared.lock().unwrap();
+                    st.dead.get_or_insert_with(|| "reader ended".into());
+                }
+                Ok(Ok(())) => {}
+            }
+        }
+    }
+
+    /// The error for a dead worker: compromised (the process is killed
+    /// now: whatever wrote the frame may still run), panicked, or died.
+    pub fn died(&mut self) -> WorkerError {
+        let stderr_tail = self.stderr_tail();
+        let (compromised, panic) = {
+            let st = self.shared.lock().unwrap();
+            (st.compromised.clone(), st.panic.clone())
+        };
+        if let Some(what) = compromised {
+            // Whatever wrote the frame may still run: never reuse it.
+            self.kill_now();
+            return WorkerError::Compromised(what);
+        }
+        match panic {
+            Some(message) => WorkerError::Panicked { message, stderr_tail },
+            None => WorkerError::Died { stderr_tail },
+        }
+    }
+
+    /// Why the worker may not be trusted, if it wrote a frame the driver
+    /// did not ask for.
+    pub fn compromised(&self) -> Option<String> {
+        self.shared.lock().unwrap().compromised.clone()
+    }
+
+    /// Switches to passthrough: see [`crate::Worker::passthrough`].
+    pub fn passthrough(&mut self) -> mpsc::UnboundedReceiver<Value> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut st = self.shared.lock().unwrap();
+        if st.dead.is_none() {
+            st.tap = Some(tx);
+        }
+        rx
+    }
+
+    pub fn raw_sender(&self) -> RawSender {
+        RawSender { out: self.out.clone(), liveness: self.shared.clone() }
+    }
+
+    /// Requests sent so far (notifications not counted).
+    pub fn requests(&self) -> u64 {
+        self.requests
+    }
+
+    /// Requests Lean sent us (answered with `null`).
+    pub fn server_requests(&self) -> u64 {
+        self.shared.lock().unwrap().server_requests
+    }
+
+    /// Process id, which is also the process group id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Resident memory of the process group.
+    pub fn rss_bytes(&self) -> Option<u64> {
+        if self.reaped {
+            return None;
+        }
+        proc::group_rss_bytes(self.pid)
+    }
+
+    /// What the process wrote to stderr lately.
+    pub fn stderr_tail(&self) -> String {
+        self.stderr.lock().unwrap().tail()
+    }
+
+    pub fn is_alive(&mut self) -> bool {
+        let Some(child) = self.child.as_mut().filter(|_| !self.reaped) else { return false };
+        if !matches!(child.try_wait(), Ok(None)) {
+            // Exited by itself (and now reaped); its group may still have
+            // members, so kill them too.
+            proc::kill_group(self.pid);
+            self.reaped = true;
+            return false;
+        }
+        self.shared.lock().unwrap().dead.is_none()
+    }
+
+    /// SIGKILLs the process group and waits until the process is reaped.
+    pub async fn kill(&mut self) {
+        if !self.reaped {
+            proc::kill_group(self.pid);
+            if let Some(child) = self.child.as_mut() {
+                let _ = child.wait().await;
+            }
+            self.mark_dead();
+        }
+    }
+}
+
+impl<N> Connection<N> {
+    /// SIGKILLs the process group now and leaves the reaping to a
+    /// background task: a timed-out request is answered at once instead of
+    /// after the kernel has torn down gigabytes (~1 s for a WASM worker).
+    pub fn kill_now(&mut self) {
+        if self.reaped {
+            return;
+        }
+        proc::kill_group(self.pid);
+        if let Some(child) = self.child.take() {
+            reap_in_background(child, self.pid);
+        }
+        self.mark_dead();
+    }
+
+    fn mark_dead(&mut self) {
+        self.reaped = true;
+        self.shared.lock().unwrap().die("killed".into());
+    }
+}
+
+impl<N> Drop for Connection<N> {
+    fn drop(&mut self) {
+        // Never leave a 6 GB process behind, nor a zombie (PID 1 of a
+        // container may not reap orphans).
+        self.kill_now();
+    }
+}
+
+/// Writes raw LSP messages to one worker's Lean process (see
+/// [`Worker::raw_sender`](crate::Worker::raw_sender)). Cheap to clone.
+#[derive(Clone)]
+pub struct RawSender {
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    liveness: Arc<dyn Liveness>,
+}
+
+impl RawSender {
+    /// Queues `msg` for Lean; `false` when the worker is dead or gone.
+    pub fn send(&self, msg: &Value) -> bool {
+        if self.liveness.is_dead() {
+            return false;
+        }
+        let body = serde_json::to_vec(msg).expect("serializable");
+        self.out.send(encode(&body)).is_ok()
+    }
+}
+
+/// Waits for a killed child off the caller's path: on the current tokio
+/// runtime if there is one, else on a plain thread.
+fn reap_in_background(mut child: tokio::process::Child, pid: u32) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) => {
+            h.spawn(async move {
+                let _ = child.wait().await;
+            });
+        }
+        Err(_) => {
+            std::thread::spawn(move || {
+                let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid as i32), None);
+                drop(child);
+            });
+        }
+    }
+}
+
+async fn write_loop(mut stdin: tokio::process::ChildStdin, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
+    while let Some(bytes) = rx.recv().await {
+        if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+/// What Lean's runtime prints before it gives up on the process
+/// (`lean_internal_panic`: out of memory, stack overflow in C code, ...).
+/// Native Lean exits right after; the WASM build prints it and then hangs
+/// with its threads gone (the 2 GiB heap cap, scripts/wasm/README.md), so
+/// the drain treats the line itself as the worker's death instead of
+/// letting the request wait for its time limit.
+const PANIC_MARKER: &[u8] = b"INTERNAL PANIC";
+
+async fn stderr_loop<N>(
+    mut pipe: tokio::process::ChildStderr,
+    log: Arc<Mutex<RingLog>>,
+    shared: Arc<Mutex<Shared<N>>>,
+    events: watch::Sender<()>,
+) {
+    let mut buf = vec![0u8; 8192];
+    // The marker may straddle two reads: keep the end of the previous one.
+    let mut carry: Vec<u8> = Vec::new();
+    let mut panicked = false;
+    while let Ok(n) = pipe.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        log.lock().unwrap().push(&buf[..n]);
+        if panicked {
+            continue;
+        }
+        carry.extend_from_slice(&buf[..n]);
+        if let Some(at) = find(&carry, PANIC_MARKER) {
+            panicked = true;
+            let line_end = carry[at..].iter().position(|&b| b == b'\n').map_or(carry.len(), |e| at + e);
+            let line = String::from_utf8_lossy(&carry[at..line_end]).trim().to_string();
+            tracing::warn!("Lean worker panicked: {line}");
+            let mut st = shared.lock().unwrap();
+            st.panic = Some(line.clone());
+            // As a closed stdout does.
+            st.die(line);
+            drop(st);
+            events.send_replace(());
+        } else {
+            let keep = carry.len().saturating_sub(PANIC_MARKER.len() - 1);
+            carry.drain(..keep);
+        }
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+async fn read_loop<N: Notifications>(
+    stdout: tokio::process::ChildStdout,
+    shared: Arc<Mutex<Shared<N>>>,
+    events: watch::Sender<()>,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+) {
+    let mut reader = FrameReader::new(stdout);
+    loop {
+        let body = match reader.next().await {
+            Ok(Some(b)) => b,
+            Ok(None) => {
+                shared.lock().unwrap().die("stdout closed".into());
+                break;
+            }
+            Err(FrameError::Io(e)) => {
+                shared.lock().unwrap().die(e.to_string());
+                break;
+            }
+            Err(e @ FrameError::BadHeader(_)) => {
+                shared.lock().unwrap().violation(Violation::MalformedFrame(e.to_string()));
+                break;
+            }
+        };
+        let verdict = match serde_json::from_slice::<Value>(&body) {
+            Ok(msg) => handle_message(msg, &shared, &out),
+            Err(e) => Err(Violation::NotJson(e.to_string())),
+        };
+        if let Err(what) = verdict {
+            shared.lock().unwrap().violation(what);
+            break;
+        }
+        events.send_replace(());
+    }
+    tracing::debug!("Lean worker reader stopped: {:?}", shared.lock().unwrap().dead);
+    events.send_replace(());
+}
+
+/// Routes one message from Lean: an answer to its request, a request of
+/// the server's own (answered `null`), or a notification for the handler.
+/// `Err` names a frame the driver did not ask for: the caller marks the
+/// worker compromised.
+fn handle_message<N: Notifications>(
+    msg: Value,
+    shared: &Mutex<Shared<N>>,
+    out: &mpsc::UnboundedSender<Vec<u8>>,
+) -> Result<(), Violation> {
+    {
+        // Passthrough (an editor's leased document): what is not an answer
+        // to the worker's own requests belongs to the editor, unchecked.
+        let st = shared.lock().unwrap();
+        if let Some(tap) = &st.tap {
+            let method = msg.get("method");
+            let id = msg.get("id");
+            let ours =
+                method.is_none() && id.and_then(Value::as_i64).is_some_and(|i| st.pending.waiting.contains_key(&i));
+            if !ours {
+                let _ = tap.send(msg);
+                return Ok(());
+            }
+        }
+    }
+    let Value::Object(obj) = &msg else { return Err(Violation::NotAnObject) };
+    let method = match obj.get("method") {
+        None => None,
+        Some(Value::String(m)) => Some(m.as_str()),
+        Some(_) => return Err(Violation::MethodNotAString),
+    };
+    match (method, obj.get("id")) {
+        (Some(_), Some(id)) => {
+            // The server's own requests (`workspace/semanticTokens/refresh`…).
+            shared.lock().unwrap().server_requests += 1;
+            let body = serde_json::to_vec(&lsp::null_response(id)).expect("serializable");
+            let _ = out.send(encode(&body));
+        }
+        (Some(m), None) => {
+            let params = obj.get("params").unwrap_or(&Value::Null);
+            shared.lock().unwrap().handler.notification(m, params)?;
+        }
+        (None, Some(id)) => {
+            let id = id.as_i64().ok_or_else(|| Violation::ForeignId(id.clone()))?;
+            let reply = match obj.get("error") {
+                Some(err) => Err((
+                    err.get("code").and_then(Value::as_i64).unwrap_or(0),
+                    err.get("message").and_then(Value::as_str).unwrap_or("").to_string(),
+                )),
+                None => Ok(obj.get("result").cloned().unwrap_or(Value::Null)),
+            };
+            if !shared.lock().unwrap().pending.complete(id, reply) {
+                return Err(Violation::Unasked(id));
+            }
+        }
+        (None, None) => return Err(Violation::NeitherMethodNorId),
+    }
+    Ok(())
+}
