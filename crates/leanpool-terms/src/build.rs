@@ -50,6 +50,7 @@
 
 use crate::tagged::{SubexprPos, Tagged};
 use leanpool_protocol::{BinderKind, Node, NodeKind};
+use std::collections::{HashMap, HashSet};
 
 /// One name in scope while building.
 #[derive(Debug, Clone)]
@@ -211,22 +212,27 @@ impl TreeBuilder {
         self.binder_node(&pieces, sites)
     }
 
+    /// A node with binding sites: its pieces become parts (text, binder
+    /// runs, other children), runs separated by whitespace merge, and the
+    /// parts become one node, or a nest of one-binder nodes.
     fn binder_node(&mut self, pieces: &[Piece<'_>], sites: Vec<BinderSite>) -> Node {
-        let name_at: std::collections::HashMap<usize, usize> =
-            sites.iter().enumerate().map(|(k, s)| (s.piece, k)).collect();
-        // Piece index ending each bracketed group (its type, else its last name).
-        let bracket_ends: std::collections::HashSet<usize> = sites
-            .iter()
-            .enumerate()
-            .filter(|(k, s)| s.bracketed && sites.get(k + 1).is_none_or(|n| n.ty != s.ty || n.ty.is_none()))
-            .map(|(_, s)| s.ty.unwrap_or(s.piece))
-            .collect();
-        // The body starts after the first separator following the binders.
-        let last_group_end = sites.iter().map(|s| s.ty.unwrap_or(s.piece)).max().unwrap_or(0);
-        let body_start = (last_group_end + 1..pieces.len())
-            .find(|&j| matches!(&pieces[j], Piece::Text(t) if is_body_separator(t)))
-            .map(|j| j + 1)
-            .unwrap_or(last_group_end + 1);
+        let parts = self.binder_parts(pieces, &sites);
+        let merged = merge_binder_runs(parts);
+        let runs = merged.iter().filter(|p| matches!(p, Part::Binders(_))).count();
+        let others = merged.iter().filter(|p| matches!(p, Part::Child(_))).count();
+        if runs == 1 && sites.len() > 1 && others == 1 {
+            // `Q a b, body` is `Q a, Q b, body`: nest, one binder per node.
+            return nest_binders(merged);
+        }
+        flat_binder_node(merged)
+    }
+
+    /// Walks the pieces in order: text without the groups' brackets,
+    /// binder nodes for each group (in scope from the next group's type
+    /// on), other children built with this node's binders in scope from
+    /// the body on.
+    fn binder_parts(&mut self, pieces: &[Piece<'_>], sites: &[BinderSite]) -> Vec<Part> {
+        let layout = BinderLayout::new(pieces, sites);
         // Binders of this node already built.
         let mut active: Vec<ScopeEntry> = Vec::new();
         let mut parts: Vec<Part> = Vec::new();
@@ -234,146 +240,75 @@ impl TreeBuilder {
         while i < pieces.len() {
             match &pieces[i] {
                 Piece::Text(s) => {
-                    let mut s = s.as_str();
-                    // Drop the opening bracket of a bracketed binder group.
-                    if name_at.get(&(i + 1)).is_some_and(|&k| sites[k].bracketed) {
-                        let t = s.trim_end();
-                        if let Some(c) = t.chars().last().filter(|c| OPENERS.contains(c)) {
-                            s = &t[..t.len() - c.len_utf8()];
-                        }
-                    }
-                    // Drop the closing bracket of a group that just ended.
-                    if i > 0 && bracket_ends.contains(&(i - 1)) {
-                        let t = s.trim_start();
-                        if let Some(c) = t.chars().next().filter(|c| CLOSERS.contains(c)) {
-                            s = &t[c.len_utf8()..];
-                        }
-                    }
-                    parts.push(Part::Text(s.to_owned()));
+                    parts.push(Part::Text(layout.strip_brackets(sites, i, s).to_owned()));
                     i += 1;
                 }
-                Piece::Child(cp, b) => {
-                    let Some(&k) = name_at.get(&i) else {
-                        let in_scope = i >= body_start;
+                Piece::Child(cp, b) => match layout.name_at.get(&i) {
+                    None => {
+                        let in_scope = i >= layout.body_start;
                         let node = self.with_entries(if in_scope { &active } else { &[] }, |me| me.tag(cp.clone(), b));
                         parts.push(Part::Child(node));
                         i += 1;
-                        continue;
-                    };
-                    // The group: this name and the following names sharing its type.
-                    let group: Vec<usize> = (k..sites.len())
-                        .take_while(|&g| g == k || sites[g].name.is_some() && (sites[g].ty == sites[k].ty && sites[g].ty.is_some())
-                            || (sites[g].ty.is_none() && sites[k].ty.is_none() && {
-                                let (a, b) = (sites[g - 1].piece, sites[g].piece);
-                                (a + 1..b).all(|j| matches!(&pieces[j], Piece::Text(t) if t.trim().is_empty()))
-                            }))
-                        .collect();
-                    // Pre-order ids: the group's names, then binders inside its type.
-                    let leaves: Vec<(Node, u32)> = group
-                        .iter()
-                        .filter_map(|&g| sites[g].name.as_deref())
-                        .map(|name| self.fresh(name, NodeKind::BoundVar))
-                        .collect();
-                    let ty_tree = sites[k].ty.map(|tp| {
-                        let Piece::Child(tpos, tb) = &pieces[tp] else { unreachable!() };
-                        self.with_entries(&active, |me| me.tag(tpos.clone(), tb))
-                    });
-                    let mut nodes = Vec::new();
-                    if sites[k].name.is_none() {
-                        nodes.push(Node {
-                            label: "[_]".to_owned(),
-                            kind: NodeKind::Op,
-                            scope: None,
-                            binder: Some(BinderKind::InstImplicit),
-                            children: ty_tree.into_iter().collect(),
-                        });
+                    }
+                    Some(&k) => {
+                        let (nodes, next) = self.binder_group(pieces, sites, k, &mut active);
                         parts.push(Part::Binders(nodes));
-                        i += 1;
-                        continue;
+                        i = next;
                     }
-                    for (&g, (leaf, id)) in group.iter().zip(leaves) {
-                        let site = &sites[g];
-                        let mut kids = vec![leaf.clone()];
-                        kids.extend(ty_tree.clone());
-                        nodes.push(Node {
-                            label: binder_label(site.kind, ty_tree.is_some()),
-                            kind: NodeKind::Op,
-                            scope: None,
-                            binder: Some(site.kind),
-                            children: kids,
-                        });
-                        active.push(ScopeEntry { name: leaf.label, id, kind: NodeKind::BoundVar });
-                    }
-                    parts.push(Part::Binders(nodes));
-                    let last = *group.last().expect("non-empty");
-                    i = sites[last].ty.unwrap_or(sites[last].piece) + 1;
-                }
+                },
             }
         }
-        // Merge binder runs separated by whitespace only (`∀ (a : A) {b : B}, p`).
-        let mut merged: Vec<Part> = Vec::new();
-        for p in parts {
-            if let Part::Binders(nodes) = p {
-                let n = merged.len();
-                let ws_between = n >= 2
-                    && matches!(&merged[n - 1], Part::Text(t) if t.trim().is_empty())
-                    && matches!(&merged[n - 2], Part::Binders(_));
-                if ws_between {
-                    merged.pop();
-                }
-                if let Some(Part::Binders(prev)) = merged.last_mut() {
-                    prev.extend(nodes);
-                } else {
-                    merged.push(Part::Binders(nodes));
-                }
-            } else {
-                merged.push(p);
-            }
+        parts
+    }
+
+    /// The binder nodes of the group that starts at site `k` (one per
+    /// name, each with the group's type tree; one `[_]` node for an
+    /// anonymous instance binder), its names added to `active`; and the
+    /// piece index after the group.
+    fn binder_group(
+        &mut self,
+        pieces: &[Piece<'_>],
+        sites: &[BinderSite],
+        k: usize,
+        active: &mut Vec<ScopeEntry>,
+    ) -> (Vec<Node>, usize) {
+        let group = group_at(pieces, sites, k);
+        // Pre-order ids: the group's names, then binders inside its type.
+        let leaves: Vec<(Node, u32)> = group
+            .iter()
+            .filter_map(|&g| sites[g].name.as_deref())
+            .map(|name| self.fresh(name, NodeKind::BoundVar))
+            .collect();
+        let ty_tree = sites[k].ty.map(|tp| {
+            let Piece::Child(tpos, tb) = &pieces[tp] else { unreachable!() };
+            self.with_entries(active, |me| me.tag(tpos.clone(), tb))
+        });
+        if sites[k].name.is_none() {
+            let node = Node {
+                label: "[_]".to_owned(),
+                kind: NodeKind::Op,
+                scope: None,
+                binder: Some(BinderKind::InstImplicit),
+                children: ty_tree.into_iter().collect(),
+            };
+            return (vec![node], sites[k].piece + 1);
         }
-        let runs = merged.iter().filter(|p| matches!(p, Part::Binders(_))).count();
-        let others = merged.iter().filter(|p| matches!(p, Part::Child(_))).count();
-        let nb = sites.len();
-        if runs == 1 && nb > 1 && others == 1 {
-            // `Q a b, body` is `Q a, Q b, body`: nest, one binder per node.
-            let mut label = String::new();
-            let mut binders = Vec::new();
-            let mut body = None;
-            for p in merged {
-                match p {
-                    Part::Text(t) => label.push_str(&t),
-                    Part::Binders(b) => {
-                        label.push('_');
-                        binders = b;
-                    }
-                    Part::Child(c) => {
-                        label.push('_');
-                        body = Some(c);
-                    }
-                }
-            }
-            let label = normalize_label(&label);
-            let mut node = body.expect("one child");
-            while let Some(b) = binders.pop() {
-                node = Node::op(label.clone(), vec![b, node]);
-            }
-            return node;
+        let mut nodes = Vec::new();
+        for (&g, (leaf, id)) in group.iter().zip(leaves) {
+            let site = &sites[g];
+            let mut kids = vec![leaf.clone()];
+            kids.extend(ty_tree.clone());
+            nodes.push(Node {
+                label: binder_label(site.kind, ty_tree.is_some()),
+                kind: NodeKind::Op,
+                scope: None,
+                binder: Some(site.kind),
+                children: kids,
+            });
+            active.push(ScopeEntry { name: leaf.label, id, kind: NodeKind::BoundVar });
         }
-        let mut label = String::new();
-        let mut kids = Vec::new();
-        for p in merged {
-            match p {
-                Part::Text(t) => label.push_str(&t),
-                Part::Binders(b) => {
-                    label.push_str(&vec!["_"; b.len()].join(" "));
-                    kids.extend(b);
-                }
-                Part::Child(c) => {
-                    label.push('_');
-                    kids.push(c);
-                }
-            }
-        }
-        Node::op(normalize_label(&label), kids)
+        let last = &sites[*group.last().expect("non-empty")];
+        (nodes, last.ty.unwrap_or(last.piece) + 1)
     }
 
     /// Builds with `entries` pushed in scope.
@@ -384,6 +319,151 @@ impl TreeBuilder {
         self.stack.truncate(base);
         r
     }
+}
+
+/// Where the binding sites of a node are among its pieces.
+struct BinderLayout {
+    /// Piece index of each site's name (type, for an anonymous instance)
+    /// -> the site's index.
+    name_at: HashMap<usize, usize>,
+    /// Piece index ending each bracketed group (its type, else its last name).
+    bracket_ends: HashSet<usize>,
+    /// The body starts after the first separator following the binders.
+    body_start: usize,
+}
+
+impl BinderLayout {
+    fn new(pieces: &[Piece<'_>], sites: &[BinderSite]) -> Self {
+        let name_at = sites.iter().enumerate().map(|(k, s)| (s.piece, k)).collect();
+        let bracket_ends = sites
+            .iter()
+            .enumerate()
+            .filter(|(k, s)| s.bracketed && sites.get(k + 1).is_none_or(|n| n.ty != s.ty || n.ty.is_none()))
+            .map(|(_, s)| s.ty.unwrap_or(s.piece))
+            .collect();
+        let last_group_end = sites.iter().map(|s| s.ty.unwrap_or(s.piece)).max().unwrap_or(0);
+        let body_start = (last_group_end + 1..pieces.len())
+            .find(|&j| matches!(&pieces[j], Piece::Text(t) if is_body_separator(t)))
+            .map(|j| j + 1)
+            .unwrap_or(last_group_end + 1);
+        BinderLayout { name_at, bracket_ends, body_start }
+    }
+
+    /// Text piece `i` without the brackets that belong to binder groups:
+    /// the opening bracket of a group that starts next, the closing one of
+    /// a group that just ended.
+    fn strip_brackets<'s>(&self, sites: &[BinderSite], i: usize, text: &'s str) -> &'s str {
+        let mut s = text;
+        if self.name_at.get(&(i + 1)).is_some_and(|&k| sites[k].bracketed) {
+            let t = s.trim_end();
+            if let Some(c) = t.chars().last().filter(|c| OPENERS.contains(c)) {
+                s = &t[..t.len() - c.len_utf8()];
+            }
+        }
+        if i > 0 && self.bracket_ends.contains(&(i - 1)) {
+            let t = s.trim_start();
+            if let Some(c) = t.chars().next().filter(|c| CLOSERS.contains(c)) {
+                s = &t[c.len_utf8()..];
+            }
+        }
+        s
+    }
+}
+
+/// The sites of the group that starts at site `k`: `k` itself, the
+/// following names that share its (printed) type, and, when it has none,
+/// the following untyped sites separated by whitespace only.
+fn group_at(pieces: &[Piece<'_>], sites: &[BinderSite], k: usize) -> Vec<usize> {
+    let first = &sites[k];
+    let shares_type = |s: &BinderSite| s.name.is_some() && s.ty == first.ty && s.ty.is_some();
+    let untyped_next_to_previous = |g: usize| {
+        sites[g].ty.is_none() && first.ty.is_none() && only_space_between(pieces, sites[g - 1].piece, sites[g].piece)
+    };
+    (k..sites.len()).take_while(|&g| g == k || shares_type(&sites[g]) || untyped_next_to_previous(g)).collect()
+}
+
+/// The pieces strictly between `a` and `b` are all whitespace text.
+fn only_space_between(pieces: &[Piece<'_>], a: usize, b: usize) -> bool {
+    (a + 1..b).all(|j| text_at(pieces, j).is_some_and(|t| t.trim().is_empty()))
+}
+
+fn text_at<'p>(pieces: &'p [Piece<'_>], i: usize) -> Option<&'p str> {
+    match pieces.get(i) {
+        Some(Piece::Text(t)) => Some(t.as_str()),
+        _ => None,
+    }
+}
+
+/// Joins binder runs separated by whitespace only (`∀ (a : A) {b : B}, p`)
+/// into one run.
+fn merge_binder_runs(parts: Vec<Part>) -> Vec<Part> {
+    let mut merged: Vec<Part> = Vec::new();
+    for p in parts {
+        if let Part::Binders(nodes) = p {
+            let n = merged.len();
+            let ws_between = n >= 2
+                && matches!(&merged[n - 1], Part::Text(t) if t.trim().is_empty())
+                && matches!(&merged[n - 2], Part::Binders(_));
+            if ws_between {
+                merged.pop();
+            }
+            if let Some(Part::Binders(prev)) = merged.last_mut() {
+                prev.extend(nodes);
+            } else {
+                merged.push(Part::Binders(nodes));
+            }
+        } else {
+            merged.push(p);
+        }
+    }
+    merged
+}
+
+/// One run of binders and one other child (the body): a chain of nodes
+/// with the parts' label, one binder each, the last one over the body.
+fn nest_binders(merged: Vec<Part>) -> Node {
+    let mut label = String::new();
+    let mut binders = Vec::new();
+    let mut body = None;
+    for p in merged {
+        match p {
+            Part::Text(t) => label.push_str(&t),
+            Part::Binders(b) => {
+                label.push('_');
+                binders = b;
+            }
+            Part::Child(c) => {
+                label.push('_');
+                body = Some(c);
+            }
+        }
+    }
+    let label = normalize_label(&label);
+    let mut node = body.expect("one child");
+    while let Some(b) = binders.pop() {
+        node = Node::op(label.clone(), vec![b, node]);
+    }
+    node
+}
+
+/// One node over all parts: a `_` per binder and per child.
+fn flat_binder_node(merged: Vec<Part>) -> Node {
+    let mut label = String::new();
+    let mut kids = Vec::new();
+    for p in merged {
+        match p {
+            Part::Text(t) => label.push_str(&t),
+            Part::Binders(b) => {
+                label.push_str(&vec!["_"; b.len()].join(" "));
+                kids.extend(b);
+            }
+            Part::Child(c) => {
+                label.push('_');
+                kids.push(c);
+            }
+        }
+    }
+    Node::op(normalize_label(&label), kids)
 }
 
 /// Text that ends a binder list and starts the body: `∀ x, p`,
@@ -428,6 +508,13 @@ fn is_identifier(s: &str) -> bool {
 /// is an ordinary subterm instead: that is what tells `(x, y)` from
 /// `∀ (x : α), p`.
 fn find_binders(pieces: &[Piece<'_>], own: Option<&SubexprPos>) -> Vec<BinderSite> {
+    // The construct needs a body separator followed by a child.
+    let has_separator = pieces.windows(2).any(|w| {
+        matches!((&w[0], &w[1]), (Piece::Text(t), Piece::Child(..)) if is_body_separator(t))
+    });
+    if !has_separator {
+        return vec![];
+    }
     let kids: Vec<(usize, Option<&SubexprPos>)> = pieces
         .iter()
         .enumerate()
@@ -436,31 +523,19 @@ fn find_binders(pieces: &[Piece<'_>], own: Option<&SubexprPos>) -> Vec<BinderSit
             _ => None,
         })
         .collect();
-    // The construct needs a body separator followed by a child.
-    let has_separator = pieces.windows(2).any(|w| {
-        matches!((&w[0], &w[1]), (Piece::Text(t), Piece::Child(..)) if is_body_separator(t))
-    });
-    if !has_separator {
-        return vec![];
-    }
-    let text_at = |i: usize| match pieces.get(i) {
-        Some(Piece::Text(t)) => Some(t.as_str()),
-        _ => None,
-    };
-    let plausible_subterm = |i: usize, q: Option<&SubexprPos>| -> bool {
-        let (Some(own), Some(q)) = (own, q) else { return false };
-        own.is_strict_prefix_of(q)
-            && q.0[own.0.len()..].iter().all(|&c| c <= 1)
-            && kids.iter().all(|&(j, p)| {
-                j == i || p.is_none_or(|p| p != q && !p.is_strict_prefix_of(q) && !q.is_strict_prefix_of(p))
-            })
-    };
+    let mut sites = named_sites(pieces, own, &kids);
+    add_anonymous_instances(pieces, &kids, &mut sites);
+    group_sites(pieces, &mut sites);
+    sites
+}
+
+/// The named binding sites: text-only identifier children placed as a
+/// binder name is, and not at a plausible subterm position. Kind, type
+/// and brackets are set later ([`group_sites`]).
+fn named_sites(pieces: &[Piece<'_>], own: Option<&SubexprPos>, kids: &[(usize, Option<&SubexprPos>)]) -> Vec<BinderSite> {
     let mut sites: Vec<BinderSite> = Vec::new();
-    let mut first_child_seen = false;
-    for &(i, q) in &kids {
+    for (n, &(i, q)) in kids.iter().enumerate() {
         let Piece::Child(_, body) = &pieces[i] else { unreachable!() };
-        let is_first = !first_child_seen;
-        first_child_seen = true;
         if !is_text_only(body) {
             continue;
         }
@@ -468,42 +543,81 @@ fn find_binders(pieces: &[Piece<'_>], own: Option<&SubexprPos>) -> Vec<BinderSit
         if !is_identifier(&name) {
             continue;
         }
-        let before = if i == 0 { None } else { text_at(i - 1) };
-        let after_prev_name = sites.last().is_some_and(|s| {
-            s.piece + 1 == i || (s.piece + 2 == i && text_at(s.piece + 1).is_some_and(|t| t.trim().is_empty()))
-        });
-        let before_ok = after_prev_name
-            || before.is_some_and(|b| {
-                let b = b.trim_end();
-                b.ends_with(OPENERS) || (is_first && !b.is_empty())
-            });
-        let after = text_at(i + 1);
-        let next_is_name = matches!(pieces.get(i + 1), Some(Piece::Child(..)))
-            || (after.is_some_and(|t| t.trim().is_empty()) && matches!(pieces.get(i + 2), Some(Piece::Child(_, b)) if is_text_only(b)));
-        let after_ok = next_is_name || after.is_some_and(may_follow_binder);
-        if !(before_ok && after_ok) || plausible_subterm(i, q) {
+        let placed = preceded_like_a_binder(pieces, &sites, i, n == 0) && followed_like_a_binder(pieces, i);
+        if !placed || plausible_subterm(own, kids, i, q) {
             continue;
         }
         sites.push(BinderSite { piece: i, name: Some(name), kind: BinderKind::Default, bracketed: false, ty: None });
     }
-    // Anonymous instance binders: a child in `[`…`]` of the construct's own
-    // text, before the body (`∀ {α : Type} [BEq α], p`).
+    sites
+}
+
+/// Before a binder name: the previous name (directly or after
+/// whitespace), an opening bracket, or, for the tag's first child, the
+/// construct's leading text (`∀ `, `fun `).
+fn preceded_like_a_binder(pieces: &[Piece<'_>], sites: &[BinderSite], i: usize, first_child: bool) -> bool {
+    let after_prev_name = sites.last().is_some_and(|s| {
+        s.piece + 1 == i || (s.piece + 2 == i && text_at(pieces, s.piece + 1).is_some_and(|t| t.trim().is_empty()))
+    });
+    let before = if i == 0 { None } else { text_at(pieces, i - 1) };
+    after_prev_name
+        || before.is_some_and(|b| {
+            let b = b.trim_end();
+            b.ends_with(OPENERS) || (first_child && !b.is_empty())
+        })
+}
+
+/// After a binder name: another name (directly or after whitespace), or
+/// text that may follow a binder ([`may_follow_binder`]).
+fn followed_like_a_binder(pieces: &[Piece<'_>], i: usize) -> bool {
+    let after = text_at(pieces, i + 1);
+    let next_is_name = matches!(pieces.get(i + 1), Some(Piece::Child(..)))
+        || (after.is_some_and(|t| t.trim().is_empty())
+            && matches!(pieces.get(i + 2), Some(Piece::Child(_, b)) if is_text_only(b)));
+    next_is_name || after.is_some_and(may_follow_binder)
+}
+
+/// Child `i` at `q` could be an ordinary subterm of the tag at `own`: a
+/// strict extension with coordinates 0/1, unrelated to its siblings'
+/// positions.
+fn plausible_subterm(
+    own: Option<&SubexprPos>,
+    kids: &[(usize, Option<&SubexprPos>)],
+    i: usize,
+    q: Option<&SubexprPos>,
+) -> bool {
+    let (Some(own), Some(q)) = (own, q) else { return false };
+    own.is_strict_prefix_of(q)
+        && q.0[own.0.len()..].iter().all(|&c| c <= 1)
+        && kids.iter().all(|&(j, p)| {
+            j == i || p.is_none_or(|p| p != q && !p.is_strict_prefix_of(q) && !q.is_strict_prefix_of(p))
+        })
+}
+
+/// Anonymous instance binders: a child in `[`…`]` of the construct's own
+/// text, before the body (`∀ {α : Type} [BEq α], p`), inserted in piece
+/// order.
+fn add_anonymous_instances(pieces: &[Piece<'_>], kids: &[(usize, Option<&SubexprPos>)], sites: &mut Vec<BinderSite>) {
     let first_sep = (0..pieces.len())
         .find(|&j| matches!(&pieces[j], Piece::Text(t) if is_body_separator(t)))
         .unwrap_or(pieces.len());
-    for &(i, _) in &kids {
+    for &(i, _) in kids {
         if i > first_sep || sites.iter().any(|s| s.piece == i) {
             continue;
         }
-        let before = i.checked_sub(1).and_then(text_at).is_some_and(|t| t.trim_end().ends_with('['));
-        let after = text_at(i + 1).is_some_and(|t| t.trim_start().starts_with(']'));
+        let before = i.checked_sub(1).and_then(|j| text_at(pieces, j)).is_some_and(|t| t.trim_end().ends_with('['));
+        let after = text_at(pieces, i + 1).is_some_and(|t| t.trim_start().starts_with(']'));
         if before && after {
             let at = sites.partition_point(|s| s.piece < i);
             sites.insert(at, BinderSite { piece: i, name: None, kind: BinderKind::InstImplicit, bracketed: true, ty: Some(i) });
         }
     }
-    // Groups: names separated by whitespace only. Each group may have a
-    // type (` : T`) and a bracket pair around it.
+}
+
+/// Groups: names separated by whitespace only. Each group may have a type
+/// (` : T`) and a bracket pair around it, which give every site of the
+/// group its `ty`, `kind` and `bracketed`.
+fn group_sites(pieces: &[Piece<'_>], sites: &mut [BinderSite]) {
     let mut k = 0;
     while k < sites.len() {
         if sites[k].name.is_none() {
@@ -511,31 +625,18 @@ fn find_binders(pieces: &[Piece<'_>], own: Option<&SubexprPos>) -> Vec<BinderSit
             continue;
         }
         let mut end = k;
-        while end + 1 < sites.len() && sites[end + 1].name.is_some() && {
-            let (a, b) = (sites[end].piece, sites[end + 1].piece);
-            (a + 1..b).all(|j| text_at(j).is_some_and(|t| t.trim().is_empty()))
-        } {
+        while end + 1 < sites.len()
+            && sites[end + 1].name.is_some()
+            && only_space_between(pieces, sites[end].piece, sites[end + 1].piece)
+        {
             end += 1;
         }
         let last = sites[end].piece;
-        let ty = match (text_at(last + 1), pieces.get(last + 2)) {
+        let ty = match (text_at(pieces, last + 1), pieces.get(last + 2)) {
             (Some(t), Some(Piece::Child(..))) if t.trim() == ":" => Some(last + 2),
             _ => None,
         };
-        let close_at = ty.unwrap_or(last) + 1;
-        let open = sites[k]
-            .piece
-            .checked_sub(1)
-            .and_then(text_at)
-            .and_then(|t| t.trim_end().chars().last());
-        let close = text_at(close_at).and_then(|t| t.trim_start().chars().next());
-        let kind = match (open, close) {
-            (Some('('), Some(')')) => Some(BinderKind::Default),
-            (Some('{'), Some('}')) => Some(BinderKind::Implicit),
-            (Some('⦃'), Some('⦄')) => Some(BinderKind::StrictImplicit),
-            (Some('['), Some(']')) => Some(BinderKind::InstImplicit),
-            _ => None,
-        };
+        let kind = group_brackets(pieces, sites[k].piece, ty.unwrap_or(last) + 1);
         for s in &mut sites[k..=end] {
             s.kind = kind.unwrap_or(BinderKind::Default);
             s.bracketed = kind.is_some();
@@ -543,7 +644,21 @@ fn find_binders(pieces: &[Piece<'_>], own: Option<&SubexprPos>) -> Vec<BinderSit
         }
         k = end + 1;
     }
-    sites
+}
+
+/// The binder kind of the bracket pair around a group whose first name is
+/// piece `first` and whose closing text is piece `close_at`; `None`
+/// without a matching pair.
+fn group_brackets(pieces: &[Piece<'_>], first: usize, close_at: usize) -> Option<BinderKind> {
+    let open = first.checked_sub(1).and_then(|j| text_at(pieces, j)).and_then(|t| t.trim_end().chars().last());
+    let close = text_at(pieces, close_at).and_then(|t| t.trim_start().chars().next());
+    match (open, close) {
+        (Some('('), Some(')')) => Some(BinderKind::Default),
+        (Some('{'), Some('}')) => Some(BinderKind::Implicit),
+        (Some('⦃'), Some('⦄')) => Some(BinderKind::StrictImplicit),
+        (Some('['), Some(']')) => Some(BinderKind::InstImplicit),
+        _ => None,
+    }
 }
 
 /// A copy of `n` with bound-variable and hypothesis names blanked and
