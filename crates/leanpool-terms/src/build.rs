@@ -21,7 +21,7 @@
 //! Binding sites (the `x` of `∀ (x : α), p`, `∃ x, p`, `fun x => t`,
 //! `{x | p}`, `∑ x ∈ s, f x`) are text-only identifier children in the
 //! shape of a binder list, and not at a plausible subterm position (see
-//! [`find_binders`] for why positions alone cannot say it: Lean tags
+//! `find_binders` for why positions alone cannot say it: Lean tags
 //! binder names with "extra" positions that serialize ambiguously). A
 //! group's type is the child after ` : `; its kind is the bracket pair
 //! around it (`(…)` explicit, `{…}` implicit, `⦃…⦄` strict implicit,
