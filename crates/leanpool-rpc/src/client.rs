@@ -228,10 +228,6 @@ impl Client {
     pub async fn gted(&self, p: &GtedParams) -> Result<GtedResult, ClientError> {
         self.call_typed("gted", p).await
     }
-    /// Daemon and pool status.
-    pub async fn status(&self) -> Result<crate::daemon::StatusResult, ClientError> {
-        self.call_typed("status", &Value::Null).await
-    }
     /// Echoes `payload`.
     pub async fn ping(&self, payload: Value) -> Result<Value, ClientError> {
         self.call("ping", payload).await

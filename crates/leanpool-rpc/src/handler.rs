@@ -1,6 +1,6 @@
 //! The seam between transport and work: the server knows framing, peers and
 //! shutdown; a [`Handler`] knows methods. The daemon plugs in
-//! [`crate::daemon::PoolHandler`]; tests plug in handlers that need no Lean.
+//! `leanpool_daemon::PoolHandler`; tests plug in handlers that need no Lean.
 
 use leanpool_protocol::{codes, RpcError};
 use serde::{de::DeserializeOwned, Serialize};

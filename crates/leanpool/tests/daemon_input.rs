@@ -4,7 +4,7 @@
 
 mod daemon_support;
 
-#[path = "../../leanpool-rpc/tests/fuzzgen/mod.rs"]
+#[path = "../../leanpool-daemon/tests/fuzzgen/mod.rs"]
 mod fuzzgen;
 
 use daemon_support::{Daemon, Lean};

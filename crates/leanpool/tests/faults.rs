@@ -21,7 +21,8 @@ mod daemon_support;
 use daemon_support::{alive, call_surviving, connect_expecting_lean, Daemon, Lean};
 use leanpool_pool::WorkerState;
 use leanpool_protocol::{CheckParams, CheckStatus};
-use leanpool_rpc::{Client, StatusResult};
+use leanpool_daemon::{StatusClient, StatusResult};
+use leanpool_rpc::Client;
 use nix::sys::signal::Signal;
 use std::time::{Duration, Instant};
 

@@ -16,6 +16,7 @@ mod daemon_support;
 
 use daemon_support::{connect_expecting_lean, Daemon};
 use leanpool_protocol::{CheckParams, CheckResult, CheckStatus};
+use leanpool_daemon::StatusClient;
 use leanpool_rpc::Client;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -96,7 +97,7 @@ async fn guard_off_code_cannot_escape_the_worker_sandbox() {
     sandbox_blocks_tcp_connect_to_localhost(&c).await;
 
     // The same worker still answers ordinary checks correctly.
-    let pids = |st: &leanpool_rpc::StatusResult| -> Vec<Option<u32>> {
+    let pids = |st: &leanpool_daemon::StatusResult| -> Vec<Option<u32>> {
         st.pool.keys.iter().flat_map(|k| k.workers.iter().map(|w| w.pid)).collect()
     };
     let before = pids(&c.status().await.unwrap());

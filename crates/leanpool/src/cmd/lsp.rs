@@ -9,7 +9,7 @@ use anyhow::Context;
 use leanpool_lean::LeanCommand;
 use leanpool_lsp::BridgeConfig;
 use leanpool_pool::{Pool, PrewarmEntry};
-use leanpool_rpc::DaemonConfig;
+use leanpool_daemon::DaemonConfig;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

@@ -8,8 +8,9 @@
 use anyhow::Context;
 use leanpool_lean::LeanCommand;
 use leanpool_pool::Pool;
-use leanpool_rpc::config::LogFormat;
-use leanpool_rpc::{BackendInfo, DaemonConfig, PoolHandler, SandboxInfo, Server};
+use leanpool_daemon::config::LogFormat;
+use leanpool_daemon::{BackendInfo, DaemonConfig, PoolHandler, SandboxInfo};
+use leanpool_rpc::Server;
 use std::path::PathBuf;
 use tokio::signal::unix::{signal, SignalKind};
 

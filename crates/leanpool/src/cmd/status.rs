@@ -2,7 +2,8 @@
 
 use anyhow::Context;
 use leanpool_pool::{Percentiles, PoolStatus};
-use leanpool_rpc::{Client, StatusResult};
+use leanpool_daemon::{StatusClient, StatusResult};
+use leanpool_rpc::Client;
 use std::fmt::Write;
 use std::path::PathBuf;
 
@@ -146,7 +147,7 @@ fn uptime(ms: u64) -> String {
 mod tests {
     use super::*;
     use leanpool_pool::{KeyStatus, MethodLatency, WorkerState, WorkerStatus};
-    use leanpool_rpc::{BackendInfo, DaemonStatus};
+    use leanpool_daemon::{BackendInfo, DaemonStatus};
 
     fn pct(ms: f64) -> Percentiles {
         Percentiles { samples: 3, p50_ms: ms, p90_ms: ms * 2.0, p99_ms: ms * 3.0, max_ms: ms * 3.0 }
@@ -212,7 +213,7 @@ mod tests {
             olean_files: Some(3),
         });
         s.daemon.backend.sandbox =
-            Some(leanpool_rpc::SandboxInfo { mode: "required".into(), summary: "required (Landlock ABI 7): fs".into(), available: true });
+            Some(leanpool_daemon::SandboxInfo { mode: "required".into(), summary: "required (Landlock ABI 7): fs".into(), available: true });
         let t = human(&s);
         assert!(t.contains("library oleans sha256 ab12 (3 .olean files on LEAN_PATH)"), "{t}");
         assert!(t.contains("sandbox required (Landlock ABI 7): fs\n"), "{t}");

@@ -1,6 +1,7 @@
 //! Runs the real `leanpool serve` binary for the daemon tests.
 #![allow(dead_code)]
 
+use leanpool_daemon::StatusClient;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};

@@ -1,7 +1,8 @@
 //! The daemon's [`Handler`]: pool methods, `gted`, and `status`.
 
-use crate::handler::{result, rpc_error, CallContext, Handler};
 use crate::methods::{run_gted, Call, GtedLimits};
+use leanpool_rpc::handler::{result, rpc_error, CallContext, Handler};
+use leanpool_rpc::{Client, ClientError};
 use leanpool_pool::{IsolateBy, Pool, PoolConfig, PoolError, PoolStatus};
 use leanpool_protocol::{codes, LibraryIdentity, RpcError};
 use serde::{Deserialize, Serialize};
@@ -219,5 +220,18 @@ impl Handler for PoolHandler {
         if let Ok(p) = &self.pool {
             p.shutdown(deadline).await
         }
+    }
+}
+
+/// `status` for the Rust client: its result type is the daemon's, which
+/// the transport crate does not know.
+pub trait StatusClient {
+    /// Daemon and pool status.
+    fn status(&self) -> impl std::future::Future<Output = Result<StatusResult, ClientError>> + Send;
+}
+
+impl StatusClient for Client {
+    async fn status(&self) -> Result<StatusResult, ClientError> {
+        self.call_typed("status", &Value::Null).await
     }
 }

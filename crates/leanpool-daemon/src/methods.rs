@@ -1,7 +1,7 @@
 //! The daemon's methods and their parameter decoding, separate from their
 //! execution so the fuzz test can drive the exact decoding the daemon uses.
 
-use crate::handler::{method_not_found, params, rpc_error};
+use leanpool_rpc::handler::{method_not_found, params, rpc_error};
 use leanpool_protocol::{codes, CheckParams, GtedParams, GtedResult, RpcError, StatementParams, VerifyParams};
 use serde_json::Value;
 

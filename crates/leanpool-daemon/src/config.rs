@@ -4,8 +4,8 @@
 //! typo (`socket_mod`) is reported instead of silently ignored.
 
 use crate::methods::GtedLimits;
-use crate::server::ServerOptions;
 use leanpool_pool::{GuardPolicy, PoolConfig, SandboxConfig};
+use leanpool_rpc::ServerOptions;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

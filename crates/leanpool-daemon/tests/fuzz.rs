@@ -6,7 +6,7 @@
 
 use leanpool_protocol::Response;
 use leanpool_rpc::framing::{Frame, FrameReader};
-use leanpool_rpc::methods::{run_gted, Call, GtedLimits};
+use leanpool_daemon::methods::{run_gted, Call, GtedLimits};
 use leanpool_rpc::request::{decode, Decoded};
 
 mod fuzzgen;

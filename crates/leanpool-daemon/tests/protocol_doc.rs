@@ -9,9 +9,10 @@ use leanpool_protocol::{
 };
 use leanpool_protocol::{CheckParams, VerifyParams, VerifyResult};
 use leanpool_rpc::framing::Frame;
-use leanpool_rpc::methods::{Call, METHODS};
+use leanpool_daemon::methods::{Call, METHODS};
+use leanpool_daemon::{BackendInfo, DaemonConfig, PoolHandler, StatusResult};
 use leanpool_rpc::request::{decode, Decoded};
-use leanpool_rpc::{BackendInfo, DaemonConfig, PoolHandler, Server, ServerOptions, StatusResult};
+use leanpool_rpc::{Server, ServerOptions};
 use serde::{de::DeserializeOwned, Serialize};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
