@@ -27,6 +27,10 @@ struct Args {
     /// Only every Nth case (1 = all).
     #[arg(long, default_value_t = 1)]
     step: usize,
+    /// Start at this case (with `--step N`, `--start 0..N` shard the run
+    /// over N workers, e.g. two Lean slots).
+    #[arg(long, default_value_t = 0)]
+    start: usize,
     /// Only screen and build (no Lean): print the plan's figures.
     #[arg(long)]
     dry: bool,
@@ -36,7 +40,7 @@ struct Args {
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let all = lexdiff::cases(500_000);
-    let cases: Vec<lexdiff::Case> = all.iter().step_by(args.step.max(1)).cloned().collect();
+    let cases: Vec<lexdiff::Case> = all.iter().skip(args.start).step_by(args.step.max(1)).cloned().collect();
     let t = Instant::now();
     let plan = lexdiff::plan(&cases, args.per_batch.max(1), 2_000_000);
     let screen_s = t.elapsed().as_secs_f64();
@@ -57,7 +61,11 @@ async fn main() -> anyhow::Result<()> {
     let (mut live, mut dead, mut printed_n, mut bad) = (0usize, 0usize, 0usize, Vec::new());
     let mut sync_missed = 0usize;
     let mut docs = [0usize; 2];
-    for b in &plan.batches {
+    for (i, b) in plan.batches.iter().enumerate() {
+        if i % 100 == 0 {
+            let holes = bad.iter().filter(|((_, believed, _), _)| !believed).count();
+            eprintln!("[lexdiff] document {i}/{}: {live} live, {dead} dead so far, {holes} holes, {:.0} s", plan.batches.len(), t.elapsed().as_secs_f64());
+        }
         let diags = w.elaborate(&b.sent, Duration::from_secs(600)).await?;
         let printed = lexdiff::printed(&diags, &b.payloads);
         live += b.live.len();
