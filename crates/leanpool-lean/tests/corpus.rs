@@ -15,6 +15,9 @@
 //!   column) and message text. Then every file of the main header goes
 //!   through a second, freshly started worker, whose answers must be the
 //!   same bytes as the first one's (nothing worker-specific in answers).
+//!   Among them are header variants (`43_*`, `44_*`: other `open`,
+//!   `set_option`, `universe`, `namespace` commands, the same imports),
+//!   served by the same warm worker as every other file of their imports.
 //! - `cold_sample_matches_fixtures`: two files, rotating by day, are run
 //!   cold again and must print what their fixture says (catches a Lean
 //!   upgrade that changed messages without a fixture regeneration).
@@ -196,6 +199,17 @@ async fn warm_answers_match_cold_lean() {
     // The header most files share goes first; its answers are kept for the
     // second worker.
     let main_header = by_header.iter().max_by_key(|(_, v)| v.len()).map(|(h, _)| h.clone()).unwrap();
+    // Workers are keyed by imports only (issue 12 part 3): files whose
+    // headers differ in `open`, `set_option`, `universe`, `namespace` ...
+    // but not in imports are served by the main header's one warm worker,
+    // and must still print exactly what cold Lean prints for the whole file.
+    for variant in ["43_header_variant_options.lean", "44_header_variant_namespace.lean"] {
+        assert!(
+            by_header[&main_header].iter().any(|c| c.name == variant),
+            "{variant} is not served by the main header's worker: keys {:?}",
+            by_header.keys().collect::<Vec<_>>()
+        );
+    }
     let mut order: Vec<String> = vec![main_header.clone()];
     order.extend(by_header.keys().filter(|h| **h != main_header).cloned());
 
