@@ -150,6 +150,13 @@ rejects! {
     // With Mathlib, `∑'` is one token, so `'"'` below is a character
     // literal and `#eval` is code.
     glued_quote_after_symbol: "example := ∑'+'\"' #eval 1 \"" => "'";
+    // Found by the `lexdiff` bench (fifth session): core Lean has the token
+    // `]'` (`a[i]'h`), so after `]` the `'"'` is not a character literal;
+    // Lean reads a string `"' /- "` and then the next line as a command,
+    // while a guard that took `'"'` for a literal saw a comment hiding it.
+    attack_char_literal_after_bracket_token: "def c : Nat := 0]'\"' /- \"\n#eval (424501 : Nat)\n-- -/" => "'";
+    attack_char_literal_after_paren_notation_token: "notation \"('\" x => x\ndef c : Nat := ('\"' /- \"\n#eval (424502 : Nat)\n-- -/" => "'";
+    char_literal_glued_to_bracket: "def l : List Char := ['a']" => "'";
     glued_line_comment: "example : ∀ x, x <-- #eval 1\n = x := sorry" => "--";
     glued_block_comment: "def S := {x : Nat //- \n#eval 1\n-- -/ x > 0}" => "/-";
     // Issue 10: a comment glued to a symbol is a comment for Lean (its
@@ -206,7 +213,7 @@ passes! {
     escaped_quote_in_string: "def s : String := \"a \\\"#eval\\\" b\"";
     string_gap: "def s : String := \"abc\\\n   def #eval\"";
     raw_string_with_eval: "def s : String := r#\"#eval \"quoted\" run_cmd\"#";
-    char_literals: "def c : Char := '\"'\ndef d : Char := '\\''\ndef e := '#'\ndef l := ['a', 'b']\ndef p := ('x')";
+    char_literals: "def c : Char := '\"'\ndef d : Char := '\\''\ndef e := '#'\ndef l := [ 'a', 'b']\ndef p := ( 'x')";
     guillemet_name_with_eval: "def «#eval is just a name» : Nat := 1";
     interpolation_with_safe_code: "def s (n : Nat) : String := s!\"n = {n + 1}, m = {n}: it's done\"";
     braces_in_plain_string: "def s : String := \"{x} and {y}\"";

@@ -97,6 +97,14 @@ const CASES: &[Case] = &[
         lean_runs: true,
     },
     // A block comment's body starts after `/-X`: `/-/- -/` is whole.
+    // Core's `]'` token (`a[i]'h`): Lean reads `]'`, a string `"' /- "`,
+    // then the payload as a command; a guard that took `'"'` for a
+    // character literal saw a comment hiding it (lexdiff bench hole).
+    Case {
+        n: 9018,
+        text: "def c18 : Nat := 0]'\"' /- \"\n#eval (9018 : Nat)\n-- -/",
+        lean_runs: true,
+    },
     Case {
         n: 9017,
         text: "/-/- -/ #eval (9017 : Nat)\n-- -/",

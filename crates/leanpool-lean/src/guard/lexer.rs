@@ -250,16 +250,12 @@ impl<'a> Lexer<'a> {
             i = match c {
                 '"' => self.string(i, depth, space)?,
                 '\'' if !self.at(n, '\'') => {
-                    // Directly after a symbol other than a bracket, the `'`
-                    // may end a longer token (Mathlib's `∑'`, `⁻¹'`).
-                    let after_symbol = glued
-                        && self.out.last().is_some_and(|t| {
-                            t.kind == Kind::Symbol
-                                && !matches!(
-                                    t.text.as_str(),
-                                    "(" | ")" | "[" | "]" | "{" | "}" | "⟨" | "⟩" | "," | ";"
-                                )
-                        });
+                    // Directly after any symbol, the `'` may end a longer
+                    // token: Mathlib's `∑'`, `⁻¹'`, core's `]'` (`a[i]'h`),
+                    // or one a `notation` in the text declares (`('`). So
+                    // brackets are no exception (the `lexdiff` bench found
+                    // `0]'"' /- "` hiding a command from the guard only).
+                    let after_symbol = glued && self.out.last().is_some_and(|t| t.kind == Kind::Symbol);
                     self.char_lit(i, space, after_symbol)?
                 }
                 '\'' => {
@@ -612,7 +608,8 @@ impl<'a> Lexer<'a> {
                     at,
                     what,
                     "a `'` that is not a character literal, next to a quote, comment or escape: \
-                     Lean may read this differently from the guard",
+                     Lean may read this differently from the guard (a character literal directly \
+                     after a symbol, e.g. `['a']`, needs a space before it: `[ 'a']`)",
                 ));
             }
             j += c.len_utf8();
