@@ -2,6 +2,7 @@
 //! shutdown; a [`Handler`] knows methods. The daemon plugs in
 //! `leanpool_daemon::PoolHandler`; tests plug in handlers that need no Lean.
 
+use crate::tunnel::Upgrade;
 use leanpool_protocol::{codes, RpcError};
 use serde::{de::DeserializeOwned, Serialize};
 use serde_json::value::RawValue;
@@ -40,6 +41,24 @@ pub trait Handler: Send + Sync + 'static {
     /// Stops taking work, lets in-flight work finish until `deadline`, then
     /// releases everything (the pool kills its Lean workers here).
     fn shutdown(&self, deadline: Duration) -> impl Future<Output = ()> + Send;
+
+    /// Methods that take their connection over ([`Handler::upgrade`]);
+    /// `call` never sees them. None by default.
+    fn upgrades(&self, _method: &str) -> bool {
+        false
+    }
+
+    /// Runs a method for which [`Handler::upgrades`] is true. On `Ok` the
+    /// server sends `answer` and hands the connection to the tunnel; on
+    /// `Err` it answers the error and the connection stays JSON-RPC. The
+    /// server calls it only when no other request of the connection is in
+    /// flight and reads nothing more from the connection until it returns;
+    /// the future is dropped when the client hangs up or the daemon shuts
+    /// down.
+    fn upgrade(&self, method: &str, _params: Value, _ctx: &CallContext) -> impl Future<Output = Result<Upgrade, RpcError>> + Send {
+        let e = method_not_found(method);
+        async move { Err(e) }
+    }
 }
 
 pub fn rpc_error(code: i64, message: impl Into<String>) -> RpcError {

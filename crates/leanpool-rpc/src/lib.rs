@@ -16,8 +16,10 @@ pub mod handler;
 pub mod request;
 pub mod server;
 pub mod socket;
+pub mod tunnel;
 
 pub use client::{Client, ClientError};
 pub use handler::{CallContext, Handler, PeerCred};
 pub use server::{Server, ServerOptions, ShutdownHandle};
 pub use socket::BindError;
+pub use tunnel::{Tunnel, TunnelIo, TunnelLine, TunnelOut, Upgrade};

@@ -4,10 +4,11 @@
 //! Invariant: every request that decodes gets exactly one answer, unless its
 //! client is gone (then its work is cancelled by dropping the future).
 
-use crate::framing::FrameReader;
+use crate::framing::{Frame, FrameReader};
 use crate::handler::{result, rpc_error, CallContext, Handler};
 use crate::request::{decode, Decoded};
 use crate::socket::{self, BindError, SocketFile};
+use crate::tunnel::{Tunnel, TunnelIo, TunnelLine, TunnelOut, TUNNEL_QUEUE};
 use leanpool_protocol::{codes, Id, Request, Response, RpcError};
 use serde::Serialize;
 use serde_json::json;
@@ -208,6 +209,7 @@ async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Share
     let mut phase = shared.phase.subscribe();
     let ctx = CallContext { peer, conn };
     let mut vanished = false;
+    let mut tunnel = None;
     loop {
         let backlog = *unsent_rx.borrow_and_update() >= opts.max_unsent_bytes_per_connection;
         let room = tasks.len() < opts.max_inflight_per_connection && !backlog;
@@ -222,6 +224,13 @@ async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Share
                     let reply = match decode(&frame, opts.max_request_bytes) {
                         Decoded::Blank => None,
                         Decoded::Reply(r) => Some(Answer::Error(r)),
+                        Decoded::Call(req) if shared.handler.upgrades(&req.method) => {
+                            match upgrade(req, &ctx, &shared, &tx, tasks.is_empty(), &raw_fd).await {
+                                Upgraded::Tunnel(t) => { tunnel = Some(t); break }
+                                Upgraded::Refused(a) => Some(a),
+                                Upgraded::Vanished => { vanished = true; break }
+                            }
+                        }
                         Decoded::Call(req) => start(req, &ctx, &shared, &tx, &mut tasks),
                     };
                     if let Some(r) = reply {
@@ -232,6 +241,11 @@ async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Share
                 Err(e) => { tracing::debug!(conn, error = %e, "read failed"); vanished = true; break }
             },
         }
+    }
+    if let Some(t) = tunnel {
+        // No request is in flight: `upgrade` runs only on an idle connection.
+        run_tunnel(t, &mut reader, &tx, &mut unsent_rx, &gone, &mut phase, opts).await;
+        tracing::debug!(conn, "tunnel closed");
     }
     // Reading is over; finish the pending requests unless the peer is gone.
     while !vanished && !tasks.is_empty() {
@@ -297,6 +311,107 @@ fn start<H: Handler>(
         let _ = tx.send(Answer::from_result(id, out)).await;
     });
     None
+}
+
+enum Upgraded {
+    Tunnel(Box<dyn Tunnel>),
+    /// Answered with this error; the connection stays JSON-RPC.
+    Refused(Answer),
+    Vanished,
+}
+
+/// Runs a method that takes its connection over. Nothing more is read from
+/// the connection meanwhile (what follows the request belongs to the
+/// tunnel); a client that hangs up or a daemon that starts draining ends
+/// the wait (the handler's future is dropped).
+async fn upgrade<H: Handler>(
+    req: Request,
+    ctx: &CallContext,
+    shared: &Arc<Shared<H>>,
+    tx: &Outbox,
+    idle: bool,
+    fd: &impl AsRawFd,
+) -> Upgraded {
+    let Request { id, method, params, .. } = req;
+    if !idle {
+        let msg = format!("`{method}` takes its connection over: send it alone, once the connection's other answers have arrived");
+        return Upgraded::Refused(Answer::Error(Response::err(id, codes::INVALID_REQUEST, msg)));
+    }
+    if *shared.phase.borrow() != Phase::Running {
+        return Upgraded::Refused(Answer::Error(Response::err(id, codes::SHUTTING_DOWN, "the daemon is shutting down")));
+    }
+    shared.inflight.send_modify(|n| *n += 1);
+    let _guard = InFlight(shared.clone());
+    let mut phase = shared.phase.subscribe();
+    let hung_up = async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if socket::peer_hung_up(fd) {
+                break;
+            }
+        }
+    };
+    let t0 = Instant::now();
+    let out = tokio::select! {
+        r = shared.handler.upgrade(&method, params, ctx) => r,
+        _ = reached(&mut phase, Phase::Draining) =>
+            Err(rpc_error(codes::SHUTTING_DOWN, "the daemon shut down before this request finished")),
+        _ = hung_up => return Upgraded::Vanished,
+    };
+    let ms = t0.elapsed().as_millis() as u64;
+    match out {
+        Ok(up) => {
+            tracing::info!(conn = ctx.conn, ?id, method, ms, "connection taken over");
+            if tx.send(Answer::Ok(id, up.answer)).await.is_err() {
+                return Upgraded::Vanished;
+            }
+            Upgraded::Tunnel(up.tunnel)
+        }
+        Err(e) => {
+            tracing::info!(conn = ctx.conn, ?id, method, ms, code = e.code, error = %e.message, "request failed");
+            Upgraded::Refused(Answer::from_result(id, Err(e)))
+        }
+    }
+}
+
+/// Pumps a tunnelled connection: the client's lines to the tunnel (within
+/// the caps), the tunnel's lines to the client (through the outbox), until
+/// the tunnel ends, the client vanishes or the daemon starts draining.
+async fn run_tunnel(
+    t: Box<dyn Tunnel>,
+    reader: &mut FrameReader<BufReader<tokio::net::unix::OwnedReadHalf>>,
+    tx: &Outbox,
+    unsent_rx: &mut watch::Receiver<usize>,
+    gone: &Notify,
+    phase: &mut watch::Receiver<Phase>,
+    opts: &ServerOptions,
+) {
+    let (in_tx, in_rx) = mpsc::channel(TUNNEL_QUEUE);
+    let out = TunnelOut { tx: tx.tx.clone(), unsent: tx.unsent.clone(), cap: opts.max_unsent_bytes_per_connection };
+    let fut = t.run(TunnelIo { incoming: in_rx, out });
+    tokio::pin!(fut);
+    let mut in_tx = Some(in_tx);
+    loop {
+        let backlog = *unsent_rx.borrow_and_update() >= opts.max_unsent_bytes_per_connection;
+        let full = in_tx.as_ref().is_some_and(|t| t.capacity() == 0);
+        let reading = in_tx.is_some() && !full && !backlog;
+        tokio::select! {
+            _ = &mut fut => break,
+            _ = gone.notified() => break,
+            _ = reached(phase, Phase::Draining) => break,
+            _ = unsent_rx.changed(), if backlog => {}
+            p = async { in_tx.as_ref().expect("checked").reserve().await.map(drop) }, if full => {
+                if p.is_err() { in_tx = None }
+            }
+            f = reader.next_frame(), if reading => match f {
+                Ok(Some(Frame::Line(l))) => { let _ = in_tx.as_ref().expect("checked").try_send(TunnelLine::Line(l)); }
+                Ok(Some(Frame::TooLarge { len, .. })) => { let _ = in_tx.as_ref().expect("checked").try_send(TunnelLine::TooLarge { len }); }
+                // The client closed its side: the tunnel sees the end and
+                // finishes (its last lines still go out).
+                Ok(None) | Err(_) => in_tx = None,
+            },
+        }
+    }
 }
 
 /// Decrements the server's in-flight count when a request task ends,
