@@ -42,6 +42,10 @@ pub struct DaemonConfig {
     /// Depth per `gted` tree (a lone root is depth 1).
     pub gted_max_depth: usize,
     pub shutdown_deadline_ms: u64,
+    /// Connections that may hold a leased worker at once (`lease`, e.g.
+    /// `leanpool lsp --socket`); each holds a whole worker outside
+    /// `[pool] max_workers`. 0 turns `lease` off.
+    pub max_leases: usize,
     pub log_format: LogFormat,
     pub pool: PoolConfig,
     /// `[guard]`: the input guard's policy (`enabled = false` turns it off).
@@ -65,6 +69,7 @@ impl Default for DaemonConfig {
             gted_max_nodes: GtedLimits::default().max_nodes,
             gted_max_depth: GtedLimits::default().max_depth,
             shutdown_deadline_ms: 10_000,
+            max_leases: crate::handler::DEFAULT_MAX_LEASES,
             log_format: LogFormat::Text,
             pool: PoolConfig::default(),
             guard: GuardPolicy::default(),

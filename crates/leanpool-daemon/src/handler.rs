@@ -1,5 +1,8 @@
 //! The daemon's [`Handler`]: pool methods, `gted`, and `status`.
 
+use crate::lease::{LeaseStatus, LeaseTunnel, Leases};
+use leanpool_rpc::tunnel::Upgrade;
+use std::sync::Arc;
 use crate::methods::{run_gted, Call, GtedLimits};
 use leanpool_rpc::handler::{result, rpc_error, CallContext, Handler};
 use leanpool_rpc::{Client, ClientError};
@@ -67,6 +70,9 @@ pub struct DaemonStatus {
     /// what an `ok` rested on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<VerdictInfo>,
+    /// Workers leased to connections (`lease`) and the cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leases: Option<LeaseStatus>,
 }
 
 /// `status`' report of the verdict policy.
@@ -110,7 +116,12 @@ pub struct PoolHandler {
     backend: BackendInfo,
     started: Instant,
     gted_limits: GtedLimits,
+    leases: Arc<Leases>,
 }
+
+/// Default `max_leases`: each lease holds a whole worker (GBs) outside the
+/// pool's `max_workers`.
+pub const DEFAULT_MAX_LEASES: usize = 2;
 
 impl PoolHandler {
     pub fn new(pool: Pool, socket: &std::path::Path, backend: BackendInfo) -> Self {
@@ -120,6 +131,7 @@ impl PoolHandler {
             backend,
             started: Instant::now(),
             gted_limits: GtedLimits::default(),
+            leases: Leases::new(DEFAULT_MAX_LEASES),
         }
     }
 
@@ -131,12 +143,20 @@ impl PoolHandler {
             backend,
             started: Instant::now(),
             gted_limits: GtedLimits::default(),
+            leases: Leases::new(DEFAULT_MAX_LEASES),
         }
     }
 
     /// Caps on `gted` trees (default [`GtedLimits::default`]).
     pub fn with_gted_limits(mut self, limits: GtedLimits) -> Self {
         self.gted_limits = limits;
+        self
+    }
+
+    /// Connections that may hold a leased worker at once (`max_leases`;
+    /// 0 turns `lease` off).
+    pub fn with_max_leases(mut self, max: usize) -> Self {
+        self.leases = Leases::new(max);
         self
     }
 
@@ -155,6 +175,7 @@ impl PoolHandler {
                     },
                     &self.backend.kind,
                 )),
+                leases: Some(self.leases.status()),
             },
             pool: match &self.pool {
                 Ok(p) => p.status(),
@@ -213,7 +234,33 @@ impl Handler for PoolHandler {
                 Err(e) => Err(rpc_error(codes::INTERNAL_ERROR, format!("gted task failed: {e}"))),
             },
             Call::Status => result(&self.status()?),
+            // The server sends `lease` to `upgrade`; reaching here is a bug.
+            Call::Lease(_) => Err(rpc_error(codes::INTERNAL_ERROR, "`lease` reached the request path")),
         }
+    }
+
+    fn upgrades(&self, method: &str) -> bool {
+        method == "lease"
+    }
+
+    async fn upgrade(&self, method: &str, p: Value, ctx: &CallContext) -> Result<Upgrade, RpcError> {
+        let Call::Lease(p) = Call::decode(method, p)? else { return Err(leanpool_rpc::handler::method_not_found(method)) };
+        let pool = self.pool_for(ctx)?;
+        let max = self.leases.status().max;
+        let slot = self.leases.reserve().ok_or_else(|| {
+            rpc_error(codes::OVERLOADED, format!("the daemon holds its maximum of {max} leased workers (max_leases); retry later"))
+        })?;
+        let leased = pool.lease(&p.header).await.map_err(pool_error)?;
+        let tunnel = LeaseTunnel {
+            worker: leased.worker,
+            rss_cap: leased.rss_cap,
+            guard: pool.guard_policy().clone(),
+            leases: self.leases.clone(),
+            slot,
+            conn: ctx.conn,
+        };
+        let answer = result(&tunnel.result(leanpool_lean::header_key(&p.header)))?;
+        Ok(Upgrade { answer, tunnel: Box::new(tunnel) })
     }
 
     async fn shutdown(&self, deadline: Duration) {

@@ -4,6 +4,8 @@
 //! - [`handler`]: [`PoolHandler`], the [`leanpool_rpc::Handler`] serving the
 //!   pool methods (`check`, `verify`, `normalize`, `opt`), `gted` and
 //!   `status`.
+//! - [`lease`]: `lease`, a worker leased to a connection that becomes a
+//!   guarded tunnel to its LSP (the transport's `Tunnel`).
 //! - [`methods`]: the method names and their parameter decoding, separate
 //!   from execution so the fuzz test drives the exact decoding the daemon
 //!   uses; the caps on `gted` trees.
@@ -15,6 +17,7 @@
 
 pub mod config;
 pub mod handler;
+pub mod lease;
 pub mod methods;
 
 pub use config::DaemonConfig;

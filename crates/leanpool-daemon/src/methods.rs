@@ -7,7 +7,7 @@ use serde_json::Value;
 
 /// Every method the daemon serves (`ping` and `shutdown` are answered by
 /// the server itself, see `docs/protocol.md`).
-pub const METHODS: &[&str] = &["check", "verify", "normalize", "opt", "gted", "status", "ping", "shutdown"];
+pub const METHODS: &[&str] = &["check", "verify", "normalize", "opt", "gted", "status", "lease", "ping", "shutdown"];
 
 /// A decoded call to one of the handler's methods.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +18,9 @@ pub enum Call {
     Opt(StatementParams),
     Gted(GtedParams),
     Status,
+    /// Takes the connection over (the server routes it to
+    /// `Handler::upgrade`, never to `call`).
+    Lease(crate::lease::LeaseParams),
 }
 
 impl Call {
@@ -30,6 +33,7 @@ impl Call {
             "normalize" => Call::Normalize(params(method, p)?),
             "opt" => Call::Opt(params(method, p)?),
             "gted" => Call::Gted(params(method, p)?),
+            "lease" => Call::Lease(params(method, p)?),
             "status" => {
                 if !(p.is_null() || p.as_object().is_some_and(|o| o.is_empty())) {
                     return Err(rpc_error(codes::INVALID_PARAMS, "`status` takes no params"));

@@ -110,6 +110,7 @@ fn every_example_round_trips() {
                 Call::Normalize(_) | Call::Opt(_) => round_trip::<StatementParams>("params", e.line, &params),
                 Call::Gted(_) => round_trip::<GtedParams>("params", e.line, &params),
                 Call::Status => {}
+                Call::Lease(_) => round_trip::<leanpool_daemon::lease::LeaseParams>("params", e.line, &params),
             },
             Err(err) => {
                 let documented = resp.error.as_ref().map(|e| e.code);
@@ -126,6 +127,7 @@ fn every_example_round_trips() {
             "opt" => round_trip::<OptResult>("result", e.line, result),
             "gted" => round_trip::<GtedResult>("result", e.line, result),
             "status" => round_trip::<StatusResult>("result", e.line, result),
+            "lease" => round_trip::<leanpool_daemon::lease::LeaseResult>("result", e.line, result),
             "ping" => assert_eq!(result, &req.params, "line {}: ping echoes", e.line),
             "shutdown" => assert_eq!(result, &serde_json::json!({"shutting_down": true})),
             m => panic!("line {}: result for undocumented method {m}", e.line),

@@ -232,6 +232,12 @@ impl Pool {
         self.inner.cfg.isolate_by
     }
 
+    /// The input guard's policy (`[guard]`), for holders of leased workers
+    /// to screen what they send.
+    pub fn guard_policy(&self) -> &crate::GuardPolicy {
+        &self.inner.cfg.guard
+    }
+
     /// The verdict policy requests are judged by (`[verdict]`).
     pub fn verdict_policy(&self) -> &crate::VerdictPolicy {
         &self.inner.cfg.guard.verdict

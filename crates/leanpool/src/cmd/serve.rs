@@ -57,12 +57,12 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             if !cfg.guard.enabled {
                 tracing::warn!("input guard disabled by config ([guard] enabled = false): Lean runs callers' code");
             }
-            PoolHandler::new(Pool::new(cmd, cfg.pool_config()), &args.socket, b).with_gted_limits(cfg.gted_limits())
+            PoolHandler::new(Pool::new(cmd, cfg.pool_config()), &args.socket, b).with_gted_limits(cfg.gted_limits()).with_max_leases(cfg.max_leases)
         }
         Err(e) => {
             tracing::warn!(error = %e, "no Lean backend; serving gted and status only");
             let b = BackendInfo::unavailable(e.to_string());
-            PoolHandler::without_lean(e.to_string(), cfg.pool_config(), &args.socket, b).with_gted_limits(cfg.gted_limits())
+            PoolHandler::without_lean(e.to_string(), cfg.pool_config(), &args.socket, b).with_gted_limits(cfg.gted_limits()).with_max_leases(cfg.max_leases)
         }
     };
     let server = Server::bind(cfg.server_options(&args.socket), handler).context("cannot start the daemon")?;
