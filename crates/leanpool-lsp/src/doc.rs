@@ -9,7 +9,8 @@
 //! (the pool's texts) are dropped on the way back.
 
 use crate::convert::{apply_changes, replace_uri, shift_version};
-use crate::{failed, next_id, not_open, Shared};
+use crate::remote::RemoteLease;
+use crate::{failed, next_id, not_open, Shared, Source};
 use leanpool_lean::{guard, header_key, proc, RawSender, Worker};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -75,10 +76,53 @@ impl DocHandle {
     }
 }
 
+/// A document's worker: in this process, or leased from a daemon.
+enum Link {
+    Local(Worker),
+    Remote(RemoteLease),
+}
+
+impl Link {
+    /// The imports the worker holds.
+    fn header_key(&self) -> String {
+        match self {
+            Link::Local(w) => header_key(w.header()),
+            Link::Remote(r) => r.header.clone(),
+        }
+    }
+
+    async fn close(self) {
+        match self {
+            Link::Local(w) => w.kill().await,
+            // The daemon kills the worker when the connection ends.
+            Link::Remote(mut r) => r.close(),
+        }
+    }
+}
+
+/// The way to a worker's Lean.
+#[derive(Clone)]
+enum Sink {
+    Local(RawSender),
+    Remote(mpsc::UnboundedSender<Value>),
+}
+
+impl Sink {
+    /// `false` when the worker (or the connection to it) is gone.
+    fn send(&self, msg: &Value) -> bool {
+        match self {
+            Sink::Local(r) => r.send(msg),
+            Sink::Remote(tx) => tx.send(msg.clone()).is_ok(),
+        }
+    }
+}
+
 /// One leased worker as seen by requests and the forwarder.
 pub(crate) struct Conn {
     gen: u64,
-    raw: RawSender,
+    raw: Sink,
+    /// The daemon's tunnel takes whole texts only.
+    whole_texts: bool,
     pid: u32,
     worker_uri: String,
     editor_uri: String,
@@ -172,7 +216,7 @@ struct Actor {
     uri: String,
     text: String,
     version: i32,
-    worker: Option<Worker>,
+    worker: Option<Link>,
     conn: Option<Arc<Conn>>,
     gen: u64,
     state: watch::Sender<ConnState>,
@@ -220,7 +264,7 @@ impl Actor {
             self.state.send_replace(ConnState::Failed(why));
             return;
         }
-        let moved = self.worker.as_ref().is_some_and(|w| header_key(w.header()) != header_key(&self.text));
+        let moved = self.worker.as_ref().is_some_and(|w| w.header_key() != header_key(&self.text));
         if moved {
             // Imports changed: this document moves to a worker for them.
             self.drop_worker().await;
@@ -228,6 +272,7 @@ impl Actor {
         let screened = screen(&self.text, &self.shared.cfg.guard);
         match (&self.conn, screened) {
             (Some(c), Ok(())) if self.in_sync => {
+                let changes = if c.whole_texts { json!([{ "text": self.text }]) } else { changes };
                 let mut p = json!({ "textDocument": { "uri": c.worker_uri, "version": version as i64 + c.offset }, "contentChanges": changes });
                 // Text is never URI-rewritten; only the identifier is the worker's.
                 p["textDocument"]["uri"] = Value::String(c.worker_uri.clone());
@@ -253,8 +298,12 @@ impl Actor {
         }
         if self.worker.is_none() {
             self.state.send_replace(ConnState::Pending);
-            match self.shared.pool.lease(&self.text).await {
-                Ok(leased) => self.attach(leased.worker, leased.rss_cap),
+            let leased = match &self.shared.source {
+                Source::Pool(pool) => pool.lease(&self.text).await.map(|l| (Link::Local(l.worker), l.rss_cap)).map_err(|e| e.to_string()),
+                Source::Daemon(socket) => crate::remote::lease(socket, &self.text).await.map(|l| (Link::Remote(l), None)),
+            };
+            match leased {
+                Ok((link, rss_cap)) => self.attach(link, rss_cap),
                 Err(e) => {
                     let why = format!("leanpool could not get a Lean worker for this file: {e}");
                     self.publish_own(vec![note(1, &why, None)]).await;
@@ -277,24 +326,32 @@ impl Actor {
         self.state.send_replace(ConnState::Ready(c));
     }
 
-    fn attach(&mut self, mut worker: Worker, rss_cap: Option<u64>) {
+    fn attach(&mut self, mut link: Link, rss_cap: Option<u64>) {
         self.gen += 1;
-        let rx = worker.passthrough();
-        let offset = worker.version() as i64 + 1 - self.version as i64;
+        let (rx, raw, pid, worker_uri, worker_version, whole_texts) = match &mut link {
+            Link::Local(w) => (w.passthrough(), Sink::Local(w.raw_sender()), w.pid(), w.uri().to_string(), w.version() as i64, false),
+            Link::Remote(r) => {
+                let rx = r.rx.take().expect("a fresh lease");
+                (rx, Sink::Remote(r.tx.clone()), r.pid, r.uri.clone(), r.version, true)
+            }
+        };
+        let offset = worker_version + 1 - self.version as i64;
         let conn = Arc::new(Conn {
             gen: self.gen,
-            raw: worker.raw_sender(),
-            pid: worker.pid(),
-            worker_uri: worker.uri().to_string(),
+            raw,
+            whole_texts,
+            pid,
+            worker_uri,
             editor_uri: self.uri.clone(),
             offset,
-            first_version: worker.version() as i64 + 1,
+            first_version: worker_version + 1,
             pending: Mutex::new(HashMap::new()),
         });
-        tracing::info!(uri = %self.uri, pid = worker.pid(), "document on a leased worker");
+        let remote = matches!(link, Link::Remote(_));
+        tracing::info!(uri = %self.uri, pid, remote, "document on a leased worker");
         tokio::spawn(forward(conn.clone(), rx, self.shared.clone(), self.tx.clone(), self.notes.clone(), rss_cap));
         self.conn = Some(conn);
-        self.worker = Some(worker);
+        self.worker = Some(link);
         self.in_sync = false;
     }
 
@@ -303,7 +360,7 @@ impl Actor {
         self.in_sync = false;
         if let Some(w) = self.worker.take() {
             // Recycled: the editor's text is in it, so it never goes back.
-            w.kill().await;
+            w.close().await;
         }
     }
 
@@ -364,12 +421,19 @@ async fn forward(
     rss_cap: Option<u64>,
 ) {
     let mut tick = tokio::time::interval(RSS_POLL);
-    let mut reason = "the process ended".to_string();
+    let mut reason = match conn.raw {
+        Sink::Local(_) => "the process ended".to_string(),
+        Sink::Remote(_) => "the connection to the leanpool daemon closed".to_string(),
+    };
     loop {
         tokio::select! {
             m = rx.recv() => match m {
                 None => break,
-                Some(m) => forward_one(&conn, &shared, &notes, m).await,
+                Some(m) => {
+                    if let Some(why) = forward_one(&conn, &shared, &notes, m).await {
+                        reason = why;
+                    }
+                }
             },
             _ = tick.tick(), if rss_cap.is_some() => {
                 let cap = rss_cap.unwrap_or(u64::MAX);
@@ -385,8 +449,23 @@ async fn forward(
     let _ = doc.send(DocMsg::Died { gen: conn.gen, reason });
 }
 
-async fn forward_one(conn: &Arc<Conn>, shared: &Arc<Shared>, notes: &Mutex<Vec<Value>>, mut m: Value) {
+/// Passes one message on; `Some` is why the worker is going away (the
+/// daemon's last message on a lease).
+async fn forward_one(conn: &Arc<Conn>, shared: &Arc<Shared>, notes: &Mutex<Vec<Value>>, mut m: Value) -> Option<String> {
     let method = m.get("method").and_then(Value::as_str).map(str::to_string);
+    if matches!(conn.raw, Sink::Remote(_)) {
+        match method.as_deref() {
+            Some("$/leanpool/leaseEnded") => {
+                let why = m["params"]["reason"].as_str().unwrap_or("no reason given");
+                return Some(format!("the leanpool daemon ended the lease: {why}"));
+            }
+            Some("$/leanpool/refused") => {
+                tracing::warn!(uri = %conn.editor_uri, "the daemon did not pass a message on: {}", m["params"]);
+                return None;
+            }
+            _ => {}
+        }
+    }
     let id = m.get("id").cloned();
     match (method, id) {
         (None, Some(id)) => {
@@ -426,7 +505,7 @@ async fn forward_one(conn: &Arc<Conn>, shared: &Arc<Shared>, notes: &Mutex<Vec<V
             if !path.is_empty() {
                 match shift_version(&mut params, path, 0) {
                     // Older than the editor's text: the pool's requests.
-                    Some(v) if v < conn.first_version => return,
+                    Some(v) if v < conn.first_version => return None,
                     Some(_) => {
                         shift_version(&mut params, path, -conn.offset);
                     }
@@ -444,4 +523,5 @@ async fn forward_one(conn: &Arc<Conn>, shared: &Arc<Shared>, notes: &Mutex<Vec<V
         }
         (None, None) => {}
     }
+    None
 }

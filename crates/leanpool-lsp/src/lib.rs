@@ -18,6 +18,7 @@
 
 mod convert;
 mod doc;
+mod remote;
 
 use doc::{DocHandle, DocMsg};
 use leanpool_lean::guard::GuardPolicy;
@@ -32,6 +33,16 @@ use tower_lsp::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp::lsp_types::*;
 use tower_lsp::{Client, LanguageServer, LspService};
 
+/// Where documents' workers come from.
+#[derive(Clone)]
+pub enum Source {
+    /// An in-process pool (`leanpool lsp`).
+    Pool(Pool),
+    /// Leased from the daemon listening at this socket (`leanpool lsp
+    /// --socket`; the daemon's `lease` method).
+    Daemon(std::path::PathBuf),
+}
+
 /// Settings of the bridge (the pool is configured on its own).
 #[derive(Clone, Debug, Default)]
 pub struct BridgeConfig {
@@ -41,7 +52,7 @@ pub struct BridgeConfig {
 
 pub(crate) struct Shared {
     pub client: Client,
-    pub pool: Pool,
+    pub source: Source,
     pub cfg: BridgeConfig,
     /// Ids of requests the bridge sends to workers: far above the worker's
     /// own (small) ids.
@@ -53,10 +64,10 @@ pub struct Bridge {
     docs: Mutex<HashMap<String, Arc<DocHandle>>>,
 }
 
-/// Builds the tower-lsp service for `pool`.
-pub fn service(pool: Pool, cfg: BridgeConfig) -> (LspService<Bridge>, tower_lsp::ClientSocket) {
+/// Builds the tower-lsp service for workers from `source`.
+pub fn service(source: Source, cfg: BridgeConfig) -> (LspService<Bridge>, tower_lsp::ClientSocket) {
     LspService::build(|client| Bridge {
-        shared: Arc::new(Shared { client, pool, cfg, next_id: AtomicI64::new(1 << 40) }),
+        shared: Arc::new(Shared { client, source, cfg, next_id: AtomicI64::new(1 << 40) }),
         docs: Mutex::new(HashMap::new()),
     })
     .custom_method("$/lean/plainGoal", Bridge::plain_goal)
@@ -79,8 +90,8 @@ pub fn service(pool: Pool, cfg: BridgeConfig) -> (LspService<Bridge>, tower_lsp:
 /// without closing its writer, so it never ends while the editor waits for
 /// the process to exit. Hence the `exit` notification is watched here and
 /// ends serving at once.
-pub async fn serve_stdio(pool: Pool, cfg: BridgeConfig) -> i32 {
-    let (svc, socket) = service(pool, cfg);
+pub async fn serve_stdio(source: Source, cfg: BridgeConfig) -> i32 {
+    let (svc, socket) = service(source, cfg);
     let watch = Arc::new(ExitState::default());
     let svc = ExitWatch { inner: svc, state: watch.clone() };
     tokio::select! {

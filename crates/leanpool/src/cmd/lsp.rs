@@ -2,12 +2,14 @@
 //! documents are served by warm Lean workers (crate `leanpool-lsp`).
 //!
 //! Runs its own in-process pool (config: the `[pool]`, `[guard]` and
-//! `[sandbox]` tables of the daemon's config file, docs/protocol.md). Logs go to stderr: stdout is the LSP
-//! channel.
+//! `[sandbox]` tables of the daemon's config file, docs/protocol.md), or
+//! with `--socket` leases each document's worker from a running daemon
+//! (its `lease` method; the daemon's config and guard apply). Logs go to
+//! stderr: stdout is the LSP channel.
 
 use anyhow::Context;
 use leanpool_lean::LeanCommand;
-use leanpool_lsp::BridgeConfig;
+use leanpool_lsp::{BridgeConfig, Source};
 use leanpool_pool::{Pool, PrewarmEntry};
 use leanpool_daemon::DaemonConfig;
 use std::path::PathBuf;
@@ -27,14 +29,23 @@ pub struct Args {
     /// fresh worker.
     #[arg(long, conflicts_with = "prewarm")]
     pub no_prewarm: bool,
-    /// Lease workers from a running daemon instead (not implemented yet).
-    #[arg(long, value_name = "PATH")]
+    /// Lease each document's worker from the daemon listening here
+    /// (`leanpool serve --socket PATH`) instead of running a pool: its
+    /// warm workers, config, guard and sandbox apply. `--prewarm` and
+    /// `--config` are then the daemon's business.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["config", "prewarm", "no_prewarm"])]
     pub socket: Option<PathBuf>,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
-    if args.socket.is_some() {
-        anyhow::bail!("`leanpool lsp --socket` (leasing workers from a daemon) is not implemented yet; run `leanpool lsp` without it (own in-process pool)");
+    if let Some(socket) = args.socket {
+        init_logs();
+        tracing::info!(socket = %socket.display(), "documents lease their workers from the daemon");
+        // The daemon screens every text itself (with its own `[guard]`);
+        // the bridge screens with the default policy first, so a refusal
+        // shows at once without a round trip.
+        let code = leanpool_lsp::serve_stdio(Source::Daemon(socket), BridgeConfig::default()).await;
+        return Ok(code);
     }
     let cfg = match &args.config {
         Some(p) => DaemonConfig::load(p)?,
@@ -47,9 +58,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             c
         }
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
+    init_logs();
     // `[pool]` with the top-level `[guard]` and `[sandbox]` in it: the
     // same protections as the daemon's workers.
     let mut pool_cfg = cfg.pool_config();
@@ -72,7 +81,13 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         tracing::warn!("input guard disabled by config ([guard] enabled = false): Lean runs the documents' commands");
     }
     let pool = Pool::new(cmd, pool_cfg);
-    let code = leanpool_lsp::serve_stdio(pool.clone(), BridgeConfig { guard }).await;
+    let code = leanpool_lsp::serve_stdio(Source::Pool(pool.clone()), BridgeConfig { guard }).await;
     pool.shutdown(std::time::Duration::from_secs(5)).await;
     Ok(code)
+}
+
+fn init_logs() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
 }

@@ -1,0 +1,281 @@
+//! `lease` through a real daemon (in-process server, real Unix socket, a
+//! real pool) whose workers are the FAKE Lean worker of the pool tests
+//! (`leanpool-pool/tests/support/fake_peer.rs`: it starts in milliseconds,
+//! logs every text it is sent, and forges frames on demand, which real
+//! Lean cannot be made to do with the guard on). The same tunnel on real
+//! Lean: `leanpool`'s `lsp_lean` test (`leanpool lsp --socket`).
+//!
+//! `harness = false`: this executable is also the fake worker (the pool
+//! starts it with `LEANPOOL_FAKE_PEER=1`).
+
+#[path = "../../leanpool-pool/tests/support/fake_peer.rs"]
+mod fake_peer;
+#[path = "../../leanpool-pool/tests/support/procs.rs"]
+mod procs;
+
+use leanpool_lean::{BackendKind, LeanCommand};
+use leanpool_pool::{Pool, PoolConfig};
+use leanpool_protocol::codes;
+use leanpool_rpc::{BackendInfo, PoolHandler, Server, ServerOptions};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::UnixStream;
+
+const T: Duration = Duration::from_secs(20);
+
+fn fake_command(log: &Path) -> LeanCommand {
+    LeanCommand {
+        program: std::env::current_exe().unwrap(),
+        args: vec![],
+        env: vec![(fake_peer::FAKE_ENV.into(), "1".into()), ("FAKE_LOG".into(), log.display().to_string())],
+        cwd: None,
+        backend: BackendKind::Native,
+        version: None,
+        source: "fake worker (leanpool-pool/tests/support/fake_peer.rs)".into(),
+    }
+}
+
+struct Daemon {
+    socket: PathBuf,
+    log: PathBuf,
+    pool: Pool,
+    _dir: tempfile::TempDir,
+}
+
+fn daemon(max_leases: usize, max_request_bytes: usize) -> Daemon {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("d.sock");
+    let log = dir.path().join("fake.log");
+    let cfg = PoolConfig {
+        max_workers: 2,
+        max_workers_per_key: 1,
+        spares_per_key: 0,
+        start_timeout_ms: 10_000,
+        // The fake writes its log into the test's temp dir, which the
+        // sandbox would forbid (the sandbox is tested on real Lean).
+        sandbox: leanpool_lean::SandboxConfig { mode: leanpool_lean::SandboxMode::Off, ..Default::default() },
+        ..PoolConfig::default()
+    };
+    let pool = Pool::new(fake_command(&log), cfg);
+    let handler = PoolHandler::new(pool.clone(), &socket, BackendInfo::unavailable("fake".into())).with_max_leases(max_leases);
+    let mut opts = ServerOptions::new(&socket);
+    opts.max_request_bytes = max_request_bytes;
+    let server = Server::bind(opts, handler).unwrap();
+    tokio::spawn(server.run());
+    Daemon { socket, log, pool, _dir: dir }
+}
+
+struct Conn {
+    rd: BufReader<OwnedReadHalf>,
+    wr: OwnedWriteHalf,
+}
+
+impl Conn {
+    async fn open(socket: &Path) -> Conn {
+        let (rd, wr) = UnixStream::connect(socket).await.unwrap().into_split();
+        Conn { rd: BufReader::new(rd), wr }
+    }
+    async fn send(&mut self, v: &Value) {
+        self.wr.write_all(format!("{v}\n").as_bytes()).await.unwrap();
+    }
+    async fn recv(&mut self) -> Option<Value> {
+        let mut line = String::new();
+        let n = tokio::time::timeout(T, self.rd.read_line(&mut line)).await.expect("an answer in time").unwrap_or(0);
+        (n > 0).then(|| serde_json::from_str(&line).unwrap())
+    }
+    /// The next message that `pick` accepts; the others are skipped.
+    async fn until(&mut self, what: &str, pick: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let m = self.recv().await.unwrap_or_else(|| panic!("connection closed while waiting for {what}"));
+            if pick(&m) {
+                return m;
+            }
+        }
+    }
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})).await;
+        self.recv().await.expect("an answer")
+    }
+}
+
+fn change(uri: &str, version: i64, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "method": "textDocument/didChange",
+           "params": {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}})
+}
+
+fn is_diag(v: i64) -> impl Fn(&Value) -> bool {
+    move |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == v
+}
+
+async fn status(socket: &Path) -> Value {
+    let mut c = Conn::open(socket).await;
+    c.call("status", json!({})).await["result"].clone()
+}
+
+async fn wait_gone(pid: u32) {
+    for _ in 0..500 {
+        if !procs::alive(pid) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("worker {pid} still alive");
+}
+
+/// The attack: a raw socket client leases a worker and sends texts Lean
+/// must never see (`#eval`), edits the tunnel does not take, requests it
+/// does not serve, and a line over the size cap. Each is refused with an
+/// answer, the fake worker's log shows none of them reached it, and the
+/// worker still serves the acceptable text afterwards. Meanwhile other
+/// connections' `check` keeps working, a second lease is refused at the
+/// cap, and closing the connection kills the worker.
+async fn attack_lease_refuses_what_the_guard_refuses() {
+    let d = daemon(1, 64 << 10);
+    let mut c = Conn::open(&d.socket).await;
+    let r = c.call("lease", json!({"header": "import Init\n\n#eval 1\n"})).await;
+    let r = r["result"].clone();
+    let (uri, v0, pid) = (r["uri"].as_str().unwrap().to_string(), r["version"].as_i64().unwrap(), r["pid"].as_u64().unwrap() as u32);
+    assert_eq!(r["header"], "import Init\n", "only the imports are used: {r}");
+    assert!(procs::alive(pid));
+
+    // `#eval` in a full text: answered by leanpool's own diagnostic, never sent.
+    c.send(&change(&uri, v0 + 1, "theorem t : True := trivial\n#eval IO.println \"pwned\"\n")).await;
+    let m = c.until("the refusal", is_diag(v0 + 1)).await;
+    let d0 = &m["params"]["diagnostics"][0];
+    assert_eq!((d0["source"].as_str(), d0["severity"].as_i64()), (Some("leanpool"), Some(1)), "{m}");
+    assert!(d0["message"].as_str().unwrap().contains("#eval"), "{m}");
+    assert_eq!(d0["range"]["start"], json!({"line": 1, "character": 0}), "{m}");
+    // Requests while the text is refused: an error, not Lean's answer.
+    let hover = json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}});
+    c.send(&json!({"jsonrpc": "2.0", "id": "h0", "method": "textDocument/hover", "params": hover})).await;
+    let m = c.until("the hover's error", |m| m["id"] == "h0").await;
+    assert_eq!(m["error"]["code"], -32803, "{m}");
+    // An incremental edit (the tunnel takes whole texts only), a didOpen,
+    // a notification about another document: not passed, said so.
+    let ranged = json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": uri, "version": v0 + 2},
+        "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "#eval 1\n"}]}});
+    c.send(&ranged).await;
+    let m = c.until("refused ranged edit", |m| m["method"] == "$/leanpool/refused").await;
+    assert!(m["params"]["message"].as_str().unwrap().contains("whole texts"), "{m}");
+    let open = json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "lean", "version": v0 + 3, "text": "#eval 2\n"}}});
+    c.send(&open).await;
+    let m = c.until("refused didOpen", |m| m["method"] == "$/leanpool/refused").await;
+    assert_eq!(m["params"]["method"], "textDocument/didOpen");
+    c.send(&change("file:///elsewhere.lean", v0 + 4, "#eval 3\n")).await;
+    let m = c.until("refused other document", |m| m["method"] == "$/leanpool/refused").await;
+    assert!(m["params"]["message"].as_str().unwrap().contains("its document"), "{m}");
+    // A method the tunnel does not serve; a line over the cap.
+    c.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "workspace/executeCommand", "params": {"command": "x"}})).await;
+    let m = c.until("method not found", |m| m["id"] == 7).await;
+    assert_eq!(m["error"]["code"], codes::METHOD_NOT_FOUND, "{m}");
+    c.send(&change(&uri, v0 + 5, &"-".repeat(70 << 10))).await;
+    let m = c.until("too large", |m| m.get("error").is_some()).await;
+    assert_eq!((m["id"].clone(), m["error"]["code"].as_i64()), (Value::Null, Some(codes::REQUEST_TOO_LARGE)), "{m}");
+
+    // Other callers are served meanwhile; a second lease is over the cap.
+    let mut other = Conn::open(&d.socket).await;
+    let ok = other.call("check", json!({"text": "theorem u : True := trivial\n"})).await;
+    assert_eq!(ok["result"]["status"], "ok", "{ok}");
+    let mut second = Conn::open(&d.socket).await;
+    let e = second.call("lease", json!({"header": ""})).await;
+    assert_eq!(e["error"]["code"], codes::OVERLOADED, "{e}");
+    let st = status(&d.socket).await;
+    assert_eq!(st["daemon"]["leases"], json!({"active": 1, "max": 1, "granted": 1, "refused_texts": 1, "compromised": 0}), "{st}");
+
+    // An acceptable text reaches the worker; its answers come back with
+    // the client's own ids.
+    c.send(&change(&uri, v0 + 6, "theorem t : True := trivial\n-- FAKE error\n")).await;
+    let m = c.until("Lean's diagnostics", is_diag(v0 + 6)).await;
+    assert_eq!(m["params"]["diagnostics"][0]["message"], "fake error", "{m}");
+    c.send(&json!({"jsonrpc": "2.0", "id": "h1", "method": "textDocument/hover", "params": hover})).await;
+    let m = c.until("hover", |m| m["id"] == "h1").await;
+    assert_eq!(m["result"], json!({}), "{m}");
+    let log = std::fs::read_to_string(&d.log).unwrap();
+    assert!(!log.contains("eval") && !log.contains("pwned"), "a refused text reached a worker:\n{log}");
+    assert!(log.contains(&format!("{pid} -- FAKE error")), "{log}");
+
+    // Closing the connection kills the leased worker; the place frees.
+    drop(c);
+    wait_gone(pid).await;
+    for _ in 0..100 {
+        if status(&d.socket).await["daemon"]["leases"]["active"] == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(status(&d.socket).await["daemon"]["leases"]["active"], 0);
+    d.pool.shutdown(Duration::from_secs(5)).await;
+}
+
+/// Code in a leased worker forging frames (diagnostics for a version never
+/// sent; an answer to a request never sent): the worker is killed, counted
+/// `compromised`, and the tunnel ends with the reason.
+async fn attack_forged_frame_from_a_leased_worker_ends_the_lease() {
+    let d = daemon(2, 4 << 20);
+    for (n, script) in ["forge_version", "forge_answer"].into_iter().enumerate() {
+        let mut c = Conn::open(&d.socket).await;
+        let r = c.call("lease", json!({"header": ""})).await["result"].clone();
+        let (uri, v0, pid) = (r["uri"].as_str().unwrap().to_string(), r["version"].as_i64().unwrap(), r["pid"].as_u64().unwrap() as u32);
+        c.send(&change(&uri, v0 + 1, &format!("theorem t : True := trivial\n-- FAKE {script}\n"))).await;
+        let m = c.until("the end of the lease", |m| m["method"] == "$/leanpool/leaseEnded").await;
+        assert!(m["params"]["reason"].as_str().unwrap().contains("nobody asked for"), "{m}");
+        assert!(c.recv().await.is_none(), "the connection must close after the lease ends");
+        wait_gone(pid).await;
+        let st = status(&d.socket).await;
+        assert_eq!(st["daemon"]["leases"]["compromised"], n as u64 + 1, "{st}");
+    }
+    d.pool.shutdown(Duration::from_secs(5)).await;
+}
+
+/// `lease` takes the connection over only when it is alone on it.
+async fn lease_must_be_alone_on_its_connection() {
+    let d = daemon(2, 4 << 20);
+    let mut c = Conn::open(&d.socket).await;
+    // A `check` in flight (the fake sleeps), then `lease` behind it.
+    c.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "check", "params": {"text": "theorem t : True := trivial\n-- FAKE sleep 300\n"}})).await;
+    c.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "lease", "params": {"header": ""}})).await;
+    let a = c.recv().await.unwrap();
+    assert_eq!((a["id"].clone(), a["error"]["code"].as_i64()), (json!(2), Some(codes::INVALID_REQUEST)), "{a}");
+    let b = c.recv().await.unwrap();
+    assert_eq!((b["id"].clone(), b["result"]["status"].clone()), (json!(1), json!("ok")), "{b}");
+    // Bad params: INVALID_PARAMS, the connection stays JSON-RPC.
+    let e = c.call("lease", json!({"header": 5})).await;
+    assert_eq!(e["error"]["code"], codes::INVALID_PARAMS, "{e}");
+    let p = c.call("ping", json!("still rpc")).await;
+    assert_eq!(p["result"], "still rpc");
+    d.pool.shutdown(Duration::from_secs(5)).await;
+}
+
+fn main() {
+    if std::env::var_os(fake_peer::FAKE_ENV).is_some() {
+        fake_peer::serve();
+        return;
+    }
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    type F = fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+    let all: Vec<(&str, F)> = vec![
+        ("attack_lease_refuses_what_the_guard_refuses", || Box::pin(attack_lease_refuses_what_the_guard_refuses())),
+        ("attack_forged_frame_from_a_leased_worker_ends_the_lease", || Box::pin(attack_forged_frame_from_a_leased_worker_ends_the_lease())),
+        ("lease_must_be_alone_on_its_connection", || Box::pin(lease_must_be_alone_on_its_connection())),
+    ];
+    let mut failed = vec![];
+    for (name, f) in all.into_iter().filter(|(n, _)| filter.as_deref().is_none_or(|f| n.contains(f))) {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let r = rt.block_on(async move { tokio::spawn(tokio::time::timeout(Duration::from_secs(60), f())).await });
+        drop(rt);
+        let ok = matches!(r, Ok(Ok(())));
+        println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
+        if !ok {
+            failed.push(name);
+        }
+        procs::kill_all_workers();
+    }
+    if !failed.is_empty() {
+        println!("\ntest result: FAILED: {failed:?}");
+        std::process::exit(1);
+    }
+    println!("\ntest result: ok");
+}
