@@ -9,11 +9,12 @@
 //! saying so, goals answered again), close (the worker is killed), and
 //! exit leaving no Lean process. Workers: the spare, its refill starting
 //! behind the lease (the feature under test, and the replacement after the
-//! kill), and the refill behind that one (killed at exit).
+//! kill), and the refill behind that one (killed at exit). Also
+//! `leanpool lsp --socket` on a daemon's leased worker (one worker start).
 
 mod daemon_support;
 
-use daemon_support::{alive, children_of, BIN};
+use daemon_support::{alive, children_of, Daemon, Lean, BIN};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -49,10 +50,12 @@ impl Lsp {
     fn start(dir: &std::path::Path) -> Lsp {
         let cfg = dir.join("lp.toml");
         std::fs::write(&cfg, CONFIG).unwrap();
+        Lsp::start_with(&["lsp", "--config", cfg.to_str().unwrap(), "--prewarm", ""])
+    }
+
+    fn start_with(args: &[&str]) -> Lsp {
         let mut child = Command::new(BIN)
-            .args(["lsp", "--config"])
-            .arg(&cfg)
-            .args(["--prewarm", ""])
+            .args(args)
             .env("RUST_LOG", "info")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -340,16 +343,72 @@ fn editor_session_on_a_warm_worker() {
     wait_for("no Lean process left", short, || kids.iter().all(|&k| !alive(k)));
 }
 
-/// `--socket` (leasing from a daemon) is not supported yet: refused at
-/// once with a clear error, never a silent fall-back to an own pool (no
-/// Lean starts).
+/// `leanpool lsp --socket`: the document's worker is leased from a running
+/// daemon (`lease`). One worker start (the daemon has no prewarm, so the
+/// lease starts it and nothing refills behind it): open with an error and a
+/// `sorry`, diagnostics with their ranges, hover, an incremental edit
+/// (sent to the daemon as the whole text) fixing the error, the lease
+/// counted in the daemon's `status` and other callers served meanwhile,
+/// close (the daemon kills the worker), exit. The tunnel's guard, caps and
+/// forged frames: leanpool-rpc's `lease_fake`.
 #[test]
-fn socket_flag_is_refused_not_silently_ignored() {
-    let out = Command::new(BIN).args(["lsp", "--socket", "/nonexistent/lp.sock"]).stdin(Stdio::null()).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--socket") && err.contains("not implemented yet"), "{err}");
-    assert!(out.stdout.is_empty(), "nothing on the LSP channel: {out:?}");
+fn editor_session_through_a_daemon_lease() {
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = Daemon::start(dir.path(), "[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n", Lean::Real);
+    let mut lsp = Lsp::start_with(&["lsp", "--socket", daemon.socket.to_str().unwrap()]);
+    let long = Duration::from_secs(900);
+    let short = Duration::from_secs(60);
+    lsp.result("initialize", json!({ "processId": null, "rootUri": null, "capabilities": {} }), short);
+    lsp.notify("initialized", json!({}));
+    lsp.notify("textDocument/didOpen", json!({ "textDocument": { "uri": URI, "languageId": "lean4", "version": 1, "text": TEXT } }));
+    let d = lsp.diagnostics_where(0, long, |p| p["version"] == 1 && p["diagnostics"].as_array().unwrap().len() >= 2);
+    let mut m = messages(&d);
+    m.sort();
+    assert_eq!(m.len(), 2, "{d}");
+    assert!(m[0].0 == 0 && m[0].1.contains("decide"), "{m:?}");
+    assert!(m[1].0 == 1 && m[1].1.contains("sorry"), "{m:?}");
+    let err = d["diagnostics"].as_array().unwrap().iter().find(|x| x["severity"] == 1).unwrap().clone();
+    assert_eq!(err["range"]["start"], json!({ "line": 0, "character": 30 }), "{err}");
+    let h = lsp.result("textDocument/hover", pos(1, 22), short);
+    assert!(h["contents"].to_string().contains("Nat"), "{h}");
+    let g = lsp.result("$/lean/plainGoal", pos(2, 2), short);
+    assert!(g["goals"][0].as_str().unwrap_or_default().contains("⊢ n + 0 = n"), "{g}");
+
+    // The lease is the daemon's, counted; other callers are answered.
+    let leased = lsp.leased_pid();
+    assert!(daemon_support::children_of(daemon.pid()).contains(&leased), "the daemon's worker serves the file");
+    let st = rpc(&daemon.socket, "status", json!({}));
+    assert_eq!((st["daemon"]["leases"]["active"].as_u64(), st["daemon"]["leases"]["granted"].as_u64()), (Some(1), Some(1)), "{st}");
+    assert_eq!(rpc(&daemon.socket, "ping", json!("still served")), json!("still served"));
+
+    let mark = lsp.seen.len();
+    lsp.notify("textDocument/didChange", json!({ "textDocument": { "uri": URI, "version": 2 },
+        "contentChanges": [{ "range": { "start": { "line": 0, "character": 22 }, "end": { "line": 0, "character": 23 } }, "text": "2" }] }));
+    let d = lsp.diagnostics_where(mark, short, |p| p["version"] == 2 && p["diagnostics"].as_array().unwrap().len() == 1);
+    assert!(messages(&d)[0].1.contains("sorry"), "{d}");
+
+    // Close: the connection ends, the daemon kills the worker.
+    lsp.notify("textDocument/didClose", json!({ "textDocument": { "uri": URI } }));
+    wait_for("the leased worker to be killed", short, || !alive(leased));
+    wait_for("the lease to be freed", short, || rpc(&daemon.socket, "status", json!({}))["daemon"]["leases"]["active"] == 0);
+    lsp.result("shutdown", Value::Null, short);
+    lsp.notify("exit", Value::Null);
+    let until = Instant::now() + short;
+    while lsp.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < until, "leanpool lsp --socket did not exit");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// One request on a fresh connection to the daemon; its `result`.
+fn rpc(socket: &std::path::Path, method: &str, params: Value) -> Value {
+    let mut s = std::os::unix::net::UnixStream::connect(socket).unwrap();
+    s.write_all(format!("{}\n", json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params })).as_bytes()).unwrap();
+    let mut line = String::new();
+    BufReader::new(s).read_line(&mut line).unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap();
+    assert!(v.get("error").is_none(), "{method}: {v}");
+    v["result"].clone()
 }
 
 /// Issue 13 part 4: a real editor. Debian's Neovim, headless, points its
