@@ -350,7 +350,7 @@ fn editor_session_on_a_warm_worker() {
 /// (sent to the daemon as the whole text) fixing the error, the lease
 /// counted in the daemon's `status` and other callers served meanwhile,
 /// close (the daemon kills the worker), exit. The tunnel's guard, caps and
-/// forged frames: leanpool-rpc's `lease_fake`.
+/// forged frames: leanpool-daemon's `lease_fake`.
 #[test]
 fn editor_session_through_a_daemon_lease() {
     let dir = tempfile::tempdir().unwrap();
