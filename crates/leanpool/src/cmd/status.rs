@@ -163,6 +163,7 @@ mod tests {
                 socket: "/tmp/s".into(),
                 backend: BackendInfo { kind: "wasm".into(), version: Some("Lean 4".into()), ..BackendInfo::unavailable(String::new()) },
                 verdict: None,
+                leases: None,
             },
             pool: PoolStatus {
                 keys: vec![
