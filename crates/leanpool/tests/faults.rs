@@ -2,7 +2,7 @@
 //! `scripts/setup`; FAILS when it is missing) and real signals:
 //!
 //! - a worker SIGKILLed in the middle of a request, `LEANPOOL_FAULT_KILLS`
-//!   times (default 10; CI time: each kill costs a worker start): every request is answered (`ok`, via the pool's
+//!   times (default 6; CI time: each kill costs a worker start): every request is answered (`ok`, via the pool's
 //!   retry on a fresh worker), including one queued behind the victim;
 //! - a statement that runs far past its limit: answered `timeout`, the
 //!   worker killed and replaced, the next check answered by a new process;
@@ -31,7 +31,7 @@ idle_timeout_ms = 0\nmax_uses = 30\nstart_timeout_ms = 600000\ndefault_timeout_m
 health_interval_ms = 200\n[[pool.prewarm]]\nheader = \"\"\nmin = 1\n";
 
 fn kills() -> usize {
-    std::env::var("LEANPOOL_FAULT_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(10)
+    std::env::var("LEANPOOL_FAULT_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(6)
 }
 
 /// True theorems that keep a warm worker busy for a few seconds, so a
