@@ -157,6 +157,10 @@ rejects! {
     attack_char_literal_after_bracket_token: "def c : Nat := 0]'\"' /- \"\n#eval (424501 : Nat)\n-- -/" => "'";
     attack_char_literal_after_paren_notation_token: "notation \"('\" x => x\ndef c : Nat := ('\"' /- \"\n#eval (424502 : Nat)\n-- -/" => "'";
     char_literal_glued_to_bracket: "def l : List Char := ['a']" => "'";
+    // Also found by the bench: core Lean has no `∑` token, so it fails
+    // there and resumes inside what follows.
+    attack_raw_string_after_unknown_symbol: "theorem s : 1 = 1∑r#\" \"\n#eval (424503 : Nat)\n-- \"\n\"# = 1 := rfl" => "r";
+    attack_quote_after_unknown_symbol_prime: "def c : Nat := 0∑' -/ \"\n#eval (424504 : Nat)\n-- \"" => "'";
     glued_line_comment: "example : ∀ x, x <-- #eval 1\n = x := sorry" => "--";
     glued_block_comment: "def S := {x : Nat //- \n#eval 1\n-- -/ x > 0}" => "/-";
     // Issue 10: a comment glued to a symbol is a comment for Lean (its
