@@ -615,16 +615,7 @@ impl<'a> Lexer<'a> {
         let end = self.src[from..].find('\n').map_or(self.src.len(), |k| from + k);
         let mut j = from;
         while j < end {
-            let c = self.ch(j).unwrap();
-            let next = self.ch(j + c.len_utf8());
-            let opens = match c {
-                '"' | '«' => true,
-                '-' => next == Some('-'),
-                '/' => next == Some('-'),
-                'r' => self.raw_string_start(j + 1),
-                _ => false,
-            };
-            if opens {
+            if self.opens_region(j, false) {
                 return Err(err(
                     at,
                     what,
@@ -632,7 +623,7 @@ impl<'a> Lexer<'a> {
                      line: Lean's error recovery may read the line differently from the guard",
                 ));
             }
-            j += c.len_utf8();
+            j += self.ch(j).map_or(1, char::len_utf8);
         }
         Ok(())
     }
@@ -649,15 +640,7 @@ impl<'a> Lexer<'a> {
         let mut j = from;
         for _ in 0..n {
             let Some(c) = self.ch(j) else { break };
-            let next = self.ch(j + c.len_utf8());
-            let opens = match c {
-                '"' | '«' | '\\' | '\'' => true,
-                '-' => next == Some('-'),
-                '/' => next == Some('-'),
-                'r' => self.raw_string_start(j + 1),
-                _ => false,
-            };
-            if opens {
+            if self.opens_region(j, true) {
                 return Err(err(
                     at,
                     what,
@@ -669,6 +652,20 @@ impl<'a> Lexer<'a> {
             j += c.len_utf8();
         }
         Ok(())
+    }
+
+    /// Does a string, `«` name, raw string or comment open at `j`? With
+    /// `near`, an escape or a quote `'` counts too.
+    fn opens_region(&self, j: usize, near: bool) -> bool {
+        let Some(c) = self.ch(j) else { return false };
+        let next = self.ch(j + c.len_utf8());
+        match c {
+            '"' | '«' => true,
+            '\\' | '\'' => near,
+            '-' | '/' => next == Some('-'),
+            'r' => self.raw_string_start(j + 1),
+            _ => false,
+        }
     }
 
     /// `isRawStrLitStart`, `i` just after the `r`.
