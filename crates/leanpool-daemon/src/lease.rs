@@ -148,17 +148,6 @@ pub const TUNNEL_REQUESTS: &[&str] = &[
 /// their `data`).
 const UNADDRESSED_REQUESTS: &[&str] = &["completionItem/resolve", "codeAction/resolve"];
 
-/// Notifications Lean's file worker sends that the tunnel drops (the
-/// watchdog's business; same list as the driver's).
-const DROPPED_NOTIFICATIONS: &[&str] = &[
-    "$/lean/ileanHeaderInfo",
-    "$/lean/ileanHeaderSetupInfo",
-    "$/lean/ileanInfoUpdate",
-    "$/lean/ileanInfoFinal",
-    "$/lean/importClosure",
-    "$/lean/staleDependency",
-    "window/logMessage",
-];
 
 /// Requests the client may have pending in Lean at once.
 pub const MAX_PENDING: usize = 256;
@@ -505,7 +494,7 @@ impl Session {
                 let version = match m.as_str() {
                     "textDocument/publishDiagnostics" => p.get("version"),
                     "$/lean/fileProgress" => p.get("textDocument").and_then(|t| t.get("version")),
-                    _ if DROPPED_NOTIFICATIONS.contains(&m.as_str()) => return Ok(()),
+                    _ if leanpool_lean::IGNORED_NOTIFICATIONS.contains(&m.as_str()) => return Ok(()),
                     _ => return Err(Stop::Forged(format!("a `{m}` notification, which a file worker does not send"))),
                 };
                 if named_uri(&p) != Some(self.uri.as_str()) {

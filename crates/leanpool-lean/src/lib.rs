@@ -20,6 +20,7 @@ pub mod proc;
 pub mod provenance;
 pub mod sandbox;
 mod session;
+pub use session::IGNORED_NOTIFICATIONS;
 pub mod text;
 pub mod verdict;
 pub mod verify;

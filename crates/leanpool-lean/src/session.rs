@@ -40,7 +40,7 @@ const RPC_SESSION_IDLE: Duration = Duration::from_secs(20);
 /// Notifications Lean's file worker sends besides progress and
 /// diagnostics; accepted and ignored. Any other notification is out of
 /// place.
-const IGNORED_NOTIFICATIONS: &[&str] = &[
+pub const IGNORED_NOTIFICATIONS: &[&str] = &[
     // Lean's file worker reports its reference index (`.ilean`) and import
     // information to the watchdog with these; none carries a verdict.
     // (Names from the Lean 4.28 server; `$/lean/ileanHeaderInfo` is sent
