@@ -240,7 +240,7 @@ impl LeaseTunnel {
                 line = io.incoming.recv() => match line {
                     None => break End::ClientClosed,
                     Some(l) => {
-                        if let Err(()) = s.from_client(l, &io.out).await {
+                        if let Err(()) = s.on_client_line(l, &io.out).await {
                             break End::ClientClosed;
                         }
                     }
@@ -250,7 +250,7 @@ impl LeaseTunnel {
                         Some(what) => format!("the worker was killed: it wrote a frame nobody asked for ({what})"),
                         None => "the worker stopped".into(),
                     }),
-                    Some(m) => match s.from_lean(m, &io.out).await {
+                    Some(m) => match s.on_lean_message(m, &io.out).await {
                         Ok(()) => {}
                         Err(Stop::ClientGone) => break End::ClientClosed,
                         Err(Stop::Forged(what)) => {
@@ -307,7 +307,7 @@ fn named_uri(params: &Value) -> Option<&str> {
 
 impl Session {
     /// `Err` when the client is gone.
-    async fn from_client(&mut self, l: TunnelLine, out: &TunnelOut) -> Result<(), ()> {
+    async fn on_client_line(&mut self, l: TunnelLine, out: &TunnelOut) -> Result<(), ()> {
         let bytes = match l {
             TunnelLine::TooLarge { len } => {
                 let msg = format!("message is {len} bytes; this daemon accepts at most max_request_bytes per line");
@@ -461,7 +461,7 @@ impl Session {
     }
 
     /// Routes one message from Lean; `Err` names a frame nobody asked for.
-    async fn from_lean(&mut self, mut msg: Value, out: &TunnelOut) -> Result<(), Stop> {
+    async fn on_lean_message(&mut self, mut msg: Value, out: &TunnelOut) -> Result<(), Stop> {
         let gone = |_| Stop::ClientGone;
         let Value::Object(obj) = &msg else { return Err(Stop::Forged("a message that is not a JSON object".into())) };
         let method = match obj.get("method") {

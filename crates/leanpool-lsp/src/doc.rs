@@ -77,6 +77,7 @@ impl DocHandle {
 }
 
 /// A document's worker: in this process, or leased from a daemon.
+#[expect(clippy::large_enum_variant, reason = "one per open document, never moved in a loop")]
 enum Link {
     Local(Worker),
     Remote(RemoteLease),

@@ -213,7 +213,7 @@ impl Reply {
     /// The caller dropped its future (client disconnected): nobody wants
     /// the answer any more.
     pub(crate) fn is_cancelled(&self) -> bool {
-        self.tx.as_ref().map_or(true, |t| t.is_closed())
+        self.tx.as_ref().is_none_or(|t| t.is_closed())
     }
 
     pub(crate) fn send(mut self, a: Answer) {

@@ -166,7 +166,7 @@ pub(crate) fn plan(keys: &[KeySnap], total: usize, limits: Limits, now_ms: u64, 
     for &i in &order {
         let want = keys[i].wants(limits.max_per_key);
         let grant = want.min(free);
-        out.spawn.extend(std::iter::repeat(i).take(grant));
+        out.spawn.extend(std::iter::repeat_n(i, grant));
         free -= grant;
         if grant == 0 && keys[i].starving() {
             unserved_starving += 1;
@@ -176,7 +176,7 @@ pub(crate) fn plan(keys: &[KeySnap], total: usize, limits: Limits, now_ms: u64, 
     for (i, k) in keys.iter().enumerate() {
         let want = k.spares_wanted();
         let grant = want.min(free);
-        out.spawn_spare.extend(std::iter::repeat(i).take(grant));
+        out.spawn_spare.extend(std::iter::repeat_n(i, grant));
         free -= grant;
         if grant < want {
             out.spare_no_room.push(i);

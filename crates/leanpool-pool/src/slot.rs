@@ -106,6 +106,7 @@ enum Wait {
 }
 
 /// How one attempt at a request ended.
+#[expect(clippy::large_enum_variant, reason = "a return value, moved once per attempt; boxing would only add an allocation")]
 enum Outcome {
     Done(Result<Output, WorkerError>),
     /// RSS above the cap (bytes seen).
@@ -166,30 +167,32 @@ impl Slot {
             // Registered before looking, so a change right after the look
             // still wakes this slot.
             let key = self.key.clone();
-            let call = key.spare_call.notified();
-            tokio::pin!(call);
-            call.as_mut().enable();
-            let spare = self.me.is_spare();
-            let wait = if spare && key.serving_up() {
-                tokio::select! {
-                    biased;
-                    _ = self.hard.changed() => Wait::Stop,
-                    _ = self.me.stop.notified() => Wait::Stop,
-                    _ = &mut call => Wait::Recheck,
-                    _ = tokio::time::sleep(tick) => Wait::Tick,
-                }
-            } else {
-                let _idle = IdleMark::new(&self.key.idle);
-                tokio::select! {
-                    biased;
-                    _ = self.hard.changed() => Wait::Stop,
-                    _ = self.me.stop.notified() => Wait::Stop,
-                    j = self.key.queue.pop() => j.map_or(Wait::Stop, Wait::Job),
-                    _ = &mut call, if spare => Wait::Recheck,
-                    _ = tokio::time::sleep(tick) => Wait::Tick,
+            // The registration ends with this block, before a job is served.
+            let wait = {
+                let call = key.spare_call.notified();
+                tokio::pin!(call);
+                call.as_mut().enable();
+                let spare = self.me.is_spare();
+                if spare && key.serving_up() {
+                    tokio::select! {
+                        biased;
+                        _ = self.hard.changed() => Wait::Stop,
+                        _ = self.me.stop.notified() => Wait::Stop,
+                        _ = &mut call => Wait::Recheck,
+                        _ = tokio::time::sleep(tick) => Wait::Tick,
+                    }
+                } else {
+                    let _idle = IdleMark::new(&self.key.idle);
+                    tokio::select! {
+                        biased;
+                        _ = self.hard.changed() => Wait::Stop,
+                        _ = self.me.stop.notified() => Wait::Stop,
+                        j = self.key.queue.pop() => j.map_or(Wait::Stop, Wait::Job),
+                        _ = &mut call, if spare => Wait::Recheck,
+                        _ = tokio::time::sleep(tick) => Wait::Tick,
+                    }
                 }
             };
-            drop(call);
             match wait {
                 Wait::Stop => return,
                 Wait::Tick => self.health_check().await,

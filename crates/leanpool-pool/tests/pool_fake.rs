@@ -662,7 +662,7 @@ fn main() {
         lease_takes_the_spare_and_the_pool_refills,
         dropped_lease_leaves_the_worker_in_the_pool,
     ];
-    let selected: Vec<_> = all.into_iter().filter(|(n, _)| filter.as_deref().map_or(true, |f| n.contains(f))).collect();
+    let selected: Vec<_> = all.into_iter().filter(|(n, _)| filter.as_deref().is_none_or(|f| n.contains(f))).collect();
     println!("\nrunning {} tests (fake Lean worker)", selected.len());
     let mut failed = Vec::new();
     for (name, f) in selected {
