@@ -195,7 +195,11 @@ async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
 async fn no_spare_when_memory_is_short(cx: Ctx) {
     let pool = cx.pool(PoolConfig { spare_memory_margin_bytes: u64::MAX / 4, ..spares_cfg() });
     pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The event: the supervisor has planned this key's spare and refused it.
+    wait_until("the spare refused for memory", || {
+        pool.status().keys.first().and_then(|k| k.spare_missing.clone()).is_some_and(|w| w.contains("memory short"))
+    })
+    .await;
     let st = pool.status();
     assert_eq!((st.workers, st.keys[0].spares), (1, 0));
     let why = st.keys[0].spare_missing.clone().unwrap_or_default();

@@ -1,7 +1,7 @@
 //! Tree building from recorded real server answers (no Lean needed):
 //! `tests/fixtures/recorded/*.json` hold the `getInteractiveGoals` and
 //! `getInteractiveDiagnostics` answers of the WASM Lean for core statements
-//! (recorded by `terms_lean.rs` with `LEANPOOL_RECORD_FIXTURES=1`).
+//! (recorded by `terms_lean.rs` with `-- --ignored record_fixtures`).
 
 use leanpool_protocol::{BinderKind, Node, NodeKind};
 use leanpool_terms::goals::parse_first_goal;

@@ -1,9 +1,10 @@
 //! `normalize` / `opt` on the real Lean (WASM or native), one warm worker
 //! shared by every test of this binary. Fails (does not skip) without Lean.
 //!
-//! With `LEANPOOL_RECORD_FIXTURES=1` the raw `getInteractiveGoals` and
-//! `getInteractiveDiagnostics` answers are written to `tests/fixtures/`
-//! (used by `tests/fixtures_tree.rs`, which needs no Lean).
+//! The ignored test `record_fixtures` (`cargo test -p leanpool-terms --test
+//! terms_lean -- --ignored record_fixtures`) writes the raw
+//! `getInteractiveGoals` and `getInteractiveDiagnostics` answers to
+//! `tests/fixtures/` (used by `tests/fixtures_tree.rs`, which needs no Lean).
 
 use leanpool_lean::{LeanCommand, Worker, WorkerConfig};
 use leanpool_protocol::{BinderKind, CheckStatus, Node, NodeKind, OptResult, StatementParams};
@@ -184,11 +185,10 @@ fn deterministic_bytes() {
     assert_eq!(outs[1], outs[2]);
 }
 
+/// A tool, not a check: run it by name with `--ignored` to re-record.
 #[test]
+#[ignore = "re-records tests/fixtures/recorded: run with --ignored record_fixtures"]
 fn record_fixtures() {
-    if std::env::var_os("LEANPOOL_RECORD_FIXTURES").is_none() {
-        return;
-    }
     let cases = [
         ("done_when", "theorem t (a b : Nat) (h : a < b) : ∀ c, a + c < b + c := by sorry"),
         ("kinds", "theorem k {α : Type} [inst : Inhabited α] [BEq α] ⦃x y : α⦄ (h : x = y) : y = x := by sorry"),

@@ -19,6 +19,9 @@ pub struct Counters {
     pub started: AtomicUsize,
     pub cancelled: AtomicUsize,
     pub shutdowns: AtomicUsize,
+    /// Calls running right now, and the most ever running at once.
+    pub running: AtomicUsize,
+    pub max_running: AtomicUsize,
 }
 
 pub struct TestHandler(pub Arc<Counters>);
@@ -33,6 +36,7 @@ struct Sleep {
 struct DropFlag(Arc<Counters>, bool);
 impl Drop for DropFlag {
     fn drop(&mut self) {
+        self.0.running.fetch_sub(1, Ordering::SeqCst);
         if !self.1 {
             self.0.cancelled.fetch_add(1, Ordering::SeqCst);
         }
@@ -42,6 +46,8 @@ impl Drop for DropFlag {
 impl Handler for TestHandler {
     async fn call(&self, method: &str, p: Value, _ctx: &CallContext) -> Result<Box<RawValue>, RpcError> {
         self.0.started.fetch_add(1, Ordering::SeqCst);
+        let now = self.0.running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.0.max_running.fetch_max(now, Ordering::SeqCst);
         let mut flag = DropFlag(self.0.clone(), false);
         let out = match method {
             // Answers after `ms`: lets tests reorder answers and hold
