@@ -34,7 +34,6 @@
 
 pub mod alpha;
 pub mod cost;
-pub mod data;
 pub mod eval;
 mod kernel;
 mod layout;

@@ -347,7 +347,7 @@ struct Statement {
 }
 
 fn minif2f() -> Vec<Statement> {
-    let dir = leanpool_gted::data::minif2f_dir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = leanpool_testkit::data::minif2f_dir().unwrap_or_else(|e| panic!("{e}"));
     let path = dir.join("label.jsonl");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()

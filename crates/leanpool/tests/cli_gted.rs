@@ -5,7 +5,7 @@ use std::process::Command;
 
 /// The miniF2F data; fails loudly when absent instead of skipping.
 fn data_dir() -> PathBuf {
-    leanpool_gted::data::minif2f_dir().unwrap_or_else(|e| panic!("{e}"))
+    leanpool_testkit::data::minif2f_dir().unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn leanpool(args: &[&str]) -> String {

@@ -8,11 +8,11 @@ use proptest::prelude::*;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-/// The miniF2F data ([`leanpool_gted::data::minif2f_dir`]). Panics with
+/// The miniF2F data ([`leanpool_testkit::data::minif2f_dir`]). Panics with
 /// instructions when absent: the reproduction is part of the suite and must
 /// not silently skip.
 pub fn data_dir() -> PathBuf {
-    leanpool_gted::data::minif2f_dir().unwrap_or_else(|e| panic!("{e}"))
+    leanpool_testkit::data::minif2f_dir().unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Tree edit distance straight from its recursive definition on ordered
