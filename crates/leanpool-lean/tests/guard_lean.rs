@@ -105,6 +105,17 @@ const CASES: &[Case] = &[
         text: "def c18 : Nat := 0]'\"' /- \"\n#eval (9018 : Nat)\n-- -/",
         lean_runs: true,
     },
+    // Core Lean has no `∑` token: its lexer fails there and the error
+    // recovery restarts inside what follows, so a raw string a naive lexer
+    // opens after `∑` is no literal for Lean, and the payload on the next
+    // line runs (lexdiff bench hole, shard 1). The guard refuses a literal,
+    // name or raw string glued after a non-ASCII symbol that is not a core
+    // token.
+    Case {
+        n: 9019,
+        text: "theorem s19 : 1 = 1∑r#\" \"\n#eval (9019 : Nat)\n-- \"#",
+        lean_runs: true,
+    },
     Case {
         n: 9017,
         text: "/-/- -/ #eval (9017 : Nat)\n-- -/",
