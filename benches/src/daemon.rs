@@ -35,7 +35,7 @@ use anyhow::{bail, Context};
 use leanpool_lean::LeanCommand;
 use leanpool_pool::WorkerState;
 use leanpool_protocol::{CheckParams, CheckResult, CheckStatus};
-use leanpool_daemon::{StatusClient, StatusResult};
+use leanpool_daemon::StatusResult;
 use leanpool_rpc::Client;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

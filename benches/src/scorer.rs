@@ -36,7 +36,6 @@ mod support;
 use anyhow::{bail, Context};
 use leanpool_lean::LeanCommand;
 use leanpool_protocol::{CheckParams, CheckStatus};
-use leanpool_daemon::StatusClient;
 use leanpool_rpc::Client;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -1,109 +1,26 @@
 //! The daemon's [`Handler`]: pool methods, `gted`, and `status`.
 
-use crate::lease::{LeaseStatus, LeaseTunnel, Leases};
-use leanpool_rpc::tunnel::Upgrade;
-use std::sync::Arc;
+use crate::lease::{LeaseTunnel, Leases};
 use crate::methods::{run_gted, Call, GtedLimits};
-use leanpool_rpc::handler::{result, rpc_error, CallContext, Handler};
-use leanpool_rpc::{Client, ClientError};
 use leanpool_pool::{IsolateBy, Pool, PoolConfig, PoolError, PoolStatus};
-use leanpool_protocol::{codes, LibraryIdentity, RpcError};
-use serde::{Deserialize, Serialize};
+use leanpool_protocol::{codes, BackendInfoKind, RpcError};
+use leanpool_rpc::handler::{result, rpc_error, CallContext, Handler};
+use leanpool_rpc::tunnel::Upgrade;
 use serde_json::value::RawValue;
 use serde_json::Value;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Which Lean the daemon's workers run, for `status`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BackendInfo {
-    /// `native` or `wasm`.
-    pub kind: String,
-    /// `lean --version` as recorded at set-up, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
-    /// Why no Lean is available (then `kind` is `unavailable`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// The library the workers import (Mathlib's revision natively, a
-    /// digest of the olean set otherwise), computed once at start.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub library: Option<LibraryIdentity>,
-    /// Why the library could not be identified.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub library_error: Option<String>,
-    /// What confines the worker processes (`[sandbox]` of the config).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<SandboxInfo>,
-    // The axioms an `ok` may rest on join here once `check` inspects
-    // axioms (issue 11 part 1); until then `status` names none.
-}
+pub use leanpool_protocol::{BackendInfo, DaemonStatus, LeaseStatus, SandboxInfo, StatusResult, VerdictInfo};
 
-impl BackendInfo {
-    /// No Lean: `kind` `unavailable` and why.
-    pub fn unavailable(why: String) -> BackendInfo {
-        BackendInfo { kind: "unavailable".into(), version: None, error: Some(why), library: None, library_error: None, sandbox: None }
-    }
-}
-
-/// The workers' OS sandbox, as the daemon planned it at start.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SandboxInfo {
-    /// The configured mode: `required`, `best-effort` or `off`.
-    pub mode: String,
-    /// What is enforced on this kernel (Landlock ABI, rules), or why
-    /// workers cannot start (then `available` is false).
-    pub summary: String,
-    /// False when `required` cannot be met here: every Lean request is
-    /// then answered `SPAWN_FAILED`.
-    pub available: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DaemonStatus {
-    /// leanpool's version.
-    pub version: String,
-    pub pid: u32,
-    pub uptime_ms: u64,
-    pub socket: String,
-    pub backend: BackendInfo,
-    /// The verdict policy in force (`[verdict]`), so a scorer can record
-    /// what an `ok` rested on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verdict: Option<VerdictInfo>,
-    /// Workers leased to connections (`lease`) and the cap.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub leases: Option<LeaseStatus>,
-}
-
-/// `status`' report of the verdict policy.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VerdictInfo {
-    /// Axioms an `ok`/`proved` may depend on.
-    pub allowed_axioms: Vec<String>,
-    /// What a declaration whose axioms Lean did not list gives, for this
-    /// backend: `error` or `allow` (`auto` resolved).
-    pub unlisted_axioms: String,
-}
-
-impl VerdictInfo {
-    /// The report for a policy on a backend (`native`, `wasm`; an
-    /// unavailable backend reports the configured value).
-    pub fn new(policy: &leanpool_pool::VerdictPolicy, backend_kind: &str) -> Self {
-        use leanpool_pool::BackendKind;
-        let unlisted = match backend_kind {
-            "native" => policy.unlisted_axioms.resolve(BackendKind::Native),
-            "wasm" => policy.unlisted_axioms.resolve(BackendKind::Wasm),
-            _ => policy.unlisted_axioms,
-        };
-        VerdictInfo { allowed_axioms: policy.allowed_axioms.clone(), unlisted_axioms: unlisted.as_str().to_string() }
-    }
-}
-
-/// Result of `status`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StatusResult {
-    pub daemon: DaemonStatus,
-    pub pool: PoolStatus,
+/// `status`' report of the verdict policy `policy` on a backend (an
+/// unavailable backend reports the configured value).
+pub fn verdict_info(policy: &leanpool_pool::VerdictPolicy, backend: BackendInfoKind) -> VerdictInfo {
+    let unlisted = match backend.backend() {
+        Some(b) => policy.unlisted_axioms.resolve(b),
+        None => policy.unlisted_axioms,
+    };
+    VerdictInfo { allowed_axioms: policy.allowed_axioms.clone(), unlisted_axioms: unlisted.as_str().to_string() }
 }
 
 /// Serves the daemon's methods. Without a Lean backend it still serves
@@ -168,12 +85,12 @@ impl PoolHandler {
                 uptime_ms: self.started.elapsed().as_millis() as u64,
                 socket: self.socket.clone(),
                 backend: self.backend.clone(),
-                verdict: Some(VerdictInfo::new(
+                verdict: Some(verdict_info(
                     match &self.pool {
                         Ok(p) => p.verdict_policy(),
                         Err((_, cfg)) => &cfg.guard.verdict,
                     },
-                    &self.backend.kind,
+                    self.backend.kind,
                 )),
                 leases: Some(self.leases.status()),
             },
@@ -267,18 +184,5 @@ impl Handler for PoolHandler {
         if let Ok(p) = &self.pool {
             p.shutdown(deadline).await
         }
-    }
-}
-
-/// `status` for the Rust client: its result type is the daemon's, which
-/// the transport crate does not know.
-pub trait StatusClient {
-    /// Daemon and pool status.
-    fn status(&self) -> impl std::future::Future<Output = Result<StatusResult, ClientError>> + Send;
-}
-
-impl StatusClient for Client {
-    async fn status(&self) -> Result<StatusResult, ClientError> {
-        self.call_typed("status", &Value::Null).await
     }
 }

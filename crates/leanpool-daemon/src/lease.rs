@@ -23,7 +23,6 @@ use leanpool_rpc::tunnel::{Tunnel, TunnelIo, TunnelLine, TunnelOut};
 use leanpool_lean::{guard, proc, RawSender, Worker};
 use leanpool_pool::GuardPolicy;
 use leanpool_protocol::codes;
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -32,43 +31,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// `lease` params.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LeaseParams {
-    /// The document's text or just its header: only its imports are used
-    /// (the worker is the one `check` would use for the same imports).
-    pub header: String,
-}
-
-/// `lease` result, the connection's last JSON-RPC line from the daemon.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LeaseResult {
-    /// The worker's document: the only URI the tunnel accepts.
-    pub uri: String,
-    /// The document's current version; the first `didChange` must be
-    /// newer.
-    pub version: i64,
-    /// The worker's process id.
-    pub pid: u32,
-    /// The imports the worker holds (the header's key).
-    pub header: String,
-}
-
-/// `status`' view of the leases (`daemon.leases`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LeaseStatus {
-    /// Connections holding a leased worker now.
-    pub active: usize,
-    /// `max_leases` of the config.
-    pub max: usize,
-    /// Leases granted since start.
-    pub granted: u64,
-    /// Document texts the guard refused in tunnels.
-    pub refused_texts: u64,
-    /// Leased workers killed for writing a frame nobody asked for.
-    pub compromised: u64,
-}
+pub use leanpool_protocol::{LeaseParams, LeaseResult, LeaseStatus};
 
 /// The daemon's lease book: the cap and the counters.
 #[derive(Debug)]
@@ -292,8 +255,8 @@ fn line(v: &Value) -> Vec<u8> {
     serde_json::to_vec(v).expect("serializable")
 }
 
-fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message.into() } })
+fn error(id: Value, code: impl Into<i64>, message: impl Into<String>) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code.into(), "message": message.into() } })
 }
 
 /// LSP's `RequestFailed`.

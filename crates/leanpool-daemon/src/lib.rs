@@ -21,4 +21,4 @@ pub mod lease;
 pub mod methods;
 
 pub use config::DaemonConfig;
-pub use handler::{BackendInfo, DaemonStatus, PoolHandler, SandboxInfo, StatusClient, StatusResult, VerdictInfo};
+pub use handler::{BackendInfo, DaemonStatus, PoolHandler, SandboxInfo, StatusResult, VerdictInfo};

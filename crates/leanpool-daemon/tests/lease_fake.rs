@@ -15,7 +15,7 @@ mod procs;
 
 use leanpool_lean::{BackendKind, LeanCommand};
 use leanpool_pool::{Pool, PoolConfig};
-use leanpool_protocol::codes;
+use leanpool_protocol::ErrorCode;
 use leanpool_daemon::{BackendInfo, PoolHandler};
 use leanpool_rpc::{Server, ServerOptions};
 use serde_json::{json, Value};
@@ -171,10 +171,10 @@ async fn attack_lease_refuses_what_the_guard_refuses() {
     // A method the tunnel does not serve; a line over the cap.
     c.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "workspace/executeCommand", "params": {"command": "x"}})).await;
     let m = c.until("method not found", |m| m["id"] == 7).await;
-    assert_eq!(m["error"]["code"], codes::METHOD_NOT_FOUND, "{m}");
+    assert_eq!(m["error"]["code"], ErrorCode::MethodNotFound.code(), "{m}");
     c.send(&change(&uri, v0 + 5, &"-".repeat(70 << 10))).await;
     let m = c.until("too large", |m| m.get("error").is_some()).await;
-    assert_eq!((m["id"].clone(), m["error"]["code"].as_i64()), (Value::Null, Some(codes::REQUEST_TOO_LARGE)), "{m}");
+    assert_eq!((m["id"].clone(), m["error"]["code"].as_i64()), (Value::Null, Some(ErrorCode::RequestTooLarge.code())), "{m}");
 
     // Other callers are served meanwhile; a second lease is over the cap.
     let mut other = Conn::open(&d.socket).await;
@@ -182,7 +182,7 @@ async fn attack_lease_refuses_what_the_guard_refuses() {
     assert_eq!(ok["result"]["status"], "ok", "{ok}");
     let mut second = Conn::open(&d.socket).await;
     let e = second.call("lease", json!({"header": ""})).await;
-    assert_eq!(e["error"]["code"], codes::OVERLOADED, "{e}");
+    assert_eq!(e["error"]["code"], ErrorCode::Overloaded.code(), "{e}");
     let st = status(&d.socket).await;
     assert_eq!(st["daemon"]["leases"], json!({"active": 1, "max": 1, "granted": 1, "refused_texts": 1, "compromised": 0}), "{st}");
 
@@ -239,12 +239,12 @@ async fn lease_must_be_alone_on_its_connection() {
     c.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "check", "params": {"text": "theorem t : True := trivial\n-- FAKE sleep 300\n"}})).await;
     c.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "lease", "params": {"header": ""}})).await;
     let a = c.recv().await.unwrap();
-    assert_eq!((a["id"].clone(), a["error"]["code"].as_i64()), (json!(2), Some(codes::INVALID_REQUEST)), "{a}");
+    assert_eq!((a["id"].clone(), a["error"]["code"].as_i64()), (json!(2), Some(ErrorCode::InvalidRequest.code())), "{a}");
     let b = c.recv().await.unwrap();
     assert_eq!((b["id"].clone(), b["result"]["status"].clone()), (json!(1), json!("ok")), "{b}");
     // Bad params: INVALID_PARAMS, the connection stays JSON-RPC.
     let e = c.call("lease", json!({"header": 5})).await;
-    assert_eq!(e["error"]["code"], codes::INVALID_PARAMS, "{e}");
+    assert_eq!(e["error"]["code"], ErrorCode::InvalidParams.code(), "{e}");
     let p = c.call("ping", json!("still rpc")).await;
     assert_eq!(p["result"], "still rpc");
     d.pool.shutdown(Duration::from_secs(5)).await;

@@ -5,7 +5,7 @@
 //! (in-process, over a Unix socket, without Lean).
 
 use leanpool_protocol::{
-    codes, CheckResult, GtedParams, GtedResult, NormalizeResult, OptResult, Response, StatementParams,
+    CheckResult, ErrorCode, GtedParams, GtedResult, NormalizeResult, OptResult, Response, StatementParams,
 };
 use leanpool_protocol::{CheckParams, VerifyParams, VerifyResult};
 use leanpool_rpc::framing::Frame;
@@ -88,7 +88,7 @@ fn every_example_round_trips() {
         let resp_value: Value = serde_json::from_str(&e.response).unwrap();
         round_trip::<Response>("response envelope", e.line, &resp_value);
         if let Some(err) = &resp.error {
-            assert!(table.contains(&err.code), "line {}: code {} not in the error table", e.line, err.code);
+            assert!(table.contains(&err.code.code()), "line {}: code {} not in the error table", e.line, err.code);
         }
         let req = match decoded {
             Decoded::Call(r) => r,
@@ -137,24 +137,12 @@ fn every_example_round_trips() {
         assert!(DOC.contains(&format!("### `{m}`")), "method {m} has no section");
         assert!(methods_seen.contains(*m), "method {m} has no example");
     }
-    let all = [
-        codes::PARSE_ERROR,
-        codes::INVALID_REQUEST,
-        codes::METHOD_NOT_FOUND,
-        codes::INVALID_PARAMS,
-        codes::INTERNAL_ERROR,
-        codes::REQUEST_TOO_LARGE,
-        codes::OVERLOADED,
-        codes::WORKER_FAILED,
-        codes::UNAUTHORIZED,
-        codes::SHUTTING_DOWN,
-        codes::SPAWN_FAILED,
-    ];
+    let all = ErrorCode::ALL.map(|c| c.code());
     let mut t = table.clone();
     t.sort();
     let mut a = all.to_vec();
     a.sort();
-    assert_eq!(t, a, "error table and leanpool_protocol::codes differ");
+    assert_eq!(t, a, "error table and leanpool_protocol::ErrorCode differ");
 }
 
 #[test]

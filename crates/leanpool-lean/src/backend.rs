@@ -13,24 +13,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Which Lean build runs the workers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BackendKind {
-    /// A native `lean` (elan's), the real deployment.
-    Native,
-    /// Lean compiled to WebAssembly, run by Node (`scripts/setup`'s).
-    Wasm,
-}
-
-impl BackendKind {
-    /// `native` or `wasm`, as in `backend.json`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BackendKind::Native => "native",
-            BackendKind::Wasm => "wasm",
-        }
-    }
-}
+/// Which Lean build runs the workers (a wire type: `status` reports it).
+pub use leanpool_protocol::BackendKind;
 
 /// Why no usable Lean command could be found or run.
 #[derive(Debug, thiserror::Error)]

@@ -1,7 +1,7 @@
 //! Errors a pool request can end with (besides a result whose status is
 //! `error`, `timeout` or `rejected`, which are answers, not errors).
 
-use leanpool_protocol::{codes, FailureCause};
+use leanpool_protocol::{ErrorCode, FailureCause};
 use serde_json::{json, Value};
 
 #[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
@@ -28,13 +28,13 @@ pub enum PoolError {
 
 impl PoolError {
     /// The JSON-RPC error code the daemon answers with.
-    pub fn code(&self) -> i64 {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            PoolError::Overloaded { .. } => codes::OVERLOADED,
-            PoolError::WorkerFailed { .. } => codes::WORKER_FAILED,
-            PoolError::SpawnFailed(_) => codes::SPAWN_FAILED,
-            PoolError::ShuttingDown => codes::SHUTTING_DOWN,
-            PoolError::Internal(_) => codes::INTERNAL_ERROR,
+            PoolError::Overloaded { .. } => ErrorCode::Overloaded,
+            PoolError::WorkerFailed { .. } => ErrorCode::WorkerFailed,
+            PoolError::SpawnFailed(_) => ErrorCode::SpawnFailed,
+            PoolError::ShuttingDown => ErrorCode::ShuttingDown,
+            PoolError::Internal(_) => ErrorCode::InternalError,
         }
     }
 
@@ -72,11 +72,11 @@ mod tests {
             PoolError::ShuttingDown,
             PoolError::Internal(String::new()),
         ];
-        let mut c: Vec<i64> = all.iter().map(PoolError::code).collect();
+        let mut c: Vec<i64> = all.iter().map(|e| e.code().code()).collect();
         c.sort();
         c.dedup();
         assert_eq!(c.len(), all.len());
-        assert_eq!(PoolError::Overloaded { queued: 1, limit: 1 }.code(), codes::OVERLOADED);
+        assert_eq!(PoolError::Overloaded { queued: 1, limit: 1 }.code(), ErrorCode::Overloaded);
         let e = PoolError::worker_failed(FailureCause::ProtocolViolation, "x");
         assert_eq!(e.data(), Some(json!({"cause": "protocol_violation"})));
         assert_eq!(PoolError::Internal("x".into()).data(), None);

@@ -22,11 +22,12 @@ pub(crate) enum Method {
 impl Method {
     pub(crate) const ALL: [Method; 4] = [Method::Check, Method::Normalize, Method::Opt, Method::Verify];
     pub(crate) fn name(self) -> &'static str {
+        use leanpool_protocol::method::{self, Method as _};
         match self {
-            Method::Check => "check",
-            Method::Normalize => "normalize",
-            Method::Opt => "opt",
-            Method::Verify => "verify",
+            Method::Check => method::Check::NAME,
+            Method::Normalize => method::Normalize::NAME,
+            Method::Opt => method::Opt::NAME,
+            Method::Verify => method::Verify::NAME,
         }
     }
 }

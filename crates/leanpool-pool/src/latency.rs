@@ -7,7 +7,6 @@
 
 #![deny(missing_docs)]
 
-use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Ring of the last `capacity` samples, in microseconds.
@@ -17,20 +16,7 @@ pub(crate) struct LatencyWindow {
     next: AtomicU64,
 }
 
-/// Percentiles of one method, in milliseconds (fractional).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Percentiles {
-    /// Samples the percentiles are computed from (at most the window size).
-    pub samples: usize,
-    /// Median.
-    pub p50_ms: f64,
-    /// 90th percentile.
-    pub p90_ms: f64,
-    /// 99th percentile.
-    pub p99_ms: f64,
-    /// The largest sample.
-    pub max_ms: f64,
-}
+pub use leanpool_protocol::Percentiles;
 
 impl LatencyWindow {
     pub(crate) fn new(capacity: usize) -> Self {

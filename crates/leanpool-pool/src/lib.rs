@@ -38,4 +38,5 @@ pub use error::PoolError;
 pub use job::Leased;
 pub use latency::Percentiles;
 pub use pool::Pool;
+/// `status`' wire types (defined in `leanpool-protocol`).
 pub use status::{Counters, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};

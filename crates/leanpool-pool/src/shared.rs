@@ -207,7 +207,7 @@ impl SlotShared {
         SlotShared {
             spare: AtomicBool::new(spare),
             id,
-            state: AtomicU8::new(WorkerState::Starting.to_u8()),
+            state: AtomicU8::new(crate::status::state_to_u8(WorkerState::Starting)),
             pid: AtomicU32::new(0),
             uses: AtomicU64::new(0),
             rss_cap: AtomicU64::new(0),
@@ -223,12 +223,12 @@ impl SlotShared {
         if self.stop_requested() {
             WorkerState::Stopping
         } else {
-            WorkerState::from_u8(self.state.load(Ordering::Relaxed))
+            crate::status::state_from_u8(self.state.load(Ordering::Relaxed))
         }
     }
 
     pub(crate) fn set_state(&self, s: WorkerState) {
-        self.state.store(s.to_u8(), Ordering::Relaxed);
+        self.state.store(crate::status::state_to_u8(s), Ordering::Relaxed);
     }
 
     pub(crate) fn pid(&self) -> Option<u32> {

@@ -16,7 +16,7 @@ mod procs;
 
 use leanpool_lean::{BackendKind, LeanCommand};
 use leanpool_pool::{Pool, PoolConfig, PoolError, PrewarmEntry, WorkerState};
-use leanpool_protocol::{CheckParams, CheckStatus, FailureCause};
+use leanpool_protocol::{CheckParams, CheckStatus, ErrorCode, FailureCause};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -293,7 +293,7 @@ async fn crash_twice_is_worker_failed(cx: Ctx) {
     let pool = cx.pool(base_cfg());
     let e = pool.check(req("theorem a : True := trivial\n-- FAKE crash\n")).await.unwrap_err();
     assert!(matches!(e, PoolError::WorkerFailed { cause: FailureCause::DiedTwice, ref message } if message.contains("twice")), "{e:?}");
-    assert_eq!(e.code(), leanpool_protocol::codes::WORKER_FAILED);
+    assert_eq!(e.code(), ErrorCode::WorkerFailed);
     let c = pool.status().counters;
     assert_eq!((c.crashes, c.retries, c.worker_failed), (2, 1, 1));
     // The header is still served.
@@ -394,7 +394,7 @@ async fn full_queue_is_overloaded(cx: Ctx) {
     wait_until("b queued", || pool.status().keys.iter().any(|k| k.queue_depth == 1)).await;
     let e = pool.check(req("theorem c : True := trivial\n")).await.unwrap_err();
     assert_eq!(e, PoolError::Overloaded { queued: 1, limit: 1 });
-    assert_eq!(e.code(), leanpool_protocol::codes::OVERLOADED);
+    assert_eq!(e.code(), ErrorCode::Overloaded);
     assert_eq!(a.await.unwrap().unwrap().status, CheckStatus::Ok);
     assert_eq!(b.await.unwrap().unwrap().status, CheckStatus::Ok);
     assert_eq!(pool.status().counters.overloaded, 1);

@@ -38,8 +38,8 @@ pub struct Request {
 /// The `error` member of a failed answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RpcError {
-    /// One of [`codes`].
-    pub code: i64,
+    /// What kind of failure (an integer on the wire).
+    pub code: ErrorCode,
     /// A one-line explanation for people.
     pub message: String,
     /// Machine-readable detail, when the code has any.
@@ -62,18 +62,25 @@ pub struct Response {
     pub error: Option<RpcError>,
 }
 
+impl RpcError {
+    /// An error with no `data`.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        RpcError { code, message: message.into(), data: None }
+    }
+}
+
 impl Response {
     /// A success answer.
     pub fn ok(id: Id, result: Value) -> Self {
         Response { jsonrpc: "2.0".into(), id, result: Some(result), error: None }
     }
     /// A failure answer with no `data`.
-    pub fn err(id: Id, code: i64, message: impl Into<String>) -> Self {
+    pub fn err(id: Id, code: ErrorCode, message: impl Into<String>) -> Self {
         Response {
             jsonrpc: "2.0".into(),
             id,
             result: None,
-            error: Some(RpcError { code, message: message.into(), data: None }),
+            error: Some(RpcError::new(code, message)),
         }
     }
 }
@@ -122,32 +129,175 @@ impl FailureCause {
     }
 }
 
-/// Error codes. The JSON-RPC reserved range first, then leanpool's own
-/// (-32000..-32099, "server error" in JSON-RPC terms).
-pub mod codes {
-    /// Not valid JSON, or not valid UTF-8.
-    pub const PARSE_ERROR: i64 = -32700;
-    /// Valid JSON that is not a JSON-RPC request.
-    pub const INVALID_REQUEST: i64 = -32600;
-    /// No method of that name.
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    /// `params` missing fields or of the wrong type.
-    pub const INVALID_PARAMS: i64 = -32602;
-    /// A fault inside leanpool.
-    pub const INTERNAL_ERROR: i64 = -32603;
-    /// The request line is longer than the daemon's `max_request_bytes`.
-    pub const REQUEST_TOO_LARGE: i64 = -32001;
-    /// The queue for this header is full; retry later.
-    pub const OVERLOADED: i64 = -32002;
+/// A JSON-RPC error code: the JSON-RPC reserved range first, then
+/// leanpool's own (-32000..-32099, "server error" in JSON-RPC terms).
+///
+/// On the wire it is the plain integer (`"code": -32003`). A code this
+/// version does not know (a newer daemon's) decodes as
+/// [`ErrorCode::Unknown`] with its integer kept, so an old client still
+/// reads the answer. Equality and hashing go by the integer:
+/// `Unknown(-32003) == WorkerFailed`.
+#[derive(Debug, Clone, Copy)]
+pub enum ErrorCode {
+    /// Not valid JSON, or not valid UTF-8 (-32700).
+    ParseError,
+    /// Valid JSON that is not a JSON-RPC request (-32600).
+    InvalidRequest,
+    /// No method of that name (-32601).
+    MethodNotFound,
+    /// `params` missing fields or of the wrong type (-32602).
+    InvalidParams,
+    /// A fault inside leanpool: a bug, never the caller's text (-32603).
+    InternalError,
+    /// The request line is longer than the daemon's `max_request_bytes`
+    /// (-32001).
+    RequestTooLarge,
+    /// The queue for this header is full, or the daemon has too many
+    /// connections; retry later (-32002).
+    Overloaded,
     /// A Lean worker failed on this request; `data.cause` says how
-    /// ([`super::FailureCause`]).
-    pub const WORKER_FAILED: i64 = -32003;
-    /// The peer's uid may not call this method (e.g. `shutdown`).
-    pub const UNAUTHORIZED: i64 = -32004;
-    /// The daemon is shutting down and takes no new work.
-    pub const SHUTTING_DOWN: i64 = -32005;
-    /// A Lean worker could not be started (bad backend or header).
-    pub const SPAWN_FAILED: i64 = -32006;
+    /// ([`FailureCause`]) (-32003).
+    WorkerFailed,
+    /// The peer's uid may not call this method (e.g. `shutdown`) (-32004).
+    Unauthorized,
+    /// The daemon is shutting down and takes no new work (-32005).
+    ShuttingDown,
+    /// A Lean worker could not be started (bad backend or header) (-32006).
+    SpawnFailed,
+    /// A code this version of leanpool does not know.
+    Unknown(i64),
+}
+
+impl ErrorCode {
+    /// Every code this version knows.
+    pub const ALL: [ErrorCode; 11] = [
+        ErrorCode::ParseError,
+        ErrorCode::InvalidRequest,
+        ErrorCode::MethodNotFound,
+        ErrorCode::InvalidParams,
+        ErrorCode::InternalError,
+        ErrorCode::RequestTooLarge,
+        ErrorCode::Overloaded,
+        ErrorCode::WorkerFailed,
+        ErrorCode::Unauthorized,
+        ErrorCode::ShuttingDown,
+        ErrorCode::SpawnFailed,
+    ];
+
+    /// The integer on the wire.
+    pub const fn code(self) -> i64 {
+        match self {
+            ErrorCode::ParseError => -32700,
+            ErrorCode::InvalidRequest => -32600,
+            ErrorCode::MethodNotFound => -32601,
+            ErrorCode::InvalidParams => -32602,
+            ErrorCode::InternalError => -32603,
+            ErrorCode::RequestTooLarge => -32001,
+            ErrorCode::Overloaded => -32002,
+            ErrorCode::WorkerFailed => -32003,
+            ErrorCode::Unauthorized => -32004,
+            ErrorCode::ShuttingDown => -32005,
+            ErrorCode::SpawnFailed => -32006,
+            ErrorCode::Unknown(c) => c,
+        }
+    }
+
+    /// The code of an integer: a known variant when there is one.
+    pub fn from_code(code: i64) -> ErrorCode {
+        ErrorCode::ALL.into_iter().find(|c| c.code() == code).unwrap_or(ErrorCode::Unknown(code))
+    }
+
+    /// The name docs/protocol.md gives the code (`WORKER_FAILED`), `None`
+    /// for an unknown one.
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            ErrorCode::ParseError => "PARSE_ERROR",
+            ErrorCode::InvalidRequest => "INVALID_REQUEST",
+            ErrorCode::MethodNotFound => "METHOD_NOT_FOUND",
+            ErrorCode::InvalidParams => "INVALID_PARAMS",
+            ErrorCode::InternalError => "INTERNAL_ERROR",
+            ErrorCode::RequestTooLarge => "REQUEST_TOO_LARGE",
+            ErrorCode::Overloaded => "OVERLOADED",
+            ErrorCode::WorkerFailed => "WORKER_FAILED",
+            ErrorCode::Unauthorized => "UNAUTHORIZED",
+            ErrorCode::ShuttingDown => "SHUTTING_DOWN",
+            ErrorCode::SpawnFailed => "SPAWN_FAILED",
+            ErrorCode::Unknown(_) => return None,
+        })
+    }
+}
+
+/// The codes under their docs/protocol.md names, for code written before
+/// [`ErrorCode`]; new code names the variants.
+pub mod codes {
+    use super::ErrorCode;
+    /// [`ErrorCode::ParseError`].
+    pub const PARSE_ERROR: ErrorCode = ErrorCode::ParseError;
+    /// [`ErrorCode::InvalidRequest`].
+    pub const INVALID_REQUEST: ErrorCode = ErrorCode::InvalidRequest;
+    /// [`ErrorCode::MethodNotFound`].
+    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode::MethodNotFound;
+    /// [`ErrorCode::InvalidParams`].
+    pub const INVALID_PARAMS: ErrorCode = ErrorCode::InvalidParams;
+    /// [`ErrorCode::InternalError`].
+    pub const INTERNAL_ERROR: ErrorCode = ErrorCode::InternalError;
+    /// [`ErrorCode::RequestTooLarge`].
+    pub const REQUEST_TOO_LARGE: ErrorCode = ErrorCode::RequestTooLarge;
+    /// [`ErrorCode::Overloaded`].
+    pub const OVERLOADED: ErrorCode = ErrorCode::Overloaded;
+    /// [`ErrorCode::WorkerFailed`].
+    pub const WORKER_FAILED: ErrorCode = ErrorCode::WorkerFailed;
+    /// [`ErrorCode::Unauthorized`].
+    pub const UNAUTHORIZED: ErrorCode = ErrorCode::Unauthorized;
+    /// [`ErrorCode::ShuttingDown`].
+    pub const SHUTTING_DOWN: ErrorCode = ErrorCode::ShuttingDown;
+    /// [`ErrorCode::SpawnFailed`].
+    pub const SPAWN_FAILED: ErrorCode = ErrorCode::SpawnFailed;
+}
+
+impl PartialEq for ErrorCode {
+    fn eq(&self, other: &Self) -> bool {
+        self.code() == other.code()
+    }
+}
+
+impl Eq for ErrorCode {}
+
+impl std::hash::Hash for ErrorCode {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.code().hash(state)
+    }
+}
+
+impl From<i64> for ErrorCode {
+    fn from(code: i64) -> Self {
+        ErrorCode::from_code(code)
+    }
+}
+
+impl From<ErrorCode> for i64 {
+    fn from(c: ErrorCode) -> i64 {
+        c.code()
+    }
+}
+
+/// The integer, as on the wire.
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.code())
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i64(self.code())
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        i64::deserialize(d).map(ErrorCode::from_code)
+    }
 }
 
 #[cfg(test)]
@@ -160,5 +310,42 @@ mod tests {
         for c in [DiedTwice, LeanPanic, MemoryCap, ProtocolViolation, LeanError, UnexpectedAnswer] {
             assert_eq!(serde_json::to_value(c).unwrap(), Value::String(c.as_str().into()));
         }
+    }
+
+    /// The codes are the integers docs/protocol.md lists, distinct, and
+    /// round-trip through JSON.
+    #[test]
+    fn error_codes_are_their_integers() {
+        let ints: Vec<i64> = ErrorCode::ALL.iter().map(|c| c.code()).collect();
+        assert_eq!(ints, [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003, -32004, -32005, -32006]);
+        for c in ErrorCode::ALL {
+            let j = serde_json::to_string(&c).unwrap();
+            assert_eq!(j, c.code().to_string());
+            let back: ErrorCode = serde_json::from_str(&j).unwrap();
+            assert!(!matches!(back, ErrorCode::Unknown(_)) && back == c, "{c:?}");
+            assert!(c.name().is_some());
+        }
+        let mut names: Vec<_> = ErrorCode::ALL.iter().map(|c| c.name().unwrap()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), ErrorCode::ALL.len());
+    }
+
+    /// A newer daemon's code must not make an older client fail to read
+    /// the answer: the integer is kept.
+    #[test]
+    fn an_unknown_error_code_decodes_and_keeps_its_integer() {
+        let r: Response = serde_json::from_str(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32042,"message":"new"}}"#).unwrap();
+        let e = r.error.unwrap();
+        assert_eq!(e.code, ErrorCode::Unknown(-32042));
+        assert_eq!(e.code.code(), -32042);
+        assert_eq!(e.code.name(), None);
+        assert_eq!(serde_json::to_string(&e).unwrap(), r#"{"code":-32042,"message":"new"}"#);
+        // An `Unknown` holding a known integer is that code.
+        assert_eq!(ErrorCode::Unknown(-32003), ErrorCode::WorkerFailed);
+        assert_eq!(ErrorCode::from_code(-32003).name(), Some("WORKER_FAILED"));
+        // Not an integer: refused.
+        assert!(serde_json::from_str::<ErrorCode>("\"x\"").is_err());
+        assert!(serde_json::from_str::<ErrorCode>("1.5").is_err());
     }
 }

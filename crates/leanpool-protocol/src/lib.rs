@@ -3,20 +3,28 @@
 //! This crate is the bottom of the dependency graph: plain data with serde
 //! derives and no I/O, so the library API, the daemon's JSON-RPC methods and
 //! the CLI's `--json` output are the *same* structs and cannot drift apart.
+//! [`method`] names each method with its params and result; [`status`]
+//! is `status`' result; [`ErrorCode`] the error codes.
 //! Field order in these structs is the field order on the wire; together
 //! with `serde_json`'s deterministic map handling (we never serialize a
 //! `HashMap`) this gives byte-identical output for identical answers.
 
 pub mod check;
 pub mod jsonrpc;
+pub mod lease;
+pub mod method;
 pub mod provenance;
+pub mod status;
 pub mod terms;
 pub mod tree;
 pub mod verify;
 
 pub use check::*;
 pub use jsonrpc::*;
+pub use lease::*;
+pub use method::Method;
 pub use provenance::*;
+pub use status::*;
 pub use terms::*;
 pub use tree::*;
 pub use verify::*;

@@ -6,9 +6,10 @@
 //! on the wire; answers are matched to callers by id by a single reader task.
 
 use crate::framing::{Frame, FrameReader};
+use leanpool_protocol::method::{self, Method, NoParams};
 use leanpool_protocol::{
-    codes, CheckParams, CheckResult, VerifyParams, VerifyResult, GtedParams, GtedResult, Id, NormalizeResult, OptResult, Request,
-    RpcError, StatementParams,
+    CheckParams, CheckResult, ErrorCode, GtedParams, GtedResult, Id, NormalizeResult, OptResult, Request, RpcError,
+    StatementParams, StatusResult, VerifyParams, VerifyResult,
 };
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -26,21 +27,36 @@ use tokio::sync::{mpsc, oneshot};
 /// runaway peer.
 const MAX_ANSWER_BYTES: usize = 1 << 30;
 
+/// Why a call gave no result.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
+    /// The socket could not be reached.
     #[error("cannot connect to {path}: {source}")]
-    Connect { path: PathBuf, source: std::io::Error },
+    Connect {
+        /// The socket's path.
+        path: PathBuf,
+        /// What `connect` said.
+        source: std::io::Error,
+    },
+    /// The connection ended before the answer came (the text says how).
     #[error("connection to the daemon lost: {0}")]
     Closed(String),
+    /// The daemon answered with an error.
     #[error("daemon answered error {}: {}", .0.code, .0.message)]
     Rpc(RpcError),
+    /// The request's params could not be written as JSON (nothing was
+    /// sent): a problem on this side.
+    #[error("cannot encode the request: {0}")]
+    Encode(String),
+    /// The daemon's answer was not what the method returns (or not an
+    /// answer at all).
     #[error("cannot decode the daemon's answer: {0}")]
     Decode(String),
 }
 
 impl ClientError {
     /// The JSON-RPC error code, for errors the daemon sent.
-    pub fn code(&self) -> Option<i64> {
+    pub fn code(&self) -> Option<ErrorCode> {
         match self {
             ClientError::Rpc(e) => Some(e.code),
             _ => None,
@@ -196,7 +212,7 @@ impl Client {
         // `id` before `params` (struct field order) so that the daemon can
         // address even a too-large request's error to it.
         let req = Request { jsonrpc: "2.0".into(), id: Id::Num(id), method: method.into(), params };
-        let mut line = serde_json::to_vec(&req).map_err(|e| ClientError::Decode(e.to_string()))?;
+        let mut line = serde_json::to_vec(&req).map_err(|e| ClientError::Encode(format!("`{method}`: {e}")))?;
         line.push(b'\n');
         if self.lines.send(line).is_err() {
             return Err(ClientError::Closed("writer stopped".into()));
@@ -204,37 +220,51 @@ impl Client {
         rx.await.unwrap_or_else(|_| Err(ClientError::Closed("connection dropped".into())))
     }
 
-    /// [`Client::call`] with typed params and result.
+    /// Calls method `M` ([`leanpool_protocol::method`]): its name, params
+    /// and result type come from one place.
+    pub async fn request<M: Method>(&self, params: &M::Params) -> Result<M::Result, ClientError> {
+        self.call_typed(M::NAME, params).await
+    }
+
+    /// [`Client::call`] with typed params and result, for a method this
+    /// crate does not know ([`Client::request`] for those it does).
     pub async fn call_typed<P: Serialize, R: DeserializeOwned>(&self, method: &str, params: &P) -> Result<R, ClientError> {
-        let params = serde_json::to_value(params).map_err(|e| ClientError::Decode(e.to_string()))?;
+        let params = serde_json::to_value(params).map_err(|e| ClientError::Encode(format!("`{method}` params: {e}")))?;
         let raw = self.call_raw(method, params).await?;
         serde_json::from_str(raw.get()).map_err(|e| ClientError::Decode(format!("`{method}` result: {e}")))
     }
 
+    /// `check`: a Lean text elaborated and judged.
     pub async fn check(&self, p: &CheckParams) -> Result<CheckResult, ClientError> {
-        self.call_typed("check", p).await
+        self.request::<method::Check>(p).await
     }
-
     /// `verify`: a proof judged against a fixed statement.
     pub async fn verify(&self, p: &VerifyParams) -> Result<VerifyResult, ClientError> {
-        self.call_typed("verify", p).await
+        self.request::<method::Verify>(p).await
     }
+    /// `normalize`: a statement's binders and conclusion.
     pub async fn normalize(&self, p: &StatementParams) -> Result<NormalizeResult, ClientError> {
-        self.call_typed("normalize", p).await
+        self.request::<method::Normalize>(p).await
     }
+    /// `opt`: `normalize` plus operator trees.
     pub async fn opt(&self, p: &StatementParams) -> Result<OptResult, ClientError> {
-        self.call_typed("opt", p).await
+        self.request::<method::Opt>(p).await
     }
+    /// `gted`: two operator trees compared (no Lean).
     pub async fn gted(&self, p: &GtedParams) -> Result<GtedResult, ClientError> {
-        self.call_typed("gted", p).await
+        self.request::<method::Gted>(p).await
+    }
+    /// Daemon and pool status.
+    pub async fn status(&self) -> Result<StatusResult, ClientError> {
+        self.request::<method::Status>(&NoParams).await
     }
     /// Echoes `payload`.
     pub async fn ping(&self, payload: Value) -> Result<Value, ClientError> {
-        self.call("ping", payload).await
+        self.request::<method::Ping>(&payload).await
     }
     /// Asks the daemon to shut down gracefully (owner uid only).
     pub async fn shutdown(&self) -> Result<Value, ClientError> {
-        self.call("shutdown", Value::Null).await
+        self.call(method::Shutdown::NAME, Value::Null).await
     }
 }
 
@@ -266,7 +296,7 @@ fn route(p: &Mutex<Pending>, r: RawResponse, general: &mut Option<RpcError>) {
         }
         _ => {
             if let Err(ClientError::Rpc(e)) = reply {
-                tracing::warn!(code = e.code, message = %e.message, "daemon error not addressed to a request");
+                tracing::warn!(code = e.code.code(), message = %e.message, "daemon error not addressed to a request");
                 *general = Some(e);
             }
         }
@@ -275,7 +305,7 @@ fn route(p: &Mutex<Pending>, r: RawResponse, general: &mut Option<RpcError>) {
 
 fn fail_all(p: &Mutex<Pending>, why: String, general: Option<RpcError>) {
     let mut p = p.lock().unwrap();
-    let general = general.filter(|e| e.code != codes::PARSE_ERROR);
+    let general = general.filter(|e| e.code != ErrorCode::ParseError);
     for (_, tx) in p.waiting.drain() {
         let _ = tx.send(Err(match &general {
             Some(e) => ClientError::Rpc(e.clone()),

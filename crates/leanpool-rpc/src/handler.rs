@@ -3,7 +3,7 @@
 //! `leanpool_daemon::PoolHandler`; tests plug in handlers that need no Lean.
 
 use crate::tunnel::Upgrade;
-use leanpool_protocol::{codes, RpcError};
+use leanpool_protocol::{ErrorCode, RpcError};
 use serde::{de::DeserializeOwned, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -61,12 +61,12 @@ pub trait Handler: Send + Sync + 'static {
     }
 }
 
-pub fn rpc_error(code: i64, message: impl Into<String>) -> RpcError {
-    RpcError { code, message: message.into(), data: None }
+pub fn rpc_error(code: ErrorCode, message: impl Into<String>) -> RpcError {
+    RpcError::new(code, message)
 }
 
 pub fn method_not_found(method: &str) -> RpcError {
-    rpc_error(codes::METHOD_NOT_FOUND, format!("unknown method `{method}`"))
+    rpc_error(ErrorCode::MethodNotFound, format!("unknown method `{method}`"))
 }
 
 /// Decodes `params` into a method's parameter type; absent params decode as
@@ -85,14 +85,14 @@ pub fn params<P: DeserializeOwned>(method: &str, params: Value) -> Result<P, Rpc
                 Value::Number(_) => "a number",
                 _ => "a boolean",
             };
-            return Err(rpc_error(codes::INVALID_PARAMS, format!("invalid params for `{method}`: params must be an object, not {kind}")));
+            return Err(rpc_error(ErrorCode::InvalidParams, format!("invalid params for `{method}`: params must be an object, not {kind}")));
         }
     };
     serde_json::from_value(params)
-        .map_err(|e| rpc_error(codes::INVALID_PARAMS, format!("invalid params for `{method}`: {e}")))
+        .map_err(|e| rpc_error(ErrorCode::InvalidParams, format!("invalid params for `{method}`: {e}")))
 }
 
 /// Encodes a method's result; failure here is a bug, reported as such.
 pub fn result<R: Serialize + ?Sized>(r: &R) -> Result<Box<RawValue>, RpcError> {
-    serde_json::value::to_raw_value(r).map_err(|e| rpc_error(codes::INTERNAL_ERROR, format!("cannot encode result: {e}")))
+    serde_json::value::to_raw_value(r).map_err(|e| rpc_error(ErrorCode::InternalError, format!("cannot encode result: {e}")))
 }

@@ -5,7 +5,7 @@
 //! [`Decoded`]; none panics.
 
 use crate::framing::Frame;
-use leanpool_protocol::{codes, Id, Request, Response};
+use leanpool_protocol::{ErrorCode, Id, Request, Response};
 use serde_json::Value;
 
 /// What the server does with one frame.
@@ -26,7 +26,7 @@ pub fn decode(frame: &Frame, max: usize) -> Decoded {
         Frame::TooLarge { len, prefix } => {
             return Decoded::Reply(Response::err(
                 scan_id(prefix),
-                codes::REQUEST_TOO_LARGE,
+                ErrorCode::RequestTooLarge,
                 format!("request line is {len} bytes; this daemon accepts at most {max}"),
             ))
         }
@@ -38,13 +38,13 @@ pub fn decode(frame: &Frame, max: usize) -> Decoded {
     }
     if let Err(e) = std::str::from_utf8(line) {
         let msg = format!("request is not valid UTF-8 (at byte {})", e.valid_up_to());
-        return Decoded::Reply(Response::err(Id::Null, codes::PARSE_ERROR, msg));
+        return Decoded::Reply(Response::err(Id::Null, ErrorCode::ParseError, msg));
     }
     let value: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
         Err(e) => {
             let msg = format!("request is not valid JSON: {e}");
-            return Decoded::Reply(Response::err(Id::Null, codes::PARSE_ERROR, msg));
+            return Decoded::Reply(Response::err(Id::Null, ErrorCode::ParseError, msg));
         }
     };
     match into_request(value) {
@@ -56,7 +56,7 @@ pub fn decode(frame: &Frame, max: usize) -> Decoded {
 /// Checks the envelope. The id is validated first so that every later
 /// error can be addressed to it.
 fn into_request(value: Value) -> Result<Request, Box<Response>> {
-    let invalid = |id: Id, msg: &str| Box::new(Response::err(id, codes::INVALID_REQUEST, msg));
+    let invalid = |id: Id, msg: &str| Box::new(Response::err(id, ErrorCode::InvalidRequest, msg));
     let mut obj = match value {
         Value::Object(o) => o,
         Value::Array(_) => {
@@ -200,7 +200,7 @@ mod tests {
     fn line(s: &str) -> Frame {
         Frame::Line(s.as_bytes().to_vec())
     }
-    fn err_of(d: Decoded) -> (Id, i64) {
+    fn err_of(d: Decoded) -> (Id, ErrorCode) {
         match d {
             Decoded::Reply(r) => (r.id, r.error.unwrap().code),
             other => panic!("expected an error reply, got {other:?}"),
@@ -218,21 +218,21 @@ mod tests {
 
     #[test]
     fn envelope_errors_are_addressed_when_possible() {
-        assert_eq!(err_of(decode(&line("{oops"), 100)), (Id::Null, codes::PARSE_ERROR));
-        assert_eq!(err_of(decode(&Frame::Line(vec![b'"', 0xff, b'"']), 100)), (Id::Null, codes::PARSE_ERROR));
-        assert_eq!(err_of(decode(&line("[1]"), 100)), (Id::Null, codes::INVALID_REQUEST));
-        assert_eq!(err_of(decode(&line("3"), 100)), (Id::Null, codes::INVALID_REQUEST));
-        assert_eq!(err_of(decode(&line(r#"{"jsonrpc":"2.0","method":"x"}"#), 100)), (Id::Null, codes::INVALID_REQUEST));
-        assert_eq!(err_of(decode(&line(r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#), 100)), (Id::Null, codes::INVALID_REQUEST));
-        assert_eq!(err_of(decode(&line(r#"{"jsonrpc":"1.0","id":4,"method":"x"}"#), 100)), (Id::Num(4), codes::INVALID_REQUEST));
-        assert_eq!(err_of(decode(&line(r#"{"jsonrpc":"2.0","id":"q","method":5}"#), 100)), (Id::Str("q".into()), codes::INVALID_REQUEST));
+        assert_eq!(err_of(decode(&line("{oops"), 100)), (Id::Null, ErrorCode::ParseError));
+        assert_eq!(err_of(decode(&Frame::Line(vec![b'"', 0xff, b'"']), 100)), (Id::Null, ErrorCode::ParseError));
+        assert_eq!(err_of(decode(&line("[1]"), 100)), (Id::Null, ErrorCode::InvalidRequest));
+        assert_eq!(err_of(decode(&line("3"), 100)), (Id::Null, ErrorCode::InvalidRequest));
+        assert_eq!(err_of(decode(&line(r#"{"jsonrpc":"2.0","method":"x"}"#), 100)), (Id::Null, ErrorCode::InvalidRequest));
+        assert_eq!(err_of(decode(&line(r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#), 100)), (Id::Null, ErrorCode::InvalidRequest));
+        assert_eq!(err_of(decode(&line(r#"{"jsonrpc":"1.0","id":4,"method":"x"}"#), 100)), (Id::Num(4), ErrorCode::InvalidRequest));
+        assert_eq!(err_of(decode(&line(r#"{"jsonrpc":"2.0","id":"q","method":5}"#), 100)), (Id::Str("q".into()), ErrorCode::InvalidRequest));
         assert_eq!(decode(&line("  \r"), 100), Decoded::Blank);
     }
 
     #[test]
     fn too_large_keeps_an_early_id() {
         let f = Frame::TooLarge { len: 10_000, prefix: br#"{"jsonrpc":"2.0","id":42,"method":"check","params":{"text":"aaaa"#.to_vec() };
-        assert_eq!(err_of(decode(&f, 100)), (Id::Num(42), codes::REQUEST_TOO_LARGE));
+        assert_eq!(err_of(decode(&f, 100)), (Id::Num(42), ErrorCode::RequestTooLarge));
     }
 
     #[test]

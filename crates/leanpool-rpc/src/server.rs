@@ -9,9 +9,9 @@ use crate::handler::{result, rpc_error, CallContext, Handler};
 use crate::request::{decode, Decoded};
 use crate::socket::{self, BindError, SocketFile};
 use crate::tunnel::{Tunnel, TunnelIo, TunnelLine, TunnelOut, TUNNEL_QUEUE};
-use leanpool_protocol::{codes, Id, Request, Response, RpcError};
+use leanpool_protocol::method::{self, Method, ShutdownResult};
+use leanpool_protocol::{ErrorCode, Id, Request, Response, RpcError};
 use serde::Serialize;
-use serde_json::json;
 use serde_json::value::RawValue;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
@@ -148,7 +148,7 @@ impl<H: Handler> Server<H> {
                         let max = shared.opts.max_connections;
                         tracing::warn!(max, "connection limit reached; refusing a connection");
                         let msg = format!("the daemon serves at most {max} connections at once; retry later");
-                        tokio::spawn(refuse(stream, codes::OVERLOADED, msg));
+                        tokio::spawn(refuse(stream, ErrorCode::Overloaded, msg));
                     }
                     Ok((stream, _)) => {
                         let n = shared.conns.fetch_add(1, Ordering::Relaxed);
@@ -193,7 +193,7 @@ async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Share
     };
     if !shared.opts.allowed_uids.contains(&peer.uid) {
         tracing::warn!(conn, uid = peer.uid, pid = peer.pid, "uid not allowed; rejecting");
-        return refuse(stream, codes::UNAUTHORIZED, format!("uid {} may not use this socket", peer.uid)).await;
+        return refuse(stream, ErrorCode::Unauthorized, format!("uid {} may not use this socket", peer.uid)).await;
     }
     tracing::debug!(conn, uid = peer.uid, pid = peer.pid, "connected");
     let (rd, wr) = stream.into_split();
@@ -276,20 +276,20 @@ fn start<H: Handler>(
 ) -> Option<Answer> {
     let Request { id, method, params, .. } = req;
     match method.as_str() {
-        "ping" => return Some(Answer::from_result(id, result(&params))),
-        "shutdown" => {
+        method::Ping::NAME => return Some(Answer::from_result(id, result(&params))),
+        method::Shutdown::NAME => {
             if ctx.peer.uid != shared.opts.owner_uid {
                 let msg = format!("only the daemon's owner (uid {}) may shut it down", shared.opts.owner_uid);
-                return Some(Answer::Error(Response::err(id, codes::UNAUTHORIZED, msg)));
+                return Some(Answer::Error(Response::err(id, ErrorCode::Unauthorized, msg)));
             }
             tracing::info!(conn = ctx.conn, uid = ctx.peer.uid, "shutdown requested");
             ShutdownHandle(shared.phase.clone()).shutdown();
-            return Some(Answer::from_result(id, result(&json!({ "shutting_down": true }))));
+            return Some(Answer::from_result(id, result(&ShutdownResult { shutting_down: true })));
         }
         _ => {}
     }
     if *shared.phase.borrow() != Phase::Running {
-        return Some(Answer::Error(Response::err(id, codes::SHUTTING_DOWN, "the daemon is shutting down")));
+        return Some(Answer::Error(Response::err(id, ErrorCode::ShuttingDown, "the daemon is shutting down")));
     }
     shared.inflight.send_modify(|n| *n += 1);
     let guard = InFlight(shared.clone());
@@ -301,12 +301,12 @@ fn start<H: Handler>(
         let out = tokio::select! {
             r = shared.handler.call(&method, params, &ctx) => r,
             _ = reached(&mut phase, Phase::Closed) =>
-                Err(rpc_error(codes::SHUTTING_DOWN, "the daemon shut down before this request finished")),
+                Err(rpc_error(ErrorCode::ShuttingDown, "the daemon shut down before this request finished")),
         };
         let ms = t0.elapsed().as_millis() as u64;
         match &out {
             Ok(_) => tracing::debug!(conn = ctx.conn, ?id, method, ms, "answered"),
-            Err(e) => tracing::info!(conn = ctx.conn, ?id, method, ms, code = e.code, error = %e.message, "request failed"),
+            Err(e) => tracing::info!(conn = ctx.conn, ?id, method, ms, code = e.code.code(), error = %e.message, "request failed"),
         }
         let _ = tx.send(Answer::from_result(id, out)).await;
     });
@@ -335,10 +335,10 @@ async fn upgrade<H: Handler>(
     let Request { id, method, params, .. } = req;
     if !idle {
         let msg = format!("`{method}` takes its connection over: send it alone, once the connection's other answers have arrived");
-        return Upgraded::Refused(Answer::Error(Response::err(id, codes::INVALID_REQUEST, msg)));
+        return Upgraded::Refused(Answer::Error(Response::err(id, ErrorCode::InvalidRequest, msg)));
     }
     if *shared.phase.borrow() != Phase::Running {
-        return Upgraded::Refused(Answer::Error(Response::err(id, codes::SHUTTING_DOWN, "the daemon is shutting down")));
+        return Upgraded::Refused(Answer::Error(Response::err(id, ErrorCode::ShuttingDown, "the daemon is shutting down")));
     }
     shared.inflight.send_modify(|n| *n += 1);
     let _guard = InFlight(shared.clone());
@@ -355,7 +355,7 @@ async fn upgrade<H: Handler>(
     let out = tokio::select! {
         r = shared.handler.upgrade(&method, params, ctx) => r,
         _ = reached(&mut phase, Phase::Draining) =>
-            Err(rpc_error(codes::SHUTTING_DOWN, "the daemon shut down before this request finished")),
+            Err(rpc_error(ErrorCode::ShuttingDown, "the daemon shut down before this request finished")),
         _ = hung_up => return Upgraded::Vanished,
     };
     let ms = t0.elapsed().as_millis() as u64;
@@ -368,7 +368,7 @@ async fn upgrade<H: Handler>(
             Upgraded::Tunnel(up.tunnel)
         }
         Err(e) => {
-            tracing::info!(conn = ctx.conn, ?id, method, ms, code = e.code, error = %e.message, "request failed");
+            tracing::info!(conn = ctx.conn, ?id, method, ms, code = e.code.code(), error = %e.message, "request failed");
             Upgraded::Refused(Answer::from_result(id, Err(e)))
         }
     }
@@ -511,7 +511,7 @@ async fn write_loop(
 /// (id null) and closes. Reads what it already sent first, so that the
 /// kernel does not turn our close into a connection reset that would hide
 /// the answer.
-async fn refuse(mut stream: UnixStream, code: i64, message: String) {
+async fn refuse(mut stream: UnixStream, code: ErrorCode, message: String) {
     let resp = Response::err(Id::Null, code, message);
     let mut line = serde_json::to_vec(&resp).expect("serializes");
     line.push(b'\n');

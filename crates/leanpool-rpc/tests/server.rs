@@ -4,7 +4,7 @@
 mod common;
 
 use common::start;
-use leanpool_protocol::codes;
+use leanpool_protocol::ErrorCode;
 use leanpool_rpc::{Client, ClientError};
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
@@ -39,8 +39,9 @@ impl Raw {
     }
 }
 
-fn code(v: &Value) -> i64 {
-    v["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {v}"))
+/// The answer's error code, read as the integer on the wire.
+fn code(v: &Value) -> ErrorCode {
+    ErrorCode::from_code(v["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {v}")))
 }
 
 #[tokio::test]
@@ -49,26 +50,26 @@ async fn bad_frames_are_answered_and_the_connection_survives() {
     let mut c = Raw::new(&d.path).await;
     c.send(b"{not json\n").await;
     let r = c.recv().await;
-    assert_eq!((code(&r), &r["id"]), (codes::PARSE_ERROR, &Value::Null));
+    assert_eq!((code(&r), &r["id"]), (ErrorCode::ParseError, &Value::Null));
     c.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"st\xffatus\"}\n").await;
-    assert_eq!(code(&c.recv().await), codes::PARSE_ERROR);
+    assert_eq!(code(&c.recv().await), ErrorCode::ParseError);
     c.send(b"\n   \r\n").await; // blank lines: no answer
     c.send(br#"{"jsonrpc":"2.0","id":2,"method":"nope"}"#).await;
     c.send(b"\n").await;
     let r = c.recv().await;
-    assert_eq!((code(&r), &r["id"]), (codes::METHOD_NOT_FOUND, &json!(2)));
+    assert_eq!((code(&r), &r["id"]), (ErrorCode::MethodNotFound, &json!(2)));
     c.send(br#"{"jsonrpc":"2.0","id":"t","method":"sleep","params":{"ms":"soon"}}"#).await;
     c.send(b"\n").await;
     let r = c.recv().await;
-    assert_eq!((code(&r), &r["id"]), (codes::INVALID_PARAMS, &json!("t")));
+    assert_eq!((code(&r), &r["id"]), (ErrorCode::InvalidParams, &json!("t")));
     let mut big = br#"{"jsonrpc":"2.0","id":3,"method":"sleep","params":{"value":""#.to_vec();
     big.extend(vec![b'a'; 100_000]);
     big.extend(b"\"}}\n");
     c.send(&big).await;
     let r = c.recv().await;
-    assert_eq!((code(&r), &r["id"]), (codes::REQUEST_TOO_LARGE, &json!(3)));
+    assert_eq!((code(&r), &r["id"]), (ErrorCode::RequestTooLarge, &json!(3)));
     c.send(b"[{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"status\"}]\n").await;
-    assert_eq!(code(&c.recv().await), codes::INVALID_REQUEST);
+    assert_eq!(code(&c.recv().await), ErrorCode::InvalidRequest);
     c.send(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"status\"}\r\n").await;
     let r = c.recv().await;
     assert_eq!((&r["id"], &r["result"]), (&json!(5), &json!({"test": true})));
@@ -127,12 +128,12 @@ async fn uid_not_allowed_is_rejected() {
     let mut c = Raw::new(&d.path).await;
     c.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"status\"}\n").await;
     let r = c.recv().await;
-    assert_eq!((code(&r), &r["id"]), (codes::UNAUTHORIZED, &Value::Null));
+    assert_eq!((code(&r), &r["id"]), (ErrorCode::Unauthorized, &Value::Null));
     assert!(c.eof().await);
     // The Rust client surfaces it as the daemon's error, not a bare EOF.
     let client = d.client().await;
     let e = client.call("status", Value::Null).await.unwrap_err();
-    assert_eq!(e.code(), Some(codes::UNAUTHORIZED), "{e}");
+    assert_eq!(e.code(), Some(ErrorCode::Unauthorized), "{e}");
     assert_eq!(d.counters.started.load(Ordering::SeqCst), 0);
 }
 
@@ -141,7 +142,7 @@ async fn shutdown_is_for_the_owner_only() {
     let me = nix::unistd::geteuid().as_raw();
     let d = start(|o| o.owner_uid = me.wrapping_add(1));
     let c = d.client().await;
-    assert_eq!(c.shutdown().await.unwrap_err().code(), Some(codes::UNAUTHORIZED));
+    assert_eq!(c.shutdown().await.unwrap_err().code(), Some(ErrorCode::Unauthorized));
     assert_eq!(c.ping(json!([1, "x"])).await.unwrap(), json!([1, "x"]));
     assert!(d.path.exists());
 }
@@ -159,7 +160,7 @@ async fn shutdown_drains_then_removes_the_socket() {
     }
     assert_eq!(c.shutdown().await.unwrap(), json!({"shutting_down": true}));
     let e = c.call("sleep", json!({"ms": 0})).await.unwrap_err();
-    assert_eq!(e.code(), Some(codes::SHUTTING_DOWN));
+    assert_eq!(e.code(), Some(ErrorCode::ShuttingDown));
     // The accept loop stops right after the phase change; give it a moment.
     let t0 = std::time::Instant::now();
     while Client::connect(&d.path).await.is_ok() {
@@ -184,7 +185,7 @@ async fn deadline_answers_what_is_left() {
         d.stop.shutdown();
     };
     let (r, ()) = tokio::join!(stuck, stop);
-    assert_eq!(r.unwrap_err().code(), Some(codes::SHUTTING_DOWN));
+    assert_eq!(r.unwrap_err().code(), Some(ErrorCode::ShuttingDown));
     d.task.await.unwrap().unwrap();
     assert!(!d.path.exists());
 }
@@ -206,7 +207,7 @@ async fn client_pipelines_many_calls_on_one_connection() {
     }
     assert!(seen.iter().all(|s| *s));
     match c.call("gted", json!({"a": {"content": "x"}})).await {
-        Err(ClientError::Rpc(e)) => assert_eq!(e.code, codes::INVALID_PARAMS),
+        Err(ClientError::Rpc(e)) => assert_eq!(e.code, ErrorCode::InvalidParams),
         other => panic!("{other:?}"),
     }
 }
@@ -292,7 +293,7 @@ async fn connections_past_the_limit_are_refused_with_a_clear_error() {
     }
     let mut c = Raw::new(&d.path).await;
     let r = c.recv().await;
-    assert_eq!((code(&r), &r["id"]), (codes::OVERLOADED, &Value::Null));
+    assert_eq!((code(&r), &r["id"]), (ErrorCode::Overloaded, &Value::Null));
     assert!(r["error"]["message"].as_str().unwrap().contains("at most 2 connections"), "{r}");
     assert!(c.eof().await);
     drop(a);
@@ -305,7 +306,7 @@ async fn connections_past_the_limit_are_refused_with_a_clear_error() {
         if r.get("result").is_some() {
             break;
         }
-        assert_eq!(code(&r), codes::OVERLOADED);
+        assert_eq!(code(&r), ErrorCode::Overloaded);
         assert!(t0.elapsed() < Duration::from_secs(10), "a freed place was never reused");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

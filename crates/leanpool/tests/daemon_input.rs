@@ -8,7 +8,7 @@ mod daemon_support;
 mod fuzzgen;
 
 use daemon_support::{Daemon, Lean};
-use leanpool_protocol::codes;
+use leanpool_protocol::ErrorCode;
 use leanpool_rpc::framing::Frame;
 use leanpool_rpc::request::{decode, Decoded};
 use rand::rngs::StdRng;
@@ -32,8 +32,9 @@ fn recv(r: &mut BufReader<UnixStream>) -> Value {
     serde_json::from_str(&line).unwrap()
 }
 
-fn code(v: &Value) -> i64 {
-    v["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {v}"))
+/// The answer's error code, read as the integer on the wire.
+fn code(v: &Value) -> ErrorCode {
+    ErrorCode::from_code(v["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {v}")))
 }
 
 fn vm_hwm_kib(pid: i32) -> u64 {
@@ -47,21 +48,21 @@ fn bad_frames_get_errors_and_the_connection_survives() {
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::start(dir.path(), &format!("max_request_bytes = {MAX}\n"), Lean::Off);
     let (mut r, mut w) = connect(&d);
-    let cases: Vec<(Vec<u8>, i64, Value)> = vec![
-        (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"".to_vec(), codes::PARSE_ERROR, Value::Null),
-        (b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"p\xc3\x28ng\"}".to_vec(), codes::PARSE_ERROR, Value::Null),
-        (br#"{"jsonrpc":"2.0","id":3,"method":"frobnicate"}"#.to_vec(), codes::METHOD_NOT_FOUND, json!(3)),
-        (br#"{"jsonrpc":"2.0","id":4,"method":"check","params":{"text":42}}"#.to_vec(), codes::INVALID_PARAMS, json!(4)),
-        (br#"{"jsonrpc":"2.0","id":5,"method":"check","params":"text"}"#.to_vec(), codes::INVALID_PARAMS, json!(5)),
-        (br#"{"jsonrpc":"2.0","id":6,"method":"gted","params":{"a":{"content":"x"},"b":{}}}"#.to_vec(), codes::INVALID_PARAMS, json!(6)),
-        (br#"{"jsonrpc":"2.0","id":7,"method":"status","params":{"verbose":true}}"#.to_vec(), codes::INVALID_PARAMS, json!(7)),
-        (br#"{"jsonrpc":"2.0","id":"eight","method":"check","params":{"text":"theorem t : True := trivial"}}"#.to_vec(), codes::SPAWN_FAILED, json!("eight")),
-        (br#"{"id":9,"method":"ping"}"#.to_vec(), codes::INVALID_REQUEST, json!(9)),
-        (br#"{"jsonrpc":"2.0","method":"ping"}"#.to_vec(), codes::INVALID_REQUEST, Value::Null),
-        (b"[]".to_vec(), codes::INVALID_REQUEST, Value::Null),
-        ([b"{\"jsonrpc\":\"2.0\",\"id\":10,\"params\":\"".as_slice(), &[b'x'; 10 * MAX], b"\"}"].concat(), codes::REQUEST_TOO_LARGE, json!(10)),
-        ([&[b'['; 5000][..]].concat(), codes::REQUEST_TOO_LARGE, Value::Null),
-        ([&[b'['; 1000][..]].concat(), codes::PARSE_ERROR, Value::Null),
+    let cases: Vec<(Vec<u8>, ErrorCode, Value)> = vec![
+        (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"".to_vec(), ErrorCode::ParseError, Value::Null),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"p\xc3\x28ng\"}".to_vec(), ErrorCode::ParseError, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":3,"method":"frobnicate"}"#.to_vec(), ErrorCode::MethodNotFound, json!(3)),
+        (br#"{"jsonrpc":"2.0","id":4,"method":"check","params":{"text":42}}"#.to_vec(), ErrorCode::InvalidParams, json!(4)),
+        (br#"{"jsonrpc":"2.0","id":5,"method":"check","params":"text"}"#.to_vec(), ErrorCode::InvalidParams, json!(5)),
+        (br#"{"jsonrpc":"2.0","id":6,"method":"gted","params":{"a":{"content":"x"},"b":{}}}"#.to_vec(), ErrorCode::InvalidParams, json!(6)),
+        (br#"{"jsonrpc":"2.0","id":7,"method":"status","params":{"verbose":true}}"#.to_vec(), ErrorCode::InvalidParams, json!(7)),
+        (br#"{"jsonrpc":"2.0","id":"eight","method":"check","params":{"text":"theorem t : True := trivial"}}"#.to_vec(), ErrorCode::SpawnFailed, json!("eight")),
+        (br#"{"id":9,"method":"ping"}"#.to_vec(), ErrorCode::InvalidRequest, json!(9)),
+        (br#"{"jsonrpc":"2.0","method":"ping"}"#.to_vec(), ErrorCode::InvalidRequest, Value::Null),
+        (b"[]".to_vec(), ErrorCode::InvalidRequest, Value::Null),
+        ([b"{\"jsonrpc\":\"2.0\",\"id\":10,\"params\":\"".as_slice(), &[b'x'; 10 * MAX], b"\"}"].concat(), ErrorCode::RequestTooLarge, json!(10)),
+        ([&[b'['; 5000][..]].concat(), ErrorCode::RequestTooLarge, Value::Null),
+        ([&[b'['; 1000][..]].concat(), ErrorCode::ParseError, Value::Null),
     ];
     for (line, want, id) in cases {
         w.write_all(&line).unwrap();
@@ -87,7 +88,7 @@ fn a_huge_line_is_skipped_without_being_buffered() {
     }
     w.write_all(b"\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":2}\n").unwrap();
     let a = recv(&mut r);
-    assert_eq!((code(&a), &a["id"]), (codes::REQUEST_TOO_LARGE, &json!(1)));
+    assert_eq!((code(&a), &a["id"]), (ErrorCode::RequestTooLarge, &json!(1)));
     assert!(a["error"]["message"].as_str().unwrap().contains("268435"), "{a}");
     assert_eq!(recv(&mut r)["result"], json!(2));
     let grew_mib = (vm_hwm_kib(d.pid()) - before) / 1024;
@@ -125,12 +126,12 @@ fn live_fuzz() {
         w // keep the connection open until the answers are in
     });
     let known = [
-        codes::PARSE_ERROR,
-        codes::INVALID_REQUEST,
-        codes::METHOD_NOT_FOUND,
-        codes::INVALID_PARAMS,
-        codes::REQUEST_TOO_LARGE,
-        codes::SPAWN_FAILED,
+        ErrorCode::ParseError,
+        ErrorCode::InvalidRequest,
+        ErrorCode::MethodNotFound,
+        ErrorCode::InvalidParams,
+        ErrorCode::RequestTooLarge,
+        ErrorCode::SpawnFailed,
     ];
     for i in 0..expected {
         let a = recv(&mut r);
@@ -169,7 +170,7 @@ fn huge_gted_trees_and_array_params_are_refused_and_the_daemon_lives() {
     let hwm_before = vm_hwm_kib(d.pid());
     w.write_all(format!("{req}\n").as_bytes()).unwrap();
     let a = recv(&mut r);
-    assert_eq!((code(&a), &a["id"]), (codes::INVALID_PARAMS, &json!(1)), "{a}");
+    assert_eq!((code(&a), &a["id"]), (ErrorCode::InvalidParams, &json!(1)), "{a}");
     assert!(a["error"]["message"].as_str().unwrap().contains("more than 2000 nodes"), "{a}");
     let grew_mib = vm_hwm_kib(d.pid()).saturating_sub(hwm_before) >> 10;
     assert!(grew_mib < 1024, "the daemon's peak memory grew by {grew_mib} MiB");
@@ -177,7 +178,7 @@ fn huge_gted_trees_and_array_params_are_refused_and_the_daemon_lives() {
         let req = json!({"jsonrpc": "2.0", "id": id, "method": "check", "params": params});
         w.write_all(format!("{req}\n").as_bytes()).unwrap();
         let a = recv(&mut r);
-        assert_eq!((code(&a), &a["id"]), (codes::INVALID_PARAMS, &json!(id)), "{a}");
+        assert_eq!((code(&a), &a["id"]), (ErrorCode::InvalidParams, &json!(id)), "{a}");
     }
     w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"alive\",\"method\":\"ping\",\"params\":true}\n").unwrap();
     assert_eq!(recv(&mut r), json!({"jsonrpc": "2.0", "id": "alive", "result": true}));

@@ -8,7 +8,6 @@ mod daemon_support;
 
 use daemon_support::{alive, children_of, connect_expecting_lean, Daemon, Lean, BIN};
 use leanpool_protocol::{CheckParams, CheckStatus, VerifyParams, VerifyStatus};
-use leanpool_daemon::StatusClient;
 use leanpool_rpc::Client;
 use nix::sys::signal::Signal;
 use serde_json::{json, Value};

@@ -5,7 +5,7 @@
 mod daemon_support;
 
 use daemon_support::{Daemon, Lean, BIN};
-use leanpool_protocol::codes;
+use leanpool_protocol::ErrorCode;
 use leanpool_rpc::Client;
 use nix::sys::signal::Signal;
 use serde_json::{json, Value};
@@ -55,7 +55,7 @@ fn uid_outside_the_allowed_list_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::start(dir.path(), &format!("allowed_uids = [{}]\n", me().wrapping_add(4242)), Lean::Off);
     let r = exchange(&d.socket, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").expect("an answer before EOF");
-    assert_eq!((r["error"]["code"].as_i64(), &r["id"]), (Some(codes::UNAUTHORIZED), &Value::Null));
+    assert_eq!((r["error"]["code"].as_i64(), &r["id"]), (Some(ErrorCode::Unauthorized.code()), &Value::Null));
     let out = Command::new(BIN).args(["status", "--socket"]).arg(&d.socket).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("-32004"), "{}", String::from_utf8_lossy(&out.stderr));

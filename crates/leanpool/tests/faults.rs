@@ -20,8 +20,7 @@ mod daemon_support;
 
 use daemon_support::{alive, call_surviving, connect_expecting_lean, Daemon, Lean};
 use leanpool_pool::WorkerState;
-use leanpool_protocol::{CheckParams, CheckStatus};
-use leanpool_daemon::{StatusClient, StatusResult};
+use leanpool_protocol::{CheckParams, CheckStatus, ErrorCode, StatusResult};
 use leanpool_rpc::Client;
 use nix::sys::signal::Signal;
 use std::time::{Duration, Instant};
@@ -170,7 +169,7 @@ health_interval_ms = 200\nrss_poll_ms = 50\nrss_headroom_bytes = 629145600\n[[po
 
 fn worker_failed(e: &leanpool_rpc::ClientError) -> &str {
     match e {
-        leanpool_rpc::ClientError::Rpc(r) if r.code == leanpool_protocol::jsonrpc::codes::WORKER_FAILED => &r.message,
+        leanpool_rpc::ClientError::Rpc(r) if r.code == ErrorCode::WorkerFailed => &r.message,
         other => panic!("expected WORKER_FAILED, got {other}"),
     }
 }
@@ -210,7 +209,7 @@ async fn memory_cap_panic_and_daemon_restart_on_real_lean() {
 
     // A statement on which Lean panics: answered at once (not at the time
     // limit: the WASM worker would hang), not retried, worker replaced.
-    if st.daemon.backend.kind == "wasm" {
+    if st.daemon.backend.kind == leanpool_protocol::BackendInfoKind::Wasm {
         let t = Instant::now();
         let e = c.check(&req(PANICS.into())).await.unwrap_err();
         let m = worker_failed(&e);

@@ -15,8 +15,7 @@
 mod daemon_support;
 
 use daemon_support::{connect_expecting_lean, Daemon};
-use leanpool_protocol::{CheckParams, CheckResult, CheckStatus};
-use leanpool_daemon::StatusClient;
+use leanpool_protocol::{CheckParams, CheckResult, CheckStatus, ErrorCode};
 use leanpool_rpc::Client;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -165,7 +164,7 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
         leanpool_rpc::ClientError::Rpc(r) => r,
         other => panic!("expected WORKER_FAILED, got {other}"),
     };
-    assert_eq!(rpc.code, leanpool_protocol::jsonrpc::codes::WORKER_FAILED, "{rpc:?}");
+    assert_eq!(rpc.code, ErrorCode::WorkerFailed, "{rpc:?}");
     assert_eq!(rpc.data, Some(serde_json::json!({"cause": "protocol_violation"})), "{rpc:?}");
     let after = c.status().await.unwrap().pool.counters;
     assert_eq!(after.compromised, 1, "{after:?}");
@@ -232,7 +231,7 @@ async fn sandbox_blocks_readfile_of_host_secret(c: &Client, dir: &Path) {
 /// `/dev/tcp` connect to a listener on 127.0.0.1 fails, nothing arrives).
 async fn sandbox_blocks_tcp_connect_to_localhost(c: &Client) {
     let backend = c.status().await.unwrap().daemon.backend.kind;
-    if backend == "wasm" {
+    if backend == leanpool_protocol::BackendInfoKind::Wasm {
         eprintln!("tcp connect attempt: not made on the WASM backend (no libuv TCP in that build; see this function's doc)");
         return;
     }

@@ -15,7 +15,8 @@
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use leanpool_protocol::codes;
+use leanpool_protocol::method::{self, Method as _};
+use leanpool_protocol::{Counters, ErrorCode};
 use leanpool_rpc::{Client, ClientError};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -70,7 +71,7 @@ struct Line<'a> {
 
 #[derive(serde::Serialize)]
 struct ItemError<'a> {
-    code: i64,
+    code: ErrorCode,
     message: &'a str,
 }
 
@@ -89,10 +90,10 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     let before = pool_counters(&client).await;
     let bar = progress(todo.len() as u64);
     let method = match args.method {
-        Method::Check => "check",
-        Method::Normalize => "normalize",
-        Method::Opt => "opt",
-        Method::Verify => "verify",
+        Method::Check => method::Check::NAME,
+        Method::Normalize => method::Normalize::NAME,
+        Method::Opt => method::Opt::NAME,
+        Method::Verify => method::Verify::NAME,
     };
     let concurrency = args.concurrency.max(1);
     // Answers arrive in any order but are written in input order; starting
@@ -154,13 +155,13 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     // What the run cost the daemon (other clients' requests meanwhile
     // included): worker starts, and requests that waited for one.
     if let (Some(b), Some(a)) = (before, pool_counters(&client).await) {
-        let d = |k: &str| a.get(k).and_then(Value::as_u64).unwrap_or(0).saturating_sub(b.get(k).and_then(Value::as_u64).unwrap_or(0));
+        let d = |k: fn(&Counters) -> u64| k(&a).saturating_sub(k(&b));
         eprintln!(
             "leanpool batch: daemon meanwhile: {} worker starts, {} cold_waits (requests that waited for a start), {} timeouts, {} spare takeovers",
-            d("spawns"),
-            d("cold_waits"),
-            d("timeouts"),
-            d("spare_takeovers")
+            d(|c| c.spawns),
+            d(|c| c.cold_waits),
+            d(|c| c.timeouts),
+            d(|c| c.spare_takeovers)
         );
     }
     if let Some(e) = fatal {
@@ -171,22 +172,21 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
 }
 
 /// The daemon's pool counters (`status`), if it answers.
-async fn pool_counters(c: &Client) -> Option<serde_json::Map<String, Value>> {
-    let v = c.call("status", json!({})).await.ok()?;
-    v.get("pool")?.get("counters")?.as_object().cloned()
+async fn pool_counters(c: &Client) -> Option<Counters> {
+    Some(c.status().await.ok()?.pool.counters)
 }
 
 /// Errors worth waiting out (`OVERLOADED`) or that end the run rather than
 /// being recorded as the item's answer (`SHUTTING_DOWN`).
-fn transient(code: i64) -> bool {
-    code == codes::OVERLOADED || code == codes::SHUTTING_DOWN
+fn transient(code: ErrorCode) -> bool {
+    code == ErrorCode::Overloaded || code == ErrorCode::ShuttingDown
 }
 
 async fn call_with_retry(c: &Client, method: &str, params: Value) -> Result<Box<RawValue>, ClientError> {
     let mut pause = Duration::from_millis(100);
     for _ in 0..12 {
         match c.call_raw(method, params.clone()).await {
-            Err(ClientError::Rpc(e)) if e.code == codes::OVERLOADED => {
+            Err(ClientError::Rpc(e)) if e.code == ErrorCode::Overloaded => {
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_secs(5));
             }

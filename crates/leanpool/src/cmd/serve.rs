@@ -109,7 +109,7 @@ pub fn describe(command: &LeanCommand, sandbox: &leanpool_lean::SandboxConfig) -
         Err(e) => SandboxInfo { mode: sandbox.mode.as_str().into(), summary: e.to_string(), available: false },
     };
     BackendInfo {
-        kind: command.backend.as_str().to_string(),
+        kind: command.backend.into(),
         version: command.version.clone(),
         error: None,
         library,

@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use leanpool_pool::{Percentiles, PoolStatus};
-use leanpool_daemon::{StatusClient, StatusResult};
+use leanpool_daemon::StatusResult;
 use leanpool_rpc::Client;
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -161,7 +161,7 @@ mod tests {
                 pid: 7,
                 uptime_ms: 3_723_000,
                 socket: "/tmp/s".into(),
-                backend: BackendInfo { kind: "wasm".into(), version: Some("Lean 4".into()), ..BackendInfo::unavailable(String::new()) },
+                backend: BackendInfo { kind: leanpool_protocol::BackendInfoKind::Wasm, version: Some("Lean 4".into()), ..BackendInfo::unavailable(String::new()) },
                 verdict: None,
                 leases: None,
             },

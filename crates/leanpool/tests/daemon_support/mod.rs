@@ -1,7 +1,6 @@
 //! Runs the real `leanpool serve` binary for the daemon tests.
 #![allow(dead_code)]
 
-use leanpool_daemon::StatusClient;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -143,13 +142,13 @@ pub async fn call_surviving(
     params: serde_json::Value,
     reconnects: &mut usize,
 ) -> serde_json::Value {
-    use leanpool_protocol::codes;
+    use leanpool_protocol::ErrorCode;
     use leanpool_rpc::{Client, ClientError};
     loop {
         match client.call(method, params.clone()).await {
             Ok(v) => return v,
             Err(ClientError::Closed(_)) => {}
-            Err(ClientError::Rpc(e)) if e.code == codes::SHUTTING_DOWN => {}
+            Err(ClientError::Rpc(e)) if e.code == ErrorCode::ShuttingDown => {}
             Err(e) => panic!("unexpected error {e}"),
         }
         *reconnects += 1;
@@ -163,6 +162,6 @@ pub async fn call_surviving(
 pub async fn connect_expecting_lean(d: &Daemon) -> leanpool_rpc::Client {
     let c = leanpool_rpc::Client::connect(&d.socket).await.unwrap();
     let st = c.status().await.unwrap();
-    assert_ne!(st.daemon.backend.kind, "unavailable", "Lean is not installed (run scripts/setup): {:?}", st.daemon.backend);
+    assert_ne!(st.daemon.backend.kind, leanpool_protocol::BackendInfoKind::Unavailable, "Lean is not installed (run scripts/setup): {:?}", st.daemon.backend);
     c
 }

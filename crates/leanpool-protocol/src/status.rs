@@ -1,0 +1,355 @@
+//! The result of `status`: the daemon (version, backend, verdict policy)
+//! and its pool (workers per header, latency, counters).
+
+use crate::LibraryIdentity;
+use serde::{Deserialize, Serialize};
+
+/// Result of `status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusResult {
+    /// The daemon process.
+    pub daemon: DaemonStatus,
+    /// Its pool of Lean workers.
+    pub pool: PoolStatus,
+}
+
+/// The daemon process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DaemonStatus {
+    /// leanpool's version.
+    pub version: String,
+    /// The daemon's process id.
+    pub pid: u32,
+    /// Milliseconds since the daemon started.
+    pub uptime_ms: u64,
+    /// The socket it listens on.
+    pub socket: String,
+    /// Which Lean the workers run.
+    pub backend: BackendInfo,
+    /// The verdict policy in force (`[verdict]`), so a scorer can record
+    /// what an `ok` rested on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<VerdictInfo>,
+    /// Workers leased to connections (`lease`) and the cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leases: Option<LeaseStatus>,
+}
+
+/// `status`' view of the leases (`daemon.leases`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaseStatus {
+    /// Connections holding a leased worker now.
+    pub active: usize,
+    /// `max_leases` of the config.
+    pub max: usize,
+    /// Leases granted since start.
+    pub granted: u64,
+    /// Document texts the guard refused in tunnels.
+    pub refused_texts: u64,
+    /// Leased workers killed for writing a frame nobody asked for.
+    pub compromised: u64,
+}
+
+/// Which Lean build runs the workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// A native `lean` (elan's), the real deployment.
+    Native,
+    /// Lean compiled to WebAssembly, run by Node (`scripts/setup`'s).
+    Wasm,
+}
+
+impl BackendKind {
+    /// `native` or `wasm`, as in `backend.json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Native => "native",
+            BackendKind::Wasm => "wasm",
+        }
+    }
+}
+
+/// `status`' `daemon.backend.kind`: a backend, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendInfoKind {
+    /// Native Lean.
+    Native,
+    /// The WASM Lean.
+    Wasm,
+    /// No Lean could be found or run (`error` says why); the daemon still
+    /// serves `gted` and `status`.
+    Unavailable,
+}
+
+impl BackendInfoKind {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendInfoKind::Native => "native",
+            BackendInfoKind::Wasm => "wasm",
+            BackendInfoKind::Unavailable => "unavailable",
+        }
+    }
+
+    /// The backend, unless none is available.
+    pub fn backend(self) -> Option<BackendKind> {
+        match self {
+            BackendInfoKind::Native => Some(BackendKind::Native),
+            BackendInfoKind::Wasm => Some(BackendKind::Wasm),
+            BackendInfoKind::Unavailable => None,
+        }
+    }
+}
+
+impl From<BackendKind> for BackendInfoKind {
+    fn from(b: BackendKind) -> Self {
+        match b {
+            BackendKind::Native => BackendInfoKind::Native,
+            BackendKind::Wasm => BackendInfoKind::Wasm,
+        }
+    }
+}
+
+impl std::fmt::Display for BackendInfoKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which Lean the daemon's workers run, for `status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackendInfo {
+    /// `native`, `wasm` or `unavailable`.
+    pub kind: BackendInfoKind,
+    /// `lean --version` as recorded at set-up, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Why no Lean is available (then `kind` is `unavailable`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The library the workers import (Mathlib's revision natively, a
+    /// digest of the olean set otherwise), computed once at start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<LibraryIdentity>,
+    /// Why the library could not be identified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library_error: Option<String>,
+    /// What confines the worker processes (`[sandbox]` of the config).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxInfo>,
+}
+
+impl BackendInfo {
+    /// No Lean: `kind` `unavailable` and why.
+    pub fn unavailable(why: String) -> BackendInfo {
+        BackendInfo {
+            kind: BackendInfoKind::Unavailable,
+            version: None,
+            error: Some(why),
+            library: None,
+            library_error: None,
+            sandbox: None,
+        }
+    }
+}
+
+/// The workers' OS sandbox, as the daemon planned it at start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxInfo {
+    /// The configured mode: `required`, `best-effort` or `off`.
+    pub mode: String,
+    /// What is enforced on this kernel (Landlock ABI, rules), or why
+    /// workers cannot start (then `available` is false).
+    pub summary: String,
+    /// False when `required` cannot be met here: every Lean request is
+    /// then answered `SPAWN_FAILED`.
+    pub available: bool,
+}
+
+/// `status`' report of the verdict policy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerdictInfo {
+    /// Axioms an `ok`/`proved` may depend on.
+    pub allowed_axioms: Vec<String>,
+    /// What a declaration whose axioms Lean did not list gives, for this
+    /// backend: `error` or `allow` (`auto` resolved).
+    pub unlisted_axioms: String,
+}
+
+/// The pool: its workers per header, latency and counters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PoolStatus {
+    /// Sorted by header.
+    pub keys: Vec<KeyStatus>,
+    /// Worker slots alive (any state), over all headers.
+    pub workers: usize,
+    /// The cap on worker slots (`[pool] max_workers`).
+    pub max_workers: usize,
+    /// Recycling limit in force (0 = never), after the backend default.
+    pub max_uses: u64,
+    /// Spares wanted per header in use (`[pool] spares_per_key`).
+    #[serde(default)]
+    pub spares_per_key: usize,
+    /// Sorted by method name.
+    pub latency: Vec<MethodLatency>,
+    /// Counters since the pool started.
+    pub counters: Counters,
+    /// True once the pool stopped taking work.
+    pub shutting_down: bool,
+}
+
+/// The workers of one header (and caller).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeyStatus {
+    /// The canonical header (the key).
+    pub header: String,
+    /// The caller whose workers these are (`[pool] isolate_by`: `uid:N`
+    /// or `conn:N`); absent when callers share them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
+    /// Workers kept for this header even when idle (from `prewarm`).
+    pub min: usize,
+    /// Requests waiting (not yet taken by a worker).
+    pub queue_depth: usize,
+    /// Its worker slots.
+    pub workers: Vec<WorkerStatus>,
+    /// Spares alive (starting or ready).
+    #[serde(default)]
+    pub spares: usize,
+    /// Why there are fewer than `spares_per_key` spares (memory short,
+    /// `max_workers` reached, no worker measured yet, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spare_missing: Option<String>,
+}
+
+/// One worker slot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkerStatus {
+    /// Slot id, unique within the pool's life (a recycled worker keeps its
+    /// slot id and gets a new pid).
+    pub id: u64,
+    /// `None` while no process is up (starting).
+    pub pid: Option<u32>,
+    /// Where the slot is in its life cycle.
+    pub state: WorkerState,
+    /// Requests served by the current process.
+    pub uses: u64,
+    /// Resident set of the process, read from `/proc` when status was asked.
+    pub rss_bytes: Option<u64>,
+    /// The memory cap that applies to this process (from `rss_limit_bytes`
+    /// and `rss_headroom_bytes`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_cap_bytes: Option<u64>,
+    /// A hot spare: ready (or starting) and unused; takes requests only
+    /// while no serving worker of its header is up.
+    #[serde(default)]
+    pub spare: bool,
+}
+
+/// Life cycle of one worker slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkerState {
+    /// Process starting or header being elaborated (also while a crashed or
+    /// recycled worker is being replaced).
+    Starting,
+    /// Waiting for a request.
+    Idle,
+    /// Serving a request.
+    Busy,
+    /// Told to retire (idle timeout, eviction, shutdown); gone soon.
+    Stopping,
+}
+
+/// Latency of one method.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MethodLatency {
+    /// The method's name ([`crate::methods::Method::NAME`]).
+    pub method: String,
+    /// Requests accepted for this method.
+    pub requests: u64,
+    /// From acceptance by the pool to the answer (queue wait included).
+    pub total: Percentiles,
+    /// Time spent on a worker (retries included).
+    pub service: Option<Percentiles>,
+}
+
+/// Percentiles of one method, in milliseconds (fractional).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    /// Samples the percentiles are computed from (at most the window size).
+    pub samples: usize,
+    /// Median.
+    pub p50_ms: f64,
+    /// 90th percentile.
+    pub p90_ms: f64,
+    /// 99th percentile.
+    pub p99_ms: f64,
+    /// The largest sample.
+    pub max_ms: f64,
+}
+
+/// Monotonic counters since the pool started.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    /// Requests accepted (everything that got past the shutdown check).
+    pub requests: u64,
+    /// Answered `rejected` by the guard without reaching a worker.
+    pub rejections: u64,
+    /// Answered `Overloaded` (queue full).
+    pub overloaded: u64,
+    /// Answered `timeout` (the worker was killed and replaced).
+    pub timeouts: u64,
+    /// Workers that died during a request.
+    pub crashes: u64,
+    /// Requests run a second time after a crash.
+    pub retries: u64,
+    /// Answered `WorkerFailed`.
+    pub worker_failed: u64,
+    /// Workers replaced after `max_uses` requests.
+    pub recycles: u64,
+    /// Workers killed for exceeding `rss_limit_bytes`.
+    pub memory_kills: u64,
+    /// Worker processes started successfully.
+    pub spawns: u64,
+    /// Worker processes that failed to start.
+    pub spawn_failures: u64,
+    /// Idle workers retired to make room for another header.
+    pub evictions: u64,
+    /// Idle workers retired by the idle timeout.
+    pub idle_retirements: u64,
+    /// Queued requests skipped because their caller had gone away.
+    pub cancelled: u64,
+    /// Workers killed because they wrote a frame the driver did not ask
+    /// for (`WORKER_FAILED` with cause `protocol_violation`).
+    #[serde(default)]
+    pub compromised: u64,
+    /// Requests that waited for a worker start: accepted before the
+    /// process that served them was ready (no spare was ready for them).
+    #[serde(default)]
+    pub cold_waits: u64,
+    /// Times a spare took over from a serving worker that had to go.
+    #[serde(default)]
+    pub spare_takeovers: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_and_states_have_their_wire_names() {
+        assert_eq!(serde_json::to_string(&WorkerState::Idle).unwrap(), "\"idle\"");
+        for k in [BackendInfoKind::Native, BackendInfoKind::Wasm, BackendInfoKind::Unavailable] {
+            assert_eq!(serde_json::to_string(&k).unwrap(), format!("\"{}\"", k.as_str()));
+        }
+        for b in [BackendKind::Native, BackendKind::Wasm] {
+            assert_eq!(BackendInfoKind::from(b).as_str(), b.as_str());
+            assert_eq!(BackendInfoKind::from(b).backend(), Some(b));
+        }
+        let u = serde_json::to_string(&BackendInfo::unavailable("no lean".into())).unwrap();
+        assert_eq!(u, r#"{"kind":"unavailable","error":"no lean"}"#);
+    }
+}
