@@ -21,7 +21,8 @@ From Python:
         results = c.call_many([("check", {"text": t}) for t in texts])
 
 A method error raises LeanpoolError (with .code, e.g. -32002 OVERLOADED:
-retry later); in call_many it is returned in place of that result.
+retry later, .name, e.g. "OVERLOADED", and for WORKER_FAILED .cause, e.g.
+"died_twice"); in call_many it is returned in place of that result.
 """
 
 import argparse
@@ -43,6 +44,22 @@ WORKER_FAILED = -32003
 UNAUTHORIZED = -32004
 SHUTTING_DOWN = -32005
 SPAWN_FAILED = -32006
+ERROR_NAMES = {
+    PARSE_ERROR: "PARSE_ERROR",
+    INVALID_REQUEST: "INVALID_REQUEST",
+    METHOD_NOT_FOUND: "METHOD_NOT_FOUND",
+    INVALID_PARAMS: "INVALID_PARAMS",
+    INTERNAL_ERROR: "INTERNAL_ERROR",
+    REQUEST_TOO_LARGE: "REQUEST_TOO_LARGE",
+    OVERLOADED: "OVERLOADED",
+    WORKER_FAILED: "WORKER_FAILED",
+    UNAUTHORIZED: "UNAUTHORIZED",
+    SHUTTING_DOWN: "SHUTTING_DOWN",
+    SPAWN_FAILED: "SPAWN_FAILED",
+}
+# WORKER_FAILED's `data.cause` values (docs/protocol.md): only the first
+# two say something about the statement.
+FAILURE_CAUSES = ("died_twice", "lean_panic", "memory_cap", "protocol_violation", "lean_error", "unexpected_answer")
 
 
 class LeanpoolError(Exception):
@@ -53,6 +70,10 @@ class LeanpoolError(Exception):
         self.code = code
         self.message = message
         self.data = data
+        # None for a code this client does not know (a newer daemon's).
+        self.name = ERROR_NAMES.get(code)
+        # WORKER_FAILED's cause (see FAILURE_CAUSES), else None.
+        self.cause = data.get("cause") if isinstance(data, dict) else None
 
 
 class Client:
@@ -169,7 +190,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description="Call a leanpool daemon method and print the result as JSON.")
     ap.add_argument("--socket", required=True, help="the daemon's Unix socket")
     ap.add_argument("--timeout", type=float, default=None, help="socket timeout in seconds")
-    ap.add_argument("method", help="check, verify, normalize, opt, gted, status, ping or shutdown")
+    ap.add_argument("method", help="check, verify, normalize, opt, gted, status, ping or shutdown (lease needs a tunnel: leanpool lsp --socket)")
     ap.add_argument("params", nargs="?", default=None, help="params as a JSON object")
     a = ap.parse_args(argv)
     params = json.loads(a.params) if a.params is not None else None
@@ -177,7 +198,10 @@ def main(argv=None):
         with Client(a.socket, timeout=a.timeout) as c:
             result = c.call(a.method, params)
     except LeanpoolError as e:
-        print(json.dumps({"error": {"code": e.code, "message": e.message}}), file=sys.stderr)
+        err = {"code": e.code, "message": e.message}
+        if e.data is not None:
+            err["data"] = e.data
+        print(json.dumps({"error": err}), file=sys.stderr)
         return 1
     except OSError as e:
         print("cannot reach the daemon at %s: %s" % (a.socket, e), file=sys.stderr)

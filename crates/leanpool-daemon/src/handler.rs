@@ -3,7 +3,8 @@
 use crate::lease::{LeaseTunnel, Leases};
 use crate::methods::{run_gted, Call, GtedLimits};
 use leanpool_pool::{IsolateBy, Pool, PoolConfig, PoolError, PoolStatus};
-use leanpool_protocol::{codes, BackendInfoKind, RpcError};
+use leanpool_protocol::method::{self, Method};
+use leanpool_protocol::{BackendInfoKind, ErrorCode, RpcError};
 use leanpool_rpc::handler::{result, rpc_error, CallContext, Handler};
 use leanpool_rpc::tunnel::Upgrade;
 use serde_json::value::RawValue;
@@ -102,7 +103,7 @@ impl PoolHandler {
     }
 
     fn pool(&self) -> Result<&Pool, RpcError> {
-        self.pool.as_ref().map_err(|(e, _)| rpc_error(codes::SPAWN_FAILED, format!("no Lean backend: {e}")))
+        self.pool.as_ref().map_err(|(e, _)| rpc_error(ErrorCode::SpawnFailed, format!("no Lean backend: {e}")))
     }
 
     /// The pool as the caller may use it: under `[pool] isolate_by` its
@@ -125,7 +126,7 @@ fn idle_status(cfg: &PoolConfig) -> Result<PoolStatus, RpcError> {
         "keys": [], "workers": 0, "max_workers": cfg.max_workers, "max_uses": cfg.max_uses, "spares_per_key": cfg.spares_per_key,
         "latency": [], "counters": leanpool_pool::Counters::default(), "shutting_down": false,
     });
-    serde_json::from_value(v).map_err(|e| rpc_error(codes::INTERNAL_ERROR, format!("idle pool status: {e}")))
+    serde_json::from_value(v).map_err(|e| rpc_error(ErrorCode::InternalError, format!("idle pool status: {e}")))
 }
 
 fn pool_error(e: PoolError) -> RpcError {
@@ -148,16 +149,16 @@ impl Handler for PoolHandler {
             .await
             {
                 Ok(r) => result(&r?),
-                Err(e) => Err(rpc_error(codes::INTERNAL_ERROR, format!("gted task failed: {e}"))),
+                Err(e) => Err(rpc_error(ErrorCode::InternalError, format!("gted task failed: {e}"))),
             },
             Call::Status => result(&self.status()?),
             // The server sends `lease` to `upgrade`; reaching here is a bug.
-            Call::Lease(_) => Err(rpc_error(codes::INTERNAL_ERROR, "`lease` reached the request path")),
+            Call::Lease(_) => Err(rpc_error(ErrorCode::InternalError, "`lease` reached the request path")),
         }
     }
 
     fn upgrades(&self, method: &str) -> bool {
-        method == "lease"
+        method == method::Lease::NAME
     }
 
     async fn upgrade(&self, method: &str, p: Value, ctx: &CallContext) -> Result<Upgrade, RpcError> {
@@ -165,7 +166,7 @@ impl Handler for PoolHandler {
         let pool = self.pool_for(ctx)?;
         let max = self.leases.status().max;
         let slot = self.leases.reserve().ok_or_else(|| {
-            rpc_error(codes::OVERLOADED, format!("the daemon holds its maximum of {max} leased workers (max_leases); retry later"))
+            rpc_error(ErrorCode::Overloaded, format!("the daemon holds its maximum of {max} leased workers (max_leases); retry later"))
         })?;
         let leased = pool.lease(&p.header).await.map_err(pool_error)?;
         let tunnel = LeaseTunnel {

@@ -22,7 +22,7 @@
 use leanpool_rpc::tunnel::{Tunnel, TunnelIo, TunnelLine, TunnelOut};
 use leanpool_lean::{guard, proc, RawSender, Worker};
 use leanpool_pool::GuardPolicy;
-use leanpool_protocol::codes;
+use leanpool_protocol::ErrorCode;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -274,7 +274,7 @@ impl Session {
         let bytes = match l {
             TunnelLine::TooLarge { len } => {
                 let msg = format!("message is {len} bytes; this daemon accepts at most max_request_bytes per line");
-                return out.send(line(&error(Value::Null, codes::REQUEST_TOO_LARGE, msg))).await;
+                return out.send(line(&error(Value::Null, ErrorCode::RequestTooLarge, msg))).await;
             }
             TunnelLine::Line(b) => b,
         };
@@ -283,8 +283,8 @@ impl Session {
         }
         let msg: Value = match serde_json::from_slice(&bytes) {
             Ok(Value::Object(o)) => Value::Object(o),
-            Ok(_) => return out.send(line(&error(Value::Null, codes::INVALID_REQUEST, "a message must be a JSON object"))).await,
-            Err(e) => return out.send(line(&error(Value::Null, codes::PARSE_ERROR, format!("not valid JSON: {e}")))).await,
+            Ok(_) => return out.send(line(&error(Value::Null, ErrorCode::InvalidRequest, "a message must be a JSON object"))).await,
+            Err(e) => return out.send(line(&error(Value::Null, ErrorCode::ParseError, format!("not valid JSON: {e}")))).await,
         };
         let method = msg.get("method").and_then(Value::as_str).map(str::to_string);
         let id = msg.get("id").cloned();
@@ -299,22 +299,22 @@ impl Session {
                 }
                 Ok(())
             }
-            (None, None) => out.send(line(&error(Value::Null, codes::INVALID_REQUEST, "a message needs a `method` or an `id`"))).await,
+            (None, None) => out.send(line(&error(Value::Null, ErrorCode::InvalidRequest, "a message needs a `method` or an `id`"))).await,
         }
     }
 
     async fn client_request(&mut self, method: String, id: Value, mut msg: Value, out: &TunnelOut) -> Result<(), ()> {
         if !(id.is_string() || id.is_i64()) {
-            return out.send(line(&error(Value::Null, codes::INVALID_REQUEST, "`id` must be a string or an integer"))).await;
+            return out.send(line(&error(Value::Null, ErrorCode::InvalidRequest, "`id` must be a string or an integer"))).await;
         }
         if !TUNNEL_REQUESTS.contains(&method.as_str()) {
             let why = format!("`{method}` is not served through a lease (docs/protocol.md lists what is)");
-            return out.send(line(&error(id, codes::METHOD_NOT_FOUND, why))).await;
+            return out.send(line(&error(id, ErrorCode::MethodNotFound, why))).await;
         }
         let params = msg.get("params").cloned().unwrap_or(Value::Null);
         if !UNADDRESSED_REQUESTS.contains(&method.as_str()) && named_uri(&params) != Some(self.uri.as_str()) {
             let why = format!("requests through a lease must be about its document `{}`", self.uri);
-            return out.send(line(&error(id, codes::INVALID_PARAMS, why))).await;
+            return out.send(line(&error(id, ErrorCode::InvalidParams, why))).await;
         }
         if let Some(why) = &self.refused {
             let why = format!("leanpool refused the document's current text, Lean has not seen it: {why}");
@@ -322,7 +322,7 @@ impl Session {
         }
         if self.pending.len() >= MAX_PENDING {
             let why = format!("at most {MAX_PENDING} requests may be pending through a lease");
-            return out.send(line(&error(id, codes::OVERLOADED, why))).await;
+            return out.send(line(&error(id, ErrorCode::Overloaded, why))).await;
         }
         let ours = self.next_id;
         self.next_id += 1;

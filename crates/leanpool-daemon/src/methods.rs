@@ -2,25 +2,26 @@
 //! execution so the fuzz test can drive the exact decoding the daemon uses.
 
 use leanpool_rpc::handler::{method_not_found, params, rpc_error};
-use leanpool_protocol::{codes, CheckParams, GtedParams, GtedResult, RpcError, StatementParams, VerifyParams};
+use leanpool_protocol::method::{self, Method, NoParams};
+use leanpool_protocol::{ErrorCode, GtedParams, GtedResult, RpcError};
 use serde_json::Value;
 
 /// Every method the daemon serves (`ping` and `shutdown` are answered by
 /// the server itself, see `docs/protocol.md`).
-pub const METHODS: &[&str] = &["check", "verify", "normalize", "opt", "gted", "status", "lease", "ping", "shutdown"];
+pub const METHODS: &[&str] = method::NAMES;
 
 /// A decoded call to one of the handler's methods.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Call {
-    Check(CheckParams),
-    Verify(VerifyParams),
-    Normalize(StatementParams),
-    Opt(StatementParams),
-    Gted(GtedParams),
+    Check(<method::Check as Method>::Params),
+    Verify(<method::Verify as Method>::Params),
+    Normalize(<method::Normalize as Method>::Params),
+    Opt(<method::Opt as Method>::Params),
+    Gted(<method::Gted as Method>::Params),
     Status,
     /// Takes the connection over (the server routes it to
     /// `Handler::upgrade`, never to `call`).
-    Lease(crate::lease::LeaseParams),
+    Lease(<method::Lease as Method>::Params),
 }
 
 impl Call {
@@ -28,16 +29,15 @@ impl Call {
     /// names the daemon does not serve.
     pub fn decode(method: &str, p: Value) -> Result<Call, RpcError> {
         Ok(match method {
-            "check" => Call::Check(params(method, p)?),
-            "verify" => Call::Verify(params(method, p)?),
-            "normalize" => Call::Normalize(params(method, p)?),
-            "opt" => Call::Opt(params(method, p)?),
-            "gted" => Call::Gted(params(method, p)?),
-            "lease" => Call::Lease(params(method, p)?),
-            "status" => {
-                if !(p.is_null() || p.as_object().is_some_and(|o| o.is_empty())) {
-                    return Err(rpc_error(codes::INVALID_PARAMS, "`status` takes no params"));
-                }
+            method::Check::NAME => Call::Check(params(method, p)?),
+            method::Verify::NAME => Call::Verify(params(method, p)?),
+            method::Normalize::NAME => Call::Normalize(params(method, p)?),
+            method::Opt::NAME => Call::Opt(params(method, p)?),
+            method::Gted::NAME => Call::Gted(params(method, p)?),
+            method::Lease::NAME => Call::Lease(params(method, p)?),
+            method::Status::NAME => {
+                let _: NoParams = serde_json::from_value(p)
+                    .map_err(|_| rpc_error(ErrorCode::InvalidParams, "`status` takes no params"))?;
                 Call::Status
             }
             _ => return Err(method_not_found(method)),
@@ -69,7 +69,7 @@ impl Default for GtedLimits {
 /// stopping as soon as a cap is passed. Only `children` arrays count:
 /// anything else is left for the tree reader to refuse.
 pub fn check_tree_size(which: &str, tree: &Value, limits: &GtedLimits) -> Result<(), RpcError> {
-    let too_big = |what: String| rpc_error(codes::INVALID_PARAMS, format!("invalid params for `gted`: tree `{which}` {what}"));
+    let too_big = |what: String| rpc_error(ErrorCode::InvalidParams, format!("invalid params for `gted`: tree `{which}` {what}"));
     let mut stack = vec![(tree, 1usize)];
     let mut nodes = 0usize;
     while let Some((node, depth)) = stack.pop() {
@@ -92,7 +92,7 @@ pub fn check_tree_size(which: &str, tree: &Value, limits: &GtedLimits) -> Result
 pub fn run_gted(p: &GtedParams, limits: &GtedLimits) -> Result<GtedResult, RpcError> {
     check_tree_size("a", &p.a, limits)?;
     check_tree_size("b", &p.b, limits)?;
-    leanpool_gted::gted(p).map_err(|e| rpc_error(codes::INVALID_PARAMS, format!("invalid params for `gted`: {e}")))
+    leanpool_gted::gted(p).map_err(|e| rpc_error(ErrorCode::InvalidParams, format!("invalid params for `gted`: {e}")))
 }
 
 #[cfg(test)]
@@ -103,18 +103,18 @@ mod tests {
     #[test]
     fn decoding() {
         assert!(matches!(Call::decode("check", json!({"text": "example : 1 = 1 := rfl"})), Ok(Call::Check(_))));
-        assert_eq!(Call::decode("check", json!({"txt": "x"})).unwrap_err().code, codes::INVALID_PARAMS);
-        assert_eq!(Call::decode("check", json!({"text": 5})).unwrap_err().code, codes::INVALID_PARAMS);
-        assert_eq!(Call::decode("check", json!([1])).unwrap_err().code, codes::INVALID_PARAMS);
-        assert_eq!(Call::decode("opt", json!({"text": "t", "timeout_ms": -1})).unwrap_err().code, codes::INVALID_PARAMS);
+        assert_eq!(Call::decode("check", json!({"txt": "x"})).unwrap_err().code, ErrorCode::InvalidParams);
+        assert_eq!(Call::decode("check", json!({"text": 5})).unwrap_err().code, ErrorCode::InvalidParams);
+        assert_eq!(Call::decode("check", json!([1])).unwrap_err().code, ErrorCode::InvalidParams);
+        assert_eq!(Call::decode("opt", json!({"text": "t", "timeout_ms": -1})).unwrap_err().code, ErrorCode::InvalidParams);
         assert_eq!(Call::decode("status", Value::Null).unwrap(), Call::Status);
-        assert_eq!(Call::decode("status", json!({"x": 1})).unwrap_err().code, codes::INVALID_PARAMS);
-        assert_eq!(Call::decode("frobnicate", Value::Null).unwrap_err().code, codes::METHOD_NOT_FOUND);
+        assert_eq!(Call::decode("status", json!({"x": 1})).unwrap_err().code, ErrorCode::InvalidParams);
+        assert_eq!(Call::decode("frobnicate", Value::Null).unwrap_err().code, ErrorCode::MethodNotFound);
         let g = Call::decode("gted", json!({"a": {"content": "x"}, "b": {"content": "x"}})).unwrap();
         let Call::Gted(g) = g else { panic!() };
         assert_eq!(run_gted(&g, &GtedLimits::default()).unwrap().similarity, 1.0);
         let bad = GtedParams { a: json!(3), b: json!(4), mode: None };
-        assert_eq!(run_gted(&bad, &GtedLimits::default()).unwrap_err().code, codes::INVALID_PARAMS);
+        assert_eq!(run_gted(&bad, &GtedLimits::default()).unwrap_err().code, ErrorCode::InvalidParams);
     }
 
     /// Params must be an object (or absent): `["x"]` was decoded as
@@ -124,11 +124,11 @@ mod tests {
         for p in [json!(["x"]), json!(["x", 5, false]), json!("x"), json!(3), json!(true)] {
             for m in ["check", "normalize", "opt", "gted"] {
                 let e = Call::decode(m, p.clone()).unwrap_err();
-                assert_eq!(e.code, codes::INVALID_PARAMS, "{m} {p}");
+                assert_eq!(e.code, ErrorCode::InvalidParams, "{m} {p}");
                 assert!(e.message.contains("object"), "{m}: {}", e.message);
             }
         }
-        assert_eq!(Call::decode("status", json!([])).unwrap_err().code, codes::INVALID_PARAMS);
+        assert_eq!(Call::decode("status", json!([])).unwrap_err().code, ErrorCode::InvalidParams);
     }
 
     fn flat(leaves: usize) -> Value {
@@ -151,7 +151,7 @@ mod tests {
         let p = GtedParams { a: flat(100_000), b: flat(100_000), mode: Some("plain".into()) };
         let t = std::time::Instant::now();
         let e = run_gted(&p, &GtedLimits::default()).unwrap_err();
-        assert_eq!(e.code, codes::INVALID_PARAMS);
+        assert_eq!(e.code, ErrorCode::InvalidParams);
         assert!(e.message.contains("tree `a` has more than 2000 nodes"), "{}", e.message);
         assert!(t.elapsed() < std::time::Duration::from_secs(5), "{:?}", t.elapsed());
         // At the cap: accepted.

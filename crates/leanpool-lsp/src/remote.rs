@@ -4,7 +4,9 @@
 //! (docs/protocol.md, "lease"). The daemon guards the tunnel itself; it
 //! takes whole texts only, so every edit goes out as the full text.
 
-use serde_json::{json, Value};
+use leanpool_protocol::method::{self, Method};
+use leanpool_protocol::{Id, LeaseParams, LeaseResult, Request, Response};
+use serde_json::Value;
 use std::path::Path;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::UnixStream;
@@ -51,7 +53,13 @@ pub(crate) async fn lease(socket: &Path, text: &str) -> Result<RemoteLease, Stri
     let mut rd = BufReader::with_capacity(64 << 10, rd);
     let mut wr = BufWriter::new(wr);
     let header = leanpool_lean::header_key(text);
-    let req = json!({ "jsonrpc": "2.0", "id": 1, "method": "lease", "params": { "header": header } });
+    let params = LeaseParams { header };
+    let req = Request {
+        jsonrpc: "2.0".into(),
+        id: Id::Num(1),
+        method: method::Lease::NAME.into(),
+        params: serde_json::to_value(params).expect("serializable"),
+    };
     let mut line = serde_json::to_vec(&req).expect("serializable");
     line.push(b'\n');
     let io = |e: std::io::Error| format!("the leanpool daemon at {} hung up: {e}", socket.display());
@@ -61,17 +69,15 @@ pub(crate) async fn lease(socket: &Path, text: &str) -> Result<RemoteLease, Stri
     if rd.read_line(&mut answer).await.map_err(io)? == 0 {
         return Err(format!("the leanpool daemon at {} closed the connection without answering", socket.display()));
     }
-    let answer: Value = serde_json::from_str(&answer).map_err(|e| format!("the daemon's answer to `lease` is not JSON: {e}"))?;
-    if let Some(err) = answer.get("error") {
-        let msg = err.get("message").and_then(Value::as_str).unwrap_or("no message");
-        let code = err.get("code").and_then(Value::as_i64).unwrap_or(0);
-        return Err(format!("the leanpool daemon refused the lease: {msg} (code {code})"));
+    let answer: Response =
+        serde_json::from_str(&answer).map_err(|e| format!("the daemon's answer to `lease` is not a JSON-RPC answer: {e}"))?;
+    if let Some(err) = answer.error {
+        return Err(format!("the leanpool daemon refused the lease: {} (code {})", err.message, err.code));
     }
-    let r = &answer["result"];
-    let (Some(uri), Some(version), Some(pid), Some(header)) =
-        (r["uri"].as_str(), r["version"].as_i64(), r["pid"].as_u64(), r["header"].as_str())
-    else {
-        return Err(format!("the daemon's answer to `lease` lacks uri/version/pid/header: {answer}"));
+    let r: <method::Lease as Method>::Result = match answer.result.map(serde_json::from_value::<LeaseResult>) {
+        Some(Ok(r)) => r,
+        Some(Err(e)) => return Err(format!("the daemon's answer to `lease` lacks uri/version/pid/header: {e}")),
+        None => return Err("the daemon's answer to `lease` has neither result nor error".into()),
     };
     let (in_tx, in_rx) = mpsc::unbounded_channel();
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Value>();
@@ -106,10 +112,10 @@ pub(crate) async fn lease(socket: &Path, text: &str) -> Result<RemoteLease, Stri
         let _ = wr.shutdown().await;
     });
     Ok(RemoteLease {
-        uri: uri.to_string(),
-        version,
-        pid: pid as u32,
-        header: header.to_string(),
+        uri: r.uri,
+        version: r.version,
+        pid: r.pid,
+        header: r.header,
         rx: Some(in_rx),
         tx: out_tx,
         tasks: vec![reader, writer],

@@ -227,34 +227,6 @@ impl ErrorCode {
     }
 }
 
-/// The codes under their docs/protocol.md names, for code written before
-/// [`ErrorCode`]; new code names the variants.
-pub mod codes {
-    use super::ErrorCode;
-    /// [`ErrorCode::ParseError`].
-    pub const PARSE_ERROR: ErrorCode = ErrorCode::ParseError;
-    /// [`ErrorCode::InvalidRequest`].
-    pub const INVALID_REQUEST: ErrorCode = ErrorCode::InvalidRequest;
-    /// [`ErrorCode::MethodNotFound`].
-    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode::MethodNotFound;
-    /// [`ErrorCode::InvalidParams`].
-    pub const INVALID_PARAMS: ErrorCode = ErrorCode::InvalidParams;
-    /// [`ErrorCode::InternalError`].
-    pub const INTERNAL_ERROR: ErrorCode = ErrorCode::InternalError;
-    /// [`ErrorCode::RequestTooLarge`].
-    pub const REQUEST_TOO_LARGE: ErrorCode = ErrorCode::RequestTooLarge;
-    /// [`ErrorCode::Overloaded`].
-    pub const OVERLOADED: ErrorCode = ErrorCode::Overloaded;
-    /// [`ErrorCode::WorkerFailed`].
-    pub const WORKER_FAILED: ErrorCode = ErrorCode::WorkerFailed;
-    /// [`ErrorCode::Unauthorized`].
-    pub const UNAUTHORIZED: ErrorCode = ErrorCode::Unauthorized;
-    /// [`ErrorCode::ShuttingDown`].
-    pub const SHUTTING_DOWN: ErrorCode = ErrorCode::ShuttingDown;
-    /// [`ErrorCode::SpawnFailed`].
-    pub const SPAWN_FAILED: ErrorCode = ErrorCode::SpawnFailed;
-}
-
 impl PartialEq for ErrorCode {
     fn eq(&self, other: &Self) -> bool {
         self.code() == other.code()
