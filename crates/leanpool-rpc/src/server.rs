@@ -13,10 +13,13 @@ use leanpool_protocol::method::{self, Method, ShutdownResult};
 use leanpool_protocol::{ErrorCode, Id, Request, Response, RpcError};
 use serde::Serialize;
 use serde_json::value::RawValue;
+use std::future::Future;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::UnixStream;
@@ -299,7 +302,10 @@ fn start<H: Handler>(
         let t0 = Instant::now();
         let mut phase = shared.phase.subscribe();
         let out = tokio::select! {
-            r = shared.handler.call(&method, params, &ctx) => r,
+            r = CatchUnwind(Box::pin(shared.handler.call(&method, params, &ctx))) => r.unwrap_or_else(|why| {
+                tracing::error!(conn = ctx.conn, ?id, method, "the request's task panicked: {why}");
+                Err(rpc_error(ErrorCode::InternalError, format!("leanpool failed on this request (a bug: {why})")))
+            }),
             _ = reached(&mut phase, Phase::Closed) =>
                 Err(rpc_error(ErrorCode::ShuttingDown, "the daemon shut down before this request finished")),
         };
@@ -311,6 +317,32 @@ fn start<H: Handler>(
         let _ = tx.send(Answer::from_result(id, out)).await;
     });
     None
+}
+
+/// A handler's future whose panic becomes an `Err` with the panic's
+/// message: a bug in a method must still answer its request (with
+/// `INTERNAL_ERROR`), never leave it unanswered. The daemon is built with
+/// `panic = "unwind"` (the default), so the panic reaches here.
+struct CatchUnwind<F>(Pin<Box<F>>);
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, String>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let fut = self.0.as_mut();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(cx))) {
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Err(panic_message(payload.as_ref()))),
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
 }
 
 enum Upgraded {
