@@ -313,3 +313,20 @@ async fn connections_past_the_limit_are_refused_with_a_clear_error() {
     b.send(status).await;
     assert_eq!(b.recv().await["result"], json!({"test": true}));
 }
+
+/// Attack on "exactly one answer": a method whose task panics (a leanpool
+/// bug) used to leave its request unanswered (the connection's JoinSet
+/// dropped the panic). It is answered INTERNAL_ERROR, never WORKER_FAILED,
+/// and the connection goes on serving.
+#[tokio::test]
+async fn a_panicking_method_is_answered_internal_error() {
+    let s = start(|_| {});
+    let mut raw = Raw::new(&s.path).await;
+    raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"panic\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"status\"}\n").await;
+    let mut got = vec![raw.recv().await, raw.recv().await];
+    got.sort_by_key(|v| v["id"].as_i64());
+    assert_eq!(got[0]["id"], 1, "{got:?}");
+    assert_eq!(got[0]["error"]["code"], ErrorCode::InternalError.code(), "{got:?}");
+    assert!(got[0]["error"]["message"].as_str().unwrap().contains("the test handler's `panic` method"), "{got:?}");
+    assert_eq!(got[1]["result"], json!({"test": true}), "{got:?}");
+}

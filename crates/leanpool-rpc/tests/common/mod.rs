@@ -64,6 +64,9 @@ impl Handler for TestHandler {
                 result(&json!({"a": g.a, "b": g.b}))
             }
             "status" => result(&json!({"test": true})),
+            // A bug in a method (test handler only): the server must still
+            // answer, INTERNAL_ERROR.
+            "panic" => panic!("the test handler's `panic` method"),
             _ => Err(method_not_found(method)),
         };
         flag.1 = true;
