@@ -1,20 +1,16 @@
 //! `lease` through a real daemon (in-process server, real Unix socket, a
-//! real pool) whose workers are the FAKE Lean worker of the pool tests
-//! (`leanpool-pool/tests/support/fake_peer.rs`: it starts in milliseconds,
-//! logs every text it is sent, and forges frames on demand, which real
-//! Lean cannot be made to do with the guard on). The same tunnel on real
-//! Lean: `leanpool`'s `lsp_lean` test (`leanpool lsp --socket`).
+//! real pool) whose workers are leanpool-testkit's FAKE Lean worker
+//! (`leanpool_testkit::fake_lean`: it starts in milliseconds, logs every
+//! text it is sent, and forges frames on demand, which real Lean cannot be
+//! made to do with the guard on). The same tunnel on real Lean:
+//! `leanpool`'s `lsp_lean` test (`leanpool lsp --socket`).
 //!
-//! `harness = false`: this executable is also the fake worker (the pool
-//! starts it with `LEANPOOL_FAKE_PEER=1`).
+//! `harness = false`: this executable is also the fake worker
+//! (`leanpool_testkit::harness::main`).
 
-#[path = "../../leanpool-pool/tests/support/fake_peer.rs"]
-mod fake_peer;
-#[path = "../../leanpool-pool/tests/support/procs.rs"]
-mod procs;
-
-use leanpool_lean::{BackendKind, LeanCommand};
-use leanpool_pool::{Pool, PoolConfig};
+use leanpool_pool::Pool;
+use leanpool_testkit::harness::{fake_pool_config, Ctx};
+use leanpool_testkit::procs;
 use leanpool_protocol::ErrorCode;
 use leanpool_daemon::{BackendInfo, PoolHandler};
 use leanpool_rpc::{Server, ServerOptions};
@@ -27,46 +23,22 @@ use tokio::net::UnixStream;
 
 const T: Duration = Duration::from_secs(20);
 
-fn fake_command(log: &Path) -> LeanCommand {
-    LeanCommand {
-        program: std::env::current_exe().unwrap(),
-        args: vec![],
-        env: vec![(fake_peer::FAKE_ENV.into(), "1".into()), ("FAKE_LOG".into(), log.display().to_string())],
-        cwd: None,
-        backend: BackendKind::Native,
-        version: None,
-        source: "fake worker (leanpool-pool/tests/support/fake_peer.rs)".into(),
-    }
-}
-
 struct Daemon {
     socket: PathBuf,
     log: PathBuf,
     pool: Pool,
-    _dir: tempfile::TempDir,
 }
 
-fn daemon(max_leases: usize, max_request_bytes: usize) -> Daemon {
-    let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("d.sock");
-    let log = dir.path().join("fake.log");
-    let cfg = PoolConfig {
-        max_workers: 2,
-        max_workers_per_key: 1,
-        spares_per_key: 0,
-        start_timeout_ms: 10_000,
-        // The fake writes its log into the test's temp dir, which the
-        // sandbox would forbid (the sandbox is tested on real Lean).
-        sandbox: leanpool_lean::SandboxConfig { mode: leanpool_lean::SandboxMode::Off, ..Default::default() },
-        ..PoolConfig::default()
-    };
-    let pool = Pool::new(fake_command(&log), cfg);
+/// A daemon on a socket in the test's dir, its pool's workers the fake.
+fn daemon(cx: &Ctx, max_leases: usize, max_request_bytes: usize) -> Daemon {
+    let socket = cx.dir.path().join("d.sock");
+    let pool = cx.fake_pool(fake_pool_config());
     let handler = PoolHandler::new(pool.clone(), &socket, BackendInfo::unavailable("fake".into())).with_max_leases(max_leases);
     let mut opts = ServerOptions::new(&socket);
     opts.max_request_bytes = max_request_bytes;
     let server = Server::bind(opts, handler).unwrap();
     tokio::spawn(server.run());
-    Daemon { socket, log, pool, _dir: dir }
+    Daemon { socket, log: cx.log(), pool }
 }
 
 struct Conn {
@@ -133,8 +105,8 @@ async fn wait_gone(pid: u32) {
 /// worker still serves the acceptable text afterwards. Meanwhile other
 /// connections' `check` keeps working, a second lease is refused at the
 /// cap, and closing the connection kills the worker.
-async fn attack_lease_refuses_what_the_guard_refuses() {
-    let d = daemon(1, 64 << 10);
+async fn attack_lease_refuses_what_the_guard_refuses(cx: Ctx) {
+    let d = daemon(&cx, 1, 64 << 10);
     let mut c = Conn::open(&d.socket).await;
     let r = c.call("lease", json!({"header": "import Init\n\n#eval 1\n"})).await;
     let r = r["result"].clone();
@@ -214,8 +186,8 @@ async fn attack_lease_refuses_what_the_guard_refuses() {
 /// Code in a leased worker forging frames (diagnostics for a version never
 /// sent; an answer to a request never sent): the worker is killed, counted
 /// `compromised`, and the tunnel ends with the reason.
-async fn attack_forged_frame_from_a_leased_worker_ends_the_lease() {
-    let d = daemon(2, 4 << 20);
+async fn attack_forged_frame_from_a_leased_worker_ends_the_lease(cx: Ctx) {
+    let d = daemon(&cx, 2, 4 << 20);
     for (n, script) in ["forge_version", "forge_answer"].into_iter().enumerate() {
         let mut c = Conn::open(&d.socket).await;
         let r = c.call("lease", json!({"header": ""})).await["result"].clone();
@@ -232,8 +204,8 @@ async fn attack_forged_frame_from_a_leased_worker_ends_the_lease() {
 }
 
 /// `lease` takes the connection over only when it is alone on it.
-async fn lease_must_be_alone_on_its_connection() {
-    let d = daemon(2, 4 << 20);
+async fn lease_must_be_alone_on_its_connection(cx: Ctx) {
+    let d = daemon(&cx, 2, 4 << 20);
     let mut c = Conn::open(&d.socket).await;
     // A `check` in flight (the fake sleeps), then `lease` behind it.
     c.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "check", "params": {"text": "theorem t : True := trivial\n-- FAKE sleep 300\n"}})).await;
@@ -251,32 +223,9 @@ async fn lease_must_be_alone_on_its_connection() {
 }
 
 fn main() {
-    if std::env::var_os(fake_peer::FAKE_ENV).is_some() {
-        fake_peer::serve();
-        return;
-    }
-    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    type F = fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
-    let all: Vec<(&str, F)> = vec![
-        ("attack_lease_refuses_what_the_guard_refuses", || Box::pin(attack_lease_refuses_what_the_guard_refuses())),
-        ("attack_forged_frame_from_a_leased_worker_ends_the_lease", || Box::pin(attack_forged_frame_from_a_leased_worker_ends_the_lease())),
-        ("lease_must_be_alone_on_its_connection", || Box::pin(lease_must_be_alone_on_its_connection())),
-    ];
-    let mut failed = vec![];
-    for (name, f) in all.into_iter().filter(|(n, _)| filter.as_deref().is_none_or(|f| n.contains(f))) {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        let r = rt.block_on(async move { tokio::spawn(tokio::time::timeout(Duration::from_secs(60), f())).await });
-        drop(rt);
-        let ok = matches!(r, Ok(Ok(())));
-        println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
-        if !ok {
-            failed.push(name);
-        }
-        procs::kill_all_workers();
-    }
-    if !failed.is_empty() {
-        println!("\ntest result: FAILED: {failed:?}");
-        std::process::exit(1);
-    }
-    println!("\ntest result: ok");
+    leanpool_testkit::harness::main(leanpool_testkit::tests![
+        attack_lease_refuses_what_the_guard_refuses,
+        attack_forged_frame_from_a_leased_worker_ends_the_lease,
+        lease_must_be_alone_on_its_connection,
+    ]);
 }

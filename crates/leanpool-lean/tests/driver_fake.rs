@@ -1,27 +1,27 @@
-//! The driver's mechanics against a stand-in LSP server
-//! (`fake_lsp.py`): noise on stdout, server-to-client requests,
-//! diagnostics before/after the done progress, deaths and process-group
-//! kills. Nothing here is about Lean's behaviour; `lean_worker.rs` runs
-//! the real Lean.
+//! The driver's mechanics against leanpool-testkit's scripted fake Lean,
+//! in its noisy (`--chatty`) form: noise on stdout, server-to-client
+//! requests, diagnostics before/after the done progress, deaths, panics
+//! without exit, forged frames and process-group kills. Nothing here is
+//! about Lean's behaviour; `lean_worker.rs` runs the real Lean.
+//!
+//! `harness = false`: this executable is also the fake worker
+//! (`leanpool_testkit::harness::main`).
 
-use leanpool_lean::{check_on, proc, BackendKind, LeanCommand, Worker, WorkerConfig, WorkerError};
+use leanpool_lean::{check_on, proc, Worker, WorkerConfig, WorkerError};
 use leanpool_protocol::{CheckParams, CheckStatus, Position};
+use leanpool_testkit::fake_lean::CHATTY;
+use leanpool_testkit::harness::Ctx;
 use serde_json::json;
 use std::time::Duration;
 
-fn fake() -> WorkerConfig {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake_lsp.py");
-    let mut cfg = WorkerConfig::new(LeanCommand {
-        program: "python3".into(),
-        args: vec![script.into()],
-        env: vec![],
-        cwd: None,
-        backend: BackendKind::Native,
-        version: None,
-        source: "test".into(),
-    });
+fn fake(cx: &Ctx) -> WorkerConfig {
+    let mut command = cx.fake_command(&[CHATTY]);
+    // No log: the worker runs in the default OS sandbox, which (rightly)
+    // forbids writing the test's temp dir.
+    command.env.retain(|(k, _)| k != "FAKE_LOG");
+    let mut cfg = WorkerConfig::new(command);
     // Generous: a starved machine (niced tests next to Lean start-ups) can
-    // take seconds to start Python; a healthy fake is ready in ~50 ms.
+    // take seconds to start a process; a healthy fake is ready in ms.
     cfg.start_timeout = Duration::from_secs(60);
     cfg
 }
@@ -32,10 +32,9 @@ fn params(text: &str) -> CheckParams {
     CheckParams { text: text.into(), timeout_ms: None, timings: false }
 }
 
-#[tokio::test]
-async fn diagnostics_for_each_version_and_server_requests_answered() {
+async fn diagnostics_for_each_version_and_server_requests_answered(cx: Ctx) {
     let header = "import Init\n";
-    let mut w = Worker::spawn(&fake(), header).await.unwrap();
+    let mut w = Worker::spawn(&fake(&cx), header).await.unwrap();
     assert_eq!(w.version(), 1);
     // Alternating versions publish before / after the done progress.
     for round in 0..4 {
@@ -62,9 +61,8 @@ async fn diagnostics_for_each_version_and_server_requests_answered() {
     assert!(proc::group_members(pid).is_empty());
 }
 
-#[tokio::test]
-async fn warmup_runs_at_spawn_and_is_not_a_use() {
-    let mut cfg = fake();
+async fn warmup_runs_at_spawn_and_is_not_a_use(cx: Ctx) {
+    let mut cfg = fake(&cx);
     cfg.warmup = Some("theorem w : True := trivial\n".into());
     let mut w = Worker::spawn(&cfg, "").await.unwrap();
     assert_eq!((w.version(), w.uses()), (2, 0));
@@ -74,12 +72,11 @@ async fn warmup_runs_at_spawn_and_is_not_a_use() {
     w.kill().await;
 }
 
-#[tokio::test]
-async fn check_maps_to_caller_coordinates() {
+async fn check_maps_to_caller_coordinates(cx: Ctx) {
     let caller = "-- a comment\n\nimport Init   \n\ntheorem a : True := trivial\ntheorem b : True := bad\n";
     let header = leanpool_lean::header_key(caller);
     assert_eq!(header, "import Init\n");
-    let mut w = Worker::spawn(&fake(), &header).await.unwrap();
+    let mut w = Worker::spawn(&fake(&cx), &header).await.unwrap();
     let r = check_on(&mut w, &params(caller), T).await.unwrap();
     assert_eq!(r.status, CheckStatus::Error);
     assert_eq!(r.diagnostics[0].range.start, Position { line: 5, character: 20 }, "{r:?}");
@@ -89,12 +86,11 @@ async fn check_maps_to_caller_coordinates() {
     w.kill().await;
 }
 
-#[tokio::test]
-async fn timeout_kills_the_whole_group() {
-    let mut w = Worker::spawn(&fake(), "").await.unwrap();
+async fn timeout_kills_the_whole_group(cx: Ctx) {
+    let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
     let pid = w.pid();
     // The fake forks a `sleep` into its group, then never finishes.
-    let mut p = params("example : True := trivial -- FORK SLEEP\n");
+    let mut p = params("example : True := trivial\n-- FAKE fork\n-- FAKE hang\n");
     p.timeout_ms = Some(500);
     let r = check_on(&mut w, &p, T).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout);
@@ -109,10 +105,9 @@ async fn timeout_kills_the_whole_group() {
     assert!(matches!(w.elaborate("x", T).await, Err(WorkerError::Died { .. })));
 }
 
-#[tokio::test]
-async fn crash_reports_stderr_tail() {
-    let mut w = Worker::spawn(&fake(), "").await.unwrap();
-    match w.elaborate("CRASH\n", T).await {
+async fn crash_reports_stderr_tail(cx: Ctx) {
+    let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
+    match w.elaborate("-- FAKE crash\n", T).await {
         Err(WorkerError::Died { stderr_tail }) => assert!(stderr_tail.contains("boom: fake crash"), "{stderr_tail}"),
         other => panic!("expected Died, got {other:?}"),
     }
@@ -126,13 +121,12 @@ async fn crash_reports_stderr_tail() {
 /// `Compromised`, kills the process at once and leaves the worker dead for
 /// every later request. The fake stands in for Lean because real Lean
 /// cannot be made to forge frames while the guard is on.
-#[tokio::test]
-async fn forged_frames_mark_the_worker_compromised() {
+async fn forged_frames_mark_the_worker_compromised(cx: Ctx) {
     for kind in ["version", "uri", "answer", "junk", "note"] {
-        let mut w = Worker::spawn(&fake(), "").await.unwrap();
+        let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
         let pid = w.pid();
         assert!(w.elaborate("fine\n", T).await.unwrap().is_empty(), "{kind}");
-        let text = format!("theorem bad\nFORGE:{kind}\n");
+        let text = format!("theorem bad\n-- FAKE forge_{kind}\n");
         match w.elaborate(&text, T).await {
             Err(WorkerError::Compromised(what)) => eprintln!("[{kind}] {what}"),
             other => panic!("{kind}: expected Compromised, got {other:?}"),
@@ -154,12 +148,11 @@ async fn forged_frames_mark_the_worker_compromised() {
 /// A panic line on stderr is the worker's death even though the process
 /// does not exit (the WASM build hangs after `INTERNAL PANIC`): the request
 /// fails at once, long before its time limit, and the pool can replace it.
-#[tokio::test]
-async fn internal_panic_on_stderr_is_death_without_exit() {
-    let mut w = Worker::spawn(&fake(), "").await.unwrap();
+async fn internal_panic_on_stderr_is_death_without_exit(cx: Ctx) {
+    let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
     let pid = w.pid();
     let t = std::time::Instant::now();
-    match w.elaborate("PANIC\n", Duration::from_secs(60)).await {
+    match w.elaborate("-- FAKE panic\n", Duration::from_secs(60)).await {
         Err(WorkerError::Panicked { message, stderr_tail }) => {
             assert_eq!(message, "INTERNAL PANIC: out of memory");
             assert!(stderr_tail.contains("some output\nINTERNAL PANIC: out of memory"), "{stderr_tail}")
@@ -174,9 +167,8 @@ async fn internal_panic_on_stderr_is_death_without_exit() {
     assert!(proc::group_members(pid).is_empty());
 }
 
-#[tokio::test]
-async fn rpc_call_connects_and_passes_big_session_ids() {
-    let mut w = Worker::spawn(&fake(), "").await.unwrap();
+async fn rpc_call_connects_and_passes_big_session_ids(cx: Ctx) {
+    let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
     w.elaborate("theorem t : True := trivial\n", T).await.unwrap();
     let pos = lsp_types::Position { line: 0, character: 20 };
     let before = w.lsp_requests();
@@ -200,13 +192,12 @@ async fn rpc_call_connects_and_passes_big_session_ids() {
     w.kill().await;
 }
 
-#[tokio::test]
-async fn spawn_failure_is_reported() {
-    let mut cfg = fake();
+async fn spawn_failure_is_reported(cx: Ctx) {
+    let mut cfg = fake(&cx);
     cfg.command.program = "/nonexistent/lean".into();
     assert!(matches!(Worker::spawn(&cfg, "").await, Err(WorkerError::Spawn(_))));
     // Starts but never answers `initialize`: bounded by start_timeout.
-    let mut cfg = fake();
+    let mut cfg = fake(&cx);
     cfg.command.program = "sh".into();
     cfg.command.args = vec!["-c".into(), "sleep 30".into()];
     cfg.start_timeout = Duration::from_millis(300);
@@ -214,9 +205,8 @@ async fn spawn_failure_is_reported() {
     assert!(matches!(e, WorkerError::Spawn(_) | WorkerError::Died { .. }), "{e:?}");
 }
 
-#[tokio::test]
-async fn rejected_texts_never_reach_the_worker() {
-    let mut w = Worker::spawn(&fake(), "").await.unwrap();
+async fn rejected_texts_never_reach_the_worker(cx: Ctx) {
+    let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
     let r = check_on(&mut w, &params("#eval IO.println \"hi\"\n"), T).await.unwrap();
     assert_eq!(r.status, CheckStatus::Rejected);
     assert!(r.reason.as_deref().unwrap_or("").contains("#eval"), "{r:?}");
@@ -229,16 +219,31 @@ async fn rejected_texts_never_reach_the_worker() {
 /// real Lean in `leanpool/tests/faults.rs`). Linux ties that signal to the
 /// spawning *thread*: a worker spawned from a thread that then ends must
 /// still live, which is what forking from the spawner thread ensures.
-#[test]
-fn worker_outlives_the_thread_that_spawned_it() {
-    let rt = std::sync::Arc::new(tokio::runtime::Runtime::new().unwrap());
-    let rt2 = rt.clone();
-    let mut w = std::thread::spawn(move || rt2.block_on(Worker::spawn(&fake(), "")).unwrap()).join().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+async fn worker_outlives_the_thread_that_spawned_it(cx: Ctx) {
+    let rt = tokio::runtime::Handle::current();
+    let cfg = fake(&cx);
+    let mut w = std::thread::spawn(move || rt.block_on(Worker::spawn(&cfg, ""))).join().unwrap().unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(w.is_alive(), "the worker died with the thread that spawned it");
-    let d = rt.block_on(w.elaborate("theorem t : True := bad\n", T)).unwrap();
+    let d = w.elaborate("theorem t : True := bad\n", T).await.unwrap();
     assert_eq!(d.len(), 1);
     let pid = w.pid();
-    rt.block_on(w.kill());
+    w.kill().await;
     assert!(proc::group_members(pid).is_empty());
+}
+
+fn main() {
+    leanpool_testkit::harness::main(leanpool_testkit::tests![
+        diagnostics_for_each_version_and_server_requests_answered,
+        warmup_runs_at_spawn_and_is_not_a_use,
+        check_maps_to_caller_coordinates,
+        timeout_kills_the_whole_group,
+        crash_reports_stderr_tail,
+        forged_frames_mark_the_worker_compromised,
+        internal_panic_on_stderr_is_death_without_exit,
+        rpc_call_connects_and_passes_big_session_ids,
+        spawn_failure_is_reported,
+        rejected_texts_never_reach_the_worker,
+        worker_outlives_the_thread_that_spawned_it,
+    ]);
 }

@@ -1,60 +1,30 @@
-//! Pool tests against a FAKE Lean worker (see `support/fake_peer.rs` for
-//! what it imitates and why a fake is needed here: crashes on demand,
-//! twice in a row, memory growth, start failures, and workers that start in
-//! milliseconds so queueing/eviction can be tested at all). The same pool
-//! behaviours that real Lean can show are tested on real Lean in
-//! `pool_lean.rs`.
+//! Pool tests against the FAKE Lean worker (`leanpool_testkit::fake_lean`
+//! says what it imitates and why a fake is needed here: crashes on demand,
+//! twice in a row, memory growth, start failures, forged frames, and
+//! workers that start in milliseconds so queueing/eviction can be tested at
+//! all). The same pool behaviours that real Lean can show are tested on
+//! real Lean in `pool_lean.rs`.
 //!
-//! `harness = false`: this executable is also the fake worker (the pool
-//! starts it with `LEANPOOL_FAKE_PEER=1`). Run one test with
+//! `harness = false`: this executable is also the fake worker
+//! (`leanpool_testkit::harness::main`). Run one test with
 //! `cargo test -p leanpool-pool --test pool_fake -- NAME`.
 
-#[path = "support/fake_peer.rs"]
-mod fake_peer;
-#[path = "support/procs.rs"]
-mod procs;
-
-use leanpool_lean::{BackendKind, LeanCommand};
 use leanpool_pool::{Pool, PoolConfig, PoolError, PrewarmEntry, WorkerState};
 use leanpool_protocol::{CheckParams, CheckStatus, ErrorCode, FailureCause};
-use std::future::Future;
-use std::path::{Path, PathBuf};
-use std::pin::Pin;
+use leanpool_testkit::harness::{fake_pool_config, Ctx};
+use leanpool_testkit::procs;
 use std::time::Duration;
-
-fn fake_command(log: &Path) -> LeanCommand {
-    LeanCommand {
-        program: std::env::current_exe().unwrap(),
-        args: vec![],
-        env: vec![(fake_peer::FAKE_ENV.into(), "1".into()), ("FAKE_LOG".into(), log.display().to_string())],
-        cwd: None,
-        backend: BackendKind::Native,
-        version: None,
-        source: "fake worker (tests/support/fake_peer.rs)".into(),
-    }
-}
 
 fn base_cfg() -> PoolConfig {
     PoolConfig {
-        max_workers: 2,
-        max_workers_per_key: 1,
         default_timeout_ms: 10_000,
-        start_timeout_ms: 10_000,
         health_interval_ms: 50,
         rss_poll_ms: 20,
         idle_timeout_ms: 0,
         max_uses: 0,
-        // The fake appends to a log in the test's own temp dir, which the
-        // sandbox would (rightly) forbid. The sandbox is tested on real
-        // Lean (leanpool's `sandbox_lean` test) and in leanpool-lean's
-        // unit tests.
-        sandbox: leanpool_lean::SandboxConfig { mode: leanpool_lean::SandboxMode::Off, ..Default::default() },
         min_timeout_ms: 1,
-        // The tests below that are not about spares count workers and
-        // spawns exactly; the spares tests turn them on.
-        spares_per_key: 0,
         rss_headroom_bytes: None,
-        ..PoolConfig::default()
+        ..fake_pool_config()
     }
 }
 
@@ -75,25 +45,6 @@ fn roles(pool: &Pool, header: &str) -> (Vec<u32>, Vec<u32>) {
 /// The pid that served the last request (the fake logs "<pid> <line>").
 fn last_served(cx: &Ctx) -> u32 {
     cx.log_text().lines().last().unwrap().split(' ').next().unwrap().parse().unwrap()
-}
-
-struct Ctx {
-    dir: tempfile::TempDir,
-}
-
-impl Ctx {
-    fn pool(&self, cfg: PoolConfig) -> Pool {
-        Pool::new(fake_command(&self.log()), cfg)
-    }
-    fn log(&self) -> PathBuf {
-        self.dir.path().join("fake.log")
-    }
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(self.log()).unwrap_or_default()
-    }
-    fn path(&self, name: &str) -> String {
-        self.dir.path().join(name).display().to_string()
-    }
 }
 
 fn req(text: impl Into<String>) -> CheckParams {
@@ -132,7 +83,7 @@ async fn finish(pool: Pool) {
 /// A worker dying mid-request: the retry goes to the ready spare (no start
 /// waited for), and the replacement comes up as the new spare.
 async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
-    let pool = cx.pool(spares_cfg());
+    let pool = cx.fake_pool(spares_cfg());
     pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
     let first = last_served(&cx);
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
@@ -163,7 +114,7 @@ async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
 /// request arrives, so which of the two serves it is not fixed here (it
 /// is on real Lean: `pool_lean.rs`, `spares_on_real_lean`).
 async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
-    let pool = cx.pool(PoolConfig { max_uses: 3, ..spares_cfg() });
+    let pool = cx.fake_pool(PoolConfig { max_uses: 3, ..spares_cfg() });
     pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
     let cold = pool.status().counters.cold_waits;
     assert_eq!(cold, 1, "the very first request waited for the first start");
@@ -193,7 +144,7 @@ async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
 /// Not enough `MemAvailable` for the measured worker plus the margin: no
 /// spare, and `status` says why.
 async fn no_spare_when_memory_is_short(cx: Ctx) {
-    let pool = cx.pool(PoolConfig { spare_memory_margin_bytes: u64::MAX / 4, ..spares_cfg() });
+    let pool = cx.fake_pool(PoolConfig { spare_memory_margin_bytes: u64::MAX / 4, ..spares_cfg() });
     pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
     // The event: the supervisor has planned this key's spare and refused it.
     wait_until("the spare refused for memory", || {
@@ -210,7 +161,7 @@ async fn no_spare_when_memory_is_short(cx: Ctx) {
 /// `max_workers` reached: the spare waits, and a new header's request
 /// evicts the spare before any serving worker.
 async fn spare_yields_to_another_header(cx: Ctx) {
-    let pool = cx.pool(PoolConfig { max_workers: 2, ..spares_cfg() });
+    let pool = cx.fake_pool(PoolConfig { max_workers: 2, ..spares_cfg() });
     pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
     let (serving, _) = roles(&pool, "");
@@ -230,7 +181,7 @@ async fn spare_yields_to_another_header(cx: Ctx) {
 /// by uid or connection) never runs on another caller's worker, whatever
 /// the imports; the same tag shares its own.
 async fn attack_isolated_callers_never_share_a_worker(cx: Ctx) {
-    let pool = cx.pool(PoolConfig { max_workers: 3, ..base_cfg() });
+    let pool = cx.fake_pool(PoolConfig { max_workers: 3, ..base_cfg() });
     let (alice, mallory) = (pool.as_caller("uid:1000"), pool.as_caller("uid:6666"));
     alice.check(req("theorem a : True := trivial\n")).await.unwrap();
     let pa = last_served(&cx);
@@ -251,7 +202,7 @@ async fn attack_isolated_callers_never_share_a_worker(cx: Ctx) {
 }
 
 async fn two_headers_two_workers(cx: Ctx) {
-    let pool = cx.pool(base_cfg());
+    let pool = cx.fake_pool(base_cfg());
     let (a, b) = tokio::join!(
         pool.check(req("import A\ntheorem a : True := trivial\n-- FAKE sleep 200\n")),
         pool.check(req("import B\ntheorem b : True := trivial\n-- FAKE sleep 200\n")),
@@ -278,7 +229,7 @@ async fn two_headers_two_workers(cx: Ctx) {
 }
 
 async fn crash_once_is_retried_on_a_fresh_worker(cx: Ctx) {
-    let pool = cx.pool(base_cfg());
+    let pool = cx.fake_pool(base_cfg());
     pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
     let before = pids(&pool, "");
     let text = format!("theorem a : True := trivial\n-- FAKE crash_once {}\n", cx.path("flag"));
@@ -290,7 +241,7 @@ async fn crash_once_is_retried_on_a_fresh_worker(cx: Ctx) {
 }
 
 async fn crash_twice_is_worker_failed(cx: Ctx) {
-    let pool = cx.pool(base_cfg());
+    let pool = cx.fake_pool(base_cfg());
     let e = pool.check(req("theorem a : True := trivial\n-- FAKE crash\n")).await.unwrap_err();
     assert!(matches!(e, PoolError::WorkerFailed { cause: FailureCause::DiedTwice, ref message } if message.contains("twice")), "{e:?}");
     assert_eq!(e.code(), ErrorCode::WorkerFailed);
@@ -308,7 +259,7 @@ async fn crash_twice_is_worker_failed(cx: Ctx) {
 /// and never reused, `compromised` counts it, and the next check runs on a
 /// fresh worker with a correct verdict.
 async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
-    let pool = cx.pool(base_cfg());
+    let pool = cx.fake_pool(base_cfg());
     pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
     for (n, verb) in [(1, "forge_version"), (2, "forge_answer")] {
         let before = pids(&pool, "");
@@ -327,7 +278,7 @@ async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
 }
 
 async fn timeout_replaces_the_worker(cx: Ctx) {
-    let pool = cx.pool(base_cfg());
+    let pool = cx.fake_pool(base_cfg());
     pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
     let before = pids(&pool, "");
     let mut p = req("theorem a : True := trivial\n-- FAKE sleep 5000\n");
@@ -352,7 +303,7 @@ async fn timeout_replaces_the_worker(cx: Ctx) {
 /// answer (300 ms were enough), the second times out at the maximum.
 async fn timeout_ms_is_clamped_to_the_configured_range(cx: Ctx) {
     let cfg = PoolConfig { min_timeout_ms: 1_500, max_timeout_ms: 2_000, default_timeout_ms: 2_000, ..base_cfg() };
-    let pool = cx.pool(cfg);
+    let pool = cx.fake_pool(cfg);
     pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
     let before = pids(&pool, "");
     let mut p = req("theorem a : True := trivial\n-- FAKE sleep 300\n");
@@ -368,7 +319,7 @@ async fn timeout_ms_is_clamped_to_the_configured_range(cx: Ctx) {
 }
 
 async fn max_uses_recycles(cx: Ctx) {
-    let pool = cx.pool(PoolConfig { max_uses: 2, ..base_cfg() });
+    let pool = cx.fake_pool(PoolConfig { max_uses: 2, ..base_cfg() });
     let mut seen = vec![];
     for i in 0..3 {
         pool.check(req(format!("theorem t{i} : True := trivial\n"))).await.unwrap();
@@ -385,7 +336,7 @@ async fn max_uses_recycles(cx: Ctx) {
 }
 
 async fn full_queue_is_overloaded(cx: Ctx) {
-    let pool = cx.pool(PoolConfig { max_queue_per_key: 1, ..base_cfg() });
+    let pool = cx.fake_pool(PoolConfig { max_queue_per_key: 1, ..base_cfg() });
     let p1 = pool.clone();
     let a = tokio::spawn(async move { p1.check(req("theorem a : True := trivial\n-- FAKE sleep 800\n")).await });
     wait_until("a busy", || pool.status().keys.iter().any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))).await;
@@ -402,7 +353,7 @@ async fn full_queue_is_overloaded(cx: Ctx) {
 }
 
 async fn dropped_request_is_skipped(cx: Ctx) {
-    let pool = cx.pool(base_cfg());
+    let pool = cx.fake_pool(base_cfg());
     let p1 = pool.clone();
     let a = tokio::spawn(async move { p1.check(req("theorem a : True := trivial\n-- FAKE sleep 600\n")).await });
     wait_until("a busy", || pool.status().keys.iter().any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))).await;
@@ -420,7 +371,7 @@ async fn dropped_request_is_skipped(cx: Ctx) {
 }
 
 async fn lru_idle_worker_evicted_for_new_header(cx: Ctx) {
-    let pool = cx.pool(base_cfg());
+    let pool = cx.fake_pool(base_cfg());
     pool.check(req("import A\ntheorem a : True := trivial\n")).await.unwrap();
     pool.check(req("import B\ntheorem b : True := trivial\n")).await.unwrap();
     let pb = pids(&pool, "import B\n");
@@ -440,7 +391,7 @@ async fn idle_timeout_keeps_prewarm_minimum(cx: Ctx) {
         prewarm: vec![PrewarmEntry { header: "-- warm\n\nimport P   \n".into(), min: 1 }],
         ..base_cfg()
     };
-    let pool = cx.pool(cfg);
+    let pool = cx.fake_pool(cfg);
     // The prewarm worker starts without any request.
     wait_until("prewarm worker idle", || {
         pool.status().keys.iter().any(|k| k.header == "import P\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle))
@@ -455,7 +406,7 @@ async fn idle_timeout_keeps_prewarm_minimum(cx: Ctx) {
 }
 
 async fn memory_cap_kills_the_worker(cx: Ctx) {
-    let pool = cx.pool(PoolConfig { rss_limit_bytes: Some(150 << 20), ..base_cfg() });
+    let pool = cx.fake_pool(PoolConfig { rss_limit_bytes: Some(150 << 20), ..base_cfg() });
     let e = pool.check(req("theorem a : True := trivial\n-- FAKE alloc 400\n")).await.unwrap_err();
     assert!(matches!(e, PoolError::WorkerFailed { cause: FailureCause::MemoryCap, ref message } if message.contains("memory limit")), "{e:?}");
     assert_eq!(pool.status().counters.memory_kills, 1);
@@ -467,7 +418,7 @@ async fn memory_cap_kills_the_worker(cx: Ctx) {
 /// a few MB, so 150 MB of headroom lets a small request through and stops
 /// a 400 MB one; status shows the effective cap.
 async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
-    let pool = cx.pool(PoolConfig { rss_headroom_bytes: Some(150 << 20), ..base_cfg() });
+    let pool = cx.fake_pool(PoolConfig { rss_headroom_bytes: Some(150 << 20), ..base_cfg() });
     assert_eq!(pool.check(req("theorem a : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
     let w = pool.status().keys.iter().flat_map(|k| k.workers.clone()).find(|w| w.pid.is_some()).unwrap();
     let cap = w.rss_cap_bytes.expect("a cap in status");
@@ -480,7 +431,7 @@ async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
 }
 
 async fn failed_start_is_answered(cx: Ctx) {
-    let pool = cx.pool(base_cfg());
+    let pool = cx.fake_pool(base_cfg());
     let e = pool.check(req("import FakeDieOnOpen\ntheorem a : True := trivial\n")).await.unwrap_err();
     assert!(matches!(e, PoolError::SpawnFailed(_)), "{e:?}");
     assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
@@ -489,7 +440,7 @@ async fn failed_start_is_answered(cx: Ctx) {
 }
 
 async fn graceful_shutdown_finishes_queued_work(cx: Ctx) {
-    let pool = cx.pool(base_cfg());
+    let pool = cx.fake_pool(base_cfg());
     let p1 = pool.clone();
     let a = tokio::spawn(async move { p1.check(req("theorem a : True := trivial\n-- FAKE sleep 300\n")).await });
     let p2 = pool.clone();
@@ -503,7 +454,7 @@ async fn graceful_shutdown_finishes_queued_work(cx: Ctx) {
 }
 
 async fn shutdown_deadline_answers_in_flight(cx: Ctx) {
-    let pool = cx.pool(base_cfg());
+    let pool = cx.fake_pool(base_cfg());
     let p1 = pool.clone();
     let a = tokio::spawn(async move { p1.check(req("theorem a : True := trivial\n-- FAKE sleep 5000\n")).await });
     wait_until("a busy", || pool.status().keys.iter().any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))).await;
@@ -517,7 +468,7 @@ async fn shutdown_deadline_answers_in_flight(cx: Ctx) {
 }
 
 async fn dropping_the_pool_kills_workers(cx: Ctx) {
-    let pool = cx.pool(PoolConfig { prewarm: vec![PrewarmEntry { header: String::new(), min: 1 }], ..base_cfg() });
+    let pool = cx.fake_pool(PoolConfig { prewarm: vec![PrewarmEntry { header: String::new(), min: 1 }], ..base_cfg() });
     wait_until("prewarm", || !pids(&pool, "").is_empty()).await;
     let pid = pids(&pool, "")[0];
     let clone = pool.clone();
@@ -528,7 +479,7 @@ async fn dropping_the_pool_kills_workers(cx: Ctx) {
 }
 
 async fn rlimit_as_is_applied(cx: Ctx) {
-    let pool = cx.pool(PoolConfig { rlimit_as_bytes: Some(64 << 30), ..base_cfg() });
+    let pool = cx.fake_pool(PoolConfig { rlimit_as_bytes: Some(64 << 30), ..base_cfg() });
     pool.check(req("theorem a : True := trivial\n")).await.unwrap();
     let pid = pids(&pool, "")[0];
     assert_eq!(procs::address_space_limit(pid), Some(64 << 30));
@@ -536,7 +487,7 @@ async fn rlimit_as_is_applied(cx: Ctx) {
 }
 
 async fn guard_rejection_touches_no_worker(cx: Ctx) {
-    let pool = cx.pool(base_cfg());
+    let pool = cx.fake_pool(base_cfg());
     for text in ["#eval 1 + 1\n", "open Bad\nrun_cmd pure ()\n"] {
         let r = pool.check(req(text)).await.unwrap();
         assert_eq!(r.status, CheckStatus::Rejected, "{text}");
@@ -559,7 +510,7 @@ async fn guard_rejection_touches_no_worker(cx: Ctx) {
 /// the pool's (requests go to the refill), and killing it leaves nothing.
 async fn lease_takes_the_spare_and_the_pool_refills(cx: Ctx) {
     let cfg = PoolConfig { prewarm: vec![PrewarmEntry { header: "import P\n".into(), min: 1 }], ..base_cfg() };
-    let pool = cx.pool(cfg);
+    let pool = cx.fake_pool(cfg);
     wait_until("prewarm worker idle", || {
         pool.status().keys.iter().any(|k| k.header == "import P\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle))
     })
@@ -584,7 +535,7 @@ async fn lease_takes_the_spare_and_the_pool_refills(cx: Ctx) {
 /// A lease whose caller gave up before a worker was ready takes nothing:
 /// the worker stays in the pool.
 async fn dropped_lease_leaves_the_worker_in_the_pool(cx: Ctx) {
-    let pool = cx.pool(base_cfg());
+    let pool = cx.fake_pool(base_cfg());
     let r = tokio::time::timeout(Duration::from_millis(1), pool.lease("import R\n")).await;
     assert!(r.is_err(), "a fake worker cannot start within 1 ms");
     wait_until("worker idle", || {
@@ -597,7 +548,7 @@ async fn dropped_lease_leaves_the_worker_in_the_pool(cx: Ctx) {
 }
 
 async fn concurrent_mix_every_request_answered(cx: Ctx) {
-    let pool = cx.pool(PoolConfig { max_queue_per_key: 64, ..base_cfg() });
+    let pool = cx.fake_pool(PoolConfig { max_queue_per_key: 64, ..base_cfg() });
     let mut tasks = Vec::new();
     for i in 0..45 {
         let header = ["", "import A\n", "import B\n"][i % 3];
@@ -623,21 +574,8 @@ async fn concurrent_mix_every_request_answered(cx: Ctx) {
 
 // ---------------------------------------------------------------- runner
 
-type TestFn = fn(Ctx) -> Pin<Box<dyn Future<Output = ()> + Send>>;
-
-macro_rules! tests {
-    ($($name:ident),* $(,)?) => {
-        vec![$((stringify!($name), (|cx| Box::pin($name(cx))) as TestFn)),*]
-    };
-}
-
 fn main() {
-    if std::env::var_os(fake_peer::FAKE_ENV).is_some() {
-        fake_peer::serve();
-        return;
-    }
-    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let all: Vec<(&str, TestFn)> = tests![
+    leanpool_testkit::harness::main(leanpool_testkit::tests![
         crash_retry_goes_to_the_ready_spare,
         timeout_and_recycle_served_by_the_spare,
         no_spare_when_memory_is_short,
@@ -665,33 +603,5 @@ fn main() {
         concurrent_mix_every_request_answered,
         lease_takes_the_spare_and_the_pool_refills,
         dropped_lease_leaves_the_worker_in_the_pool,
-    ];
-    let selected: Vec<_> = all.into_iter().filter(|(n, _)| filter.as_deref().is_none_or(|f| n.contains(f))).collect();
-    println!("\nrunning {} tests (fake Lean worker)", selected.len());
-    let mut failed = Vec::new();
-    for (name, f) in selected {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        let cx = Ctx { dir: tempfile::tempdir().unwrap() };
-        let r = rt.block_on(async move {
-            let h = tokio::spawn(tokio::time::timeout(Duration::from_secs(60), f(cx)));
-            h.await
-        });
-        drop(rt);
-        let ok = matches!(r, Ok(Ok(())));
-        println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
-        if !ok {
-            if let Ok(Err(_)) = r {
-                println!("  (timed out after 60 s)");
-            }
-            failed.push(name);
-        }
-        // A failed test may leave workers; never let them leak into the next.
-        procs::kill_all_workers();
-    }
-    if failed.is_empty() {
-        println!("\ntest result: ok");
-    } else {
-        println!("\ntest result: FAILED: {failed:?}");
-        std::process::exit(1);
-    }
+    ]);
 }

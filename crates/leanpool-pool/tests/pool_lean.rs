@@ -15,11 +15,9 @@
 //! Texts use the header `set_option maxHeartbeats 0` (as miniF2F files
 //! do) so the slow statements run into the pool's limits, not Lean's.
 
-#[path = "support/procs.rs"]
-mod procs;
-
 use leanpool_lean::LeanCommand;
 use leanpool_pool::{Pool, PoolConfig, PoolError, PrewarmEntry, WorkerState};
+use leanpool_testkit::procs;
 use leanpool_protocol::{CheckParams, CheckStatus};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};

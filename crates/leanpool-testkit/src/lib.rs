@@ -5,10 +5,15 @@
 //!   set), one locator for the gted tests and bench, the guard's corpus
 //!   test and the CLI tests, instead of a copy each (it used to be
 //!   `leanpool_gted::data`, a test-data path in a public library API).
-//!
-//! The scripted fake Lean workers (for faults real Lean cannot produce on
-//! demand) are still two: `crates/leanpool-lean/tests/fake_lsp.py` and
-//! `crates/leanpool-pool/tests/support/fake_peer.rs`; issue 14 part 5
-//! asks for them to be one, here.
+//! - [`fake_lean`]: the one scripted fake Lean worker, for faults real Lean
+//!   cannot produce on demand (the driver's, the pool's and the daemon's
+//!   lease tests use it; everything about Lean itself runs on real Lean).
+//! - [`harness`]: the runner and setup of the test binaries that are also
+//!   the fake (`harness = false`): per-test temp dir and fake command, the
+//!   fake pool's base config (features `lean`, `pool`).
+//! - [`procs`]: a test process's worker processes in `/proc`.
 
 pub mod data;
+pub mod fake_lean;
+pub mod harness;
+pub mod procs;
