@@ -90,25 +90,77 @@ pub fn service(source: Source, cfg: BridgeConfig) -> (LspService<Bridge>, tower_
 /// without closing its writer, so it never ends while the editor waits for
 /// the process to exit. Hence the `exit` notification is watched here and
 /// ends serving at once.
+///
+/// A closed stdout (the editor went away, or `leanpool lsp | head`) ends
+/// serving quietly with [`CLOSED_STDOUT`], as every other leanpool
+/// subcommand does: tower-lsp would log each failed write and keep
+/// reading stdin.
 pub async fn serve_stdio(source: Source, cfg: BridgeConfig) -> i32 {
     let (svc, socket) = service(source, cfg);
     let watch = Arc::new(ExitState::default());
     let svc = ExitWatch { inner: svc, state: watch.clone() };
+    let stdout = StdoutWatch { inner: tokio::io::stdout(), state: watch.clone() };
     tokio::select! {
-        _ = tower_lsp::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(svc) => {}
+        _ = tower_lsp::Server::new(tokio::io::stdin(), stdout, socket).serve(svc) => {}
         _ = watch.exited.notified() => {}
     }
-    if watch.shutdown.load(Ordering::SeqCst) {
+    if watch.stdout_closed.load(Ordering::SeqCst) {
+        CLOSED_STDOUT
+    } else if watch.shutdown.load(Ordering::SeqCst) {
         0
     } else {
         1
     }
 }
 
+/// [`serve_stdio`]'s exit code when stdout was closed under it (128 +
+/// `SIGPIPE`, the CLI's code for a closed stdout).
+pub const CLOSED_STDOUT: i32 = 141;
+
 #[derive(Default)]
 struct ExitState {
     shutdown: std::sync::atomic::AtomicBool,
+    /// A write to stdout failed with `EPIPE`.
+    stdout_closed: std::sync::atomic::AtomicBool,
     exited: tokio::sync::Notify,
+}
+
+/// Stdout that, once its reader has gone, ends [`serve_stdio`] instead of
+/// handing tower-lsp an error: the failed write stays pending (the server
+/// is dropped at once) so nothing is logged.
+struct StdoutWatch {
+    inner: tokio::io::Stdout,
+    state: Arc<ExitState>,
+}
+
+impl StdoutWatch {
+    fn check<T>(&self, r: std::task::Poll<std::io::Result<T>>) -> std::task::Poll<std::io::Result<T>> {
+        match r {
+            std::task::Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.state.stdout_closed.store(true, Ordering::SeqCst);
+                self.state.exited.notify_one();
+                std::task::Poll::Pending
+            }
+            r => r,
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for StdoutWatch {
+    fn poll_write(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>, buf: &[u8]) -> std::task::Poll<std::io::Result<usize>> {
+        let r = std::pin::Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.check(r)
+    }
+
+    fn poll_flush(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+        let r = std::pin::Pin::new(&mut self.inner).poll_flush(cx);
+        self.check(r)
+    }
+
+    fn poll_shutdown(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+        let r = std::pin::Pin::new(&mut self.inner).poll_shutdown(cx);
+        self.check(r)
+    }
 }
 
 /// The tower-lsp service with the `shutdown` and `exit` messages noticed

@@ -138,7 +138,13 @@ pub async fn analyze_on_with(
         }
     };
     if doc.header != worker.header() {
-        return Err(protocol(format!("worker has header {:?}, text needs {:?}", worker.header(), doc.header)));
+        // The pool keys workers by header: a text for another header here
+        // is a leanpool bug (INTERNAL_ERROR), not Lean's answer.
+        return Err(WorkerError::Internal(format!(
+            "worker has header {:?}, text needs {:?}",
+            worker.header(),
+            doc.header
+        )));
     }
     let timeout = params.timeout_ms.map(Duration::from_millis).unwrap_or(default_timeout);
     let diags = match worker.elaborate(&doc.text, timeout).await {

@@ -14,11 +14,14 @@ use clap::{Parser, Subcommand};
 const EXIT_CODES: &str = "\
 Exit codes:
   0    done; check: status ok; verify: proved; normalize/opt: ok or sorry;
-       doctor: verdict OK
+       doctor: verdict OK; batch: every line answered (per-item errors
+       included); lsp: exit after shutdown
   1    check: any other status (error, sorry, timeout, rejected);
-       verify: not proved; normalize/opt: not ok/sorry; doctor: NOT OK
+       verify: not proved; normalize/opt: not ok/sorry; doctor: NOT OK;
+       lsp: exit without shutdown, or stdin closed first
   2    leanpool could not do the work (bad arguments, unreadable file,
        no daemon at --socket, no Lean, a daemon error)
+  3    batch: the daemon went away mid-run; rerun the same command to resume
   141  stdout was closed before everything was written (e.g. `| head`):
        leanpool stops quietly, never with 0";
 
