@@ -54,6 +54,18 @@ pub fn human(s: &StatusResult) -> String {
     if let Some(sb) = &d.backend.sandbox {
         let _ = writeln!(o, "sandbox {}{}", sb.summary, if sb.available { "" } else { "  WORKERS CANNOT START" });
     }
+    if let Some(l) = &d.leases {
+        // Editor leases (`leanpool lsp --socket`): each holds a whole worker
+        // outside the pool's count.
+        let _ = write!(o, "leases {}/{} ({} granted", l.active, l.max, l.granted);
+        if l.refused_texts > 0 {
+            let _ = write!(o, ", {} texts refused by the guard", l.refused_texts);
+        }
+        if l.compromised > 0 {
+            let _ = write!(o, ", {} workers killed as compromised", l.compromised);
+        }
+        let _ = writeln!(o, "){}", if l.max == 0 { "  leasing off" } else { "" });
+    }
     let recycle = if p.max_uses == 0 { "never recycled".to_string() } else { format!("recycled after {} uses", p.max_uses) };
     let _ = writeln!(
         o,
@@ -220,5 +232,13 @@ mod tests {
         assert!(t.contains("sandbox required (Landlock ABI 7): fs\n"), "{t}");
         s.daemon.backend.sandbox.as_mut().unwrap().available = false;
         assert!(human(&s).contains("WORKERS CANNOT START"));
+        // Leases, when the daemon reports them.
+        assert!(!human(&s).contains("leases"));
+        s.daemon.leases = Some(leanpool_protocol::LeaseStatus { active: 1, max: 2, granted: 5, refused_texts: 0, compromised: 1 });
+        let t = human(&s);
+        assert!(t.contains("leases 1/2 (5 granted, 1 workers killed as compromised)\n"), "{t}");
+        assert!(!t.contains("refused"), "{t}");
+        s.daemon.leases = Some(leanpool_protocol::LeaseStatus { active: 0, max: 0, granted: 0, refused_texts: 3, compromised: 0 });
+        assert!(human(&s).contains("leases 0/0 (0 granted, 3 texts refused by the guard)  leasing off\n"));
     }
 }
