@@ -242,7 +242,14 @@ impl<N: Notifications> Connection<N> {
         self.send(&lsp::request(id, method, params))?;
         match tokio::time::timeout_at(deadline, rx).await {
             Err(_) => {
-                self.shared.lock().unwrap().pending.waiting.remove(&id);
+                // Abandoned, not forgotten: a worker kept after a time-out
+                // (the pool interrupts Lean instead of killing it) may still
+                // answer this request; that one answer is accepted and
+                // ignored, any other answer to it stays a violation.
+                let mut st = self.shared.lock().unwrap();
+                if st.pending.waiting.remove(&id).is_some() {
+                    st.pending.unwaited.insert(id);
+                }
                 Err(WorkerError::Timeout)
             }
             // Sender dropped: the reader saw the stream end.

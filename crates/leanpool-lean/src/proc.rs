@@ -83,6 +83,37 @@ fn stat_of(pid: u32) -> Option<(char, u32)> {
     Some((state, pgrp))
 }
 
+/// Per thread of a process group: nanoseconds spent on a CPU plus
+/// nanoseconds spent runnable but waiting for one (`/proc/<pid>/task/<tid>/
+/// schedstat`, fields 1 and 2), by thread id. A thread that wants to
+/// compute accumulates about the wall time here whatever the machine's
+/// load, where CPU time alone would shrink with the share the scheduler
+/// gives it. `None` if the group has no members.
+pub fn group_thread_demand_ns(pgid: u32) -> Option<std::collections::BTreeMap<u32, u64>> {
+    let members = group_members(pgid);
+    if members.is_empty() {
+        return None;
+    }
+    let mut out = std::collections::BTreeMap::new();
+    for pid in members {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+        for t in tasks.filter_map(|e| e.ok()) {
+            let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            let Ok(stat) = std::fs::read_to_string(t.path().join("schedstat")) else { continue };
+            let mut f = stat.split_whitespace().map(|x| x.parse::<u64>().unwrap_or(0));
+            let (on_cpu, waiting) = (f.next().unwrap_or(0), f.next().unwrap_or(0));
+            out.insert(tid, on_cpu.saturating_add(waiting));
+        }
+    }
+    Some(out)
+}
+
+/// What the threads of two [`group_thread_demand_ns`] snapshots wanted in
+/// between (a thread new in `after` counts from zero), in nanoseconds.
+pub fn demand_between(before: &std::collections::BTreeMap<u32, u64>, after: &std::collections::BTreeMap<u32, u64>) -> u64 {
+    after.iter().map(|(tid, a)| a.saturating_sub(before.get(tid).copied().unwrap_or(0))).sum()
+}
+
 /// Resident set size of one process in bytes (`VmRSS`).
 pub fn rss_bytes(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -145,6 +176,33 @@ impl RingLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spinning_thread_demands_about_the_wall_time() {
+        // This test process leads no process group of its own necessarily:
+        // use the group it is in (the test harness's other threads idle).
+        let me = std::process::id();
+        let pgid = process_group_of(me).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s2 = stop.clone();
+        let spinner = std::thread::spawn(move || {
+            let mut x = 0u64;
+            while !s2.load(std::sync::atomic::Ordering::Relaxed) {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+            }
+        });
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let before = group_thread_demand_ns(pgid).expect("own group readable");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let after = group_thread_demand_ns(pgid).unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        spinner.join().unwrap();
+        // One thread runnable throughout: on a CPU or waiting for one,
+        // ~300 ms whatever the load (the sleeping threads add ~nothing).
+        let d = demand_between(&before, &after);
+        assert!(d >= 200_000_000, "{d} ns");
+        assert!(group_thread_demand_ns(u32::MAX).is_none());
+    }
 
     #[test]
     fn ring_keeps_the_tail() {

@@ -71,8 +71,9 @@ pub enum WorkerError {
     /// running it again on a fresh worker would end the same way.
     #[error("Lean panicked ({message}); its stderr ended with:\n{stderr_tail}")]
     Panicked { message: String, stderr_tail: String },
-    /// The request ran past its limit. The worker has been killed.
-    #[error("timed out (the worker was killed)")]
+    /// The request ran past its limit. The worker has been killed (unless
+    /// its owner turned that off: [`Worker::set_kill_on_timeout`]).
+    #[error("timed out")]
     Timeout,
     #[error("LSP protocol error: {0}")]
     Protocol(String),
@@ -107,6 +108,9 @@ pub struct Worker {
     sandbox: Sandbox,
     /// Native or WASM (the verdict's default for unlisted axioms).
     backend: crate::backend::BackendKind,
+    /// Whether a time-out kills the process (the default). The pool turns
+    /// it off and interrupts Lean itself ([`Worker::set_kill_on_timeout`]).
+    kill_on_timeout: bool,
 }
 
 impl Worker {
@@ -122,7 +126,7 @@ impl Worker {
         let pid = child.id().ok_or_else(|| WorkerError::Spawn("child exited at once".into()))?;
         let (doc, state) = Session::new(header);
         let conn = Connection::new(child, pid, cfg.stderr_log_bytes, state);
-        let mut w = Worker { conn, doc, sandbox, backend: cfg.command.backend };
+        let mut w = Worker { conn, doc, sandbox, backend: cfg.command.backend, kill_on_timeout: true };
         let deadline = TokioInstant::now() + cfg.start_timeout;
         match w.doc.open(&mut w.conn, deadline, cfg.warmup.as_deref()).await {
             Ok(()) => Ok(w),
@@ -142,7 +146,8 @@ impl Worker {
 
     /// Replaces the document with `text` (which must start with this
     /// worker's header) and returns the diagnostics of that version, in
-    /// `text`'s coordinates. On timeout the worker is killed.
+    /// `text`'s coordinates. On timeout the worker is killed (unless
+    /// [`Worker::set_kill_on_timeout`] turned that off).
     pub async fn elaborate(&mut self, text: &str, timeout: Duration) -> Result<Vec<Diagnostic>, WorkerError> {
         let deadline = TokioInstant::now() + timeout;
         let r = self.doc.elaborate(&mut self.conn, text, deadline).await;
@@ -216,12 +221,26 @@ impl Worker {
     }
 
     /// A request that ran out of time is still running in Lean and would
-    /// delay everything queued after it: the worker goes.
+    /// delay everything queued after it: the worker goes, unless its owner
+    /// interrupts Lean itself ([`Worker::set_kill_on_timeout`]).
     fn after<T>(&mut self, r: Result<T, WorkerError>) -> Result<T, WorkerError> {
-        if matches!(r, Err(WorkerError::Timeout)) {
+        if self.kill_on_timeout && matches!(r, Err(WorkerError::Timeout)) {
             self.conn.kill_now();
         }
         r
+    }
+
+    /// `false`: a time-out of [`Worker::elaborate`], [`Worker::request`] or
+    /// [`Worker::rpc_call`] returns [`WorkerError::Timeout`] with the
+    /// process left alive and Lean still working on the timed-out version
+    /// or request. The caller must then interrupt it (a new edit, e.g. the
+    /// bare header, which makes Lean cancel the older version's
+    /// elaboration) or kill it before using the worker for anything else.
+    /// A late answer to a timed-out request is accepted and ignored; late
+    /// diagnostics of the older version never count for a newer one. The
+    /// default is `true` (killed at once).
+    pub fn set_kill_on_timeout(&mut self, kill: bool) {
+        self.kill_on_timeout = kill;
     }
 
     pub fn uri(&self) -> &Uri {

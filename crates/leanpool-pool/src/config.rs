@@ -106,6 +106,17 @@ pub struct PoolConfig {
     /// `timeout` reason names the limit that applied.
     pub min_timeout_ms: u64,
     pub max_timeout_ms: u64,
+    /// A request that hits its time limit is answered `timeout` at once;
+    /// then Lean is interrupted (a new edit holding only the header makes
+    /// it cancel the timed-out version's elaboration) and the worker is
+    /// kept if, within this long, Lean has finished that edit and the
+    /// process has gone quiet (its CPU use over a short window has
+    /// dropped). Otherwise it is killed and replaced as before (counted in
+    /// `timeout_kills`). The worker takes no other request meanwhile. 0 =
+    /// kill at once. At most [`MAX_TIMEOUT_GRACE_MS`]. Default 15 s: the
+    /// `faults` test's text (400 `omega` theorems on a 1.5 s limit) was
+    /// interrupted in 4.9 s on WASM Lean on the shared 2-core machine.
+    pub timeout_grace_ms: u64,
     /// Requests waiting per header (not counting the ones being served).
     /// A request that finds the queue full is answered `Overloaded` at once.
     pub max_queue_per_key: usize,
@@ -143,6 +154,12 @@ pub struct PoolConfig {
 /// The former "chosen by backend" `max_uses`; now means never, like 0.
 pub const MAX_USES_AUTO: u64 = u64::MAX;
 
+/// Default `timeout_grace_ms`.
+pub const DEFAULT_TIMEOUT_GRACE_MS: u64 = 15_000;
+
+/// Cap of `timeout_grace_ms`: the header's queue waits for the interrupt.
+pub const MAX_TIMEOUT_GRACE_MS: u64 = 60_000;
+
 /// Default `rss_headroom_bytes`.
 pub const DEFAULT_RSS_HEADROOM: u64 = 3 << 29;
 
@@ -167,6 +184,7 @@ impl Default for PoolConfig {
             default_timeout_ms: 60_000,
             min_timeout_ms: 1_000,
             max_timeout_ms: 600_000,
+            timeout_grace_ms: DEFAULT_TIMEOUT_GRACE_MS,
             max_queue_per_key: 64,
             start_timeout_ms: 180_000,
             rss_poll_ms: 200,
@@ -204,6 +222,12 @@ impl PoolConfig {
             return Err(format!(
                 "pool config: need min_timeout_ms ({}) <= default_timeout_ms ({}) <= max_timeout_ms ({})",
                 self.min_timeout_ms, self.default_timeout_ms, self.max_timeout_ms
+            ));
+        }
+        if self.timeout_grace_ms > MAX_TIMEOUT_GRACE_MS {
+            return Err(format!(
+                "pool config: `timeout_grace_ms` ({}) must be at most {MAX_TIMEOUT_GRACE_MS}",
+                self.timeout_grace_ms
             ));
         }
         for p in &self.prewarm {
@@ -249,6 +273,7 @@ impl PoolConfig {
         for p in &mut self.prewarm {
             p.min = p.min.min(self.max_workers_per_key);
         }
+        self.timeout_grace_ms = self.timeout_grace_ms.min(MAX_TIMEOUT_GRACE_MS);
         self.max_timeout_ms = self.max_timeout_ms.max(1);
         self.min_timeout_ms = self.min_timeout_ms.clamp(1, self.max_timeout_ms);
         self
@@ -258,6 +283,15 @@ impl PoolConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timeout_grace_is_capped() {
+        let c = PoolConfig { timeout_grace_ms: MAX_TIMEOUT_GRACE_MS + 1, ..PoolConfig::default() };
+        assert!(c.validate().unwrap_err().contains("timeout_grace_ms"));
+        assert_eq!(c.sanitized().timeout_grace_ms, MAX_TIMEOUT_GRACE_MS);
+        let c = PoolConfig { timeout_grace_ms: 0, ..PoolConfig::default() };
+        c.validate().unwrap();
+    }
 
     #[test]
     fn timeout_range_must_hold_the_default() {

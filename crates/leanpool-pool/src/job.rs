@@ -127,7 +127,7 @@ impl Input {
         self.with_check(CheckResult::rejected(reason))
     }
 
-    /// The answer for a request whose worker was killed at its time limit.
+    /// The answer for a request that ran past its time limit.
     pub(crate) fn timed_out(&self, limit: Duration) -> Output {
         if let Input::Verify(..) = self {
             return Output::Verify(VerifyResult::timeout(limit.as_millis() as u64));
@@ -144,8 +144,9 @@ impl Input {
     }
 
     /// Runs the request on `worker` (whose header is the request's key).
-    /// A time-out comes back as `Ok` with status `timeout` and a dead
-    /// worker; the caller looks at `worker.is_alive()` afterwards.
+    /// A time-out comes back as `Ok` with status `timeout`; the worker is
+    /// dead if the driver killed it (grace 0), else still working on the
+    /// timed-out request: the slot interrupts it (`Slot::after_timeout`).
     ///
     /// The driver and terms functions screen the text again; that repeat
     /// costs one lexing pass (microseconds) and keeps them safe to call
@@ -174,7 +175,7 @@ impl Input {
 }
 
 impl Output {
-    /// Whether the request ran past its limit (its worker was killed).
+    /// Whether the request ran past its limit.
     pub(crate) fn is_timeout(&self) -> bool {
         match self {
             Output::Check(c) => c.status == CheckStatus::Timeout,

@@ -2,8 +2,11 @@
 //!
 //! The slot takes requests from its header's queue, runs them, and keeps
 //! its process healthy: a process that died (while idle or mid-request),
-//! timed out, reached `max_uses` or the memory cap is killed and replaced
-//! by a fresh one in the same slot. A request whose worker died goes back
+//! reached `max_uses` or the memory cap is killed and replaced by a fresh
+//! one in the same slot. A request that runs past its time limit is
+//! answered `timeout` at once; then Lean is interrupted (a new edit holding
+//! only the header) and the process kept if it comes back within
+//! `timeout_grace_ms` and goes quiet, else killed and replaced. A request whose worker died goes back
 //! to the front of the queue to run once more (on a ready spare if there
 //! is one, else on the fresh process), then is answered `WorkerFailed`.
 //!
@@ -122,6 +125,13 @@ const CANCEL_POLL: Duration = Duration::from_millis(200);
 /// Limit for the edit that interrupts a cancelled request's elaboration.
 const INTERRUPT_LIMIT: Duration = Duration::from_secs(60);
 
+/// After an interrupting edit, the process counts as quiet when its
+/// threads wanted (ran, or waited to run) at most this share of one core
+/// over [`QUIET_WINDOW`]: a thread still computing wants all of it, on an
+/// idle or a loaded machine alike (`proc::group_thread_demand_ns`).
+const QUIET_WINDOW: Duration = Duration::from_millis(250);
+const QUIET_CPU_SHARE: f64 = 0.3;
+
 /// Whether the slot goes on after a request.
 enum Flow {
     Continue,
@@ -227,7 +237,10 @@ impl Slot {
             r = Worker::spawn(&self.inner.worker_cfg, &self.key.header) => r,
         };
         match r {
-            Ok(w) => {
+            Ok(mut w) => {
+                // Time-outs are the slot's business: it interrupts Lean and
+                // kills the process only if that fails (`after_timeout`).
+                w.set_kill_on_timeout(self.inner.cfg.timeout_grace_ms == 0);
                 if let Some(limit) = self.inner.cfg.rlimit_as_bytes {
                     if let Err(e) = crate::limits::set_address_space_limit(w.pid(), limit) {
                         tracing::warn!(pid = w.pid(), "could not set RLIMIT_AS: {e}");
@@ -342,10 +355,12 @@ impl Slot {
         }
         self.me.set_state(WorkerState::Busy);
         let started = Instant::now();
+        let mut timed_out = false;
         let answer = match self.attempt(&job).await {
             Outcome::Done(Ok(out)) => {
                 if out.is_timeout() {
                     bump(&self.inner.counters.timeouts);
+                    timed_out = true;
                 }
                 Ok(out)
             }
@@ -428,7 +443,10 @@ impl Slot {
                 // older version) instead of letting the request run to its
                 // limit ahead of everyone queued behind it.
                 bump(&self.inner.counters.cancelled);
-                self.interrupt().await;
+                if let Err(why) = self.interrupt(INTERRUPT_LIMIT).await {
+                    tracing::warn!(slot = self.me.id, "interrupting a cancelled request failed: {why}; killing the worker");
+                    self.kill_worker().await;
+                }
                 self.inner.record_latency(job.input.method(), job.accepted.elapsed(), Some(job.spent + started.elapsed()));
                 job.reply.send(Err(PoolError::Internal("the caller went away".into())));
                 self.after_request().await;
@@ -439,9 +457,36 @@ impl Slot {
             bump(&self.inner.counters.worker_failed);
         }
         self.inner.record_latency(job.input.method(), job.accepted.elapsed(), Some(job.spent + started.elapsed()));
+        // The caller has its answer (`timeout` at once); the worker takes
+        // nothing else until the interrupt is over.
         job.reply.send(answer);
+        if timed_out {
+            self.after_timeout().await;
+        }
         self.after_request().await;
         Flow::Continue
+    }
+
+    /// After a time-out answer: keep the process if Lean can be interrupted
+    /// within `timeout_grace_ms`, else kill it (`timeout_kills`).
+    async fn after_timeout(&mut self) {
+        let Some(w) = self.worker.as_mut() else { return };
+        if !w.is_alive() {
+            // Killed by the driver (grace 0), or gone meanwhile:
+            // `after_request` reaps it.
+            bump(&self.inner.counters.timeout_kills);
+            return;
+        }
+        let grace = Duration::from_millis(self.inner.cfg.timeout_grace_ms);
+        let t = Instant::now();
+        match self.interrupt(grace).await {
+            Ok(()) => tracing::info!(slot = self.me.id, pid = self.me.pid(), took_ms = t.elapsed().as_millis() as u64, "timed-out request interrupted in Lean; worker kept"),
+            Err(why) => {
+                tracing::warn!(slot = self.me.id, pid = self.me.pid(), "timed-out request not interrupted within {grace:?}: {why}; killing the worker");
+                bump(&self.inner.counters.timeout_kills);
+                self.kill_worker().await;
+            }
+        }
     }
 
     /// Gives the slot's (live) worker to the leaser and ends the slot: the
@@ -465,16 +510,19 @@ impl Slot {
                 }
             }
         }
-        let worker = self.worker.take().expect("a live worker");
+        let mut worker = self.worker.take().expect("a live worker");
         let pid = worker.pid();
         self.me.set_pid(None);
+        // The leaser gets the driver's default: killed on a time-out.
+        worker.set_kill_on_timeout(true);
         match tx.0.send(Leased { worker, rss_cap: self.rss_cap() }) {
             Ok(()) => {
                 tracing::info!(slot = self.me.id, pid, "worker leased out");
                 Flow::Exit
             }
-            Err(back) => {
+            Err(mut back) => {
                 self.me.set_pid(Some(pid));
+                back.worker.set_kill_on_timeout(self.inner.cfg.timeout_grace_ms == 0);
                 self.worker = Some(back.worker);
                 Flow::Continue
             }
@@ -521,28 +569,79 @@ impl Slot {
         }
     }
 
-    /// After a cancelled request: a new edit holding only the header makes
-    /// Lean drop the old version's elaboration; a worker that does not
-    /// answer it within [`INTERRUPT_LIMIT`] is killed.
-    async fn interrupt(&mut self) {
-        let Some(w) = self.worker.as_mut() else { return };
+    /// After a cancelled or timed-out request: a new edit holding only the
+    /// header makes Lean cancel the old version's elaboration. `Ok` once,
+    /// within `limit`, Lean has finished that edit (its diagnostics
+    /// barrier answered) and the process has gone quiet: what its threads
+    /// wanted of the CPUs over [`QUIET_WINDOW`] is at most
+    /// [`QUIET_CPU_SHARE`] of one core, so an
+    /// elaboration that ignored the cancel (still computing beside the
+    /// finished edit) is not taken for an idle worker. The memory cap and
+    /// a hard stop are watched meanwhile. `Err` says why not; the caller
+    /// kills the process.
+    async fn interrupt(&mut self, limit: Duration) -> Result<(), String> {
+        let deadline = tokio::time::Instant::now() + limit;
+        let cap = self.rss_cap();
+        let poll = Duration::from_millis(self.inner.cfg.rss_poll_ms);
+        let Some(w) = self.worker.as_mut() else { return Err("no worker".into()) };
         let pid = w.pid();
         let header = w.header().to_owned();
-        match w.elaborate(&header, INTERRUPT_LIMIT).await {
-            Ok(_) => tracing::info!(slot = self.me.id, pid, "cancelled request interrupted in Lean"),
-            Err(e) => {
-                tracing::warn!(slot = self.me.id, pid, "interrupting a cancelled request failed: {e}; killing the worker");
-                self.kill_worker().await;
+        let t = Instant::now();
+        {
+            let edit = w.elaborate(&header, limit);
+            tokio::pin!(edit);
+            let mut rss_tick = tokio::time::interval(poll);
+            rss_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    biased;
+                    _ = self.hard.changed() => return Err("shutting down".into()),
+                    r = &mut edit => match r {
+                        Ok(_) => break,
+                        Err(e) => return Err(format!("the header-only edit failed: {e}")),
+                    },
+                    _ = rss_tick.tick(), if cap.is_some() => {
+                        let rss = proc::rss_bytes(pid).unwrap_or(0);
+                        if rss > cap.unwrap_or(u64::MAX) {
+                            bump(&self.inner.counters.memory_kills);
+                            return Err(format!("RSS {rss} above the memory cap"));
+                        }
+                    }
+                }
+            }
+        }
+        let edit_ms = t.elapsed().as_millis() as u64;
+        let window_ms = QUIET_WINDOW.as_millis() as u64;
+        let mut samples = vec![];
+        loop {
+            let before = proc::group_thread_demand_ns(pid).ok_or("the process is gone")?;
+            tokio::select! {
+                biased;
+                _ = self.hard.changed() => return Err("shutting down".into()),
+                _ = tokio::time::sleep(QUIET_WINDOW) => {}
+            }
+            let after = proc::group_thread_demand_ns(pid).ok_or("the process is gone")?;
+            let wanted_ms = proc::demand_between(&before, &after) / 1_000_000;
+            samples.push(wanted_ms);
+            if wanted_ms as f64 <= window_ms as f64 * QUIET_CPU_SHARE {
+                tracing::info!(slot = self.me.id, pid, edit_ms, ?samples, "interrupt: header-only edit done, process quiet");
+                return Ok(());
+            }
+            if tokio::time::Instant::now() + QUIET_WINDOW > deadline {
+                return Err(format!(
+                    "the header-only edit took {edit_ms} ms but Lean kept computing (CPU wanted, ms per {window_ms} ms: {samples:?})"
+                ));
             }
         }
     }
 
-    /// Retire the process if a request left it dead (time-out) or used up.
+    /// Retire the process if a request left it dead (time-out with no grace,
+    /// compromised) or used up.
     async fn after_request(&mut self) {
         let Some(w) = self.worker.as_mut() else { return };
         let pid = w.pid();
         if !w.is_alive() {
-            // Killed by the driver at its time limit (or compromised right
+            // Killed by the driver at its time limit (grace 0), or compromised right
             // after its answer): just reap it.
             if let Some(what) = w.compromised() {
                 tracing::warn!(slot = self.me.id, "worker compromised after a request: {what}");

@@ -114,7 +114,9 @@ async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
 /// request arrives, so which of the two serves it is not fixed here (it
 /// is on real Lean: `pool_lean.rs`, `spares_on_real_lean`).
 async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { max_uses: 3, ..spares_cfg() });
+    // Grace 0: the timed-out worker is killed at once (the fake would
+    // otherwise come back after its sleep and be kept).
+    let pool = cx.fake_pool(PoolConfig { max_uses: 3, timeout_grace_ms: 0, ..spares_cfg() });
     pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
     let cold = pool.status().counters.cold_waits;
     assert_eq!(cold, 1, "the very first request waited for the first start");
@@ -137,7 +139,7 @@ async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
     }
     assert_ne!(last_served(&cx), victim);
     let c = pool.status().counters;
-    assert_eq!((c.timeouts, c.recycles, c.cold_waits), (1, 1, cold), "{c:?}");
+    assert_eq!((c.timeouts, c.timeout_kills, c.recycles, c.cold_waits), (1, 1, 1, cold), "{c:?}");
     finish(pool).await;
 }
 
@@ -277,8 +279,10 @@ async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
     finish(pool).await;
 }
 
+/// `timeout_grace_ms = 0`: a time-out kills the worker at once (the
+/// behaviour before interrupts), and it is replaced.
 async fn timeout_replaces_the_worker(cx: Ctx) {
-    let pool = cx.fake_pool(base_cfg());
+    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 0, ..base_cfg() });
     pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
     let before = pids(&pool, "");
     let mut p = req("theorem a : True := trivial\n-- FAKE sleep 5000\n");
@@ -293,7 +297,96 @@ async fn timeout_replaces_the_worker(cx: Ctx) {
     .await;
     assert!(!procs::alive(before[0]));
     assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
-    assert_eq!(pool.status().counters.timeouts, 1);
+    let c = pool.status().counters;
+    assert_eq!((c.timeouts, c.timeout_kills), (1, 1), "{c:?}");
+    finish(pool).await;
+}
+
+/// A time-out answered at once; Lean (the fake, done with its sleep) takes
+/// the interrupting edit within the grace and is kept: the next request
+/// runs on the same process, with no start, and gets exactly a fresh
+/// worker's answer although the timed-out version's error diagnostic
+/// arrived late, after the time-out (it must not leak into the next
+/// answer).
+async fn timeout_interrupted_keeps_the_worker(cx: Ctx) {
+    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 5_000, ..base_cfg() });
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let first = last_served(&cx);
+    let mut p = req("theorem a : True := trivial\n-- FAKE error\n-- FAKE sleep 1500\n");
+    p.timeout_ms = Some(200);
+    let t = std::time::Instant::now();
+    let r = pool.check(p).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Timeout, "{r:?}");
+    assert!(t.elapsed() < Duration::from_millis(1500), "the time-out waited for the interrupt: {:?}", t.elapsed());
+    let r = pool.check(req("theorem b : True := trivial\n")).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
+    assert!(r.diagnostics.is_empty(), "the timed-out version's diagnostics leaked: {r:?}");
+    assert_eq!(last_served(&cx), first, "the worker was replaced, not interrupted");
+    let c = pool.status().counters;
+    assert_eq!((c.timeouts, c.timeout_kills, c.spawns, c.compromised), (1, 0, 1, 0), "{c:?}");
+    // A request in line behind the interrupt: the edit holding only the
+    // header is the fake's next `didChange` after the timed-out one.
+    let log = cx.log_text();
+    let lines: Vec<&str> = log.lines().map(|l| l.split_once(' ').unwrap().1).collect();
+    let at = lines.iter().position(|l| l.contains("FAKE sleep 1500")).unwrap();
+    assert_eq!(lines[at + 1], "", "the interrupt is a header-only edit: {lines:?}");
+    finish(pool).await;
+}
+
+/// A time-out inside the driver's `waitForDiagnostics` barrier: Lean
+/// answers that request after the driver stopped waiting for it. The late
+/// answer to a request the driver really sent is ignored (not taken for a
+/// forged frame), and the worker is kept.
+async fn timeout_in_the_barrier_keeps_the_worker(cx: Ctx) {
+    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 5_000, ..base_cfg() });
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let first = last_served(&cx);
+    let mut p = req("theorem a : True := trivial\n-- FAKE slow_barrier 1500\n");
+    p.timeout_ms = Some(300);
+    assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
+    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(last_served(&cx), first);
+    let c = pool.status().counters;
+    assert_eq!((c.timeouts, c.timeout_kills, c.compromised, c.spawns), (1, 0, 0, 1), "{c:?}");
+    finish(pool).await;
+}
+
+/// A worker that does not take the interrupting edit within the grace
+/// (the fake sleeps through it; real Lean cannot be made to ignore a
+/// cancel on demand): the caller already had its `timeout`, the worker is
+/// killed and replaced, and the next request is answered by the new one.
+async fn timeout_grace_expires_kills_and_replaces(cx: Ctx) {
+    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 1_000, ..base_cfg() });
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let first = last_served(&cx);
+    let mut p = req("theorem a : True := trivial\n-- FAKE sleep 30000\n");
+    p.timeout_ms = Some(200);
+    let t = std::time::Instant::now();
+    assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
+    assert!(t.elapsed() < Duration::from_millis(1000), "the time-out waited for the grace: {:?}", t.elapsed());
+    assert!(procs::alive(first), "killed before its grace was over");
+    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_ne!(last_served(&cx), first);
+    assert!(!procs::alive(first));
+    let c = pool.status().counters;
+    assert_eq!((c.timeouts, c.timeout_kills, c.spawns), (1, 1, 2), "{c:?}");
+    finish(pool).await;
+}
+
+/// A worker that answers the interrupting edit but keeps computing beside
+/// it (an elaboration ignoring the cancel; the fake's spinning threads):
+/// not taken for an idle worker, killed when the grace is over.
+async fn timeout_while_lean_keeps_computing_kills(cx: Ctx) {
+    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 1_500, ..base_cfg() });
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let first = last_served(&cx);
+    let mut p = req("theorem a : True := trivial\n-- FAKE spin_bg\n-- FAKE sleep 400\n");
+    p.timeout_ms = Some(200);
+    assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
+    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_ne!(last_served(&cx), first, "a worker still computing was kept");
+    let c = pool.status().counters;
+    assert_eq!((c.timeouts, c.timeout_kills), (1, 1), "{c:?}");
     finish(pool).await;
 }
 
@@ -586,6 +679,10 @@ fn main() {
         crash_twice_is_worker_failed,
         forged_frame_kills_the_worker_without_retry,
         timeout_replaces_the_worker,
+        timeout_interrupted_keeps_the_worker,
+        timeout_in_the_barrier_keeps_the_worker,
+        timeout_grace_expires_kills_and_replaces,
+        timeout_while_lean_keeps_computing_kills,
         timeout_ms_is_clamped_to_the_configured_range,
         max_uses_recycles,
         full_queue_is_overloaded,

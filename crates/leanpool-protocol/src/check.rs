@@ -148,7 +148,7 @@ impl CheckResult {
         CheckResult {
             status: CheckStatus::Timeout,
             diagnostics: vec![],
-            reason: Some(format!("no answer within {limit_ms} ms; the worker was killed")),
+            reason: Some(format!("no answer within {limit_ms} ms; Lean was stopped")),
             declarations: vec![],
             elapsed_ms: None,
             worker_us: None,

@@ -300,8 +300,14 @@ pub struct Counters {
     pub rejections: u64,
     /// Answered `Overloaded` (queue full).
     pub overloaded: u64,
-    /// Answered `timeout` (the worker was killed and replaced).
+    /// Answered `timeout`: the request ran past its limit (the worker was
+    /// interrupted and kept, or killed: see `timeout_kills`).
     pub timeouts: u64,
+    /// Time-outs that cost the worker: Lean was not interrupted within
+    /// `timeout_grace_ms` (or the grace is 0), so the worker was killed and
+    /// replaced. `timeouts - timeout_kills` kept their worker.
+    #[serde(default)]
+    pub timeout_kills: u64,
     /// Workers that died during a request.
     pub crashes: u64,
     /// Requests run a second time after a crash.

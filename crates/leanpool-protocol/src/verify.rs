@@ -81,7 +81,7 @@ impl VerifyResult {
             status: VerifyStatus::Timeout,
             diagnostics: vec![],
             statement_diagnostics: vec![],
-            reason: Some(format!("no answer within {limit_ms} ms; the worker was killed")),
+            reason: Some(format!("no answer within {limit_ms} ms; Lean was stopped")),
             axioms: None,
             elapsed_ms: None,
         }

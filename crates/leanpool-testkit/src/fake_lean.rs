@@ -59,7 +59,13 @@
 //!   running inside Lean could (the issue-10 attack wrote one from a
 //!   smuggled `#eval`): a `publishDiagnostics` for version 2147483647, one
 //!   for another document, an answer to request 999999, a frame whose body
-//!   is not JSON, an unknown notification.
+//!   is not JSON, an unknown notification;
+//! - `slow_barrier MS`: answer the next `waitForDiagnostics` only after
+//!   MS ms (a time-out inside the driver's barrier request);
+//! - `spin_bg`: start two threads that compute forever and go on: an
+//!   elaboration that ignores Lean's cancellation (real Lean cannot be
+//!   made to do that on demand), while the document's versions are
+//!   answered as usual.
 //!
 //! Other lines: `bad` anywhere is an `unknown identifier 'bad'` error on
 //! that word (columns in UTF-16 units, like Lean), and leanpool's verdict
@@ -71,7 +77,11 @@
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+/// Delay (ms) before answering the next `waitForDiagnostics` (`slow_barrier`).
+static BARRIER_DELAY_MS: AtomicU64 = AtomicU64::new(0);
 
 /// Env var that turns a test executable into the fake worker.
 pub const ENV: &str = "LEANPOOL_FAKE_LEAN";
@@ -222,6 +232,10 @@ impl<W: Write> Fake<W> {
             "test/released" => self.answer(id.unwrap_or(&Value::Null), Value::Array(self.released.clone())),
             "test/answered" => self.answer(id.unwrap_or(&Value::Null), Value::Array(self.answered.clone())),
             m => {
+                if m == "textDocument/waitForDiagnostics" {
+                    let ms = BARRIER_DELAY_MS.swap(0, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(ms));
+                }
                 if let Some(id) = id {
                     if m.starts_with("textDocument/") || m.starts_with("$/lean/") {
                         self.answer(id, json!({}));
@@ -280,6 +294,17 @@ impl<W: Write> Fake<W> {
                     "forge_uri" => self.send(&json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
                         "params": {"uri": "file:///elsewhere/Other.lean", "version": version, "diagnostics": []}})),
                     "forge_answer" => self.answer(&json!(999999), json!({})),
+                    "slow_barrier" => BARRIER_DELAY_MS.store(arg.parse().unwrap_or_else(|_| refuse("slow_barrier MS")), Ordering::SeqCst),
+                    "spin_bg" => {
+                        for _ in 0..2 {
+                            std::thread::spawn(|| {
+                                let mut x = 0u64;
+                                loop {
+                                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+                                }
+                            });
+                        }
+                    }
                     "forge_junk" => {
                         self.out.write_all(b"Content-Length: 5\r\n\r\nnot{}").unwrap();
                         self.out.flush().unwrap();
