@@ -200,6 +200,10 @@ pub(crate) struct SlotShared {
     /// A spare: ready (or starting) and unused, taking requests only while
     /// no serving worker of its header is up.
     spare: AtomicBool,
+    /// Interrupting Lean after a time-out: busy, but not up for its
+    /// header, so a ready spare takes the queue meanwhile (and this slot
+    /// becomes the spare in its place).
+    interrupting: AtomicBool,
 }
 
 impl SlotShared {
@@ -214,7 +218,12 @@ impl SlotShared {
             idle_since_ms: AtomicU64::new(0),
             stop_flag: AtomicBool::new(false),
             stop: Notify::new(),
+            interrupting: AtomicBool::new(false),
         }
+    }
+
+    pub(crate) fn set_interrupting(&self, v: bool) {
+        self.interrupting.store(v, Ordering::SeqCst);
     }
 
     /// A slot told to stop reports `Stopping` whatever it is doing, so the
@@ -242,9 +251,12 @@ impl SlotShared {
         self.pid.store(pid.unwrap_or(0), Ordering::Relaxed);
     }
 
-    /// A process is up and the slot idle or busy with it.
+    /// A process is up and the slot idle or busy with it (not interrupting
+    /// a timed-out request).
     pub(crate) fn up(&self) -> bool {
-        self.pid().is_some() && matches!(self.state(), WorkerState::Idle | WorkerState::Busy)
+        self.pid().is_some()
+            && matches!(self.state(), WorkerState::Idle | WorkerState::Busy)
+            && !self.interrupting.load(Ordering::SeqCst)
     }
 
     pub(crate) fn is_spare(&self) -> bool {

@@ -443,7 +443,7 @@ impl Slot {
                 // older version) instead of letting the request run to its
                 // limit ahead of everyone queued behind it.
                 bump(&self.inner.counters.cancelled);
-                if let Err(why) = self.interrupt(INTERRUPT_LIMIT).await {
+                if let Err(why) = self.interrupt(INTERRUPT_LIMIT, false).await {
                     tracing::warn!(slot = self.me.id, "interrupting a cancelled request failed: {why}; killing the worker");
                     self.kill_worker().await;
                 }
@@ -479,7 +479,14 @@ impl Slot {
         }
         let grace = Duration::from_millis(self.inner.cfg.timeout_grace_ms);
         let t = Instant::now();
-        match self.interrupt(grace).await {
+        // A ready spare serves the header meanwhile (this slot then
+        // becomes the spare).
+        self.me.set_interrupting(true);
+        self.key.spare_call.notify_waiters();
+        self.inner.wake.notify_one();
+        let r = self.interrupt(grace, true).await;
+        self.me.set_interrupting(false);
+        match r {
             Ok(()) => tracing::info!(slot = self.me.id, pid = self.me.pid(), took_ms = t.elapsed().as_millis() as u64, "timed-out request interrupted in Lean; worker kept"),
             Err(why) => {
                 tracing::warn!(slot = self.me.id, pid = self.me.pid(), "timed-out request not interrupted within {grace:?}: {why}; killing the worker");
@@ -572,14 +579,15 @@ impl Slot {
     /// After a cancelled or timed-out request: a new edit holding only the
     /// header makes Lean cancel the old version's elaboration. `Ok` once,
     /// within `limit`, Lean has finished that edit (its diagnostics
-    /// barrier answered) and the process has gone quiet: what its threads
+    /// barrier answered) and, with `until_quiet` (time-outs), the process
+    /// has gone quiet: what its threads
     /// wanted of the CPUs over [`QUIET_WINDOW`] is at most
     /// [`QUIET_CPU_SHARE`] of one core, so an
     /// elaboration that ignored the cancel (still computing beside the
     /// finished edit) is not taken for an idle worker. The memory cap and
     /// a hard stop are watched meanwhile. `Err` says why not; the caller
     /// kills the process.
-    async fn interrupt(&mut self, limit: Duration) -> Result<(), String> {
+    async fn interrupt(&mut self, limit: Duration, until_quiet: bool) -> Result<(), String> {
         let deadline = tokio::time::Instant::now() + limit;
         let cap = self.rss_cap();
         let poll = Duration::from_millis(self.inner.cfg.rss_poll_ms);
@@ -611,6 +619,10 @@ impl Slot {
             }
         }
         let edit_ms = t.elapsed().as_millis() as u64;
+        if !until_quiet {
+            tracing::info!(slot = self.me.id, pid, edit_ms, "interrupt: header-only edit done");
+            return Ok(());
+        }
         let window_ms = QUIET_WINDOW.as_millis() as u64;
         let mut samples = vec![];
         loop {

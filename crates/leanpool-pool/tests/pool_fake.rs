@@ -333,6 +333,27 @@ async fn timeout_interrupted_keeps_the_worker(cx: Ctx) {
     finish(pool).await;
 }
 
+/// While a timed-out worker is being interrupted, the ready spare serves
+/// its header (nobody waits for the grace); the interrupted worker, kept,
+/// becomes the spare.
+async fn timeout_interrupt_lets_the_spare_serve(cx: Ctx) {
+    let pool = cx.pool(PoolConfig { timeout_grace_ms: 8_000, ..spares_cfg() });
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
+    let (serving, spare) = roles(&pool, "");
+    let mut p = req("theorem a : True := trivial\n-- FAKE sleep 3000\n");
+    p.timeout_ms = Some(200);
+    let t = std::time::Instant::now();
+    assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
+    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(last_served(&cx), spare[0], "not served by the spare");
+    assert!(t.elapsed() < Duration::from_millis(2500), "waited for the interrupt: {:?}", t.elapsed());
+    wait_until("the interrupted worker kept as the spare", || roles(&pool, "") == (spare.clone(), serving.clone())).await;
+    let c = pool.status().counters;
+    assert_eq!((c.timeouts, c.timeout_kills, c.spawns, c.spare_takeovers), (1, 0, 2, 1), "{c:?}");
+    finish(pool).await;
+}
+
 /// A time-out inside the driver's `waitForDiagnostics` barrier: Lean
 /// answers that request after the driver stopped waiting for it. The late
 /// answer to a request the driver really sent is ignored (not taken for a
@@ -681,6 +702,7 @@ fn main() {
         timeout_replaces_the_worker,
         timeout_interrupted_keeps_the_worker,
         timeout_in_the_barrier_keeps_the_worker,
+        timeout_interrupt_lets_the_spare_serve,
         timeout_grace_expires_kills_and_replaces,
         timeout_while_lean_keeps_computing_kills,
         timeout_ms_is_clamped_to_the_configured_range,
