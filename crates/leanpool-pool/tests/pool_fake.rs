@@ -337,7 +337,7 @@ async fn timeout_interrupted_keeps_the_worker(cx: Ctx) {
 /// its header (nobody waits for the grace); the interrupted worker, kept,
 /// becomes the spare.
 async fn timeout_interrupt_lets_the_spare_serve(cx: Ctx) {
-    let pool = cx.pool(PoolConfig { timeout_grace_ms: 8_000, ..spares_cfg() });
+    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 8_000, ..spares_cfg() });
     pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
     let (serving, spare) = roles(&pool, "");
