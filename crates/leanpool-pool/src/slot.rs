@@ -132,6 +132,15 @@ const INTERRUPT_LIMIT: Duration = Duration::from_secs(60);
 const QUIET_WINDOW: Duration = Duration::from_millis(250);
 const QUIET_CPU_SHARE: f64 = 0.3;
 
+/// The process's RSS if it is above `cap` (none without a cap, or when
+/// `/proc` has no figure). The one memory-cap test of the slot: between
+/// requests, during a request and during an interrupt, where the running
+/// edit holds the worker borrowed and `&self` is out of reach.
+fn rss_over(pid: u32, cap: Option<u64>) -> Option<u64> {
+    let cap = cap?;
+    proc::rss_bytes(pid).filter(|&rss| rss > cap)
+}
+
 /// Whether the slot goes on after a request.
 enum Flow {
     Continue,
@@ -327,8 +336,7 @@ impl Slot {
     }
 
     fn over_memory_limit(&self, pid: u32) -> Option<u64> {
-        let limit = self.rss_cap()?;
-        proc::rss_bytes(pid).filter(|&rss| rss > limit)
+        rss_over(pid, self.rss_cap())
     }
 
     async fn serve(&mut self, mut job: Job) -> Flow {
@@ -562,8 +570,7 @@ impl Slot {
                     return Outcome::Done(r);
                 }
                 _ = rss_tick.tick(), if limit.is_some() => {
-                    let rss = proc::rss_bytes(pid).unwrap_or(0);
-                    if rss > limit.unwrap_or(u64::MAX) {
+                    if let Some(rss) = rss_over(pid, limit) {
                         return Outcome::Memory(rss);
                     }
                 }
@@ -609,8 +616,7 @@ impl Slot {
                         Err(e) => return Err(format!("the header-only edit failed: {e}")),
                     },
                     _ = rss_tick.tick(), if cap.is_some() => {
-                        let rss = proc::rss_bytes(pid).unwrap_or(0);
-                        if rss > cap.unwrap_or(u64::MAX) {
+                        if let Some(rss) = rss_over(pid, cap) {
                             bump(&self.inner.counters.memory_kills);
                             return Err(format!("RSS {rss} above the memory cap"));
                         }
