@@ -9,10 +9,13 @@
 //! `initialize` without a daemon. `serve` writes nothing to stdout. That
 //! the Lean paths use the same writer is checked on the sources.
 
+mod daemon_support;
+
+use daemon_support::{Daemon, Lean};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// Runs leanpool with stdout a pipe whose reading end is already closed,
@@ -163,56 +166,12 @@ fn closed_stdout_gted_eval_and_local_verify_stop_quietly() {
     assert!(String::from_utf8_lossy(&verify.stdout).contains("status: rejected"));
 }
 
-/// A real `leanpool serve` with Lean switched off (it serves `status` and
-/// `gted`; Lean methods answer SPAWN_FAILED); SIGTERM, then SIGKILL, on drop.
-struct NoLeanDaemon {
-    child: Child,
-    socket: PathBuf,
-}
-
-impl NoLeanDaemon {
-    fn start(dir: &Path) -> NoLeanDaemon {
-        let socket = dir.join("leanpool.sock");
-        let child = Command::new(env!("CARGO_BIN_EXE_leanpool"))
-            .args(["serve", "--socket"])
-            .arg(&socket)
-            .env("LEANPOOL_BACKEND_JSON", dir.join("no-lean-here.json"))
-            .env("RUST_LOG", "error")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let d = NoLeanDaemon { child, socket };
-        let t0 = Instant::now();
-        while std::os::unix::net::UnixStream::connect(&d.socket).is_err() {
-            assert!(t0.elapsed() < Duration::from_secs(30), "daemon not ready after 30 s");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        d
-    }
-}
-
-impl Drop for NoLeanDaemon {
-    fn drop(&mut self) {
-        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(10) {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn closed_stdout_status_stops_quietly_and_batch_is_unaffected() {
     let tmp = tempfile::tempdir().unwrap();
-    let d = NoLeanDaemon::start(tmp.path());
+    // A real `leanpool serve` with Lean switched off (it serves `status`;
+    // Lean methods answer SPAWN_FAILED).
+    let d = Daemon::start(tmp.path(), "", Lean::Off);
     let socket = d.socket.to_str().unwrap();
     for args in [vec!["status", "--socket", socket], vec!["status", "--json", "--socket", socket]] {
         let out = run_with_closed_stdout(&args);
