@@ -3,6 +3,7 @@
 use crate::error::PoolError;
 use leanpool_lean::guard::GuardPolicy;
 use leanpool_lean::{Worker, WorkerError};
+use leanpool_protocol::method;
 use leanpool_protocol::{
     CheckParams, CheckResult, CheckStatus, NormalizeResult, OptResult, StatementParams, VerifyParams, VerifyResult,
     VerifyStatus,
@@ -32,17 +33,179 @@ impl Method {
     }
 }
 
-#[derive(Debug)]
-pub(crate) enum Input {
-    Check(CheckParams),
-    Normalize(StatementParams),
-    Opt(StatementParams),
-    /// Hand the slot's warm worker over ([`crate::Pool::lease`]); `header`
-    /// is the text whose header picks the queue.
-    Lease { header: String, tx: LeaseTx },
+/// A method the pool runs on a warm worker. Each queued request carries
+/// the reply channel of its own method's result type, so a slot cannot
+/// answer a `check` with an `opt` result: there is no such value to send.
+pub(crate) trait PoolMethod: leanpool_protocol::method::Method + Sized + 'static {
+    /// The method's index into the per-method statistics.
+    const STAT: Method;
+    /// What a slot runs: the params, plus what the pool derived from them.
+    type Input: Send + Sync + 'static;
+    /// The text that is screened and whose header keys the worker.
+    fn text(input: &Self::Input) -> &str;
+    /// The request's own time limit.
+    fn limit_ms(input: &Self::Input) -> Option<u64>;
+    /// The same, to clamp it.
+    fn limit_ms_mut(input: &mut Self::Input) -> &mut Option<u64>;
+    /// The answer for a text the guard refused.
+    fn rejected(reason: &str) -> Self::Result;
+    /// The answer for a request that ran past its limit.
+    fn timed_out(limit_ms: u64) -> Self::Result;
+    /// Whether `result` is a time-out answer.
+    fn is_timeout(result: &Self::Result) -> bool;
+    /// Runs the request on `worker` (whose header is the request's key).
+    fn run(
+        worker: &mut Worker,
+        input: &Self::Input,
+        default_timeout: Duration,
+        guard: &GuardPolicy,
+    ) -> impl std::future::Future<Output = Result<Self::Result, WorkerError>> + Send;
+    /// The queue entry holding `request`.
+    fn job(request: Request<Self>) -> Job;
+}
+
+fn normalize_with(check: CheckResult) -> NormalizeResult {
+    NormalizeResult { check, normalized: None }
+}
+
+impl PoolMethod for method::Check {
+    const STAT: Method = Method::Check;
+    type Input = CheckParams;
+    fn text(p: &CheckParams) -> &str {
+        &p.text
+    }
+    fn limit_ms(p: &CheckParams) -> Option<u64> {
+        p.timeout_ms
+    }
+    fn limit_ms_mut(p: &mut CheckParams) -> &mut Option<u64> {
+        &mut p.timeout_ms
+    }
+    fn rejected(reason: &str) -> CheckResult {
+        CheckResult::rejected(reason)
+    }
+    fn timed_out(limit_ms: u64) -> CheckResult {
+        CheckResult::timeout(limit_ms)
+    }
+    fn is_timeout(r: &CheckResult) -> bool {
+        r.status == CheckStatus::Timeout
+    }
+    async fn run(w: &mut Worker, p: &CheckParams, default: Duration, guard: &GuardPolicy) -> Result<CheckResult, WorkerError> {
+        leanpool_lean::check::check_on_with(w, p, default, guard).await
+    }
+    fn job(r: Request<Self>) -> Job {
+        Job::Check(r)
+    }
+}
+
+impl PoolMethod for method::Normalize {
+    const STAT: Method = Method::Normalize;
+    type Input = StatementParams;
+    fn text(p: &StatementParams) -> &str {
+        &p.text
+    }
+    fn limit_ms(p: &StatementParams) -> Option<u64> {
+        p.timeout_ms
+    }
+    fn limit_ms_mut(p: &mut StatementParams) -> &mut Option<u64> {
+        &mut p.timeout_ms
+    }
+    fn rejected(reason: &str) -> NormalizeResult {
+        normalize_with(CheckResult::rejected(reason))
+    }
+    fn timed_out(limit_ms: u64) -> NormalizeResult {
+        normalize_with(CheckResult::timeout(limit_ms))
+    }
+    fn is_timeout(r: &NormalizeResult) -> bool {
+        r.check.status == CheckStatus::Timeout
+    }
+    async fn run(
+        w: &mut Worker,
+        p: &StatementParams,
+        default: Duration,
+        guard: &GuardPolicy,
+    ) -> Result<NormalizeResult, WorkerError> {
+        leanpool_terms::normalize_on_with(w, p, default, guard).await
+    }
+    fn job(r: Request<Self>) -> Job {
+        Job::Normalize(r)
+    }
+}
+
+fn opt_with(check: CheckResult) -> OptResult {
+    OptResult { check, normalized: None, tree: None, gted_tree: None, lean_requests: None }
+}
+
+impl PoolMethod for method::Opt {
+    const STAT: Method = Method::Opt;
+    type Input = StatementParams;
+    fn text(p: &StatementParams) -> &str {
+        &p.text
+    }
+    fn limit_ms(p: &StatementParams) -> Option<u64> {
+        p.timeout_ms
+    }
+    fn limit_ms_mut(p: &mut StatementParams) -> &mut Option<u64> {
+        &mut p.timeout_ms
+    }
+    fn rejected(reason: &str) -> OptResult {
+        opt_with(CheckResult::rejected(reason))
+    }
+    fn timed_out(limit_ms: u64) -> OptResult {
+        opt_with(CheckResult::timeout(limit_ms))
+    }
+    fn is_timeout(r: &OptResult) -> bool {
+        r.check.status == CheckStatus::Timeout
+    }
+    async fn run(w: &mut Worker, p: &StatementParams, default: Duration, guard: &GuardPolicy) -> Result<OptResult, WorkerError> {
+        leanpool_terms::opt_on_with(w, p, default, guard).await
+    }
+    fn job(r: Request<Self>) -> Job {
+        Job::Opt(r)
+    }
+}
+
+impl PoolMethod for method::Verify {
+    const STAT: Method = Method::Verify;
     /// The params and the text they assemble to (what is screened and
     /// keys the worker).
-    Verify(VerifyParams, String),
+    type Input = (VerifyParams, String);
+    fn text((_, text): &(VerifyParams, String)) -> &str {
+        text
+    }
+    fn limit_ms((p, _): &(VerifyParams, String)) -> Option<u64> {
+        p.timeout_ms
+    }
+    fn limit_ms_mut((p, _): &mut (VerifyParams, String)) -> &mut Option<u64> {
+        &mut p.timeout_ms
+    }
+    fn rejected(reason: &str) -> VerifyResult {
+        VerifyResult::rejected(reason)
+    }
+    fn timed_out(limit_ms: u64) -> VerifyResult {
+        VerifyResult::timeout(limit_ms)
+    }
+    fn is_timeout(r: &VerifyResult) -> bool {
+        r.status == VerifyStatus::Timeout
+    }
+    async fn run(
+        w: &mut Worker,
+        (p, _): &(VerifyParams, String),
+        default: Duration,
+        guard: &GuardPolicy,
+    ) -> Result<VerifyResult, WorkerError> {
+        leanpool_lean::verify::verify_on_with(w, p, default, guard).await
+    }
+    fn job(r: Request<Self>) -> Job {
+        Job::Verify(r)
+    }
+}
+
+/// Clamps a request's own `timeout_ms` to `[min_ms, max_ms]`, so the
+/// driver and the `timeout` answer use the limit that applies.
+pub(crate) fn clamp_timeout(t: &mut Option<u64>, min_ms: u64, max_ms: u64) {
+    if let Some(ms) = t {
+        *ms = (*ms).clamp(min_ms, max_ms.max(min_ms));
+    }
 }
 
 /// A worker taken out of the pool for one caller's exclusive, long use
@@ -50,97 +213,33 @@ pub(crate) enum Input {
 /// or supervises it: the holder watches it (`rss_cap`) and kills it when
 /// done (dropping a `Worker` kills its process group too).
 pub struct Leased {
+    /// The warm worker, its document open on the leased header.
     pub worker: Worker,
     /// The memory cap the pool would apply to this process (bytes
     /// resident), from `rss_limit_bytes` / `rss_headroom_bytes`.
     pub rss_cap: Option<u64>,
 }
 
-/// Where a slot sends the worker it hands over.
-pub(crate) struct LeaseTx(pub oneshot::Sender<Leased>);
-
-impl std::fmt::Debug for LeaseTx {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("LeaseTx")
-    }
+/// One accepted request of method `M`, and the one answer it owes.
+pub(crate) struct Request<M: PoolMethod> {
+    pub input: M::Input,
+    pub reply: Reply<M::Result>,
+    pub accepted: Instant,
+    /// Run once already on a worker that died under it (the next death
+    /// answers `WorkerFailed`).
+    pub retried: bool,
+    /// Time spent on workers by earlier attempts.
+    pub spent: Duration,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Output {
-    Check(CheckResult),
-    Normalize(NormalizeResult),
-    Opt(OptResult),
-    Verify(VerifyResult),
-}
-
-impl Input {
-    pub(crate) fn method(&self) -> Method {
-        match self {
-            Input::Check(_) => Method::Check,
-            Input::Normalize(_) => Method::Normalize,
-            Input::Opt(_) => Method::Opt,
-            Input::Verify(..) => Method::Verify,
-            // Leases are not method requests; they are never timed or
-            // counted per method (see `Pool::lease`).
-            Input::Lease { .. } => Method::Check,
-        }
-    }
-
-    pub(crate) fn text(&self) -> &str {
-        match self {
-            Input::Check(p) => &p.text,
-            Input::Normalize(p) | Input::Opt(p) => &p.text,
-            Input::Lease { header, .. } => header,
-            Input::Verify(_, text) => text,
-        }
+impl<M: PoolMethod> Request<M> {
+    #[cfg(test)]
+    pub(crate) fn new(input: M::Input, reply: Reply<M::Result>) -> Self {
+        Request { input, reply, accepted: Instant::now(), retried: false, spent: Duration::ZERO }
     }
 
     pub(crate) fn timeout(&self, default: Duration) -> Duration {
-        let ms = match self {
-            Input::Check(p) => p.timeout_ms,
-            Input::Normalize(p) | Input::Opt(p) => p.timeout_ms,
-            Input::Lease { .. } => None,
-            Input::Verify(p, _) => p.timeout_ms,
-        };
-        ms.map(Duration::from_millis).unwrap_or(default)
-    }
-
-    /// Clamps the request's own `timeout_ms` to `[min_ms, max_ms]`, so the
-    /// driver and the `timeout` answer use the limit that applies.
-    pub(crate) fn clamp_timeout(&mut self, min_ms: u64, max_ms: u64) {
-        let t = match self {
-            Input::Check(p) => &mut p.timeout_ms,
-            Input::Normalize(p) | Input::Opt(p) => &mut p.timeout_ms,
-            Input::Verify(p, _) => &mut p.timeout_ms,
-            Input::Lease { .. } => return,
-        };
-        if let Some(ms) = t {
-            *ms = (*ms).clamp(min_ms, max_ms.max(min_ms));
-        }
-    }
-
-    /// The answer for a request the guard refused.
-    pub(crate) fn rejected(&self, reason: &str) -> Output {
-        if let Input::Verify(..) = self {
-            return Output::Verify(VerifyResult::rejected(reason));
-        }
-        self.with_check(CheckResult::rejected(reason))
-    }
-
-    /// The answer for a request that ran past its time limit.
-    pub(crate) fn timed_out(&self, limit: Duration) -> Output {
-        if let Input::Verify(..) = self {
-            return Output::Verify(VerifyResult::timeout(limit.as_millis() as u64));
-        }
-        self.with_check(CheckResult::timeout(limit.as_millis() as u64))
-    }
-
-    fn with_check(&self, check: CheckResult) -> Output {
-        match self {
-            Input::Check(_) | Input::Lease { .. } | Input::Verify(..) => Output::Check(check),
-            Input::Normalize(_) => Output::Normalize(NormalizeResult { check, normalized: None }),
-            Input::Opt(_) => Output::Opt(OptResult { check, normalized: None, tree: None, gted_tree: None, lean_requests: None }),
-        }
+        M::limit_ms(&self.input).map(Duration::from_millis).unwrap_or(default)
     }
 
     /// Runs the request on `worker` (whose header is the request's key).
@@ -151,63 +250,68 @@ impl Input {
     /// The driver and terms functions screen the text again; that repeat
     /// costs one lexing pass (microseconds) and keeps them safe to call
     /// on their own.
-    pub(crate) async fn run(
-        &self,
-        worker: &mut Worker,
-        default_timeout: Duration,
-        guard: &GuardPolicy,
-    ) -> Result<Output, WorkerError> {
-        let limit = self.timeout(default_timeout);
-        let r = match self {
-            Input::Check(p) => leanpool_lean::check::check_on_with(worker, p, default_timeout, guard).await.map(Output::Check),
-            Input::Normalize(p) => leanpool_terms::normalize_on_with(worker, p, default_timeout, guard).await.map(Output::Normalize),
-            Input::Opt(p) => leanpool_terms::opt_on_with(worker, p, default_timeout, guard).await.map(Output::Opt),
-            Input::Lease { .. } => Err(WorkerError::Internal("a lease is not run".into())),
-            Input::Verify(p, _) => {
-                leanpool_lean::verify::verify_on_with(worker, p, default_timeout, guard).await.map(Output::Verify)
-            }
-        };
-        match r {
-            Err(WorkerError::Timeout) => Ok(self.timed_out(limit)),
+    pub(crate) async fn run(&self, worker: &mut Worker, default: Duration, guard: &GuardPolicy) -> Result<M::Result, WorkerError> {
+        let limit = self.timeout(default);
+        match M::run(worker, &self.input, default, guard).await {
+            Err(WorkerError::Timeout) => Ok(M::timed_out(limit.as_millis() as u64)),
             other => other,
         }
     }
 }
 
-impl Output {
-    /// Whether the request ran past its limit.
-    pub(crate) fn is_timeout(&self) -> bool {
+/// A queue entry: a request of one of the pool's methods, or a lease.
+pub(crate) enum Job {
+    Check(Request<method::Check>),
+    Normalize(Request<method::Normalize>),
+    Opt(Request<method::Opt>),
+    Verify(Request<method::Verify>),
+    /// Hand the slot's warm worker over ([`crate::Pool::lease`]).
+    Lease(Reply<Leased>),
+}
+
+impl<M: PoolMethod> From<Request<M>> for Job {
+    fn from(r: Request<M>) -> Job {
+        M::job(r)
+    }
+}
+
+impl Job {
+    /// The caller dropped its future: nobody wants the answer any more.
+    pub(crate) fn is_cancelled(&self) -> bool {
         match self {
-            Output::Check(c) => c.status == CheckStatus::Timeout,
-            Output::Normalize(n) => n.check.status == CheckStatus::Timeout,
-            Output::Opt(o) => o.check.status == CheckStatus::Timeout,
-            Output::Verify(v) => v.status == VerifyStatus::Timeout,
+            Job::Check(r) => r.reply.is_cancelled(),
+            Job::Normalize(r) => r.reply.is_cancelled(),
+            Job::Opt(r) => r.reply.is_cancelled(),
+            Job::Verify(r) => r.reply.is_cancelled(),
+            Job::Lease(reply) => reply.is_cancelled(),
         }
     }
 
-    #[cfg(test)]
-    pub(crate) fn check(&self) -> &CheckResult {
+    /// Answers the request (or lease) with an error.
+    pub(crate) fn fail(self, e: PoolError) {
         match self {
-            Output::Check(c) => c,
-            Output::Normalize(n) => &n.check,
-            Output::Opt(o) => &o.check,
-            Output::Verify(_) => panic!("verify has no check result"),
+            Job::Check(r) => r.reply.send(Err(e)),
+            Job::Normalize(r) => r.reply.send(Err(e)),
+            Job::Opt(r) => r.reply.send(Err(e)),
+            Job::Verify(r) => r.reply.send(Err(e)),
+            Job::Lease(reply) => reply.send(Err(e)),
         }
     }
 }
 
-pub(crate) type Answer = Result<Output, PoolError>;
+/// What a caller receives.
+pub(crate) type Answer<T> = Result<T, PoolError>;
 
 /// The answer channel of one accepted request. Dropping it unanswered
 /// (a bug, a panicking task, a runtime going away) still sends an error,
 /// so the caller never waits forever: every accepted request gets exactly
 /// one answer.
-pub(crate) struct Reply {
-    tx: Option<oneshot::Sender<Answer>>,
+pub(crate) struct Reply<T> {
+    tx: Option<oneshot::Sender<Answer<T>>>,
 }
 
-impl Reply {
-    pub(crate) fn new() -> (Reply, oneshot::Receiver<Answer>) {
+impl<T> Reply<T> {
+    pub(crate) fn new() -> (Reply<T>, oneshot::Receiver<Answer<T>>) {
         let (tx, rx) = oneshot::channel();
         (Reply { tx: Some(tx) }, rx)
     }
@@ -218,30 +322,27 @@ impl Reply {
         self.tx.as_ref().is_none_or(|t| t.is_closed())
     }
 
-    pub(crate) fn send(mut self, a: Answer) {
+    pub(crate) fn send(mut self, a: Answer<T>) {
         if let Some(tx) = self.tx.take() {
             let _ = tx.send(a);
         }
     }
+
+    /// Sends `value` as the answer; gives it back when the caller is gone.
+    pub(crate) fn try_send(mut self, value: T) -> Result<(), T> {
+        match self.tx.take() {
+            Some(tx) => tx.send(Ok(value)).map_err(|a| a.expect("the value just sent")),
+            None => Err(value),
+        }
+    }
 }
 
-impl Drop for Reply {
+impl<T> Drop for Reply<T> {
     fn drop(&mut self) {
         if let Some(tx) = self.tx.take() {
             let _ = tx.send(Err(PoolError::Internal("the request was dropped unanswered".into())));
         }
     }
-}
-
-pub(crate) struct Job {
-    pub input: Input,
-    pub reply: Reply,
-    pub accepted: Instant,
-    /// Run once already on a worker that died under it (the next death
-    /// answers `WorkerFailed`).
-    pub retried: bool,
-    /// Time spent on workers by earlier attempts.
-    pub spent: Duration,
 }
 
 #[cfg(test)]
@@ -250,7 +351,7 @@ mod tests {
 
     #[tokio::test]
     async fn dropped_reply_still_answers_once() {
-        let (r, rx) = Reply::new();
+        let (r, rx) = Reply::<CheckResult>::new();
         assert!(!r.is_cancelled());
         drop(r);
         assert!(matches!(rx.await, Ok(Err(PoolError::Internal(_)))));
@@ -258,28 +359,49 @@ mod tests {
 
     #[tokio::test]
     async fn cancellation_seen_when_caller_goes_away() {
-        let (r, rx) = Reply::new();
+        let (r, rx) = Reply::<CheckResult>::new();
         drop(rx);
         assert!(r.is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn try_send_gives_the_value_back_when_the_caller_is_gone() {
+        let (r, rx) = Reply::<u32>::new();
+        drop(rx);
+        assert_eq!(r.try_send(7), Err(7));
+        let (r, rx) = Reply::<u32>::new();
+        assert_eq!(r.try_send(7), Ok(()));
+        assert!(matches!(rx.await, Ok(Ok(7))));
+    }
+
+    #[tokio::test]
+    async fn a_failed_job_answers_its_own_method() {
+        let (reply, rx) = Reply::new();
+        let job: Job = Request::<method::Opt>::new(StatementParams { text: String::new(), timeout_ms: None }, reply).into();
+        assert!(matches!(job, Job::Opt(_)));
+        assert!(!job.is_cancelled());
+        job.fail(PoolError::ShuttingDown);
+        assert!(matches!(rx.await, Ok(Err(PoolError::ShuttingDown))));
     }
 
     #[test]
     fn timeout_answers_keep_the_method_shape() {
         let p = StatementParams { text: "theorem t : True := trivial".into(), timeout_ms: Some(5) };
-        let i = Input::Opt(p);
+        let (reply, _rx) = Reply::new();
+        let mut i = Request::<method::Opt>::new(p, reply);
         assert_eq!(i.timeout(Duration::from_secs(9)), Duration::from_millis(5));
-        match i.timed_out(Duration::from_millis(5)) {
-            Output::Opt(o) => assert_eq!(o.check.status, leanpool_protocol::CheckStatus::Timeout),
-            o => panic!("wrong shape {o:?}"),
-        }
-        let mut i = i;
-        i.clamp_timeout(1_000, 600_000);
+        let o: OptResult = method::Opt::timed_out(5);
+        assert_eq!(o.check.status, leanpool_protocol::CheckStatus::Timeout);
+        assert!(method::Opt::is_timeout(&o));
+        clamp_timeout(method::Opt::limit_ms_mut(&mut i.input), 1_000, 600_000);
         assert_eq!(i.timeout(Duration::from_secs(9)), Duration::from_secs(1));
-        let mut big = Input::Check(CheckParams { text: String::new(), timeout_ms: Some(u64::MAX), timings: false });
-        big.clamp_timeout(1_000, 600_000);
+        let (reply, _rx) = Reply::new();
+        let mut big = Request::<method::Check>::new(CheckParams { text: String::new(), timeout_ms: Some(u64::MAX), timings: false }, reply);
+        clamp_timeout(method::Check::limit_ms_mut(&mut big.input), 1_000, 600_000);
         assert_eq!(big.timeout(Duration::from_secs(9)), Duration::from_secs(600));
-        let c = Input::Check(CheckParams { text: String::new(), timeout_ms: None, timings: false });
+        let (reply, _rx) = Reply::new();
+        let c = Request::<method::Check>::new(CheckParams { text: String::new(), timeout_ms: None, timings: false }, reply);
         assert_eq!(c.timeout(Duration::from_secs(9)), Duration::from_secs(9));
-        assert_eq!(c.rejected("no").check().reason.as_deref(), Some("no"));
+        assert_eq!(method::Check::rejected("no").reason.as_deref(), Some("no"));
     }
 }

@@ -2,12 +2,13 @@
 
 use crate::config::PoolConfig;
 use crate::error::PoolError;
-use crate::job::{Input, Job, LeaseTx, Leased, Method, Output, Reply};
+use crate::job::{clamp_timeout, Job, Leased, Method, PoolMethod, Reply, Request};
 use crate::queue::PushError;
 use crate::shared::Inner;
 use crate::status::{bump, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};
 use crate::supervisor::supervise;
 use leanpool_lean::{header_key, proc, LeanCommand, WorkerConfig};
+use leanpool_protocol::method;
 use leanpool_protocol::{CheckParams, CheckResult, NormalizeResult, OptResult, StatementParams, VerifyParams, VerifyResult};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -81,34 +82,29 @@ impl Pool {
         Pool { caller: Some(Arc::from(tag.into())), ..self.clone() }
     }
 
+    /// `check`: elaborates the text on a warm worker of its header and
+    /// judges it (see `leanpool_lean::check`).
     pub async fn check(&self, p: CheckParams) -> Result<CheckResult, PoolError> {
         let timings = p.timings;
         let started = Instant::now();
-        match self.submit(Input::Check(p)).await? {
-            Output::Check(mut c) => {
-                // `elapsed_ms` is the request's whole time in leanpool
-                // (queue wait, retries), not only Lean's.
-                if timings {
-                    c.elapsed_ms = Some(started.elapsed().as_millis() as u64);
-                }
-                Ok(c)
-            }
-            other => Err(unexpected(other)),
+        let mut c = self.submit::<method::Check>(p).await?;
+        // `elapsed_ms` is the request's whole time in leanpool (queue
+        // wait, retries), not only Lean's.
+        if timings {
+            c.elapsed_ms = Some(started.elapsed().as_millis() as u64);
         }
+        Ok(c)
     }
 
+    /// `normalize`: the statement's binders and conclusion as Lean
+    /// elaborated them (see `leanpool_terms`).
     pub async fn normalize(&self, p: StatementParams) -> Result<NormalizeResult, PoolError> {
-        match self.submit(Input::Normalize(p)).await? {
-            Output::Normalize(n) => Ok(n),
-            other => Err(unexpected(other)),
-        }
+        self.submit::<method::Normalize>(p).await
     }
 
+    /// `opt`: `normalize` plus the statement's operator trees.
     pub async fn opt(&self, p: StatementParams) -> Result<OptResult, PoolError> {
-        match self.submit(Input::Opt(p)).await? {
-            Output::Opt(o) => Ok(o),
-            other => Err(unexpected(other)),
-        }
+        self.submit::<method::Opt>(p).await
     }
 
     /// `verify`: a proof judged against a fixed statement (see
@@ -117,48 +113,44 @@ impl Pool {
         let timings = p.timings;
         let started = Instant::now();
         let input = match leanpool_lean::verify::assemble(&p) {
-            Ok(a) => Input::Verify(p, a.text),
+            Ok(a) => (p, a.text),
             Err(reason) => return Ok(VerifyResult::rejected(reason)),
         };
-        match self.submit(input).await? {
-            Output::Verify(mut v) => {
-                if timings {
-                    v.elapsed_ms = Some(started.elapsed().as_millis() as u64);
-                }
-                Ok(v)
-            }
-            other => Err(unexpected(other)),
+        let mut v = self.submit::<method::Verify>(input).await?;
+        if timings {
+            v.elapsed_ms = Some(started.elapsed().as_millis() as u64);
         }
+        Ok(v)
     }
 
     /// Screens, queues on the header's queue and waits for the answer.
     /// Dropping the returned future withdraws the request: a worker that
     /// takes it from the queue skips it, and a request already running is
     /// interrupted in Lean by a new edit (the warm process stays).
-    async fn submit(&self, mut input: Input) -> Result<Output, PoolError> {
+    async fn submit<M: PoolMethod>(&self, mut input: M::Input) -> Result<M::Result, PoolError> {
         let inner = &self.inner;
-        input.clamp_timeout(inner.cfg.min_timeout_ms, inner.cfg.max_timeout_ms);
+        clamp_timeout(M::limit_ms_mut(&mut input), inner.cfg.min_timeout_ms, inner.cfg.max_timeout_ms);
         if inner.shutting_down.load(Ordering::SeqCst) {
             return Err(PoolError::ShuttingDown);
         }
         let accepted = Instant::now();
         bump(&inner.counters.requests);
-        bump(&inner.requests_by_method[input.method() as usize]);
+        bump(&inner.requests_by_method[M::STAT as usize]);
         // Rejected texts are answered here, without a worker. Screening is
         // linear but a 4 MiB text still takes a while: off the async
         // runtime's threads, so it stalls no other connection.
-        let (text, policy) = (input.text().to_owned(), inner.cfg.guard.clone());
+        let (text, policy) = (M::text(&input).to_owned(), inner.cfg.guard.clone());
         let screened = tokio::task::spawn_blocking(move || leanpool_lean::check::screen_with(&text, &policy))
             .await
             .map_err(|e| PoolError::Internal(format!("screening task failed: {e}")))?;
         if let Err(reason) = screened {
             bump(&inner.counters.rejections);
-            inner.record_latency(input.method(), accepted.elapsed(), None);
-            return Ok(input.rejected(&reason));
+            inner.record_latency(M::STAT, accepted.elapsed(), None);
+            return Ok(M::rejected(&reason));
         }
-        let header = header_key(input.text());
+        let header = header_key(M::text(&input));
         let (reply, rx) = Reply::new();
-        self.enqueue(header, Job { input, reply, accepted, retried: false, spent: Duration::ZERO })?;
+        self.enqueue(header, Request::<M> { input, reply, accepted, retried: false, spent: Duration::ZERO }.into())?;
         // `Reply` answers even when dropped, so the sender never vanishes
         // silently; the fallback covers a runtime torn down under us.
         rx.await.unwrap_or_else(|_| Err(PoolError::Internal("the request was dropped unanswered".into())))
@@ -177,22 +169,11 @@ impl Pool {
         if self.inner.shutting_down.load(Ordering::SeqCst) {
             return Err(PoolError::ShuttingDown);
         }
-        let header = header_key(text);
-        let (tx, worker_rx) = tokio::sync::oneshot::channel();
         let (reply, rx) = Reply::new();
-        let input = Input::Lease { header: header.clone(), tx: LeaseTx(tx) };
-        self.enqueue(header, Job { input, reply, accepted: Instant::now(), retried: false, spent: Duration::ZERO })?;
-        tokio::select! {
-            // The slot answers the reply only when it fails (spawn failure,
-            // shutdown); a hand-over comes on `worker_rx`, sent before the
-            // slot drops the reply, hence checked first.
-            biased;
-            w = worker_rx => w.map_err(|_| PoolError::Internal("lease dropped".into())),
-            r = rx => match r {
-                Ok(Err(e)) => Err(e),
-                _ => Err(PoolError::Internal("lease dropped".into())),
-            },
-        }
+        self.enqueue(header_key(text), Job::Lease(reply))?;
+        // The slot answers with the worker, or with why not (spawn
+        // failure, shutdown).
+        rx.await.unwrap_or_else(|_| Err(PoolError::Internal("lease dropped".into())))
     }
 
     /// Queues `job` on `header`'s queue and wakes the supervisor when no
@@ -212,11 +193,11 @@ impl Pool {
                 Ok(()) => entry.idle.load(Ordering::SeqCst) == 0,
                 Err(PushError::Full(job, e)) => {
                     bump(&inner.counters.overloaded);
-                    job.reply.send(Err(e.clone()));
+                    job.fail(e.clone());
                     return Err(e);
                 }
                 Err(PushError::Closed(job)) => {
-                    job.reply.send(Err(PoolError::ShuttingDown));
+                    job.fail(PoolError::ShuttingDown);
                     return Err(PoolError::ShuttingDown);
                 }
             }
@@ -319,7 +300,7 @@ impl Pool {
         let keys: Vec<_> = inner.keys.iter().map(|e| e.value().clone()).collect();
         for k in keys {
             for job in k.queue.close_and_drain().await {
-                job.reply.send(Err(PoolError::ShuttingDown));
+                job.fail(PoolError::ShuttingDown);
             }
         }
         // Slots kill and reap their process on the way out; a slot stuck
@@ -348,8 +329,4 @@ impl Pool {
             !busy && !servable
         })
     }
-}
-
-fn unexpected(o: Output) -> PoolError {
-    PoolError::Internal(format!("answer of the wrong method: {o:?}"))
 }

@@ -20,7 +20,7 @@
 //! global count, even if the task panics.
 
 use crate::error::PoolError;
-use crate::job::{Input, Job, Leased, Output};
+use crate::job::{Job, Leased, PoolMethod, Reply, Request};
 use crate::shared::{Inner, KeyState, SlotShared};
 use crate::status::{bump, WorkerState};
 use leanpool_lean::{proc, Worker, WorkerError};
@@ -109,9 +109,8 @@ enum Wait {
 }
 
 /// How one attempt at a request ended.
-#[expect(clippy::large_enum_variant, reason = "a return value, moved once per attempt; boxing would only add an allocation")]
-enum Outcome {
-    Done(Result<Output, WorkerError>),
+enum Outcome<T> {
+    Done(Result<T, WorkerError>),
     /// RSS above the cap (bytes seen).
     Memory(u64),
     HardStop,
@@ -284,7 +283,7 @@ impl Slot {
     async fn spawn_failed(&mut self, e: &WorkerError) {
         if self.key.live_slots() <= 1 {
             for job in self.key.queue.drain_now().await {
-                job.reply.send(Err(PoolError::SpawnFailed(e.to_string())));
+                job.fail(PoolError::SpawnFailed(e.to_string()));
             }
         }
     }
@@ -303,7 +302,7 @@ impl Slot {
     /// (a ready spare, or this slot's next process, takes it).
     fn requeue(&self, job: Job) {
         if let Err(job) = self.key.queue.push_retry(job) {
-            job.reply.send(Err(PoolError::ShuttingDown));
+            job.fail(PoolError::ShuttingDown);
         }
         self.inner.wake.notify_one();
     }
@@ -339,14 +338,22 @@ impl Slot {
         rss_over(pid, self.rss_cap())
     }
 
-    async fn serve(&mut self, mut job: Job) -> Flow {
-        if job.reply.is_cancelled() {
+    async fn serve(&mut self, job: Job) -> Flow {
+        if job.is_cancelled() {
             bump(&self.inner.counters.cancelled);
             return Flow::Continue;
         }
-        if matches!(job.input, Input::Lease { .. }) {
-            return self.hand_over(job).await;
+        match job {
+            Job::Check(r) => self.serve_request(r).await,
+            Job::Normalize(r) => self.serve_request(r).await,
+            Job::Opt(r) => self.serve_request(r).await,
+            Job::Verify(r) => self.serve_request(r).await,
+            Job::Lease(reply) => self.hand_over(reply).await,
         }
+    }
+
+    /// Runs one request of method `M`; its reply takes only `M`'s result.
+    async fn serve_request<M: PoolMethod>(&mut self, mut job: Request<M>) -> Flow {
         // The process may have died since its last request: the request
         // goes back to the front of the queue (to a ready spare, or to
         // this slot's next process) without counting as a retry.
@@ -355,7 +362,7 @@ impl Slot {
                 tracing::warn!(slot = self.me.id, "worker found dead before a request: {}", w.stderr_tail());
             }
             self.kill_worker().await;
-            self.requeue(job);
+            self.requeue(job.into());
             return Flow::Continue;
         }
         if self.ready_at.is_some_and(|r| r > job.accepted) {
@@ -366,7 +373,7 @@ impl Slot {
         let mut timed_out = false;
         let answer = match self.attempt(&job).await {
             Outcome::Done(Ok(out)) => {
-                if out.is_timeout() {
+                if M::is_timeout(&out) {
                     bump(&self.inner.counters.timeouts);
                     timed_out = true;
                 }
@@ -382,7 +389,7 @@ impl Slot {
                     job.retried = true;
                     job.spent += started.elapsed();
                     bump(&self.inner.counters.retries);
-                    self.requeue(job);
+                    self.requeue(job.into());
                     return Flow::Continue;
                 }
                 Err(PoolError::worker_failed(
@@ -455,7 +462,7 @@ impl Slot {
                     tracing::warn!(slot = self.me.id, "interrupting a cancelled request failed: {why}; killing the worker");
                     self.kill_worker().await;
                 }
-                self.inner.record_latency(job.input.method(), job.accepted.elapsed(), Some(job.spent + started.elapsed()));
+                self.inner.record_latency(M::STAT, job.accepted.elapsed(), Some(job.spent + started.elapsed()));
                 job.reply.send(Err(PoolError::Internal("the caller went away".into())));
                 self.after_request().await;
                 return Flow::Continue;
@@ -464,7 +471,7 @@ impl Slot {
         if matches!(answer, Err(PoolError::WorkerFailed { .. })) {
             bump(&self.inner.counters.worker_failed);
         }
-        self.inner.record_latency(job.input.method(), job.accepted.elapsed(), Some(job.spent + started.elapsed()));
+        self.inner.record_latency(M::STAT, job.accepted.elapsed(), Some(job.spent + started.elapsed()));
         // The caller has its answer (`timeout` at once); the worker takes
         // nothing else until the interrupt is over.
         job.reply.send(answer);
@@ -507,8 +514,7 @@ impl Slot {
     /// Gives the slot's (live) worker to the leaser and ends the slot: the
     /// supervisor refills the header's prewarm minimum. If the leaser has
     /// gone meanwhile, the worker stays and the slot goes on.
-    async fn hand_over(&mut self, job: Job) -> Flow {
-        let Job { input: Input::Lease { tx, .. }, reply, .. } = job else { unreachable!("checked by the caller") };
+    async fn hand_over(&mut self, reply: Reply<Leased>) -> Flow {
         if !self.worker.as_mut().is_some_and(|w| w.is_alive()) {
             self.kill_worker().await;
             self.me.set_state(WorkerState::Busy);
@@ -530,7 +536,7 @@ impl Slot {
         self.me.set_pid(None);
         // The leaser gets the driver's default: killed on a time-out.
         worker.set_kill_on_timeout(true);
-        match tx.0.send(Leased { worker, rss_cap: self.rss_cap() }) {
+        match reply.try_send(Leased { worker, rss_cap: self.rss_cap() }) {
             Ok(()) => {
                 tracing::info!(slot = self.me.id, pid, "worker leased out");
                 Flow::Exit
@@ -546,13 +552,13 @@ impl Slot {
 
     /// One run of the request on the current process, watched for the
     /// memory cap and for a hard stop.
-    async fn attempt(&mut self, job: &Job) -> Outcome {
+    async fn attempt<M: PoolMethod>(&mut self, job: &Request<M>) -> Outcome<M::Result> {
         let default = self.inner.default_timeout();
         let limit = self.rss_cap();
         let poll = Duration::from_millis(self.inner.cfg.rss_poll_ms);
         let w = self.worker.as_mut().expect("a live worker");
         let pid = w.pid();
-        let run = job.input.run(w, default, &self.inner.cfg.guard);
+        let run = job.run(w, default, &self.inner.cfg.guard);
         tokio::pin!(run);
         // Intervals, not sleeps re-armed per turn: one arm firing must not
         // reset the other's clock.
