@@ -140,6 +140,81 @@ fn rss_over(pid: u32, cap: Option<u64>) -> Option<u64> {
     proc::rss_bytes(pid).filter(|&rss| rss > cap)
 }
 
+/// Why an interrupt did not leave the process fit to keep (the caller
+/// kills it).
+#[derive(Debug, thiserror::Error)]
+enum InterruptFailed {
+    #[error("no worker")]
+    NoWorker,
+    #[error("shutting down")]
+    ShuttingDown,
+    #[error("the header-only edit failed: {0}")]
+    Edit(WorkerError),
+    #[error("RSS {0} above the memory cap")]
+    MemoryCap(u64),
+    #[error("the process is gone")]
+    Gone,
+    #[error("the header-only edit took {edit_ms} ms but Lean kept computing (CPU wanted, ms per {window_ms} ms: {samples:?})")]
+    KeptComputing { edit_ms: u64, window_ms: u64, samples: Vec<u64> },
+}
+
+/// Whether a request's driver error leaves the process in service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    Yes,
+    /// Killed and replaced: its state is suspect (or it is gone).
+    No,
+}
+
+/// The answer to a request whose run ended in a driver error (a death
+/// counts only after its one retry: [`Slot::serve`]), and whether the
+/// process stays. Every variant is named, so a new one needs a decision
+/// here: what Lean did is `WORKER_FAILED` with its cause, a worker that
+/// could not start `SPAWN_FAILED`, leanpool's own bug `INTERNAL_ERROR`.
+fn request_failed(e: WorkerError) -> (PoolError, Keep) {
+    match e {
+        e @ (WorkerError::Died { .. } | WorkerError::Io(_)) => (
+            PoolError::worker_failed(FailureCause::DiedTwice, format!("the worker died on this request twice; last: {e}")),
+            Keep::No,
+        ),
+        // The text itself exhausted Lean (out of memory on the WASM heap,
+        // ...): a retry would cost a worker start and end the same way.
+        WorkerError::Panicked { message, .. } => (
+            PoolError::worker_failed(
+                FailureCause::LeanPanic,
+                format!("Lean gave up on this request ({message}); the worker was replaced"),
+            ),
+            Keep::No,
+        ),
+        // Code running in Lean wrote to its stdout. Fail closed: the worker
+        // is killed and never reused, and the request is not retried (the
+        // text that did it would only take over the next worker too).
+        WorkerError::Compromised(what) => (
+            PoolError::worker_failed(
+                FailureCause::ProtocolViolation,
+                format!("the worker wrote a frame leanpool did not ask for ({what}); it was killed"),
+            ),
+            Keep::No,
+        ),
+        // Lean answered a request with an error: the process is fine, the
+        // request is not retried.
+        e @ WorkerError::Lsp { .. } => (PoolError::worker_failed(FailureCause::LeanError, e.to_string()), Keep::Yes),
+        // An answer leanpool cannot read (an unsupported Lean, or a reader
+        // bug): not a crash, so no retry, but the process's state is
+        // suspect.
+        e @ WorkerError::Protocol(_) => (PoolError::worker_failed(FailureCause::UnexpectedAnswer, e.to_string()), Keep::No),
+        // A process that could not be started: the backend's fault, not
+        // the statement's.
+        WorkerError::Spawn(msg) => (PoolError::SpawnFailed(msg), Keep::No),
+        // A leanpool bug; the process's state is suspect.
+        e @ WorkerError::Internal(_) => (PoolError::Internal(e.to_string()), Keep::No),
+        // `Request::run` answers a time-out with status `timeout`: one that
+        // reaches the slot as an error is a leanpool bug. The process may
+        // still be working on the request.
+        WorkerError::Timeout => (PoolError::Internal("a time-out escaped the request's runner".into()), Keep::No),
+    }
+}
+
 /// Whether the slot goes on after a request.
 enum Flow {
     Continue,
@@ -379,65 +454,37 @@ impl Slot {
                 }
                 Ok(out)
             }
-            Outcome::Done(Err(e @ (WorkerError::Died { .. } | WorkerError::Io(_)))) => {
-                bump(&self.inner.counters.crashes);
-                tracing::warn!(slot = self.me.id, retried = job.retried, "worker died during a request: {e}");
-                self.kill_worker().await;
-                if !job.retried && !job.reply.is_cancelled() {
-                    // The retry goes to the front of the queue: to a ready
-                    // spare at once, or to this slot's next process.
-                    job.retried = true;
-                    job.spent += started.elapsed();
-                    bump(&self.inner.counters.retries);
-                    self.requeue(job.into());
-                    return Flow::Continue;
-                }
-                Err(PoolError::worker_failed(
-                    FailureCause::DiedTwice,
-                    format!("the worker died on this request twice; last: {e}"),
-                ))
-            }
-            Outcome::Done(Err(WorkerError::Panicked { message, stderr_tail })) => {
-                // The text itself exhausted Lean (out of memory on the
-                // WASM heap, ...): a retry would cost a worker start and
-                // end the same way.
-                bump(&self.inner.counters.crashes);
-                tracing::warn!(slot = self.me.id, "worker panicked on a request: {message}; stderr:\n{stderr_tail}");
-                self.kill_worker().await;
-                Err(PoolError::worker_failed(
-                    FailureCause::LeanPanic,
-                    format!("Lean gave up on this request ({message}); the worker was replaced"),
-                ))
-            }
-            Outcome::Done(Err(WorkerError::Compromised(what))) => {
-                // Code running in Lean wrote to its stdout. Fail closed:
-                // the worker is killed and never reused, and the request
-                // is not retried (the text that did it would only take
-                // over the next worker too).
-                bump(&self.inner.counters.compromised);
-                tracing::warn!(slot = self.me.id, "worker compromised on a request: {what}");
-                self.kill_worker().await;
-                Err(PoolError::worker_failed(
-                    FailureCause::ProtocolViolation,
-                    format!("the worker wrote a frame leanpool did not ask for ({what}); it was killed"),
-                ))
-            }
-            Outcome::Done(Err(e @ WorkerError::Lsp { .. })) => {
-                // Lean answered a request with an error: the process is
-                // fine, the request is not retried.
-                Err(PoolError::worker_failed(FailureCause::LeanError, e.to_string()))
-            }
-            Outcome::Done(Err(e @ WorkerError::Internal(_))) => {
-                // A leanpool bug; the process's state is suspect.
-                self.kill_worker().await;
-                Err(PoolError::Internal(e.to_string()))
-            }
             Outcome::Done(Err(e)) => {
-                // An answer leanpool cannot read (or a spawn/time-out
-                // error where none is expected): not a crash, so no
-                // retry, but the process's state is suspect.
-                self.kill_worker().await;
-                Err(PoolError::worker_failed(FailureCause::UnexpectedAnswer, e.to_string()))
+                match &e {
+                    WorkerError::Died { .. } | WorkerError::Io(_) => {
+                        bump(&self.inner.counters.crashes);
+                        tracing::warn!(slot = self.me.id, retried = job.retried, "worker died during a request: {e}");
+                        self.kill_worker().await;
+                        if !job.retried && !job.reply.is_cancelled() {
+                            // The retry goes to the front of the queue: to a ready
+                            // spare at once, or to this slot's next process.
+                            job.retried = true;
+                            job.spent += started.elapsed();
+                            bump(&self.inner.counters.retries);
+                            self.requeue(job.into());
+                            return Flow::Continue;
+                        }
+                    }
+                    WorkerError::Panicked { message, stderr_tail } => {
+                        bump(&self.inner.counters.crashes);
+                        tracing::warn!(slot = self.me.id, "worker panicked on a request: {message}; stderr:\n{stderr_tail}");
+                    }
+                    WorkerError::Compromised(what) => {
+                        bump(&self.inner.counters.compromised);
+                        tracing::warn!(slot = self.me.id, "worker compromised on a request: {what}");
+                    }
+                    _ => tracing::warn!(slot = self.me.id, "request failed: {e}"),
+                }
+                let (error, keep) = request_failed(e);
+                if keep == Keep::No {
+                    self.kill_worker().await;
+                }
+                Err(error)
             }
             Outcome::Memory(rss) => {
                 bump(&self.inner.counters.memory_kills);
@@ -600,11 +647,11 @@ impl Slot {
     /// finished edit) is not taken for an idle worker. The memory cap and
     /// a hard stop are watched meanwhile. `Err` says why not; the caller
     /// kills the process.
-    async fn interrupt(&mut self, limit: Duration, until_quiet: bool) -> Result<(), String> {
+    async fn interrupt(&mut self, limit: Duration, until_quiet: bool) -> Result<(), InterruptFailed> {
         let deadline = tokio::time::Instant::now() + limit;
         let cap = self.rss_cap();
         let poll = Duration::from_millis(self.inner.cfg.rss_poll_ms);
-        let Some(w) = self.worker.as_mut() else { return Err("no worker".into()) };
+        let Some(w) = self.worker.as_mut() else { return Err(InterruptFailed::NoWorker) };
         let pid = w.pid();
         let header = w.header().to_owned();
         let t = Instant::now();
@@ -616,15 +663,15 @@ impl Slot {
             loop {
                 tokio::select! {
                     biased;
-                    _ = self.hard.changed() => return Err("shutting down".into()),
+                    _ = self.hard.changed() => return Err(InterruptFailed::ShuttingDown),
                     r = &mut edit => match r {
                         Ok(_) => break,
-                        Err(e) => return Err(format!("the header-only edit failed: {e}")),
+                        Err(e) => return Err(InterruptFailed::Edit(e)),
                     },
                     _ = rss_tick.tick(), if cap.is_some() => {
                         if let Some(rss) = rss_over(pid, cap) {
                             bump(&self.inner.counters.memory_kills);
-                            return Err(format!("RSS {rss} above the memory cap"));
+                            return Err(InterruptFailed::MemoryCap(rss));
                         }
                     }
                 }
@@ -638,13 +685,13 @@ impl Slot {
         let window_ms = QUIET_WINDOW.as_millis() as u64;
         let mut samples = vec![];
         loop {
-            let before = proc::group_thread_demand_ns(pid).ok_or("the process is gone")?;
+            let before = proc::group_thread_demand_ns(pid).ok_or(InterruptFailed::Gone)?;
             tokio::select! {
                 biased;
-                _ = self.hard.changed() => return Err("shutting down".into()),
+                _ = self.hard.changed() => return Err(InterruptFailed::ShuttingDown),
                 _ = tokio::time::sleep(QUIET_WINDOW) => {}
             }
-            let after = proc::group_thread_demand_ns(pid).ok_or("the process is gone")?;
+            let after = proc::group_thread_demand_ns(pid).ok_or(InterruptFailed::Gone)?;
             let wanted_ms = proc::demand_between(&before, &after) / 1_000_000;
             samples.push(wanted_ms);
             if wanted_ms as f64 <= window_ms as f64 * QUIET_CPU_SHARE {
@@ -652,9 +699,7 @@ impl Slot {
                 return Ok(());
             }
             if tokio::time::Instant::now() + QUIET_WINDOW > deadline {
-                return Err(format!(
-                    "the header-only edit took {edit_ms} ms but Lean kept computing (CPU wanted, ms per {window_ms} ms: {samples:?})"
-                ));
+                return Err(InterruptFailed::KeptComputing { edit_ms, window_ms, samples });
             }
         }
     }
@@ -683,6 +728,53 @@ impl Slot {
             bump(&self.inner.counters.recycles);
             tracing::info!(slot = self.me.id, pid, rss, "recycling worker: RSS above its cap");
             self.kill_worker().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use leanpool_protocol::ErrorCode;
+
+    fn answer(e: WorkerError) -> (ErrorCode, Option<FailureCause>, Keep, String) {
+        let (err, keep) = request_failed(e);
+        (err.code(), err.cause(), keep, err.to_string())
+    }
+
+    #[test]
+    fn what_lean_did_is_worker_failed_with_its_cause() {
+        let died = answer(WorkerError::Died { stderr_tail: "boom".into() });
+        assert_eq!((died.0, died.1, died.2), (ErrorCode::WorkerFailed, Some(FailureCause::DiedTwice), Keep::No));
+        let io = answer(WorkerError::Io(std::io::Error::from(std::io::ErrorKind::BrokenPipe)));
+        assert_eq!((io.1, io.2), (Some(FailureCause::DiedTwice), Keep::No));
+        let panic = answer(WorkerError::Panicked { message: "out of memory".into(), stderr_tail: String::new() });
+        assert_eq!((panic.1, panic.2), (Some(FailureCause::LeanPanic), Keep::No));
+        let forged = answer(WorkerError::Compromised("version 7".into()));
+        assert_eq!((forged.1, forged.2), (Some(FailureCause::ProtocolViolation), Keep::No));
+        let lsp = answer(WorkerError::Lsp { code: -32601, message: "no such method".into() });
+        assert_eq!((lsp.1, lsp.2), (Some(FailureCause::LeanError), Keep::Yes));
+    }
+
+    #[test]
+    fn an_unreadable_answer_is_unexpected_answer() {
+        let (code, cause, keep, msg) = answer(WorkerError::Protocol("missing field `goals`".into()));
+        assert_eq!((code, cause, keep), (ErrorCode::WorkerFailed, Some(FailureCause::UnexpectedAnswer), Keep::No));
+        assert!(msg.contains("missing field `goals`"), "{msg}");
+    }
+
+    #[test]
+    fn a_spawn_failure_is_spawn_failed_not_a_lean_answer() {
+        let (code, cause, keep, msg) = answer(WorkerError::Spawn("lean: not found".into()));
+        assert_eq!((code, cause, keep), (ErrorCode::SpawnFailed, None, Keep::No));
+        assert_eq!(msg, "could not start a Lean worker: lean: not found");
+    }
+
+    #[test]
+    fn leanpool_bugs_are_internal_error() {
+        for e in [WorkerError::Internal("wrong header".into()), WorkerError::Timeout] {
+            let (code, cause, keep, _) = answer(e);
+            assert_eq!((code, cause, keep), (ErrorCode::InternalError, None, Keep::No));
         }
     }
 }

@@ -279,6 +279,25 @@ async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
     finish(pool).await;
 }
 
+/// An answer leanpool cannot read (the fake echoes `$/lean/rpc/call`
+/// where Lean sends the goals): `WORKER_FAILED` / `unexpected_answer`, not
+/// a crash (no retry) and not leanpool's bug; the worker's state is
+/// suspect, so it is replaced, and the next check gets a fresh one.
+async fn unreadable_answer_is_unexpected_answer(cx: Ctx) {
+    let pool = cx.fake_pool(base_cfg());
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let before = pids(&pool, "");
+    let p = leanpool_protocol::StatementParams { text: "theorem a : True := sorry\n".into(), timeout_ms: None };
+    let e = pool.normalize(p).await.unwrap_err();
+    assert_eq!((e.code(), e.cause()), (ErrorCode::WorkerFailed, Some(FailureCause::UnexpectedAnswer)), "{e:?}");
+    let c = pool.status().counters;
+    assert_eq!((c.crashes, c.retries, c.worker_failed), (0, 0, 1));
+    wait_until("the worker replaced", || !procs::alive(before[0])).await;
+    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_ne!(pids(&pool, ""), before);
+    finish(pool).await;
+}
+
 /// `timeout_grace_ms = 0`: a time-out kills the worker at once (the
 /// behaviour before interrupts), and it is replaced.
 async fn timeout_replaces_the_worker(cx: Ctx) {
@@ -699,6 +718,7 @@ fn main() {
         crash_once_is_retried_on_a_fresh_worker,
         crash_twice_is_worker_failed,
         forged_frame_kills_the_worker_without_retry,
+        unreadable_answer_is_unexpected_answer,
         timeout_replaces_the_worker,
         timeout_interrupted_keeps_the_worker,
         timeout_in_the_barrier_keeps_the_worker,
