@@ -245,6 +245,11 @@ async fn spares_on_real_lean() {
         // + 1 GiB free; the memory gate itself is tested above.
         spare_memory_margin_bytes: 0,
         max_uses: 2,
+        // The kill path, whatever the machine: with a grace, a fast machine
+        // interrupts the timed-out `decide` and keeps the worker (then no
+        // replacement is needed), a slow one kills it. The kept path's
+        // spare is covered by `pool_fake` and `faults` (real Lean).
+        timeout_grace_ms: 0,
         default_timeout_ms: 300_000,
         start_timeout_ms: 400_000,
         idle_timeout_ms: 0,
