@@ -304,7 +304,7 @@ fn start<H: Handler>(
         let out = tokio::select! {
             r = CatchUnwind(Box::pin(shared.handler.call(&method, params, &ctx))) => r.unwrap_or_else(|why| {
                 tracing::error!(conn = ctx.conn, ?id, method, "the request's task panicked: {why}");
-                Err(rpc_error(ErrorCode::InternalError, format!("leanpool failed on this request (a bug: {why})")))
+                Err(why.into_rpc_error())
             }),
             _ = reached(&mut phase, Phase::Closed) =>
                 Err(rpc_error(ErrorCode::ShuttingDown, "the daemon shut down before this request finished")),
@@ -319,20 +319,33 @@ fn start<H: Handler>(
     None
 }
 
-/// A handler's future whose panic becomes an `Err` with the panic's
-/// message: a bug in a method must still answer its request (with
-/// `INTERNAL_ERROR`), never leave it unanswered. The daemon is built with
+/// A handler's future (a method, an upgrade, a tunnel) whose panic
+/// becomes an `Err` with the panic's message: a bug in a method must still
+/// answer its request (with `INTERNAL_ERROR`), never leave it unanswered,
+/// and never take its connection's task down. The daemon is built with
 /// `panic = "unwind"` (the default), so the panic reaches here.
 struct CatchUnwind<F>(Pin<Box<F>>);
 
+/// A handler's future panicked: a leanpool bug (the panic's message).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Panicked(String);
+
+impl Panicked {
+    /// The answer to the request whose handler panicked.
+    fn into_rpc_error(self) -> RpcError {
+        rpc_error(ErrorCode::InternalError, format!("leanpool failed on this request (a bug: {self})"))
+    }
+}
+
 impl<F: Future> Future for CatchUnwind<F> {
-    type Output = Result<F::Output, String>;
+    type Output = Result<F::Output, Panicked>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let fut = self.0.as_mut();
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(cx))) {
             Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
             Ok(Poll::Pending) => Poll::Pending,
-            Err(payload) => Poll::Ready(Err(panic_message(payload.as_ref()))),
+            Err(payload) => Poll::Ready(Err(Panicked(panic_message(payload.as_ref())))),
         }
     }
 }
@@ -385,7 +398,12 @@ async fn upgrade<H: Handler>(
     };
     let t0 = Instant::now();
     let out = tokio::select! {
-        r = shared.handler.upgrade(&method, params, ctx) => r,
+        // A panicking upgrade is answered like a panicking method; the
+        // connection stays JSON-RPC.
+        r = CatchUnwind(Box::pin(shared.handler.upgrade(&method, params, ctx))) => r.unwrap_or_else(|why| {
+            tracing::error!(conn = ctx.conn, ?id, method, "the upgrade panicked: {why}");
+            Err(why.into_rpc_error())
+        }),
         _ = reached(&mut phase, Phase::Draining) =>
             Err(rpc_error(ErrorCode::ShuttingDown, "the daemon shut down before this request finished")),
         _ = hung_up => return Upgraded::Vanished,
@@ -420,15 +438,21 @@ async fn run_tunnel(
 ) {
     let (in_tx, in_rx) = mpsc::channel(TUNNEL_QUEUE);
     let out = TunnelOut { tx: tx.tx.clone(), unsent: tx.unsent.clone(), cap: opts.max_unsent_bytes_per_connection };
-    let fut = t.run(TunnelIo { incoming: in_rx, out });
-    tokio::pin!(fut);
+    // The tunnel's answer has gone out: a panic in it ends the tunnel
+    // (its connection closes) and nothing else.
+    let mut fut = CatchUnwind(Box::pin(t.run(TunnelIo { incoming: in_rx, out })));
     let mut in_tx = Some(in_tx);
     loop {
         let backlog = *unsent_rx.borrow_and_update() >= opts.max_unsent_bytes_per_connection;
         let full = in_tx.as_ref().is_some_and(|t| t.capacity() == 0);
         let reading = in_tx.is_some() && !full && !backlog;
         tokio::select! {
-            _ = &mut fut => break,
+            r = &mut fut => {
+                if let Err(why) = r {
+                    tracing::error!("the tunnel panicked: {why}; closing its connection");
+                }
+                break
+            }
             _ = gone.notified() => break,
             _ = reached(phase, Phase::Draining) => break,
             _ = unsent_rx.changed(), if backlog => {}

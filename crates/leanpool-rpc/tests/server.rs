@@ -330,3 +330,41 @@ async fn a_panicking_method_is_answered_internal_error() {
     assert!(got[0]["error"]["message"].as_str().unwrap().contains("the test handler's `panic` method"), "{got:?}");
     assert_eq!(got[1]["result"], json!({"test": true}), "{got:?}");
 }
+
+/// Attack on "exactly one answer" through the other door: a method that
+/// takes its connection over (`lease`) and panics before answering used to
+/// take its connection's task down, leaving the request unanswered. It is
+/// answered INTERNAL_ERROR, the connection stays JSON-RPC, and a request
+/// in flight on another connection is answered meanwhile.
+#[tokio::test]
+async fn a_panicking_upgrade_is_answered_internal_error() {
+    let s = start(|_| {});
+    let mut other = Raw::new(&s.path).await;
+    other.send(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"sleep\",\"params\":{\"ms\":300,\"value\":\"late\"}}\n").await;
+    let mut raw = Raw::new(&s.path).await;
+    raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"upgrade_panic\"}\n").await;
+    let got = raw.recv().await;
+    assert_eq!((got["id"].clone(), code(&got)), (json!(1), ErrorCode::InternalError), "{got}");
+    assert!(got["error"]["message"].as_str().unwrap().contains("`upgrade_panic` method"), "{got}");
+    raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"status\"}\n").await;
+    assert_eq!(raw.recv().await["result"], json!({"test": true}));
+    assert_eq!(other.recv().await["result"], json!("late"));
+    assert!(!s.task.is_finished());
+}
+
+/// A tunnel that panics after its upgrade was answered: its connection
+/// closes (the client reads the end, not a hang), and the daemon serves
+/// other connections on.
+#[tokio::test]
+async fn a_panicking_tunnel_closes_only_its_connection() {
+    let s = start(|_| {});
+    let mut raw = Raw::new(&s.path).await;
+    raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tunnel_panic\"}\n").await;
+    assert_eq!(raw.recv().await["result"], json!({"tunnel": true}));
+    raw.send(b"anything\n").await;
+    assert!(raw.eof().await, "the connection was not closed");
+    let mut other = Raw::new(&s.path).await;
+    other.send(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"status\"}\n").await;
+    assert_eq!(other.recv().await["result"], json!({"test": true}));
+    assert!(!s.task.is_finished());
+}

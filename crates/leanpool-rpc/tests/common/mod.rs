@@ -3,7 +3,9 @@
 
 use leanpool_protocol::{GtedParams, RpcError};
 use leanpool_rpc::handler::{method_not_found, params, result};
-use leanpool_rpc::{CallContext, Client, Handler, Server, ServerOptions, ShutdownHandle};
+use leanpool_rpc::{CallContext, Client, Handler, Server, ServerOptions, ShutdownHandle, Tunnel, TunnelIo, Upgrade};
+use std::future::Future;
+use std::pin::Pin;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -75,6 +77,34 @@ impl Handler for TestHandler {
 
     async fn shutdown(&self, _deadline: Duration) {
         self.0.shutdowns.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn upgrades(&self, method: &str) -> bool {
+        matches!(method, "upgrade_panic" | "tunnel_panic")
+    }
+
+    /// Bugs in a method that takes its connection over (test handler
+    /// only): `upgrade_panic` panics before answering, `tunnel_panic`
+    /// answers `{"tunnel": true}`, then its tunnel panics on the first
+    /// line it reads.
+    async fn upgrade(&self, method: &str, _p: Value, _ctx: &CallContext) -> Result<Upgrade, RpcError> {
+        match method {
+            "upgrade_panic" => panic!("the test handler's `upgrade_panic` method"),
+            _ => Ok(Upgrade { answer: result(&json!({"tunnel": true}))?, tunnel: Box::new(PanicTunnel) }),
+        }
+    }
+}
+
+/// A tunnel that panics on the first line it reads.
+struct PanicTunnel;
+
+impl Tunnel for PanicTunnel {
+    fn run(self: Box<Self>, mut io: TunnelIo) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        Box::pin(async move {
+            if io.incoming.recv().await.is_some() {
+                panic!("the test handler's tunnel");
+            }
+        })
     }
 }
 
