@@ -29,7 +29,7 @@ use crate::lsp;
 use crate::proc::{self, RingLog};
 use crate::worker::WorkerError;
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use leanpool_protocol::pending::{Completion, Pending};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -81,34 +81,16 @@ pub(crate) trait Notifications: Send + 'static {
 /// An answer as Lean sent it: `result`, or `error`'s code and message.
 type Reply = Result<Value, (i64, String)>;
 
-/// Requests sent and not yet answered (`lsp-server`'s `ReqQueue`, the
-/// outgoing half).
-#[derive(Default)]
-struct Pending {
-    /// Requests a caller waits on.
-    waiting: HashMap<i64, oneshot::Sender<Reply>>,
-    /// Requests sent without a waiter (`initialize`, which the file worker
-    /// does not answer): one answer each is accepted and ignored.
-    unwaited: HashSet<i64>,
-}
-
-impl Pending {
-    /// Routes the answer to request `id`. `false`: no request `id` is
-    /// waiting (never sent, or already answered).
-    fn complete(&mut self, id: i64, reply: Reply) -> bool {
-        if let Some(tx) = self.waiting.remove(&id) {
-            let _ = tx.send(reply);
-            true
-        } else {
-            self.unwaited.remove(&id)
-        }
-    }
-}
 
 /// What the reader and stderr tasks learned; read by the owner under the
 /// mutex.
 struct Shared<N> {
-    pending: Pending,
+    /// Requests sent and not yet answered, with their ids (the same
+    /// bookkeeping as the Rust client's): requests a caller waits on, and
+    /// requests sent without a waiter (`initialize`, which the file worker
+    /// does not answer, and abandoned calls), whose one answer is
+    /// accepted and ignored.
+    pending: Pending<oneshot::Sender<Reply>>,
     /// The document's notification handler (its record lives here, under
     /// the same lock as the liveness below).
     handler: N,
@@ -134,7 +116,7 @@ impl<N> Shared<N> {
     /// waiting request's sender, which answers it "died".
     fn die(&mut self, reason: String) {
         self.dead.get_or_insert(reason);
-        self.pending.waiting.clear();
+        self.pending.drain().for_each(drop);
         self.tap = None;
     }
 
@@ -168,7 +150,6 @@ pub(crate) struct Connection<N> {
     pid: u32,
     /// Killed and reaped: nothing left to clean up on drop.
     reaped: bool,
-    next_id: i64,
     /// Requests sent (notifications not counted).
     requests: u64,
     shared: Arc<Mutex<Shared<N>>>,
@@ -187,7 +168,7 @@ impl<N: Notifications> Connection<N> {
         let stderr_pipe = child.stderr.take().expect("piped stderr");
 
         let shared = Arc::new(Mutex::new(Shared {
-            pending: Pending::default(),
+            pending: Pending::new(),
             handler,
             compromised: None,
             dead: None,
@@ -201,7 +182,7 @@ impl<N: Notifications> Connection<N> {
         tokio::spawn(write_loop(stdin, out_rx));
         tokio::spawn(read_loop(stdout, shared.clone(), events_tx.clone(), out.clone()));
         tokio::spawn(stderr_loop(stderr_pipe, stderr.clone(), shared.clone(), events_tx.clone()));
-        Connection { child: Some(child), pid, reaped: false, next_id: 1, requests: 0, shared, events, out, stderr }
+        Connection { child: Some(child), pid, reaped: false, requests: 0, shared, events, out, stderr }
     }
 
     /// Reads the handler's record.
@@ -218,26 +199,22 @@ impl<N: Notifications> Connection<N> {
     /// Sends a request nobody waits for: its one answer, if Lean sends
     /// one, is accepted and ignored.
     pub fn request_unwaited(&mut self, method: &str, params: Value) -> Result<(), WorkerError> {
-        let id = self.next_id;
-        self.next_id += 1;
         self.requests += 1;
-        self.shared.lock().unwrap().pending.unwaited.insert(id);
+        let id = self.shared.lock().unwrap().pending.start_unwaited();
         self.send(&lsp::request(id, method, params))
     }
 
     /// Sends a request and waits for its answer until `deadline`.
     pub async fn call(&mut self, method: &str, params: Value, deadline: TokioInstant) -> Result<Value, WorkerError> {
-        let id = self.next_id;
-        self.next_id += 1;
         let (tx, rx) = oneshot::channel();
-        {
+        let id = {
             let mut st = self.shared.lock().unwrap();
             if st.dead.is_some() {
                 drop(st);
                 return Err(self.died());
             }
-            st.pending.waiting.insert(id, tx);
-        }
+            st.pending.start(tx)
+        };
         self.requests += 1;
         self.send(&lsp::request(id, method, params))?;
         match tokio::time::timeout_at(deadline, rx).await {
@@ -246,10 +223,7 @@ impl<N: Notifications> Connection<N> {
                 // (the pool interrupts Lean instead of killing it) may still
                 // answer this request; that one answer is accepted and
                 // ignored, any other answer to it stays a violation.
-                let mut st = self.shared.lock().unwrap();
-                if st.pending.waiting.remove(&id).is_some() {
-                    st.pending.unwaited.insert(id);
-                }
+                self.shared.lock().unwrap().pending.abandon(id);
                 Err(WorkerError::Timeout)
             }
             // Sender dropped: the reader saw the stream end.
@@ -576,7 +550,7 @@ fn handle_message<N: Notifications>(
             let method = msg.get("method");
             let id = msg.get("id");
             let ours =
-                method.is_none() && id.and_then(Value::as_i64).is_some_and(|i| st.pending.waiting.contains_key(&i));
+                method.is_none() && id.and_then(Value::as_i64).is_some_and(|i| st.pending.is_waiting(i));
             if !ours {
                 let _ = tap.send(msg);
                 return Ok(());
@@ -609,8 +583,12 @@ fn handle_message<N: Notifications>(
                 )),
                 None => Ok(obj.get("result").cloned().unwrap_or(Value::Null)),
             };
-            if !shared.lock().unwrap().pending.complete(id, reply) {
-                return Err(Violation::Unasked(id));
+            match shared.lock().unwrap().pending.complete(id) {
+                Completion::Waiting(tx) => {
+                    let _ = tx.send(reply);
+                }
+                Completion::Ignored => {}
+                Completion::Unasked => return Err(Violation::Unasked(id)),
             }
         }
         (None, None) => return Err(Violation::NeitherMethodNorId),

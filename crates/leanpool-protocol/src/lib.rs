@@ -4,7 +4,8 @@
 //! derives and no I/O, so the library API, the daemon's JSON-RPC methods and
 //! the CLI's `--json` output are the *same* structs and cannot drift apart.
 //! [`method`] names each method with its params and result; [`status`]
-//! is `status`' result; [`ErrorCode`] the error codes.
+//! is `status`' result; [`ErrorCode`] the error codes; [`pending`] the
+//! request-id bookkeeping both ends of a connection keep (no I/O either).
 //! Field order in these structs is the field order on the wire; together
 //! with `serde_json`'s deterministic map handling (we never serialize a
 //! `HashMap`) this gives byte-identical output for identical answers.
@@ -13,6 +14,7 @@ pub mod check;
 pub mod jsonrpc;
 pub mod lease;
 pub mod method;
+pub mod pending;
 pub mod provenance;
 pub mod status;
 pub mod terms;

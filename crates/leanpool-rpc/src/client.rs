@@ -7,6 +7,7 @@
 
 use crate::framing::{Frame, FrameReader};
 use leanpool_protocol::method::{self, Method, NoParams};
+use leanpool_protocol::pending::{Completion, Pending};
 use leanpool_protocol::{
     CheckParams, CheckResult, ErrorCode, GtedParams, GtedResult, Id, NormalizeResult, OptResult, Request, RpcError,
     StatementParams, StatusResult, VerifyParams, VerifyResult,
@@ -14,9 +15,7 @@ use leanpool_protocol::{
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncWriteExt, BufReader};
@@ -78,8 +77,10 @@ struct RawResponse {
     error: Option<RpcError>,
 }
 
-struct Pending {
-    waiting: HashMap<i64, oneshot::Sender<Reply>>,
+/// The connection's calls waiting for their answers (the same id
+/// bookkeeping as the Lean worker's connection), and how it ended.
+struct Calls {
+    pending: Pending<oneshot::Sender<Reply>>,
     /// Set when the connection is over; later calls fail with it at once.
     closed: Option<String>,
     /// The connection-level error that ended it, if the daemon sent one.
@@ -112,8 +113,7 @@ struct Pending {
 /// ```
 pub struct Client {
     lines: mpsc::UnboundedSender<Vec<u8>>,
-    pending: Arc<Mutex<Pending>>,
-    next_id: AtomicI64,
+    calls: Arc<Mutex<Calls>>,
     tasks: [tokio::task::JoinHandle<()>; 2],
 }
 
@@ -153,9 +153,9 @@ impl Client {
 
     pub fn from_stream(stream: UnixStream) -> Client {
         let (rd, mut wr) = stream.into_split();
-        let pending = Arc::new(Mutex::new(Pending { waiting: HashMap::new(), closed: None, closed_by: None }));
+        let calls = Arc::new(Mutex::new(Calls { pending: Pending::new(), closed: None, closed_by: None }));
         let (lines, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let p = pending.clone();
+        let p = calls.clone();
         let writer = tokio::spawn(async move {
             while let Some(line) = rx.recv().await {
                 if let Err(e) = wr.write_all(&line).await {
@@ -164,7 +164,7 @@ impl Client {
                 }
             }
         });
-        let p = pending.clone();
+        let p = calls.clone();
         let reader = tokio::spawn(async move {
             let mut frames = FrameReader::new(BufReader::with_capacity(64 << 10, rd), MAX_ANSWER_BYTES);
             // An error addressed to no request (id null) is about the whole
@@ -183,7 +183,7 @@ impl Client {
             };
             fail_all(&p, why, general);
         });
-        Client { lines, pending, next_id: AtomicI64::new(1), tasks: [writer, reader] }
+        Client { lines, calls, tasks: [writer, reader] }
     }
 
     /// Sends one request and waits for its answer. Dropping the future
@@ -196,19 +196,18 @@ impl Client {
     /// [`Client::call`] returning the result exactly as the daemon encoded
     /// it (field order kept), e.g. to copy it into a file.
     pub async fn call_raw(&self, method: &str, params: Value) -> Result<Box<RawValue>, ClientError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        {
-            let mut p = self.pending.lock().unwrap();
-            if let Some(e) = &p.closed_by {
+        let id = {
+            let mut c = self.calls.lock().unwrap();
+            if let Some(e) = &c.closed_by {
                 return Err(ClientError::Rpc(e.clone()));
             }
-            if let Some(why) = &p.closed {
+            if let Some(why) = &c.closed {
                 return Err(ClientError::Closed(why.clone()));
             }
-            p.waiting.insert(id, tx);
-        }
-        let _forget = Forget { pending: &self.pending, id };
+            c.pending.start(tx)
+        };
+        let _forget = Forget { calls: &self.calls, id };
         // `id` before `params` (struct field order) so that the daemon can
         // address even a too-large request's error to it.
         let req = Request { jsonrpc: "2.0".into(), id: Id::Num(id), method: method.into(), params };
@@ -270,19 +269,19 @@ impl Client {
 
 /// Removes a call's entry if its future is dropped before the answer.
 struct Forget<'a> {
-    pending: &'a Mutex<Pending>,
+    calls: &'a Mutex<Calls>,
     id: i64,
 }
 
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
-        if let Ok(mut p) = self.pending.lock() {
-            p.waiting.remove(&self.id);
+        if let Ok(mut c) = self.calls.lock() {
+            c.pending.forget(self.id);
         }
     }
 }
 
-fn route(p: &Mutex<Pending>, r: RawResponse, general: &mut Option<RpcError>) {
+fn route(p: &Mutex<Calls>, r: RawResponse, general: &mut Option<RpcError>) {
     let reply = match (r.result, r.error) {
         (_, Some(e)) => Err(ClientError::Rpc(e)),
         (Some(v), None) => Ok(v),
@@ -290,7 +289,9 @@ fn route(p: &Mutex<Pending>, r: RawResponse, general: &mut Option<RpcError>) {
     };
     match r.id {
         Some(Id::Num(id)) => {
-            if let Some(tx) = p.lock().unwrap().waiting.remove(&id) {
+            // An answer to a call no one waits for any more (its future
+            // was dropped) is dropped too.
+            if let Completion::Waiting(tx) = p.lock().unwrap().pending.complete(id) {
                 let _ = tx.send(reply);
             }
         }
@@ -303,10 +304,10 @@ fn route(p: &Mutex<Pending>, r: RawResponse, general: &mut Option<RpcError>) {
     }
 }
 
-fn fail_all(p: &Mutex<Pending>, why: String, general: Option<RpcError>) {
+fn fail_all(p: &Mutex<Calls>, why: String, general: Option<RpcError>) {
     let mut p = p.lock().unwrap();
     let general = general.filter(|e| e.code != ErrorCode::ParseError);
-    for (_, tx) in p.waiting.drain() {
+    for tx in p.pending.drain() {
         let _ = tx.send(Err(match &general {
             Some(e) => ClientError::Rpc(e.clone()),
             None => ClientError::Closed(why.clone()),

@@ -437,7 +437,7 @@ async fn run_tunnel(
     opts: &ServerOptions,
 ) {
     let (in_tx, in_rx) = mpsc::channel(TUNNEL_QUEUE);
-    let out = TunnelOut { tx: tx.tx.clone(), unsent: tx.unsent.clone(), cap: opts.max_unsent_bytes_per_connection };
+    let out = TunnelOut { out: tx.clone(), cap: opts.max_unsent_bytes_per_connection };
     // The tunnel's answer has gone out: a panic in it ends the tunnel
     // (its connection closes) and nothing else.
     let mut fut = CatchUnwind(Box::pin(t.run(TunnelIo { incoming: in_rx, out })));
@@ -511,19 +511,25 @@ impl Answer {
     }
 }
 
-/// The way from request tasks to the writer: answers are encoded here and
-/// their bytes counted as unsent until the writer has written them.
+/// The way from request tasks (and a tunnel) to the writer: each line's
+/// bytes are counted as unsent until the writer has written them.
 #[derive(Clone)]
-struct Outbox {
+pub(crate) struct Outbox {
     tx: mpsc::Sender<Vec<u8>>,
     unsent: Arc<watch::Sender<usize>>,
 }
 
 impl Outbox {
-    /// `Err` when the writer is gone (the client vanished).
+    /// Encodes and queues one answer. `Err` when the writer is gone (the
+    /// client vanished).
     async fn send(&self, a: Answer) -> Result<(), ()> {
         let mut line = Vec::new();
         a.encode(&mut line);
+        self.send_line(line).await
+    }
+
+    /// Queues one line (ending in `\n`). `Err` when the writer is gone.
+    pub(crate) async fn send_line(&self, line: Vec<u8>) -> Result<(), ()> {
         let n = line.len();
         self.unsent.send_modify(|u| *u += n);
         if self.tx.send(line).await.is_err() {
@@ -531,6 +537,16 @@ impl Outbox {
             return Err(());
         }
         Ok(())
+    }
+
+    /// Bytes queued and not yet written.
+    pub(crate) fn unsent(&self) -> usize {
+        *self.unsent.borrow()
+    }
+
+    /// Watches the bytes queued and not yet written.
+    pub(crate) fn subscribe_unsent(&self) -> watch::Receiver<usize> {
+        self.unsent.subscribe()
     }
 }
 

@@ -14,8 +14,8 @@
 use serde_json::value::RawValue;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
-use tokio::sync::{mpsc, watch};
+use crate::server::Outbox;
+use tokio::sync::mpsc;
 
 /// Lines read from a tunnelled connection that wait for the tunnel.
 pub const TUNNEL_QUEUE: usize = 16;
@@ -53,11 +53,11 @@ pub struct TunnelIo {
     pub out: TunnelOut,
 }
 
-/// The way to the client. Lines are counted as unsent until written.
+/// The way to the client: the connection's outbox, the same one the
+/// server's answers take, so lines are counted as unsent until written.
 #[derive(Clone)]
 pub struct TunnelOut {
-    pub(crate) tx: mpsc::Sender<Vec<u8>>,
-    pub(crate) unsent: Arc<watch::Sender<usize>>,
+    pub(crate) out: Outbox,
     pub(crate) cap: usize,
 }
 
@@ -65,24 +65,18 @@ impl TunnelOut {
     /// Queues one line (a `\n` is added). `Err` when the client is gone.
     pub async fn send(&self, mut line: Vec<u8>) -> Result<(), ()> {
         line.push(b'\n');
-        let n = line.len();
-        self.unsent.send_modify(|u| *u += n);
-        if self.tx.send(line).await.is_err() {
-            self.unsent.send_modify(|u| *u -= n);
-            return Err(());
-        }
-        Ok(())
+        self.out.send_line(line).await
     }
 
     /// More than `max_unsent_bytes_per_connection` bytes wait for the
     /// client: stop producing until [`TunnelOut::drained`].
     pub fn backlogged(&self) -> bool {
-        *self.unsent.borrow() >= self.cap
+        self.out.unsent() >= self.cap
     }
 
     /// Resolves once the backlog is under the cap.
     pub async fn drained(&self) {
-        let mut rx = self.unsent.subscribe();
+        let mut rx = self.out.subscribe_unsent();
         let cap = self.cap;
         let _ = rx.wait_for(|u| *u < cap).await;
     }
