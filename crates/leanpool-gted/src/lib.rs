@@ -138,6 +138,26 @@ pub fn score(a: &OpTree, b: &OpTree, mode: Mode, opts: &Options) -> Score {
 /// ([`AlphaOptions::max_evaluations`]; not reached by statements with up to
 /// ~10 binders) answers with the best assignment found, i.e. an upper bound
 /// on the distance; [`score`] reports that case as `exact = false`.
+///
+/// ```
+/// use leanpool_gted::gted;
+/// use leanpool_protocol::GtedParams;
+/// use serde_json::json;
+///
+/// // `x + 1` and `y + 1` in the GTED paper's format (free-cost variables).
+/// let leaf = |v: &str| json!({"content": v, "variable_freecost": true});
+/// let plus_one = |v: &str| json!({"content": "_ + _", "children": [leaf(v), {"content": "1"}]});
+/// let params = |mode: &str| GtedParams { a: plus_one("x"), b: plus_one("y"), mode: Some(mode.into()) };
+/// // Renaming `x` to `y` everywhere is free: alpha-equivalent.
+/// let alpha = gted(&params("alpha")).unwrap();
+/// assert_eq!((alpha.distance, alpha.similarity, alpha.size_a), (0.0, 1.0, 3));
+/// // Unit costs relabel one leaf of three nodes: 1 - 1/3.
+/// let plain = gted(&params("plain")).unwrap();
+/// assert_eq!(plain.distance, 1.0);
+/// assert!((plain.similarity - 2.0 / 3.0).abs() < 1e-12);
+/// // A mode that does not exist is an error, not a default.
+/// assert!(gted(&params("fuzzy")).is_err());
+/// ```
 pub fn gted(params: &GtedParams) -> Result<GtedResult, GtedError> {
     let mode = params
         .mode

@@ -9,6 +9,63 @@
 //! The wire format is documented in `docs/protocol.md`. The daemon's
 //! handler (pool methods, `gted`, `status`) and its config are the
 //! `leanpool-daemon` crate: this one does not know the pool.
+//!
+//! A round trip over a real Unix socket, with a handler that serves one
+//! method of its own (`add`) beside the server's `ping`:
+//!
+//! ```
+//! use leanpool_protocol::{ErrorCode, RpcError};
+//! use leanpool_rpc::handler::{method_not_found, params, result};
+//! use leanpool_rpc::{CallContext, Client, Handler, Server, ServerOptions};
+//! use serde_json::{json, value::RawValue, Value};
+//! use std::time::Duration;
+//!
+//! struct Adder;
+//!
+//! #[derive(serde::Deserialize)]
+//! struct Add {
+//!     a: i64,
+//!     b: i64,
+//! }
+//!
+//! impl Handler for Adder {
+//!     async fn call(&self, method: &str, p: Value, _: &CallContext) -> Result<Box<RawValue>, RpcError> {
+//!         match method {
+//!             "add" => {
+//!                 let Add { a, b } = params(method, p)?;
+//!                 result(&a.saturating_add(b))
+//!             }
+//!             _ => Err(method_not_found(method)),
+//!         }
+//!     }
+//!
+//!     async fn shutdown(&self, _deadline: Duration) {}
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let socket = dir.path().join("lp.sock");
+//! let server = Server::bind(ServerOptions::new(&socket), Adder)?;
+//! let stop = server.shutdown_handle();
+//! let serving = tokio::spawn(server.run());
+//!
+//! let client = Client::connect(&socket).await?;
+//! assert_eq!(client.ping(json!({"hello": [1, 2]})).await?, json!({"hello": [1, 2]}));
+//! assert_eq!(client.call("add", json!({"a": 2, "b": 3})).await?, json!(5));
+//! // Errors come back with their code.
+//! let e = client.call("add", json!({"a": "two"})).await.unwrap_err();
+//! assert_eq!(e.code(), Some(ErrorCode::InvalidParams));
+//! let e = client.call("mul", json!({})).await.unwrap_err();
+//! assert_eq!(e.code(), Some(ErrorCode::MethodNotFound));
+//!
+//! drop(client);
+//! stop.shutdown();
+//! serving.await??; // drains, then removes the socket file
+//! assert!(!socket.exists());
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod client;
 pub mod framing;
