@@ -11,6 +11,8 @@
 # first_ms/first_cpu_s = the first edit, like the pool's warm-up body,
 # rss_mb_after, ...) with the variant and the load average before/after.
 # LEAN_SLOT=CMD runs each smoke test under CMD (e.g. a machine-wide lock).
+# SMOKE_N=N edits per run (default 4; 40 to compare RSS after 40 edits).
+# 'NAME=@FILE' runs the backend.json FILE as it is (e.g. another patched glue).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 node=$root/.lean-wasm/node/bin/node
@@ -18,6 +20,7 @@ rounds=$1; shift
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for spec in "$@"; do
   name=${spec%%=*}; flags=${spec#*=}
+  if [[ $flags == @* ]]; then cp "${flags#@}" "$tmp/$name.json"; continue; fi
   "$node" -e '
     const fs = require("fs");
     const [src, dst, flags] = process.argv.slice(1);
@@ -31,7 +34,7 @@ for _ in $(seq "$rounds"); do
   for spec in "$@"; do
     name=${spec%%=*}
     load=$(cut -d' ' -f1 /proc/loadavg)
-    out=$(${LEAN_SLOT:-} "$node" "$root/scripts/wasm/smoke.mjs" --n 4 --json --backend "$tmp/$name.json" 2>/dev/null | tail -1) || true
+    out=$(${LEAN_SLOT:-} "$node" "$root/scripts/wasm/smoke.mjs" --n "${SMOKE_N:-4}" --json --backend "$tmp/$name.json" 2>/dev/null | tail -1) || true
     echo "{\"variant\":\"$name\",\"flags\":\"${spec#*=}\",\"load\":$load,\"load_end\":$(cut -d' ' -f1 /proc/loadavg),\"result\":${out:-null}}"
   done
 done
