@@ -5,7 +5,12 @@
 // that text, its parse and its bytecode are paid once per thread (the pool
 // reaches 9-11 Workers). Only a few hundred of those variables are read by the
 // rest of the glue; the others exist for `Module["_name"]` lookups (ccall,
-// embedding), which a generic loop over the exports still provides.
+// embedding), which a generic loop over the exports still provides on the
+// main thread. A pthread's Worker skips that loop: its `Module` is private to
+// its isolate (nothing embeds it, and the glue's only dynamic reads,
+// `getCFunc`/ccall and `callStbImage`, are never called there), and the loop
+// cost each of the 9-11 isolates a 201,110-name dictionary and a fifth of its
+// start-up JavaScript (scripts/wasm/README.md, start-up time).
 //
 // Kept exactly: every variable whose name occurs as an identifier anywhere
 // outside the two generated blocks (over-approximated: strings count too).
@@ -55,7 +60,7 @@ export function slimExports(text) {
   const keep = (a) => a.chained || used.has(a.name);
   const keepStmts = assigns.filter(keep).map((a) => a.stmt);
   const loop =
-    "for(var __lpK in wasmExports){var __lpV=wasmExports[__lpK];" +
+    "if(!ENVIRONMENT_IS_PTHREAD)for(var __lpK in wasmExports){var __lpV=wasmExports[__lpK];" +
     'if(Module["_"+__lpK]===undefined)Module["_"+__lpK]=__lpV instanceof WebAssembly.Global?__lpV.value:__lpV}';
   return (
     text.slice(0, decl) +

@@ -117,8 +117,8 @@ test("slim-exports keeps what the glue reads and still fills Module for the rest
   class Global { constructor(v) { this.value = v; } }
   const exports = { __main_argc_argv: () => 0, used: () => 1, indirect_function_table: "table" };
   for (let i = 0; i < 2000; i++) exports[`l_f${i}`] = i === 7 ? new Global(77) : () => i;
-  const run = (src) => {
-    const ctx = vm.createContext({ EXPORTS: exports, WebAssembly: { Global } });
+  const run = (src, pthread = false) => {
+    const ctx = vm.createContext({ EXPORTS: exports, WebAssembly: { Global }, ENVIRONMENT_IS_PTHREAD: pthread });
     vm.runInContext(src.replace("_used(1);", ""), ctx);
     return ctx;
   };
@@ -128,5 +128,12 @@ test("slim-exports keeps what the glue reads and still fills Module for the rest
   }
   assert.equal(b.Module._l_f7, 77, "data symbols get their .value");
   assert.equal(b.wasmTable, a.wasmTable);
+  // a pthread's Worker keeps the variables the glue reads and skips the loop
+  const p = run(slim, true);
+  assert.equal(typeof p.Module._used, "function", "kept assignment still runs in a pthread");
+  assert.equal(typeof p.Module._main, "function");
+  assert.equal(p.wasmTable, a.wasmTable);
+  assert.equal(p.Module._l_f0, undefined, "no generic Module fill in a pthread");
+  assert.equal(Object.keys(p.Module).length < 10, true, `${Object.keys(p.Module).length} Module names in a pthread`);
   assert.throws(() => slimExports(glue.replace('_l_f3=Module["_l_f3"]', "_l_f3=other")), /unexpected statement/);
 });
