@@ -3,6 +3,8 @@
 //! [`lsp`]), how a caller's text becomes a document and back ([`header`],
 //! [`text`]), and the library `check` built on them ([`check`]).
 
+#![deny(missing_docs)]
+
 pub mod backend;
 pub mod check;
 pub mod cold;

@@ -17,6 +17,8 @@
 //! request retried once; the pool never leaves a Lean process behind
 //! (`shutdown`, and dropping the last `Pool` handle, kill them all).
 
+#![deny(missing_docs)]
+
 mod config;
 mod error;
 mod job;

@@ -13,7 +13,8 @@ pub enum CheckStatus {
     /// No error, but a declaration uses `sorry` (Lean's warning
     /// "declaration uses 'sorry'").
     Sorry,
-    /// The request ran past its time limit; the worker was killed.
+    /// The request ran past its time limit; Lean was stopped (interrupted,
+    /// or its worker killed when it did not stop in time).
     Timeout,
     /// Refused before reaching Lean (see `reason`).
     Rejected,
@@ -23,9 +24,13 @@ pub enum CheckStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Lean's errors: the text does not elaborate as written.
     Error,
+    /// Lean's warnings (`declaration uses 'sorry'`, linters).
     Warning,
+    /// Output of commands such as `#check` and `#print`.
     Information,
+    /// Lean's hints (rarely sent).
     Hint,
 }
 
@@ -33,21 +38,29 @@ pub enum Severity {
 /// UTF-16 code units (the LSP convention).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Position {
+    /// 0-based line number.
     pub line: u32,
+    /// 0-based column, in UTF-16 code units from the start of the line.
     pub character: u32,
 }
 
+/// A stretch of the caller's text, `end` exclusive (as LSP).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Range {
+    /// The first character of the stretch.
     pub start: Position,
+    /// The position just after its last character.
     pub end: Position,
 }
 
+/// One message of Lean's about the caller's text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Diagnostic {
+    /// How bad it is; an `Error` makes the status `error`.
     pub severity: Severity,
     /// Range in the caller's own text (not in the document leanpool built).
     pub range: Range,
+    /// Lean's text, as Lean wrote it.
     pub message: String,
 }
 
@@ -92,6 +105,8 @@ pub struct CheckParams {
 /// Result of `check`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckResult {
+    /// The verdict (see "Verdicts" in docs/protocol.md for what `ok`
+    /// promises).
     pub status: CheckStatus,
     /// Sorted by range, then severity, then message.
     pub diagnostics: Vec<Diagnostic>,
@@ -133,6 +148,7 @@ impl CheckResult {
         CheckResult { status, diagnostics, reason: None, declarations: vec![], elapsed_ms: None, worker_us: None }
     }
 
+    /// The answer for a text refused before reaching Lean, saying why.
     pub fn rejected(reason: impl Into<String>) -> Self {
         CheckResult {
             status: CheckStatus::Rejected,
@@ -144,6 +160,7 @@ impl CheckResult {
         }
     }
 
+    /// The answer for a request that ran past its limit of `limit_ms`.
     pub fn timeout(limit_ms: u64) -> Self {
         CheckResult {
             status: CheckStatus::Timeout,

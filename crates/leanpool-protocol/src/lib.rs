@@ -10,6 +10,8 @@
 //! with `serde_json`'s deterministic map handling (we never serialize a
 //! `HashMap`) this gives byte-identical output for identical answers.
 
+#![deny(missing_docs)]
+
 pub mod check;
 pub mod jsonrpc;
 pub mod lease;

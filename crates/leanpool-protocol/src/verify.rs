@@ -20,6 +20,7 @@ pub struct VerifyParams {
     pub statement: String,
     /// A term or a tactic block (`by ...`): the text after `:=`.
     pub proof: String,
+    /// Per-request limit in milliseconds; the daemon's default when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
     /// Include `elapsed_ms` in the answer.
@@ -27,6 +28,7 @@ pub struct VerifyParams {
     pub timings: bool,
 }
 
+/// Outcome of a `verify`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum VerifyStatus {
@@ -35,7 +37,10 @@ pub enum VerifyStatus {
     Proved,
     /// No error, but the proof uses `sorry`.
     Sorry,
+    /// Lean reported an error, or the theorem is not there with exactly
+    /// the statement's type (see the diagnostics).
     Error,
+    /// The request ran past its time limit; Lean was stopped.
     Timeout,
     /// Refused before reaching Lean (see `reason`).
     Rejected,
@@ -44,6 +49,7 @@ pub enum VerifyStatus {
 /// Result of `verify`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VerifyResult {
+    /// The verdict; only `proved` means the proof was accepted.
     pub status: VerifyStatus,
     /// Lean's messages about the proof, positioned in the caller's
     /// `proof` text (0-based line, UTF-16 column).
@@ -53,6 +59,7 @@ pub struct VerifyResult {
     /// `header: `), and leanpool's own verdict errors.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub statement_diagnostics: Vec<Diagnostic>,
+    /// Why the request was `rejected` (or why it timed out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The axioms the theorem depends on, as Lean's `#print axioms` lists
@@ -60,11 +67,13 @@ pub struct VerifyResult {
     /// absent when it did not, see "Verdicts" in docs/protocol.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub axioms: Option<Vec<String>>,
+    /// With `timings`: the request's wall time inside leanpool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_ms: Option<u64>,
 }
 
 impl VerifyResult {
+    /// The answer for a request refused before reaching Lean, saying why.
     pub fn rejected(reason: impl Into<String>) -> Self {
         VerifyResult {
             status: VerifyStatus::Rejected,
@@ -76,6 +85,7 @@ impl VerifyResult {
         }
     }
 
+    /// The answer for a request that ran past its limit of `limit_ms`.
     pub fn timeout(limit_ms: u64) -> Self {
         VerifyResult {
             status: VerifyStatus::Timeout,

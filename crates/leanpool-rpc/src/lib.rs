@@ -67,6 +67,8 @@
 //! # }
 //! ```
 
+#![deny(missing_docs)]
+
 pub mod client;
 pub mod framing;
 pub mod handler;
