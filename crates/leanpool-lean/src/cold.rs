@@ -20,7 +20,9 @@ use std::time::Duration;
 /// A position as `lean --json` prints it: 1-based line, codepoint column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColdPos {
+    /// 1-based line.
     pub line: u32,
+    /// 0-based column, in Unicode scalar values (codepoints).
     pub column: u32,
 }
 
@@ -31,29 +33,50 @@ pub struct ColdPos {
 pub struct ColdMessage {
     /// `error`, `warning` or `information`.
     pub severity: String,
+    /// Where the message starts.
     pub pos: ColdPos,
     /// Absent when the message has no end (then it is a point).
     #[serde(default)]
     pub end_pos: Option<ColdPos>,
     #[serde(default)]
+    /// Lean's short caption of the message (often empty).
     pub caption: String,
     /// The message text.
     pub data: String,
 }
 
 #[derive(Debug, thiserror::Error)]
+/// Why a cold run gave no messages.
 pub enum ColdError {
     #[error("could not run Lean: {0}")]
+    /// Lean could not be started (the text says why).
     Spawn(String),
     #[error("Lean ran past {0} s")]
+    /// Lean ran past the limit (seconds) and was killed.
     Timeout(u64),
     #[error("Lean failed on {file} (exit {code:?}); stderr ended with:\n{stderr_tail}")]
-    Failed { file: String, code: Option<i32>, stderr_tail: String },
+    /// Lean exited without printing messages for the file.
+    Failed {
+        /// The file Lean was run on.
+        file: String,
+        /// Lean's exit code (`None`: killed by a signal).
+        code: Option<i32>,
+        /// The end of what Lean wrote to stderr.
+        stderr_tail: String,
+    },
     #[error("unreadable `lean --json` line {line:?}: {msg}")]
-    BadLine { line: String, msg: String },
+    /// A line of Lean's `--json` output that is not a message.
+    BadLine {
+        /// The line as printed.
+        line: String,
+        /// Why it could not be read.
+        msg: String,
+    },
 }
 
 impl ColdMessage {
+    /// The message's severity; anything but `warning` or `information`
+    /// counts as an error (fail closed).
     pub fn severity(&self) -> Severity {
         match self.severity.as_str() {
             "warning" => Severity::Warning,

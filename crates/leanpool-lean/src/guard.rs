@@ -127,6 +127,7 @@ pub struct Rejection {
 }
 
 impl Rejection {
+    /// Where the refused construct starts, as a protocol position.
     pub fn position(&self) -> leanpool_protocol::Position {
         leanpool_protocol::Position {
             line: self.line,

@@ -182,6 +182,9 @@ pub struct Document {
 }
 
 impl Document {
+    /// Lexes the caller's text and builds the document Lean is sent
+    /// (canonical imports, then the text after them, columns kept);
+    /// `Err` when the text cannot be tokenized or rebuilt faithfully.
     pub fn new(caller_text: &str) -> Result<Document, DocumentError> {
         let toks = lex::tokenize(caller_text)?;
         Self::from_tokens(caller_text, &toks)
@@ -240,6 +243,7 @@ impl Document {
         }
     }
 
+    /// A range of the document mapped back to the caller's text.
     pub fn range_to_caller(&self, r: Range) -> Range {
         Range { start: self.to_caller(r.start), end: self.to_caller(r.end) }
     }

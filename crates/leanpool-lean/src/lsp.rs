@@ -14,14 +14,19 @@ use serde_json::{json, Value};
 #[derive(Debug, Clone, Deserialize)]
 pub struct FileProgressParams {
     #[serde(rename = "textDocument")]
+    /// The document and the version the progress is about.
     pub text_document: VersionedTextDocumentIdentifier,
+    /// Ranges still being elaborated.
     pub processing: Vec<FileProgressProcessingInfo>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
+/// One range Lean is still working on.
 pub struct FileProgressProcessingInfo {
+    /// The range, in the document's coordinates.
     pub range: lsp_types::Range,
     #[serde(default)]
+    /// Lean's kind of work (1 processing, 2 fatal error), when sent.
     pub kind: Option<u32>,
 }
 
@@ -30,7 +35,9 @@ pub struct FileProgressProcessingInfo {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeanDidOpenTextDocumentParams {
+    /// The document: URI, language, version 1 and the full text.
     pub text_document: TextDocumentItem,
+    /// `never`: the worker must not build imports.
     pub dependency_build_mode: &'static str,
 }
 
@@ -39,7 +46,9 @@ pub struct LeanDidOpenTextDocumentParams {
 /// barrier).
 #[derive(Debug, Clone, Serialize)]
 pub struct WaitForDiagnosticsParams {
+    /// The document.
     pub uri: Uri,
+    /// The version whose diagnostics must all have been sent.
     pub version: i32,
 }
 
@@ -47,6 +56,7 @@ pub struct WaitForDiagnosticsParams {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RpcConnected {
+    /// The session id to pass to every `$/lean/rpc/call` (an opaque JSON value).
     pub session_id: Value,
 }
 
@@ -79,10 +89,12 @@ pub fn initialize_params() -> InitializeParams {
     }
 }
 
+/// A JSON-RPC request message with `id`.
 pub fn request(id: i64, method: &str, params: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
 }
 
+/// A JSON-RPC notification message (no id, no answer).
 pub fn notification(method: &str, params: Value) -> Value {
     json!({ "jsonrpc": "2.0", "method": method, "params": params })
 }
@@ -92,14 +104,18 @@ pub fn null_response(id: &Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": null })
 }
 
+/// A protocol position as an LSP one (same coordinates: 0-based line,
+/// UTF-16 column).
 pub fn position_to_lsp(p: Position) -> lsp_types::Position {
     lsp_types::Position { line: p.line, character: p.character }
 }
 
+/// An LSP position as a protocol one (same coordinates).
 pub fn position_from_lsp(p: lsp_types::Position) -> Position {
     Position { line: p.line, character: p.character }
 }
 
+/// An LSP range as a protocol one (same coordinates).
 pub fn range_from_lsp(r: lsp_types::Range) -> Range {
     Range { start: position_from_lsp(r.start), end: position_from_lsp(r.end) }
 }
@@ -112,20 +128,29 @@ pub fn range_from_lsp(r: lsp_types::Range) -> Range {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeanDiagnostic {
+    /// The LSP range: cut to the first line of a multi-line message.
     pub range: lsp_types::Range,
     #[serde(default)]
+    /// The message's real extent (Lean's extension), when sent.
     pub full_range: Option<lsp_types::Range>,
     #[serde(default)]
+    /// Error, warning, information or hint; absent counts as error.
     pub severity: Option<DiagnosticSeverity>,
+    /// Lean's text.
     pub message: String,
 }
 
 /// `textDocument/publishDiagnostics` params with [`LeanDiagnostic`]s.
 #[derive(Debug, Clone, Deserialize)]
 pub struct LeanPublishDiagnosticsParams {
+    /// The document the diagnostics are about.
     pub uri: Uri,
     #[serde(default)]
+    /// The document version they are for; the driver refuses a message
+    /// without one (a protocol violation).
     pub version: Option<i32>,
+    /// Every diagnostic of that version so far (each message replaces
+    /// the previous list).
     pub diagnostics: Vec<LeanDiagnostic>,
 }
 

@@ -17,13 +17,22 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
+/// Why the library's identity could not be computed.
 pub enum ProvenanceError {
     #[error("no LEAN_PATH to identify the library by")]
+    /// The command has no `LEAN_PATH`.
     NoLeanPath,
     #[error("no .olean files under LEAN_PATH {0}")]
+    /// `LEAN_PATH` (given) holds no `.olean` file.
     NoOleans(String),
     #[error("{path}: {msg}")]
-    Io { path: String, msg: String },
+    /// A file or directory of the library could not be read.
+    Io {
+        /// What could not be read.
+        path: String,
+        /// The error.
+        msg: String,
+    },
 }
 
 /// Identifies `command`'s library: a native backend with a

@@ -55,14 +55,19 @@ pub const ABI_CAP_ENV: &str = "LEANPOOL_SANDBOX_MAX_ABI";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+/// How strictly the OS sandbox is applied (`[sandbox] mode`).
 pub enum SandboxMode {
     #[default]
+    /// Refuse to start a worker unless every rule is enforced (the default).
     Required,
+    /// Enforce what the kernel supports and log what is missing.
     BestEffort,
+    /// No sandbox: for trusted local use only.
     Off,
 }
 
 impl SandboxMode {
+    /// The mode as the config file spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             SandboxMode::Required => "required",
@@ -88,6 +93,7 @@ impl std::str::FromStr for SandboxMode {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SandboxConfig {
+    /// How strictly to apply it.
     pub mode: SandboxMode,
     /// Extra paths the worker may read (e.g. a Lean toolchain reached
     /// through an elan proxy, a Mathlib outside `LEAN_PATH`).
@@ -95,6 +101,7 @@ pub struct SandboxConfig {
 }
 
 #[derive(Debug, thiserror::Error)]
+/// Why a worker could not be sandboxed as configured.
 pub enum SandboxError {
     #[error(
         "sandbox mode `required` but the kernel's Landlock ABI is {found} (needs >= {REQUIRED_ABI}: \
@@ -102,8 +109,13 @@ pub enum SandboxError {
          Use a newer kernel (Linux >= 6.12 with Landlock enabled), or set `[sandbox] mode = \"best-effort\"` \
          (or \"off\") for trusted input only"
     )]
-    Unsupported { found: i32 },
+    /// Mode `required` on a kernel without what it needs.
+    Unsupported {
+        /// The kernel's Landlock ABI (0: none).
+        found: i32,
+    },
     #[error("sandbox: {0}")]
+    /// Building or applying the rules failed (the text says where).
     Setup(String),
 }
 
@@ -128,7 +140,9 @@ pub fn landlock_abi() -> i32 {
 /// What a worker's sandbox allows, for `doctor`, logs and errors.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
+    /// The configured mode.
     pub mode: SandboxMode,
+    /// The kernel's Landlock ABI as detected (0: none).
     pub abi: i32,
     /// Read and execute.
     pub read_exec: Vec<PathBuf>,

@@ -160,6 +160,7 @@ pub struct Declaration {
     pub keyword: String,
     /// Byte range of the name in the body.
     pub start: usize,
+    /// Byte offset just past the name.
     pub end: usize,
 }
 
@@ -194,6 +195,7 @@ fn escape(c: &str) -> String {
 /// What the body declares, from its tokens.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Scan {
+    /// The declarations, in text order.
     pub declarations: Vec<Declaration>,
 }
 
@@ -363,10 +365,13 @@ pub const LINES_PER_DECLARATION: u32 = 2;
 /// A declaration as the answer reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Judged {
+    /// Full name, `«»` where a component needs it.
     pub name: String,
+    /// The declaring keyword.
     pub keyword: String,
     /// The name's range in the document.
     pub range: Range,
+    /// Whether Lean's environment holds it after elaboration.
     pub present: bool,
     /// Lean's list of its axioms; `None` when Lean did not list them.
     pub axioms: Option<Vec<String>>,

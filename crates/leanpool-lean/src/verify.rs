@@ -225,12 +225,17 @@ pub fn assemble(p: &VerifyParams) -> Result<Assembled, String> {
 
 /// Where a position of the assembled text lands for the caller.
 pub enum Place {
+    /// In the caller's `proof`, at this position.
     Proof(Position),
+    /// In the caller's `statement`, at this position.
     Statement(Position),
+    /// Before the statement: in the header.
     Header,
 }
 
 impl Assembled {
+    /// Which of the caller's texts position `p` of the assembled text
+    /// falls in, and where.
     pub fn place(&self, p: Position) -> Place {
         let s = self.proof_start;
         if (p.line, p.character) >= (s.line, s.character) {

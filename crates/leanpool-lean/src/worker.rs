@@ -25,7 +25,9 @@ use tokio::sync::mpsc;
 use tokio::time::Instant as TokioInstant;
 
 #[derive(Debug, Clone)]
+/// How to start a worker: which Lean, limits, warm-up, sandbox.
 pub struct WorkerConfig {
+    /// Which Lean to run (native or WASM) and its library path.
     pub command: LeanCommand,
     /// Limit for spawn + `initialize` + elaborating the header.
     pub start_timeout: Duration,
@@ -61,21 +63,33 @@ impl WorkerConfig {
 }
 
 #[derive(Debug, thiserror::Error)]
+/// Why a worker operation failed.
 pub enum WorkerError {
     #[error("could not start Lean: {0}")]
+    /// The process could not be started or did not become ready.
     Spawn(String),
     #[error("the Lean worker died; its stderr ended with:\n{stderr_tail}")]
-    Died { stderr_tail: String },
+    /// The process exited or closed its stdout.
+    Died {
+        /// The end of what the process wrote to stderr.
+        stderr_tail: String,
+    },
     /// Lean's runtime gave up (`INTERNAL PANIC: out of memory`, ...) while
     /// working on the current document: the text exhausted the process, so
     /// running it again on a fresh worker would end the same way.
     #[error("Lean panicked ({message}); its stderr ended with:\n{stderr_tail}")]
-    Panicked { message: String, stderr_tail: String },
+    Panicked {
+        /// Lean's `INTERNAL PANIC` line.
+        message: String,
+        /// The end of what the process wrote to stderr.
+        stderr_tail: String,
+    },
     /// The request ran past its limit. The worker has been killed (unless
     /// its owner turned that off: [`Worker::set_kill_on_timeout`]).
     #[error("timed out")]
     Timeout,
     #[error("LSP protocol error: {0}")]
+    /// Lean's answer could not be read as the driver expects.
     Protocol(String),
     /// Lean's stdout carried a frame the driver did not ask for (a version
     /// never sent, an answer to no request, a malformed frame, a
@@ -89,8 +103,14 @@ pub enum WorkerError {
     Internal(String),
     /// Lean answered a request with an error (e.g. an unknown RPC method).
     #[error("Lean returned error {code}: {message}")]
-    Lsp { code: i64, message: String },
+    Lsp {
+        /// The LSP error code.
+        code: i64,
+        /// Lean's error message.
+        message: String,
+    },
     #[error(transparent)]
+    /// Reading or writing the process's pipes failed.
     Io(#[from] std::io::Error),
 }
 
@@ -243,10 +263,12 @@ impl Worker {
         self.kill_on_timeout = kill;
     }
 
+    /// The URI of the worker's one document (the same for every worker).
     pub fn uri(&self) -> &Uri {
         self.doc.uri()
     }
 
+    /// The canonical import header the document was opened with.
     pub fn header(&self) -> &str {
         self.doc.header()
     }
@@ -302,6 +324,10 @@ impl Worker {
         self.conn.stderr_tail()
     }
 
+    /// Whether the process is still usable: it has not exited and the
+    /// driver has not given it up (stdout closed, a frame it did not ask
+    /// for, a Lean panic). An exited process is reaped and its group
+    /// killed here.
     pub fn is_alive(&mut self) -> bool {
         self.conn.is_alive()
     }

@@ -38,7 +38,11 @@ pub enum IsolateBy {
 
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default)]
+/// `[pool]` in the daemon config: how many workers, for which headers,
+/// with which limits. [`PoolConfig::validate`] refuses values out of
+/// range; the pool itself raises them to their minimum.
 pub struct PoolConfig {
+    /// Headers to keep warm workers for before any request comes.
     pub prewarm: Vec<PrewarmEntry>,
     /// Upper bound of workers for one header. A second worker is started
     /// only while requests for the header are queued and no worker of it is
@@ -105,6 +109,8 @@ pub struct PoolConfig {
     /// before it could answer anything (`timeout_ms: 1`). The answer's
     /// `timeout` reason names the limit that applied.
     pub min_timeout_ms: u64,
+    /// The longest limit a request may ask for (`timeout_ms` above it is
+    /// lowered to it).
     pub max_timeout_ms: u64,
     /// A request that hits its time limit is answered `timeout` at once;
     /// then Lean is interrupted (a new edit holding only the header makes

@@ -4,16 +4,28 @@
 use leanpool_protocol::{ErrorCode, FailureCause};
 use serde_json::{json, Value};
 
+/// Why the pool gave no result for a request (each maps to one error
+/// code on the wire: [`PoolError::code`]).
 #[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
 pub enum PoolError {
     /// The queue of the request's header was full; the request was never
     /// queued. Retrying later is safe.
     #[error("overloaded: {queued} requests already queued for this header (limit {limit})")]
-    Overloaded { queued: usize, limit: usize },
+    Overloaded {
+        /// Requests queued for the header when this one came.
+        queued: usize,
+        /// `max_queue_per_key`.
+        limit: usize,
+    },
     /// A worker failed on this request; `cause` says how (the wire's
     /// `data.cause`).
     #[error("worker failed ({}): {message}", cause.as_str())]
-    WorkerFailed { cause: FailureCause, message: String },
+    WorkerFailed {
+        /// What happened, machine-readable.
+        cause: FailureCause,
+        /// What happened, for people.
+        message: String,
+    },
     /// No worker could be started for the request's header.
     #[error("could not start a Lean worker: {0}")]
     SpawnFailed(String),

@@ -224,6 +224,8 @@ impl Pool {
         &self.inner.cfg.guard.verdict
     }
 
+    /// A snapshot of the pool: workers per header, queues, spares,
+    /// latencies and counters (`status`' `pool` member).
     pub fn status(&self) -> PoolStatus {
         let inner = &self.inner;
         let mut keys: Vec<KeyStatus> = inner

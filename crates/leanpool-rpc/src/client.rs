@@ -126,6 +126,8 @@ impl Drop for Client {
 }
 
 impl Client {
+    /// Connects to the daemon's socket at `path` (one attempt; see
+    /// [`Client::connect_retry`]).
     pub async fn connect(path: impl AsRef<Path>) -> Result<Client, ClientError> {
         let path = path.as_ref();
         let stream = UnixStream::connect(path)
@@ -151,6 +153,8 @@ impl Client {
         }
     }
 
+    /// A client on an already connected stream; starts its reader and
+    /// writer tasks (needs a tokio runtime).
     pub fn from_stream(stream: UnixStream) -> Client {
         let (rd, mut wr) = stream.into_split();
         let calls = Arc::new(Mutex::new(Calls { pending: Pending::new(), closed: None, closed_by: None }));

@@ -13,14 +13,18 @@ use std::time::Duration;
 /// Who is calling, from `SO_PEERCRED` at accept time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerCred {
+    /// The peer's effective user id (checked against `allowed_uids`).
     pub uid: u32,
+    /// The peer's effective group id.
     pub gid: u32,
+    /// The peer's process id when it connected (for logs).
     pub pid: i32,
 }
 
 /// Per-request context handed to the handler.
 #[derive(Debug, Clone)]
 pub struct CallContext {
+    /// Who is calling.
     pub peer: PeerCred,
     /// Sequential number of the connection, for logs.
     pub conn: u64,
@@ -61,10 +65,13 @@ pub trait Handler: Send + Sync + 'static {
     }
 }
 
+/// A JSON-RPC error with `code` and `message` and no data.
 pub fn rpc_error(code: ErrorCode, message: impl Into<String>) -> RpcError {
     RpcError::new(code, message)
 }
 
+/// The answer for a method the handler does not serve
+/// (`METHOD_NOT_FOUND`, naming it).
 pub fn method_not_found(method: &str) -> RpcError {
     rpc_error(ErrorCode::MethodNotFound, format!("unknown method `{method}`"))
 }

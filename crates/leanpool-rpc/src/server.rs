@@ -29,6 +29,8 @@ use tokio::task::JoinSet;
 /// Transport settings (the daemon fills them from its config file).
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
+    /// Path of the Unix socket to create (a stale socket file there is
+    /// replaced, a live one refused).
     pub socket: PathBuf,
     /// Permission bits of the socket file (connecting needs write access).
     pub socket_mode: u32,
@@ -36,6 +38,8 @@ pub struct ServerOptions {
     pub allowed_uids: Vec<u32>,
     /// The only uid that may call `shutdown`.
     pub owner_uid: u32,
+    /// Longest request line accepted; a longer one is answered
+    /// `REQUEST_TOO_LARGE` (addressed to its id when that can be read).
     pub max_request_bytes: usize,
     /// Past this many unanswered requests the server stops reading from the
     /// connection until one finishes (backpressure, bounded memory).
@@ -100,6 +104,9 @@ struct Shared<H> {
 pub struct ShutdownHandle(watch::Sender<Phase>);
 
 impl ShutdownHandle {
+    /// Starts draining: no new connections, new requests answered
+    /// `SHUTTING_DOWN`, in-flight ones run until `shutdown_deadline`.
+    /// Calling it again does nothing.
     pub fn shutdown(&self) {
         self.0.send_if_modified(|p| {
             let changed = *p == Phase::Running;
@@ -111,6 +118,8 @@ impl ShutdownHandle {
     }
 }
 
+/// A bound socket and the handler serving it; [`Server::run`] serves
+/// until shut down.
 pub struct Server<H: Handler> {
     listener: std::os::unix::net::UnixListener,
     file: SocketFile,
@@ -131,6 +140,7 @@ impl<H: Handler> Server<H> {
         Ok(Server { listener, file, shared })
     }
 
+    /// A handle that starts this server's graceful shutdown.
     pub fn shutdown_handle(&self) -> ShutdownHandle {
         ShutdownHandle(self.shared.phase.clone())
     }

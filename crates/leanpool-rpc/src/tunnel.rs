@@ -25,6 +25,7 @@ pub const TUNNEL_QUEUE: usize = 16;
 pub struct Upgrade {
     /// The method's result (sent as its answer before the tunnel starts).
     pub answer: Box<RawValue>,
+    /// What carries the connection after the answer.
     pub tunnel: Box<dyn Tunnel>,
 }
 
@@ -43,13 +44,19 @@ pub enum TunnelLine {
     /// A line (without its `\n`), at most `max_request_bytes` long.
     Line(Vec<u8>),
     /// A line longer than `max_request_bytes`: read and dropped.
-    TooLarge { len: usize },
+    TooLarge {
+        /// The line's length in bytes.
+        len: usize,
+    },
 }
 
+/// Both directions of a tunnelled connection, handed to
+/// [`Tunnel::run`].
 pub struct TunnelIo {
     /// The client's lines in order; closed when the client closed its
     /// side of the connection.
     pub incoming: mpsc::Receiver<TunnelLine>,
+    /// The way back to the client.
     pub out: TunnelOut,
 }
 

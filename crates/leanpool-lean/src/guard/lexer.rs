@@ -46,7 +46,9 @@ pub enum Kind {
     HashCmd,
     /// A string literal (plain, raw or interpolated); `text` is the raw source.
     Str,
+    /// A character literal (`'a'`, `'\n'`); `text` is the raw source.
     Char,
+    /// A numeric literal; `text` is the raw source.
     Num,
     /// `/-- … -/` or `/-! … -/`: a token for Lean, but its text is prose.
     DocComment,
@@ -55,11 +57,15 @@ pub enum Kind {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+/// One token of the screened text, as Lean's tokenizer would read it.
 pub struct Token {
+    /// What the token is.
     pub kind: Kind,
+    /// Its text (see [`Kind`] for what each kind keeps).
     pub text: String,
     /// Byte offsets into the screened text.
     pub start: usize,
+    /// Byte offset just past the token's last byte.
     pub end: usize,
     /// Whether whitespace or a comment separates this token from the previous one.
     pub space_before: bool,
@@ -72,8 +78,11 @@ pub struct Token {
 /// A lexical problem that makes the code / non-code split ambiguous.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LexError {
+    /// Byte offset where the problem is.
     pub offset: usize,
+    /// The construct being read (`string literal`, `comment`, ...).
     pub construct: String,
+    /// What is wrong with it, for the caller.
     pub reason: String,
 }
 
@@ -81,6 +90,10 @@ pub struct LexError {
 /// adversarial input cannot exhaust the stack.
 const MAX_INTERP_DEPTH: u32 = 4;
 
+/// Reads `src` the way Lean's tokenizer would (comments and whitespace
+/// dropped, literals whole). Text whose reading would be ambiguous
+/// (unterminated or badly escaped literals, too deep interpolation) is
+/// an `Err`: the guard refuses it rather than guess.
 pub fn tokenize(src: &str) -> Result<Vec<Token>, LexError> {
     let mut lx = Lexer::new(src);
     // A byte-order mark at the very start is an encoding artefact, not code.
