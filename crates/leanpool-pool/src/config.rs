@@ -118,8 +118,10 @@ pub struct PoolConfig {
     /// kept if, within this long, Lean has finished that edit and the
     /// process has gone quiet (its CPU use over a short window has
     /// dropped). Otherwise it is killed and replaced as before (counted in
-    /// `timeout_kills`). The worker takes no other request meanwhile. 0 =
-    /// kill at once. At most [`MAX_TIMEOUT_GRACE_MS`]. Default 15 s: the
+    /// `timeout_kills`). The same applies to a running request whose
+    /// caller went away (`cancel_kills`): a worker still computing a
+    /// departed caller's text would steal CPU from every later caller.
+    /// The worker takes no other request meanwhile. 0 = kill at once. At most [`MAX_TIMEOUT_GRACE_MS`]. Default 15 s: the
     /// `faults` test's text (400 `omega` theorems on a 1.5 s limit) was
     /// interrupted in 4.9 s on WASM Lean on the shared 2-core machine.
     pub timeout_grace_ms: u64,

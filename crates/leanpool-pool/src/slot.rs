@@ -121,8 +121,24 @@ enum Outcome<T> {
 /// How often a running request checks that its caller is still there.
 const CANCEL_POLL: Duration = Duration::from_millis(200);
 
-/// Limit for the edit that interrupts a cancelled request's elaboration.
-const INTERRUPT_LIMIT: Duration = Duration::from_secs(60);
+/// Why a request stopped before Lean finished it: the slot then interrupts
+/// Lean (or kills the worker).
+#[derive(Clone, Copy)]
+enum Stopped {
+    /// Answered `timeout`.
+    TimedOut,
+    /// Its caller went away.
+    Cancelled,
+}
+
+impl Stopped {
+    fn name(self) -> &'static str {
+        match self {
+            Stopped::TimedOut => "timed-out",
+            Stopped::Cancelled => "cancelled",
+        }
+    }
+}
 
 /// After an interrupting edit, the process counts as quiet when its
 /// threads wanted (ran, or waited to run) at most this share of one core
@@ -505,12 +521,9 @@ impl Slot {
                 // older version) instead of letting the request run to its
                 // limit ahead of everyone queued behind it.
                 bump(&self.inner.counters.cancelled);
-                if let Err(why) = self.interrupt(INTERRUPT_LIMIT, false).await {
-                    tracing::warn!(slot = self.me.id, "interrupting a cancelled request failed: {why}; killing the worker");
-                    self.kill_worker().await;
-                }
                 self.inner.record_latency(M::STAT, job.accepted.elapsed(), Some(job.spent + started.elapsed()));
                 job.reply.send(Err(PoolError::Internal("the caller went away".into())));
+                self.interrupt_or_kill(Stopped::Cancelled).await;
                 self.after_request().await;
                 return Flow::Continue;
             }
@@ -523,36 +536,52 @@ impl Slot {
         // nothing else until the interrupt is over.
         job.reply.send(answer);
         if timed_out {
-            self.after_timeout().await;
+            self.interrupt_or_kill(Stopped::TimedOut).await;
         }
         self.after_request().await;
         Flow::Continue
     }
 
-    /// After a time-out answer: keep the process if Lean can be interrupted
-    /// within `timeout_grace_ms`, else kill it (`timeout_kills`).
-    async fn after_timeout(&mut self) {
+    /// After a time-out answer or a departed caller: keep the process if
+    /// Lean can be interrupted (its edit done *and* the process quiet)
+    /// within `timeout_grace_ms`, else kill it (`timeout_kills` /
+    /// `cancel_kills`). A worker still computing a departed caller's text
+    /// would steal CPU from every later caller, so both paths apply the
+    /// same quiet check.
+    async fn interrupt_or_kill(&mut self, why: Stopped) {
+        let kills = match why {
+            Stopped::TimedOut => &self.inner.counters.timeout_kills,
+            Stopped::Cancelled => &self.inner.counters.cancel_kills,
+        };
         let Some(w) = self.worker.as_mut() else { return };
         if !w.is_alive() {
             // Killed by the driver (grace 0), or gone meanwhile:
             // `after_request` reaps it.
-            bump(&self.inner.counters.timeout_kills);
+            bump(kills);
             return;
         }
         let grace = Duration::from_millis(self.inner.cfg.timeout_grace_ms);
+        if grace.is_zero() {
+            bump(kills);
+            self.kill_worker().await;
+            return;
+        }
         let t = Instant::now();
         // A ready spare serves the header meanwhile (this slot then
         // becomes the spare).
         self.me.set_interrupting(true);
         self.key.spare_call.notify_waiters();
         self.inner.wake.notify_one();
-        let r = self.interrupt(grace, true).await;
+        let r = self.interrupt(grace).await;
         self.me.set_interrupting(false);
         match r {
-            Ok(()) => tracing::info!(slot = self.me.id, pid = self.me.pid(), took_ms = t.elapsed().as_millis() as u64, "timed-out request interrupted in Lean; worker kept"),
-            Err(why) => {
-                tracing::warn!(slot = self.me.id, pid = self.me.pid(), "timed-out request not interrupted within {grace:?}: {why}; killing the worker");
-                bump(&self.inner.counters.timeout_kills);
+            Ok(()) => tracing::info!(slot = self.me.id, pid = self.me.pid(), took_ms = t.elapsed().as_millis() as u64, "{} request interrupted in Lean; worker kept", why.name()),
+            Err(e) => {
+                tracing::warn!(slot = self.me.id, pid = self.me.pid(), "{} request not interrupted within {grace:?}: {e}; killing the worker", why.name());
+                bump(match why {
+                    Stopped::TimedOut => &self.inner.counters.timeout_kills,
+                    Stopped::Cancelled => &self.inner.counters.cancel_kills,
+                });
                 self.kill_worker().await;
             }
         }
@@ -639,15 +668,14 @@ impl Slot {
     /// After a cancelled or timed-out request: a new edit holding only the
     /// header makes Lean cancel the old version's elaboration. `Ok` once,
     /// within `limit`, Lean has finished that edit (its diagnostics
-    /// barrier answered) and, with `until_quiet` (time-outs), the process
-    /// has gone quiet: what its threads
+    /// barrier answered) and the process has gone quiet: what its threads
     /// wanted of the CPUs over [`QUIET_WINDOW`] is at most
     /// [`QUIET_CPU_SHARE`] of one core, so an
     /// elaboration that ignored the cancel (still computing beside the
     /// finished edit) is not taken for an idle worker. The memory cap and
     /// a hard stop are watched meanwhile. `Err` says why not; the caller
     /// kills the process.
-    async fn interrupt(&mut self, limit: Duration, until_quiet: bool) -> Result<(), InterruptFailed> {
+    async fn interrupt(&mut self, limit: Duration) -> Result<(), InterruptFailed> {
         let deadline = tokio::time::Instant::now() + limit;
         let cap = self.rss_cap();
         let poll = Duration::from_millis(self.inner.cfg.rss_poll_ms);
@@ -678,10 +706,6 @@ impl Slot {
             }
         }
         let edit_ms = t.elapsed().as_millis() as u64;
-        if !until_quiet {
-            tracing::info!(slot = self.me.id, pid, edit_ms, "interrupt: header-only edit done");
-            return Ok(());
-        }
         let window_ms = QUIET_WINDOW.as_millis() as u64;
         let mut samples = vec![];
         loop {

@@ -503,6 +503,48 @@ async fn dropped_request_is_skipped(cx: Ctx) {
     finish(pool).await;
 }
 
+/// A caller that goes away while its request runs: Lean is interrupted
+/// (a header-only edit) and, once it has finished that edit and gone
+/// quiet, the same worker serves the next caller (`cancel_kills` 0).
+async fn disconnect_interrupt_keeps_a_quiet_worker(cx: Ctx) {
+    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 5_000, ..base_cfg() });
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let first = last_served(&cx);
+    let p1 = pool.clone();
+    let a = tokio::spawn(async move { p1.check(req("theorem gone : True := trivial\n-- FAKE sleep 3000\n")).await });
+    wait_until("a busy", || pool.status().keys.iter().any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))).await;
+    a.abort(); // the caller goes away mid-request
+    let _ = a.await;
+    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(last_served(&cx), first, "a quiet interrupted worker was not kept");
+    let c = pool.status().counters;
+    assert_eq!((c.cancelled, c.cancel_kills, c.spawns), (1, 0, 1), "{c:?}");
+    finish(pool).await;
+}
+
+/// The attack: a caller sends text whose elaboration ignores Lean's
+/// cancellation (the fake's spinning threads; real Lean's large `decide`
+/// does the same, see `daemon_lean`), then disconnects. The worker
+/// answered the interrupting edit but keeps computing: it must not be kept
+/// to steal the CPU from every later caller. It is killed when the grace
+/// is over and the next caller is served by a new worker.
+async fn attack_disconnect_leaving_lean_computing_kills_the_worker(cx: Ctx) {
+    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 1_500, ..base_cfg() });
+    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let first = last_served(&cx);
+    let p1 = pool.clone();
+    let a = tokio::spawn(async move { p1.check(req("theorem gone : True := trivial\n-- FAKE spin_bg\n-- FAKE sleep 400\n")).await });
+    wait_until("a busy", || pool.status().keys.iter().any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))).await;
+    a.abort();
+    let _ = a.await;
+    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_ne!(last_served(&cx), first, "a worker still computing a departed caller's text was kept");
+    wait_until("the computing worker gone", || !procs::alive(first)).await;
+    let c = pool.status().counters;
+    assert_eq!((c.cancelled, c.cancel_kills, c.timeouts, c.timeout_kills), (1, 1, 0, 0), "{c:?}");
+    finish(pool).await;
+}
+
 async fn lru_idle_worker_evicted_for_new_header(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     pool.check(req("import A\ntheorem a : True := trivial\n")).await.unwrap();
@@ -729,6 +771,8 @@ fn main() {
         max_uses_recycles,
         full_queue_is_overloaded,
         dropped_request_is_skipped,
+        disconnect_interrupt_keeps_a_quiet_worker,
+        attack_disconnect_leaving_lean_computing_kills_the_worker,
         lru_idle_worker_evicted_for_new_header,
         idle_timeout_keeps_prewarm_minimum,
         memory_cap_kills_the_worker,

@@ -326,8 +326,15 @@ pub struct Counters {
     pub evictions: u64,
     /// Idle workers retired by the idle timeout.
     pub idle_retirements: u64,
-    /// Queued requests skipped because their caller had gone away.
+    /// Requests whose caller went away before the answer: queued ones
+    /// are skipped, a running one is interrupted in Lean.
     pub cancelled: u64,
+    /// Cancelled running requests that cost the worker: Lean had not
+    /// finished the interrupting edit *and* gone quiet within
+    /// `timeout_grace_ms` (or the grace is 0), so the worker was killed
+    /// and replaced rather than left computing the departed caller's text.
+    #[serde(default)]
+    pub cancel_kills: u64,
     /// Workers killed because they wrote a frame the driver did not ask
     /// for (`WORKER_FAILED` with cause `protocol_violation`).
     #[serde(default)]
