@@ -28,16 +28,19 @@ pub fn alive(pid: u32) -> bool {
     matches!(stat(pid), Some((_, st)) if st != 'Z')
 }
 
-/// Waits (up to 10 s: a SIGKILLed process needs a moment to go) until no
-/// worker child is running; panics otherwise.
+/// Waits (up to 30 s: a SIGKILLed multi-GB process needs a moment to go,
+/// longer on a loaded 2-core machine; `pool_lean` once failed the earlier
+/// 10 s bound under load, cause not established) until no worker child is
+/// running; panics otherwise, naming each one's parent and state.
 pub async fn assert_no_workers_left() {
-    for _ in 0..200 {
+    for _ in 0..600 {
         if worker_children().is_empty() {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("worker processes left behind: {:?}", worker_children());
+    let left: Vec<(u32, Option<(u32, char)>)> = worker_children().into_iter().map(|p| (p, stat(p))).collect();
+    panic!("worker processes left behind (pid, (ppid, state)): {left:?}");
 }
 
 /// Cleanup between tests: SIGKILL whatever children remain.
