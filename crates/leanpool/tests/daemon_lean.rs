@@ -244,10 +244,12 @@ async fn attack_disconnect_does_not_stall_the_next_caller(d: &Daemon, c: &Client
     if alive(victim) {
         let cpu = cpu_share(victim, Duration::from_secs(1)).await;
         assert!(cpu < 0.5, "the kept worker {victim} still computes the departed caller's text ({cpu:.2} cores): {after:?}");
+        println!("disconnect attack: worker {victim} interrupted and kept, {cpu:.2} cores over 1 s after the next answer");
         assert_eq!(after.counters.cancel_kills, before.counters.cancel_kills, "{after:?}");
         assert_eq!(after.counters.spawns, before.counters.spawns, "{after:?}");
     } else {
         assert_eq!(after.counters.cancel_kills, before.counters.cancel_kills + 1, "{after:?}");
+        println!("disconnect attack: worker {victim} still computing after the grace, killed and replaced");
         assert_eq!(after.counters.spawns, before.counters.spawns + 1, "{after:?}");
     }
 }
