@@ -4,7 +4,7 @@
 //! typo (`socket_mod`) is reported instead of silently ignored.
 
 use crate::methods::GtedLimits;
-use leanpool_pool::{GuardPolicy, PoolConfig, SandboxConfig};
+use leanpool_pool::{GuardPolicy, InvalidPoolConfig, PoolConfig, SandboxConfig};
 use leanpool_rpc::ServerOptions;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::path::{Path, PathBuf};
@@ -84,28 +84,45 @@ pub enum ConfigError {
     #[error("cannot read config {0}: {1}")]
     Read(PathBuf, std::io::Error),
     #[error("config {0}: {1}")]
-    Parse(PathBuf, String),
+    Json(PathBuf, serde_json::Error),
+    #[error("config {0}: {1}")]
+    Toml(PathBuf, toml::de::Error),
+    #[error("config {0}: {1}")]
+    Invalid(PathBuf, InvalidConfig),
+}
+
+/// A daemon setting the daemon cannot serve with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidConfig {
+    #[error("socket_mode {0:o} has bits outside 0777")]
+    SocketModeBits(u32),
+    #[error("socket_mode must let the owner write (connecting needs write access)")]
+    SocketModeNotWritable,
+    /// The named setting is 0.
+    #[error("{0} must be at least 1")]
+    Zero(&'static str),
+    #[error(transparent)]
+    Pool(#[from] InvalidPoolConfig),
 }
 
 impl DaemonConfig {
     pub fn load(path: &Path) -> Result<DaemonConfig, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.to_owned(), e))?;
-        let parsed = if path.extension().is_some_and(|e| e == "json") {
-            serde_json::from_str::<DaemonConfig>(&text).map_err(|e| e.to_string())
+        let cfg = if path.extension().is_some_and(|e| e == "json") {
+            serde_json::from_str::<DaemonConfig>(&text).map_err(|e| ConfigError::Json(path.to_owned(), e))?
         } else {
-            toml::from_str::<DaemonConfig>(&text).map_err(|e| e.to_string())
+            toml::from_str::<DaemonConfig>(&text).map_err(|e| ConfigError::Toml(path.to_owned(), e))?
         };
-        let cfg = parsed.map_err(|e| ConfigError::Parse(path.to_owned(), e))?;
-        cfg.validate().map_err(|e| ConfigError::Parse(path.to_owned(), e))?;
+        cfg.validate().map_err(|e| ConfigError::Invalid(path.to_owned(), e))?;
         Ok(cfg)
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidConfig> {
         if self.socket_mode & !0o777 != 0 {
-            return Err(format!("socket_mode {:o} has bits outside 0777", self.socket_mode));
+            return Err(InvalidConfig::SocketModeBits(self.socket_mode));
         }
         if self.socket_mode & 0o200 == 0 {
-            return Err("socket_mode must let the owner write (connecting needs write access)".into());
+            return Err(InvalidConfig::SocketModeNotWritable);
         }
         for (name, v) in [
             ("max_request_bytes", self.max_request_bytes),
@@ -116,10 +133,10 @@ impl DaemonConfig {
             ("gted_max_depth", self.gted_max_depth),
         ] {
             if v == 0 {
-                return Err(format!("{name} must be at least 1"));
+                return Err(InvalidConfig::Zero(name));
             }
         }
-        self.pool.validate()
+        Ok(self.pool.validate()?)
     }
 
     /// `[pool]` with the top-level `[guard]` and `[sandbox]` tables in it:

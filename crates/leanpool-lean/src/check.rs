@@ -1,7 +1,7 @@
 //! Library `check`: does a caller's Lean text elaborate, and what did Lean
 //! say about it, in the caller's coordinates.
 
-use crate::guard::GuardPolicy;
+use crate::guard::{GuardPolicy, Rejection};
 use crate::header::Document;
 use crate::worker::{Worker, WorkerConfig, WorkerError};
 use crate::text::LineIndex;
@@ -10,19 +10,19 @@ use leanpool_protocol::{CheckParams, CheckResult, DeclarationInfo, Range};
 use std::time::{Duration, Instant};
 
 /// Screens a text before it reaches Lean under the default policy;
-/// `Err(reason)` means `rejected`. The reason names the construct and its
-/// position in the caller's text.
-pub fn screen(text: &str) -> Result<(), String> {
+/// `Err(rejection)` means `rejected`. The rejection names the construct and
+/// its position in the caller's text (its `Display` is the answer's reason).
+pub fn screen(text: &str) -> Result<(), Rejection> {
     screen_with(text, &GuardPolicy::default())
 }
 
 /// [`screen`] under an explicit policy: every guard call goes through here.
 /// With `policy.enabled == false` nothing is screened.
-pub fn screen_with(text: &str, policy: &GuardPolicy) -> Result<(), String> {
+pub fn screen_with(text: &str, policy: &GuardPolicy) -> Result<(), Rejection> {
     if !policy.enabled {
         return Ok(());
     }
-    crate::guard::screen(text, policy).map_err(|r| r.to_string())
+    crate::guard::screen(text, policy)
 }
 
 /// The worker header a text needs (its canonical import header): the
@@ -59,7 +59,7 @@ pub async fn check_on_with(
         r
     };
     if let Err(reason) = screen_with(&params.text, policy) {
-        return Ok(with_time(CheckResult::rejected(reason)));
+        return Ok(with_time(CheckResult::rejected(reason.to_string())));
     }
     let doc = match Document::new(&params.text) {
         Ok(doc) => doc,
@@ -133,7 +133,7 @@ pub async fn check_once(
     default_timeout: Duration,
 ) -> Result<CheckResult, WorkerError> {
     if let Err(reason) = screen(&params.text) {
-        return Ok(CheckResult::rejected(reason));
+        return Ok(CheckResult::rejected(reason.to_string()));
     }
     let mut worker = Worker::spawn(cfg, &header_key(&params.text)).await?;
     let r = check_on(&mut worker, params, default_timeout).await;

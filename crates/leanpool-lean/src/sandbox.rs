@@ -77,14 +77,19 @@ impl SandboxMode {
     }
 }
 
+/// A sandbox mode that is none of `required`, `best-effort`, `off`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("sandbox mode {0:?}: expected required, best-effort or off")]
+pub struct UnknownSandboxMode(pub String);
+
 impl std::str::FromStr for SandboxMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownSandboxMode;
+    fn from_str(s: &str) -> Result<Self, UnknownSandboxMode> {
         match s {
             "required" => Ok(SandboxMode::Required),
             "best-effort" => Ok(SandboxMode::BestEffort),
             "off" => Ok(SandboxMode::Off),
-            other => Err(format!("sandbox mode {other:?}: expected required, best-effort or off")),
+            other => Err(UnknownSandboxMode(other.to_string())),
         }
     }
 }
@@ -114,9 +119,23 @@ pub enum SandboxError {
         /// The kernel's Landlock ABI (0: none).
         found: i32,
     },
+    /// The worker's private directory could not be created.
+    #[error("sandbox: cannot create the worker's temp dir: {0}")]
+    TempDir(#[source] std::io::Error),
+    /// The kernel refused a Landlock ruleset or one of its rules.
     #[error("sandbox: {0}")]
-    /// Building or applying the rules failed (the text says where).
-    Setup(String),
+    Ruleset(#[from] landlock::RulesetError),
+    /// A path the worker must reach cannot be opened for a rule.
+    #[error("sandbox: {}: {source}", path.display())]
+    RulePath {
+        /// The path.
+        path: PathBuf,
+        /// Why it cannot be opened.
+        source: landlock::PathFdError,
+    },
+    /// Landlock gave no ruleset back.
+    #[error("sandbox: Landlock ruleset was not created")]
+    NotCreated,
 }
 
 /// The kernel's Landlock ABI (0: none), lowered by [`ABI_CAP_ENV`].
@@ -295,9 +314,9 @@ impl Sandbox {
         let dir = tempfile::Builder::new()
             .prefix("leanpool-worker-")
             .tempdir()
-            .map_err(|e| SandboxError::Setup(format!("cannot create the worker's temp dir: {e}")))?;
+            .map_err(SandboxError::TempDir)?;
         let ruleset = if plan.abi >= 1 {
-            Some(build_ruleset(&plan, dir.path()).map_err(SandboxError::Setup)?)
+            Some(build_ruleset(&plan, dir.path())?)
         } else {
             None
         };
@@ -350,7 +369,7 @@ impl Sandbox {
     }
 }
 
-fn build_ruleset(plan: &Plan, private: &Path) -> Result<OwnedFd, String> {
+fn build_ruleset(plan: &Plan, private: &Path) -> Result<OwnedFd, SandboxError> {
     let abi = match plan.abi {
         1 => ABI::V1,
         2 => ABI::V2,
@@ -363,33 +382,32 @@ fn build_ruleset(plan: &Plan, private: &Path) -> Result<OwnedFd, String> {
     let all = AccessFs::from_all(abi);
     let read_exec = AccessFs::ReadFile | AccessFs::ReadDir | AccessFs::Execute;
     let read = AccessFs::ReadFile | AccessFs::ReadDir;
-    let err = |e: landlock::RulesetError| e.to_string();
-    let mut rs = Ruleset::default().set_compatibility(CompatLevel::HardRequirement).handle_access(all).map_err(err)?;
+    let mut rs = Ruleset::default().set_compatibility(CompatLevel::HardRequirement).handle_access(all)?;
     if plan.abi >= 4 {
-        rs = rs.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp).map_err(err)?;
+        rs = rs.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
     }
     if plan.abi >= 6 {
-        rs = rs.scope(Scope::AbstractUnixSocket | Scope::Signal).map_err(err)?;
+        rs = rs.scope(Scope::AbstractUnixSocket | Scope::Signal)?;
     }
-    let mut created = rs.create().map_err(err)?;
-    let open = |p: &Path| PathFd::new(p).map_err(|e| format!("{}: {e}", p.display()));
+    let mut created = rs.create()?;
+    let open = |p: &Path| PathFd::new(p).map_err(|source| SandboxError::RulePath { path: p.to_path_buf(), source });
     for p in &plan.read_exec {
         // `from_read`-style masks must fit the object: a file gets the
         // file subset.
-        created = created.add_rule(PathBeneath::new(open(p)?, fit(p, read_exec))).map_err(err)?;
+        created = created.add_rule(PathBeneath::new(open(p)?, fit(p, read_exec)))?;
     }
     for p in &plan.read {
-        created = created.add_rule(PathBeneath::new(open(p)?, fit(p, read))).map_err(err)?;
+        created = created.add_rule(PathBeneath::new(open(p)?, fit(p, read)))?;
     }
     for p in &plan.devices {
         if p.exists() {
             let rw = AccessFs::ReadFile | AccessFs::WriteFile;
-            created = created.add_rule(PathBeneath::new(open(p)?, rw)).map_err(err)?;
+            created = created.add_rule(PathBeneath::new(open(p)?, rw))?;
         }
     }
-    created = created.add_rule(PathBeneath::new(open(private)?, all)).map_err(err)?;
+    created = created.add_rule(PathBeneath::new(open(private)?, all))?;
     let fd: Option<OwnedFd> = created.into();
-    fd.ok_or_else(|| "Landlock ruleset was not created".to_string())
+    fd.ok_or(SandboxError::NotCreated)
 }
 
 /// `access` restricted to what applies to `p` (a file takes no directory

@@ -48,19 +48,46 @@ pub struct Assembled {
     pub trailer_lines: Vec<String>,
 }
 
-/// Checks the proof slot; `Err(reason)` refuses the request.
-pub fn check_proof(proof: &str) -> Result<(), String> {
-    if proof.trim().is_empty() {
-        return Err("`proof` is empty".into());
+/// The part of a `verify` request (or of the CLI's statement file) that
+/// is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Header,
+    Statement,
+    Proof,
+    /// The CLI's statement file ([`split_statement_file`]).
+    StatementFile,
+}
+
+/// Why a `verify` request is refused (answered `status: rejected`): the
+/// part at fault, and the reason for people (its `Display`, the answer's
+/// text).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct Refused {
+    pub part: Part,
+    pub reason: String,
+}
+
+impl Refused {
+    fn new(part: Part, reason: impl Into<String>) -> Self {
+        Refused { part, reason: reason.into() }
     }
-    let toks = lexer::tokenize(proof).map_err(|e| format!("`proof` cannot be read as Lean reads it: {}", e.reason))?;
+}
+
+/// Checks the proof slot; `Err` refuses the request.
+pub fn check_proof(proof: &str) -> Result<(), Refused> {
+    if proof.trim().is_empty() {
+        return Err(Refused::new(Part::Proof, "`proof` is empty"));
+    }
+    let toks = lexer::tokenize(proof).map_err(|e| Refused::new(Part::Proof, format!("`proof` cannot be read as Lean reads it: {}", e.reason)))?;
     // The slot must end where the text ends: text after it (leanpool's
     // trailer) is read as a token of its own, not swallowed by an
     // unterminated comment.
     let probe = format!("{proof}\n#check");
     let closed = lexer::tokenize(&probe).ok().and_then(|t| t.last().cloned()).is_some_and(|t| t.start == proof.len() + 1);
     if !closed {
-        return Err("`proof` does not end where its text ends (an unterminated comment or literal would swallow what follows)".into());
+        return Err(Refused::new(Part::Proof, "`proof` does not end where its text ends (an unterminated comment or literal would swallow what follows)"));
     }
     let ix = LineIndex::new(proof);
     let at = |t: &Token| {
@@ -70,15 +97,15 @@ pub fn check_proof(proof: &str) -> Result<(), String> {
     let mut stack: Vec<&str> = Vec::new();
     for t in &toks {
         match t.kind {
-            Kind::HashCmd => return Err(format!("{}: `{}` is a command; the proof slot takes a term or tactic block", at(t), t.text)),
-            Kind::DocComment => return Err(format!("{}: a doc comment starts a new declaration; not allowed in the proof slot", at(t))),
+            Kind::HashCmd => return Err(Refused::new(Part::Proof, format!("{}: `{}` is a command; the proof slot takes a term or tactic block", at(t), t.text))),
+            Kind::DocComment => return Err(Refused::new(Part::Proof, format!("{}: a doc comment starts a new declaration; not allowed in the proof slot", at(t)))),
             Kind::Ident => {
                 if let Some(k) = keyword(proof, t).filter(|k| PROOF_DENY.contains(k)) {
-                    return Err(format!(
+                    return Err(Refused::new(Part::Proof, format!(
                         "{}: `{k}` could end the theorem or declare or change something outside the proof; \
                          the proof slot takes a term or tactic block",
                         at(t)
-                    ));
+                    )));
                 }
             }
             Kind::Symbol => {
@@ -98,7 +125,7 @@ pub fn check_proof(proof: &str) -> Result<(), String> {
                 };
                 if let Some(open) = close {
                     if stack.pop() != Some(open) {
-                        return Err(format!("{}: unbalanced `{}` in the proof", at(t), t.text));
+                        return Err(Refused::new(Part::Proof, format!("{}: unbalanced `{}` in the proof", at(t), t.text)));
                     }
                 }
             }
@@ -106,21 +133,21 @@ pub fn check_proof(proof: &str) -> Result<(), String> {
         }
     }
     if let Some(open) = stack.last() {
-        return Err(format!("`{open}` is never closed in the proof"));
+        return Err(Refused::new(Part::Proof, format!("`{open}` is never closed in the proof")));
     }
     Ok(())
 }
 
 /// The statement without a trailing `:= sorry` / `:= by sorry`, and the
 /// byte range of the theorem's name and of the rest (binders and type).
-fn statement_parts(statement: &str) -> Result<(&str, std::ops::Range<usize>), String> {
-    let toks = lexer::tokenize(statement).map_err(|e| format!("`statement` cannot be read as Lean reads it: {}", e.reason))?;
-    let first = toks.first().ok_or("`statement` is empty")?;
+fn statement_parts(statement: &str) -> Result<(&str, std::ops::Range<usize>), Refused> {
+    let toks = lexer::tokenize(statement).map_err(|e| Refused::new(Part::Statement, format!("`statement` cannot be read as Lean reads it: {}", e.reason)))?;
+    let first = toks.first().ok_or_else(|| Refused::new(Part::Statement, "`statement` is empty"))?;
     if !matches!(keyword(statement, first), Some("theorem" | "lemma")) {
-        return Err("`statement` must start with `theorem NAME` (or `lemma NAME`)".into());
+        return Err(Refused::new(Part::Statement, "`statement` must start with `theorem NAME` (or `lemma NAME`)"));
     }
     let name = toks.get(1).filter(|t| t.kind == Kind::Ident && keyword(statement, t).is_none_or(|k| !PROOF_DENY.contains(&k)));
-    let name = name.ok_or("`statement` must start with `theorem NAME`")?;
+    let name = name.ok_or_else(|| Refused::new(Part::Statement, "`statement` must start with `theorem NAME`"))?;
     // Drop `:= sorry` / `:= by sorry` at the end.
     let mut end = toks.len();
     let is = |i: usize, s: &str| toks.get(i).is_some_and(|t| &statement[t.start..t.end] == s);
@@ -143,16 +170,16 @@ fn statement_parts(statement: &str) -> Result<(&str, std::ops::Range<usize>), St
         }
         let word = &statement[t.start..t.end];
         if t.kind == Kind::HashCmd || t.kind == Kind::DocComment {
-            return Err("`statement` holds one theorem and nothing else".into());
+            return Err(Refused::new(Part::Statement, "`statement` holds one theorem and nothing else"));
         }
         if depth == 0 && (word == ":=" || word == "|" || word == "where")
             || keyword(statement, t).is_some_and(|k| PROOF_DENY.contains(&k))
         {
-            return Err(format!("`statement` holds one theorem's name, binders and type (found `{word}`)"));
+            return Err(Refused::new(Part::Statement, format!("`statement` holds one theorem's name, binders and type (found `{word}`)")));
         }
     }
     if depth != 0 {
-        return Err("unbalanced brackets in `statement`".into());
+        return Err(Refused::new(Part::Statement, "unbalanced brackets in `statement`"));
     }
     let last = body.last().expect("at least the name");
     Ok((&statement[..last.end], name.start..name.end))
@@ -167,16 +194,16 @@ const HEADER_WORDS: &[&str] =
 /// universe/namespace/section/variable commands only (no declaration,
 /// no `#` command), so nothing but the statement and the proof can add to
 /// the environment.
-pub fn check_header(header: &str) -> Result<(), String> {
-    let toks = lexer::tokenize(header).map_err(|e| format!("`header` cannot be read as Lean reads it: {}", e.reason))?;
+pub fn check_header(header: &str) -> Result<(), Refused> {
+    let toks = lexer::tokenize(header).map_err(|e| Refused::new(Part::Header, format!("`header` cannot be read as Lean reads it: {}", e.reason)))?;
     for t in &toks {
         if t.kind == Kind::HashCmd {
-            return Err(format!("`header` may not hold `{}`: header commands only", t.text));
+            return Err(Refused::new(Part::Header, format!("`header` may not hold `{}`: header commands only", t.text)));
         }
         if let Some(k) = keyword(header, t).filter(|k| PROOF_DENY.contains(k) && !HEADER_WORDS.contains(k)) {
-            return Err(format!(
+            return Err(Refused::new(Part::Header, format!(
                 "`header` may hold only header commands (`import`, `open`, `set_option`, `universe`, `namespace`, `section`, `variable`), found `{k}`"
-            ));
+            )));
         }
     }
     Ok(())
@@ -184,17 +211,17 @@ pub fn check_header(header: &str) -> Result<(), String> {
 
 /// Splits a statement file (the CLI's) into the header and the statement:
 /// the statement starts at the first `theorem` or `lemma` keyword.
-pub fn split_statement_file(text: &str) -> Result<(String, String), String> {
-    let toks = lexer::tokenize(text).map_err(|e| format!("the statement file cannot be read as Lean reads it: {}", e.reason))?;
+pub fn split_statement_file(text: &str) -> Result<(String, String), Refused> {
+    let toks = lexer::tokenize(text).map_err(|e| Refused::new(Part::StatementFile, format!("the statement file cannot be read as Lean reads it: {}", e.reason)))?;
     let t = toks
         .iter()
         .find(|t| matches!(keyword(text, t), Some("theorem" | "lemma")))
-        .ok_or("the statement file holds no `theorem`")?;
+        .ok_or_else(|| Refused::new(Part::StatementFile, "the statement file holds no `theorem`"))?;
     Ok((text[..t.start].to_string(), text[t.start..].trim_end().to_string()))
 }
 
 /// Assembles the request, or refuses it.
-pub fn assemble(p: &VerifyParams) -> Result<Assembled, String> {
+pub fn assemble(p: &VerifyParams) -> Result<Assembled, Refused> {
     check_header(&p.header)?;
     check_proof(&p.proof)?;
     let (stmt, name) = statement_parts(&p.statement)?;
@@ -300,10 +327,10 @@ pub async fn verify_on_with(
     };
     let a = match assemble(params) {
         Ok(a) => a,
-        Err(reason) => return Ok(with_time(VerifyResult::rejected(reason))),
+        Err(refused) => return Ok(with_time(VerifyResult::rejected(refused.to_string()))),
     };
     if let Err(reason) = crate::check::screen_with(&a.text, policy) {
-        return Ok(with_time(VerifyResult::rejected(reason)));
+        return Ok(with_time(VerifyResult::rejected(reason.to_string())));
     }
     let doc = match crate::Document::new(&a.text) {
         Ok(doc) => doc,
@@ -434,6 +461,17 @@ mod tests {
         assert!(assemble(&params("theorem t : True := trivial", "trivial")).is_err());
         assert!(assemble(&params("theorem t : True\ntheorem u : False", "trivial")).is_err());
         assert!(assemble(&params("theorem t (x : Nat := 3) : x = x", "rfl")).is_ok());
+    }
+
+    #[test]
+    fn a_refusal_names_the_part_at_fault() {
+        let part = |p: VerifyParams| assemble(&p).unwrap_err().part;
+        let bad_header = VerifyParams { header: "#eval 1\n".into(), ..params("theorem t : True", "trivial") };
+        assert_eq!(part(bad_header), Part::Header);
+        assert_eq!(part(params("def t : Nat", "1")), Part::Statement);
+        assert_eq!(part(params("theorem t : True", "rfl\n#check 1")), Part::Proof);
+        let e = split_statement_file("def x := 1").unwrap_err();
+        assert_eq!((e.part, e.to_string().as_str()), (Part::StatementFile, "the statement file holds no `theorem`"));
     }
 
     #[test]

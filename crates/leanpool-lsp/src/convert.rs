@@ -39,18 +39,32 @@ pub fn shift_version(v: &mut Value, path: &[&str], delta: i64) -> Option<i64> {
     Some(n)
 }
 
+/// An editor's `contentChanges` that cannot be applied (the document's
+/// text is then no longer known).
+#[derive(Debug, thiserror::Error)]
+pub enum BadChange {
+    #[error("contentChanges is not an array")]
+    NotArray,
+    #[error("a content change without text")]
+    NoText,
+    #[error("bad range: {0}")]
+    Range(serde_json::Error),
+    #[error("a change range ends before it starts")]
+    Backwards,
+}
+
 /// Applies the editor's `contentChanges` (LSP: full text when a change
 /// has no range; UTF-16 ranges otherwise, applied in order) to `text`.
-pub fn apply_changes(text: &mut String, changes: &Value) -> Result<(), String> {
-    let arr = changes.as_array().ok_or("contentChanges is not an array")?;
+pub fn apply_changes(text: &mut String, changes: &Value) -> Result<(), BadChange> {
+    let arr = changes.as_array().ok_or(BadChange::NotArray)?;
     for c in arr {
-        let new = c.get("text").and_then(Value::as_str).ok_or("a content change without text")?;
+        let new = c.get("text").and_then(Value::as_str).ok_or(BadChange::NoText)?;
         match c.get("range").filter(|r| !r.is_null()) {
             None => *text = new.to_string(),
             Some(r) => {
-                let range: Range = serde_json::from_value(r.clone()).map_err(|e| format!("bad range: {e}"))?;
+                let range: Range = serde_json::from_value(r.clone()).map_err(BadChange::Range)?;
                 if range.end < range.start {
-                    return Err("a change range ends before it starts".into());
+                    return Err(BadChange::Backwards);
                 }
                 let index = LineIndex::new(text);
                 let (start, end) = (index.offset(range.start), index.offset(range.end));

@@ -76,6 +76,15 @@ impl DocHandle {
     }
 }
 
+/// Why no worker could be leased for a document.
+#[derive(Debug, thiserror::Error)]
+enum NoWorker {
+    #[error(transparent)]
+    Pool(leanpool_pool::PoolError),
+    #[error(transparent)]
+    Daemon(crate::remote::LeaseError),
+}
+
 /// A document's worker: in this process, or leased from a daemon.
 #[expect(clippy::large_enum_variant, reason = "one per open document, never moved in a loop")]
 enum Link {
@@ -300,8 +309,10 @@ impl Actor {
         if self.worker.is_none() {
             self.state.send_replace(ConnState::Pending);
             let leased = match &self.shared.source {
-                Source::Pool(pool) => pool.lease(&self.text).await.map(|l| (Link::Local(l.worker), l.rss_cap)).map_err(|e| e.to_string()),
-                Source::Daemon(socket) => crate::remote::lease(socket, &self.text).await.map(|l| (Link::Remote(l), None)),
+                Source::Pool(pool) => pool.lease(&self.text).await.map(|l| (Link::Local(l.worker), l.rss_cap)).map_err(NoWorker::Pool),
+                Source::Daemon(socket) => {
+                    crate::remote::lease(socket, &self.text).await.map(|l| (Link::Remote(l), None)).map_err(NoWorker::Daemon)
+                }
             };
             match leased {
                 Ok((link, rss_cap)) => self.attach(link, rss_cap),

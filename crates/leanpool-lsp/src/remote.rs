@@ -5,9 +5,9 @@
 //! takes whole texts only, so every edit goes out as the full text.
 
 use leanpool_protocol::method::{self, Method};
-use leanpool_protocol::{Id, LeaseParams, LeaseResult, Request, Response};
+use leanpool_protocol::{ErrorCode, Id, LeaseParams, LeaseResult, Request, Response};
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
@@ -43,12 +43,31 @@ impl Drop for RemoteLease {
     }
 }
 
+/// Why no worker could be leased from the daemon.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LeaseError {
+    #[error("cannot connect to the leanpool daemon at {}: {source}", socket.display())]
+    Connect { socket: PathBuf, source: std::io::Error },
+    #[error("the leanpool daemon at {} hung up: {source}", socket.display())]
+    HungUp { socket: PathBuf, source: std::io::Error },
+    #[error("the leanpool daemon at {} closed the connection without answering", socket.display())]
+    NoAnswer { socket: PathBuf },
+    #[error("the daemon's answer to `lease` is not a JSON-RPC answer: {0}")]
+    NotJsonRpc(serde_json::Error),
+    /// The daemon answered the lease with an error.
+    #[error("the leanpool daemon refused the lease: {message} (code {code})")]
+    Refused { message: String, code: ErrorCode },
+    #[error("the daemon's answer to `lease` lacks uri/version/pid/header: {0}")]
+    BadResult(serde_json::Error),
+    #[error("the daemon's answer to `lease` has neither result nor error")]
+    Empty,
+}
+
 /// Leases a worker for `text`'s imports from the daemon at `socket`
 /// (waits while the daemon starts one).
-pub(crate) async fn lease(socket: &Path, text: &str) -> Result<RemoteLease, String> {
-    let stream = UnixStream::connect(socket)
-        .await
-        .map_err(|e| format!("cannot connect to the leanpool daemon at {}: {e}", socket.display()))?;
+pub(crate) async fn lease(socket: &Path, text: &str) -> Result<RemoteLease, LeaseError> {
+    let stream =
+        UnixStream::connect(socket).await.map_err(|source| LeaseError::Connect { socket: socket.to_owned(), source })?;
     let (rd, wr) = stream.into_split();
     let mut rd = BufReader::with_capacity(64 << 10, rd);
     let mut wr = BufWriter::new(wr);
@@ -62,22 +81,21 @@ pub(crate) async fn lease(socket: &Path, text: &str) -> Result<RemoteLease, Stri
     };
     let mut line = serde_json::to_vec(&req).expect("serializable");
     line.push(b'\n');
-    let io = |e: std::io::Error| format!("the leanpool daemon at {} hung up: {e}", socket.display());
+    let io = |source: std::io::Error| LeaseError::HungUp { socket: socket.to_owned(), source };
     wr.write_all(&line).await.map_err(io)?;
     wr.flush().await.map_err(io)?;
     let mut answer = String::new();
     if rd.read_line(&mut answer).await.map_err(io)? == 0 {
-        return Err(format!("the leanpool daemon at {} closed the connection without answering", socket.display()));
+        return Err(LeaseError::NoAnswer { socket: socket.to_owned() });
     }
-    let answer: Response =
-        serde_json::from_str(&answer).map_err(|e| format!("the daemon's answer to `lease` is not a JSON-RPC answer: {e}"))?;
+    let answer: Response = serde_json::from_str(&answer).map_err(LeaseError::NotJsonRpc)?;
     if let Some(err) = answer.error {
-        return Err(format!("the leanpool daemon refused the lease: {} (code {})", err.message, err.code));
+        return Err(LeaseError::Refused { message: err.message, code: err.code });
     }
     let r: <method::Lease as Method>::Result = match answer.result.map(serde_json::from_value::<LeaseResult>) {
         Some(Ok(r)) => r,
-        Some(Err(e)) => return Err(format!("the daemon's answer to `lease` lacks uri/version/pid/header: {e}")),
-        None => return Err("the daemon's answer to `lease` has neither result nor error".into()),
+        Some(Err(e)) => return Err(LeaseError::BadResult(e)),
+        None => return Err(LeaseError::Empty),
     };
     let (in_tx, in_rx) = mpsc::unbounded_channel();
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Value>();

@@ -206,11 +206,25 @@ impl Default for PoolConfig {
     }
 }
 
+/// A pool setting under which the pool could never answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidPoolConfig {
+    /// The named setting is 0.
+    #[error("pool config: `{0}` must be at least 1")]
+    Zero(&'static str),
+    #[error("pool config: need min_timeout_ms ({min}) <= default_timeout_ms ({default}) <= max_timeout_ms ({max})")]
+    TimeoutOrder { min: u64, default: u64, max: u64 },
+    #[error("pool config: `timeout_grace_ms` ({0}) must be at most {MAX_TIMEOUT_GRACE_MS}")]
+    GraceTooLong(u64),
+    #[error("pool config: prewarm min {min} exceeds max_workers_per_key {max}")]
+    PrewarmAboveMax { min: usize, max: usize },
+}
+
 impl PoolConfig {
     /// Rejects settings under which the pool could never answer (no worker
     /// allowed, no queue slot), so the daemon can refuse a bad config file
     /// with a message instead of hanging on the first request.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidPoolConfig> {
         let positive = [
             ("max_workers", self.max_workers as u64),
             ("max_workers_per_key", self.max_workers_per_key as u64),
@@ -223,27 +237,22 @@ impl PoolConfig {
         ];
         for (name, v) in positive {
             if v == 0 {
-                return Err(format!("pool config: `{name}` must be at least 1"));
+                return Err(InvalidPoolConfig::Zero(name));
             }
         }
         if !(self.min_timeout_ms <= self.default_timeout_ms && self.default_timeout_ms <= self.max_timeout_ms) {
-            return Err(format!(
-                "pool config: need min_timeout_ms ({}) <= default_timeout_ms ({}) <= max_timeout_ms ({})",
-                self.min_timeout_ms, self.default_timeout_ms, self.max_timeout_ms
-            ));
+            return Err(InvalidPoolConfig::TimeoutOrder {
+                min: self.min_timeout_ms,
+                default: self.default_timeout_ms,
+                max: self.max_timeout_ms,
+            });
         }
         if self.timeout_grace_ms > MAX_TIMEOUT_GRACE_MS {
-            return Err(format!(
-                "pool config: `timeout_grace_ms` ({}) must be at most {MAX_TIMEOUT_GRACE_MS}",
-                self.timeout_grace_ms
-            ));
+            return Err(InvalidPoolConfig::GraceTooLong(self.timeout_grace_ms));
         }
         for p in &self.prewarm {
             if p.min > self.max_workers_per_key {
-                return Err(format!(
-                    "pool config: prewarm min {} exceeds max_workers_per_key {}",
-                    p.min, self.max_workers_per_key
-                ));
+                return Err(InvalidPoolConfig::PrewarmAboveMax { min: p.min, max: self.max_workers_per_key });
             }
         }
         Ok(())
@@ -295,7 +304,7 @@ mod tests {
     #[test]
     fn timeout_grace_is_capped() {
         let c = PoolConfig { timeout_grace_ms: MAX_TIMEOUT_GRACE_MS + 1, ..PoolConfig::default() };
-        assert!(c.validate().unwrap_err().contains("timeout_grace_ms"));
+        assert!(c.validate().unwrap_err().to_string().contains("timeout_grace_ms"));
         assert_eq!(c.sanitized().timeout_grace_ms, MAX_TIMEOUT_GRACE_MS);
         let c = PoolConfig { timeout_grace_ms: 0, ..PoolConfig::default() };
         c.validate().unwrap();
@@ -304,9 +313,9 @@ mod tests {
     #[test]
     fn timeout_range_must_hold_the_default() {
         let c = PoolConfig { min_timeout_ms: 5, default_timeout_ms: 4, ..PoolConfig::default() };
-        assert!(c.validate().unwrap_err().contains("min_timeout_ms"));
+        assert!(c.validate().unwrap_err().to_string().contains("min_timeout_ms"));
         let c = PoolConfig { max_timeout_ms: 10, ..PoolConfig::default() };
-        assert!(c.validate().unwrap_err().contains("max_timeout_ms"));
+        assert!(c.validate().unwrap_err().to_string().contains("max_timeout_ms"));
         assert!(PoolConfig::default().validate().is_ok());
     }
 
@@ -352,7 +361,7 @@ mod tests {
     #[test]
     fn zero_limits_rejected_and_sanitized() {
         let c = PoolConfig { max_workers: 0, ..PoolConfig::default() };
-        assert!(c.validate().unwrap_err().contains("max_workers"));
+        assert!(c.validate().unwrap_err().to_string().contains("max_workers"));
         assert_eq!(c.sanitized().max_workers, 1);
         let c = PoolConfig { prewarm: vec![PrewarmEntry { header: String::new(), min: 3 }], ..PoolConfig::default() };
         assert!(c.validate().is_err());

@@ -114,7 +114,7 @@ impl Pool {
         let started = Instant::now();
         let input = match leanpool_lean::verify::assemble(&p) {
             Ok(a) => (p, a.text),
-            Err(reason) => return Ok(VerifyResult::rejected(reason)),
+            Err(reason) => return Ok(VerifyResult::rejected(reason.to_string())),
         };
         let mut v = self.submit::<method::Verify>(input).await?;
         if timings {
@@ -146,7 +146,7 @@ impl Pool {
         if let Err(reason) = screened {
             bump(&inner.counters.rejections);
             inner.record_latency(M::STAT, accepted.elapsed(), None);
-            return Ok(M::rejected(&reason));
+            return Ok(M::rejected(&reason.to_string()));
         }
         let header = header_key(M::text(&input));
         let (reply, rx) = Reply::new();

@@ -129,7 +129,7 @@ pub async fn analyze_on_with(
     let requests_before = worker.lsp_requests();
     let count = |w: &Worker| (w.lsp_requests() - requests_before) as u32;
     if let Err(reason) = leanpool_lean::check::screen_with(&params.text, guard) {
-        return Ok(Analysis { check: CheckResult::rejected(reason), statement: None, lean_requests: 0 });
+        return Ok(Analysis { check: CheckResult::rejected(reason.to_string()), statement: None, lean_requests: 0 });
     }
     let doc = match StatementDoc::new(&params.text) {
         Ok(d) => d,

@@ -22,7 +22,7 @@ pub struct Args {
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
     let text = read_text(&args.statement)?;
-    let (header, statement) = leanpool_lean::verify::split_statement_file(&text).map_err(anyhow::Error::msg)?;
+    let (header, statement) = leanpool_lean::verify::split_statement_file(&text)?;
     let params = VerifyParams {
         header,
         statement,
@@ -33,7 +33,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     let result = match &args.via.socket {
         Some(socket) => crate::cmd::remote::verify(socket, params).await?,
         None => match leanpool_lean::verify::assemble(&params) {
-            Err(reason) => VerifyResult::rejected(reason),
+            Err(reason) => VerifyResult::rejected(reason.to_string()),
             Ok(a) => {
                 let command = LeanCommand::detect()?;
                 let mut w = Worker::spawn(&WorkerConfig::new(command), &header_key(&a.text)).await?;
