@@ -52,8 +52,11 @@ pub struct Assembled {
 /// is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
+    /// `header`: the imports and other header commands.
     Header,
+    /// `statement`: the theorem.
     Statement,
+    /// `proof`: the proof slot.
     Proof,
     /// The CLI's statement file ([`split_statement_file`]).
     StatementFile,
@@ -65,7 +68,9 @@ pub enum Part {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{reason}")]
 pub struct Refused {
+    /// Which part is at fault.
     pub part: Part,
+    /// Why, for people.
     pub reason: String,
 }
 

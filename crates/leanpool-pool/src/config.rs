@@ -213,11 +213,26 @@ pub enum InvalidPoolConfig {
     #[error("pool config: `{0}` must be at least 1")]
     Zero(&'static str),
     #[error("pool config: need min_timeout_ms ({min}) <= default_timeout_ms ({default}) <= max_timeout_ms ({max})")]
-    TimeoutOrder { min: u64, default: u64, max: u64 },
+    /// The time limits are out of order.
+    TimeoutOrder {
+        /// `min_timeout_ms`.
+        min: u64,
+        /// `default_timeout_ms`.
+        default: u64,
+        /// `max_timeout_ms`.
+        max: u64,
+    },
     #[error("pool config: `timeout_grace_ms` ({0}) must be at most {MAX_TIMEOUT_GRACE_MS}")]
+    /// `timeout_grace_ms` above [`MAX_TIMEOUT_GRACE_MS`].
     GraceTooLong(u64),
     #[error("pool config: prewarm min {min} exceeds max_workers_per_key {max}")]
-    PrewarmAboveMax { min: usize, max: usize },
+    /// A header's prewarm minimum above `max_workers_per_key`.
+    PrewarmAboveMax {
+        /// The prewarm minimum.
+        min: usize,
+        /// `max_workers_per_key`.
+        max: usize,
+    },
 }
 
 impl PoolConfig {
