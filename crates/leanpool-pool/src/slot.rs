@@ -183,7 +183,7 @@ enum Keep {
 }
 
 /// The answer to a request whose run ended in a driver error (a death
-/// counts only after its one retry: [`Slot::serve`]), and whether the
+/// counts only after its one retry: [`Slot::serve_request`]), and whether the
 /// process stays. Every variant is named, so a new one needs a decision
 /// here: what Lean did is `WORKER_FAILED` with its cause, a worker that
 /// could not start `SPAWN_FAILED`, leanpool's own bug `INTERNAL_ERROR`.
