@@ -1,6 +1,11 @@
 //! `leanpool normalize` / `leanpool opt` as a user runs them. The Lean
 //! test starts a local worker through the CLI (the real WASM or native
-//! Lean; fails without it).
+//! Lean; fails without it): `opt`'s tree as printed. The same file through
+//! `opt --gted` and `normalize --json` is checked against a daemon
+//! (`--socket`) in `daemon_lean`, on that binary's warm worker: each local
+//! run costs a worker start (CI time), and the local path
+//! (`with_local_worker`) is the same for every command (`check` here and in
+//! `cli_check`).
 
 use std::process::Command;
 
@@ -27,7 +32,7 @@ fn missing_file_and_daemon_are_errors() {
 }
 
 #[test]
-fn opt_and_normalize_on_lean() {
+fn opt_on_a_local_worker() {
     let dir = tempfile::tempdir().unwrap();
     let f = write(&dir, "t.lean", "theorem t (a b : Nat) (h : a < b) : ∀ c, a + c < b + c := by\n  omega\n");
     let out = leanpool().arg("opt").arg(&f).output().unwrap();
@@ -41,16 +46,4 @@ fn opt_and_normalize_on_lean() {
     assert!(stdout.contains("    _ < _\n"));
     assert!(stdout.contains("      _ + _\n"));
     assert!(stdout.contains("lean requests: "));
-
-    let out = leanpool().arg("opt").arg(&f).arg("--gted").output().unwrap();
-    let g: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(g["content"], "theorem");
-    assert_eq!(g["children"][0]["children"][0]["variable_freecost"], true);
-    assert_eq!(g["children"][2]["children"][0]["hypothesis_freecost"], true);
-
-    let out = leanpool().arg("normalize").arg(&f).arg("--json").output().unwrap();
-    let n: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(n["check"]["status"], "ok");
-    assert_eq!(n["normalized"]["statement"], "theorem stmt (a : Nat) (b : Nat) (h : a < b) : ∀ (c : Nat), a + c < b + c");
-    assert_eq!(n["normalized"]["binders"][2]["is_prop"], true);
 }

@@ -1,7 +1,7 @@
 //! The daemon on real Lean (the WASM build installed by `scripts/setup`;
 //! FAILS when it is missing): `batch` with resume, concurrent clients on
 //! one worker, byte-identical answers to a repeated check, the Python
-//! example, `status`, and SIGTERM leaving no Lean
+//! example, `opt`/`normalize` from the CLI, `status`, and SIGTERM leaving no Lean
 //! process behind. One worker only (a WASM worker holds 6-7 GB).
 
 mod daemon_support;
@@ -146,6 +146,8 @@ async fn daemon_on_real_lean() {
         assert_eq!(r["status"], status);
     }
 
+    cli_opt_and_normalize_through_the_daemon(&d, dir.path());
+
     // status: the one worker, with its uses counted.
     let st = c.status().await.unwrap();
     assert_eq!(st.pool.workers, 1, "{st:?}");
@@ -267,6 +269,28 @@ async fn cpu_share(pid: i32, window: Duration) -> f64 {
     let t0 = ticks(pid);
     tokio::time::sleep(window).await;
     (ticks(pid).saturating_sub(t0)) as f64 / hz / window.as_secs_f64()
+}
+
+/// `leanpool opt --gted` and `leanpool normalize --json` with `--socket`,
+/// on this binary's warm worker (`cli_terms` runs `opt` on a local worker:
+/// every local run costs a worker start).
+fn cli_opt_and_normalize_through_the_daemon(d: &Daemon, dir: &std::path::Path) {
+    let f = dir.join("terms.lean");
+    std::fs::write(&f, "theorem t (a b : Nat) (h : a < b) : ∀ c, a + c < b + c := by\n  omega\n").unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(BIN).args(args).arg(&f).arg("--socket").arg(&d.socket).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let g = run(&["opt", "--gted"]);
+    assert_eq!(g["content"], "theorem");
+    assert_eq!(g["children"][0]["children"][0]["variable_freecost"], true);
+    assert_eq!(g["children"][2]["children"][0]["hypothesis_freecost"], true);
+
+    let n = run(&["normalize", "--json"]);
+    assert_eq!(n["check"]["status"], "ok");
+    assert_eq!(n["normalized"]["statement"], "theorem stmt (a : Nat) (b : Nat) (h : a < b) : ∀ (c : Nat), a + c < b + c");
+    assert_eq!(n["normalized"]["binders"][2]["is_prop"], true);
 }
 
 fn vp(statement: &str, proof: &str) -> VerifyParams {
