@@ -3,6 +3,7 @@
 use crate::error::PoolError;
 use leanpool_lean::guard::GuardPolicy;
 use leanpool_lean::{Worker, WorkerError};
+use leanpool_terms::TermsError;
 use leanpool_protocol::method;
 use leanpool_protocol::{
     CheckParams, CheckResult, CheckStatus, NormalizeResult, OptResult, StatementParams, VerifyParams, VerifyResult,
@@ -124,10 +125,20 @@ impl PoolMethod for method::Normalize {
         default: Duration,
         guard: &GuardPolicy,
     ) -> Result<NormalizeResult, WorkerError> {
-        leanpool_terms::normalize_on_with(w, p, default, guard).await
+        leanpool_terms::normalize_on_with(w, p, default, guard).await.map_err(terms_error)
     }
     fn job(r: Request<Self>) -> Job {
         Job::Normalize(r)
+    }
+}
+
+/// A `normalize`/`opt` failure as the slot reads worker failures: an
+/// answer the terms reader could not read is `WorkerError::Protocol`
+/// (answered `WORKER_FAILED` / `unexpected_answer`, the worker replaced).
+fn terms_error(e: TermsError) -> WorkerError {
+    match e {
+        TermsError::Worker(e) => e,
+        TermsError::Unreadable(why) => WorkerError::Protocol(why),
     }
 }
 
@@ -157,7 +168,7 @@ impl PoolMethod for method::Opt {
         r.check.status == CheckStatus::Timeout
     }
     async fn run(w: &mut Worker, p: &StatementParams, default: Duration, guard: &GuardPolicy) -> Result<OptResult, WorkerError> {
-        leanpool_terms::opt_on_with(w, p, default, guard).await
+        leanpool_terms::opt_on_with(w, p, default, guard).await.map_err(terms_error)
     }
     fn job(r: Request<Self>) -> Job {
         Job::Opt(r)
@@ -348,6 +359,15 @@ impl<T> Drop for Reply<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terms_failures_keep_their_meaning_for_the_slot() {
+        let unreadable = terms_error(TermsError::Unreadable("no goal".into()));
+        assert!(matches!(unreadable, WorkerError::Protocol(ref m) if m == "no goal"), "{unreadable:?}");
+        let died = terms_error(TermsError::Worker(WorkerError::Died { stderr_tail: String::new() }));
+        assert!(matches!(died, WorkerError::Died { .. }), "{died:?}");
+        assert!(matches!(terms_error(WorkerError::Timeout.into()), WorkerError::Timeout));
+    }
 
     #[tokio::test]
     async fn dropped_reply_still_answers_once() {

@@ -104,8 +104,25 @@ pub struct StatementBinder {
     pub is_prop: bool,
 }
 
-fn protocol(msg: impl Into<String>) -> WorkerError {
-    WorkerError::Protocol(msg.into())
+/// Why a statement's analysis (`normalize`, `opt`) failed; a statement
+/// that does not elaborate, is refused or runs out of time is an answer,
+/// not an error. Callers decide what each means to their own callers (the
+/// pool: `TermsError::Unreadable` is `WORKER_FAILED` / `unexpected_answer`).
+#[derive(Debug, thiserror::Error)]
+pub enum TermsError {
+    /// The worker failed (died, timed out, answered an error, ...), or a
+    /// leanpool bug (a text for another worker's header).
+    #[error(transparent)]
+    Worker(#[from] WorkerError),
+    /// Lean's answer did not have the shape this crate reads (an
+    /// unsupported Lean version, or a reader bug); the reason says what
+    /// was missing.
+    #[error("LSP protocol error: {0}")]
+    Unreadable(String),
+}
+
+fn unreadable(msg: impl Into<String>) -> TermsError {
+    TermsError::Unreadable(msg.into())
 }
 
 /// Elaborates the statement on `worker` and reads the structured answers
@@ -114,7 +131,7 @@ pub async fn analyze_on(
     worker: &mut Worker,
     params: &StatementParams,
     default_timeout: Duration,
-) -> Result<Analysis, WorkerError> {
+) -> Result<Analysis, TermsError> {
     analyze_on_with(worker, params, default_timeout, &GuardPolicy::default()).await
 }
 
@@ -125,7 +142,7 @@ pub async fn analyze_on_with(
     params: &StatementParams,
     default_timeout: Duration,
     guard: &GuardPolicy,
-) -> Result<Analysis, WorkerError> {
+) -> Result<Analysis, TermsError> {
     let requests_before = worker.lsp_requests();
     let count = |w: &Worker| (w.lsp_requests() - requests_before) as u32;
     if let Err(reason) = leanpool_lean::check::screen_with(&params.text, guard) {
@@ -144,7 +161,8 @@ pub async fn analyze_on_with(
             "worker has header {:?}, text needs {:?}",
             worker.header(),
             doc.header
-        )));
+        ))
+        .into());
     }
     let timeout = params.timeout_ms.map(Duration::from_millis).unwrap_or(default_timeout);
     let diags = match worker.elaborate(&doc.text, timeout).await {
@@ -156,7 +174,7 @@ pub async fn analyze_on_with(
                 lean_requests: count(worker),
             })
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     };
     let diags = diags
         .into_iter()
@@ -192,15 +210,15 @@ async fn read_statement(
     at: lsp_types::Position,
     timeout: Duration,
     refs: &mut Vec<Value>,
-) -> Result<Statement, WorkerError> {
+) -> Result<Statement, TermsError> {
     let goals = worker.rpc_call("Lean.Widget.getInteractiveGoals", at, json!({
         "textDocument": { "uri": worker.uri() },
         "position": at,
     }), timeout).await?;
     leanpool_lean::collect_rpc_refs(&goals, refs);
     let goal = parse_first_goal(&goals)
-        .map_err(|e| protocol(e.to_string()))?
-        .ok_or_else(|| protocol("no goal at the `sorry` of the statement"))?;
+        .map_err(|e| unreadable(e.to_string()))?
+        .ok_or_else(|| unreadable("no goal at the `sorry` of the statement"))?;
     let line_range = json!({ "lineRange": { "start": doc.check_line, "end": doc.check_line + 1 } });
     let idiags = worker.rpc_call("Lean.Widget.getInteractiveDiagnostics", at, line_range, timeout).await?;
     leanpool_lean::collect_rpc_refs(&idiags, refs);
@@ -233,19 +251,19 @@ async fn read_statement(
 
 /// Binder kinds of the first `n` binders of `stmt`'s type, from the
 /// `#check @stmt` message (see the crate docs, step 3).
-pub fn binder_kinds(idiags: &Value, check_line: u32, n: usize) -> Result<Vec<BinderKind>, WorkerError> {
-    let diags = parse_interactive_diagnostics(idiags).map_err(|e| protocol(e.to_string()))?;
+pub fn binder_kinds(idiags: &Value, check_line: u32, n: usize) -> Result<Vec<BinderKind>, TermsError> {
+    let diags = parse_interactive_diagnostics(idiags).map_err(|e| unreadable(e.to_string()))?;
     let msg = diags
         .iter()
         .find(|d| d.line == check_line && d.severity == 3)
-        .ok_or_else(|| protocol("no `#check` message for the statement"))?;
-    let exprs = message_exprs(&msg.message).map_err(|e| protocol(e.to_string()))?;
-    let ty = exprs.last().ok_or_else(|| protocol("`#check` message without an expression"))?;
+        .ok_or_else(|| unreadable("no `#check` message for the statement"))?;
+    let exprs = message_exprs(&msg.message).map_err(|e| unreadable(e.to_string()))?;
+    let ty = exprs.last().ok_or_else(|| unreadable("`#check` message without an expression"))?;
     telescope_kinds(ty, n)
 }
 
 /// Kinds of the first `n` binders of a tagged `∀` telescope.
-pub fn telescope_kinds(ty: &Tagged, n: usize) -> Result<Vec<BinderKind>, WorkerError> {
+pub fn telescope_kinds(ty: &Tagged, n: usize) -> Result<Vec<BinderKind>, TermsError> {
     let tree = TreeBuilder::new().term(ty);
     let mut kinds = Vec::with_capacity(n);
     let mut node = &tree;
@@ -256,7 +274,7 @@ pub fn telescope_kinds(ty: &Tagged, n: usize) -> Result<Vec<BinderKind>, WorkerE
                 node = body;
             }
             _ => {
-                return Err(protocol(format!(
+                return Err(unreadable(format!(
                     "`#check @{CANONICAL_NAME}` shows {} binders where the goal has {n}",
                     kinds.len()
                 )))
@@ -273,7 +291,7 @@ async fn type_is_prop(
     at: lsp_types::Position,
     timeout: Duration,
     refs: &mut Vec<Value>,
-) -> Result<bool, WorkerError> {
+) -> Result<bool, TermsError> {
     let Tagged::Tag(payload, _) = ty else { return Ok(false) };
     let Some(info) = payload.get("info") else { return Ok(false) };
     let popup = worker
@@ -281,7 +299,7 @@ async fn type_is_prop(
         .await?;
     leanpool_lean::collect_rpc_refs(&popup, refs);
     let Some(t) = popup.get("type").filter(|t| !t.is_null()) else { return Ok(false) };
-    let t = Tagged::parse(t).map_err(|e| protocol(e.to_string()))?;
+    let t = Tagged::parse(t).map_err(|e| unreadable(e.to_string()))?;
     Ok(t.strip_tags().trim() == "Prop")
 }
 
@@ -350,7 +368,7 @@ pub async fn normalize_on(
     worker: &mut Worker,
     params: &StatementParams,
     timeout: Duration,
-) -> Result<NormalizeResult, WorkerError> {
+) -> Result<NormalizeResult, TermsError> {
     normalize_on_with(worker, params, timeout, &GuardPolicy::default()).await
 }
 
@@ -360,14 +378,14 @@ pub async fn normalize_on_with(
     params: &StatementParams,
     timeout: Duration,
     guard: &GuardPolicy,
-) -> Result<NormalizeResult, WorkerError> {
+) -> Result<NormalizeResult, TermsError> {
     let a = analyze_on_with(worker, params, timeout, guard).await?;
     Ok(NormalizeResult { check: a.check, normalized: a.statement.as_ref().map(Statement::normalized) })
 }
 
 /// Library `opt`: the normalized statement and its operator tree, in both
 /// formats, with the number of LSP requests it cost.
-pub async fn opt_on(worker: &mut Worker, params: &StatementParams, timeout: Duration) -> Result<OptResult, WorkerError> {
+pub async fn opt_on(worker: &mut Worker, params: &StatementParams, timeout: Duration) -> Result<OptResult, TermsError> {
     opt_on_with(worker, params, timeout, &GuardPolicy::default()).await
 }
 
@@ -377,7 +395,7 @@ pub async fn opt_on_with(
     params: &StatementParams,
     timeout: Duration,
     guard: &GuardPolicy,
-) -> Result<OptResult, WorkerError> {
+) -> Result<OptResult, TermsError> {
     let a = analyze_on_with(worker, params, timeout, guard).await?;
     let tree = a.statement.as_ref().map(Statement::tree);
     Ok(OptResult {
@@ -387,4 +405,21 @@ pub async fn opt_on_with(
         tree,
         lean_requests: Some(a.lean_requests),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lean's answers of the wrong shape are `Unreadable` (the pool's
+    /// `unexpected_answer`), never a worker failure; the text is what
+    /// `WorkerError::Protocol` said before this type existed.
+    #[test]
+    fn an_answer_of_the_wrong_shape_is_unreadable() {
+        let e = binder_kinds(&json!({"not": "diagnostics"}), 3, 1).unwrap_err();
+        assert!(matches!(e, TermsError::Unreadable(_)), "{e:?}");
+        assert!(e.to_string().starts_with("LSP protocol error: unexpected TaggedText JSON"), "{e}");
+        let none = binder_kinds(&json!([]), 3, 1).unwrap_err();
+        assert_eq!(none.to_string(), "LSP protocol error: no `#check` message for the statement");
+    }
 }
