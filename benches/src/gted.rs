@@ -147,8 +147,7 @@ fn main() -> anyhow::Result<()> {
         .find(|a| !a.starts_with("--"))
         .cloned()
         .map(Ok)
-        .unwrap_or_else(|| leanpool_testkit::data::minif2f_dir().map(|d| d.display().to_string()))
-        .map_err(anyhow::Error::msg)?;
+        .unwrap_or_else(|| leanpool_testkit::data::minif2f_dir().map(|d| d.display().to_string()))?;
     let pairs = load_dir(Path::new(&dir)).with_context(|| format!("loading {dir}"))?;
     let sizes: Vec<usize> = pairs
         .iter()

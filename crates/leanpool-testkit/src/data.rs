@@ -7,12 +7,32 @@ use std::path::PathBuf;
 /// The environment variable that overrides the location.
 pub const DATA_ENV: &str = "LEANPOOL_GTED_DATA";
 
+/// The GTED reference data was not where [`minif2f_dir`] looked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataNotFound {
+    /// The directory looked in (no `gted_result.json` there).
+    pub looked_in: PathBuf,
+}
+
+impl std::fmt::Display for DataNotFound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "GTED reference data not found at {}: expected the repository's sibling `shared/gted-minif2f` \
+             (or set {DATA_ENV})",
+            self.looked_in.display()
+        )
+    }
+}
+
+impl std::error::Error for DataNotFound {}
+
 /// `$LEANPOOL_GTED_DATA`, else the repository's sibling
 /// `shared/gted-minif2f` (resolved from this crate's source directory, so
 /// it holds for a checkout, not for an installed binary). `Err` says where
 /// it looked; callers that need the data (the reproduction tests) fail
 /// with it rather than skip.
-pub fn minif2f_dir() -> Result<PathBuf, String> {
+pub fn minif2f_dir() -> Result<PathBuf, DataNotFound> {
     let dir = match std::env::var_os(DATA_ENV) {
         Some(d) => PathBuf::from(d),
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/gted-minif2f"),
@@ -20,10 +40,6 @@ pub fn minif2f_dir() -> Result<PathBuf, String> {
     if dir.join("gted_result.json").is_file() {
         Ok(dir)
     } else {
-        Err(format!(
-            "GTED reference data not found at {}: expected the repository's sibling `shared/gted-minif2f` \
-             (or set {DATA_ENV})",
-            dir.display()
-        ))
+        Err(DataNotFound { looked_in: dir })
     }
 }
