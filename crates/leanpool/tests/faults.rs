@@ -1,5 +1,6 @@
 //! Faults on a real daemon with real Lean (the WASM build from
-//! `scripts/setup`; FAILS when it is missing) and real signals:
+//! `scripts/setup`; FAILS when it is missing) and real signals, in one
+//! test (a daemon's first worker is a start: CI time), in this order:
 //!
 //! - a worker SIGKILLed in the middle of a request, `LEANPOOL_FAULT_KILLS`
 //!   times (default 6; CI time: each kill costs a worker start): every request is answered (`ok`, via the pool's
@@ -8,11 +9,12 @@
 //!   interrupted and the worker kept (`timeout_grace_ms`, default): the
 //!   next checks (a true and a false statement) are answered `ok` and
 //!   `error` by the same process, with no start;
-//! - the daemon stays up throughout, and SIGTERM leaves no Lean process;
-//! - (second test) a statement that eats memory, stopped by the memory cap
-//!   (`rss_headroom_bytes`); one on which Lean panics, answered at once and
-//!   not retried; a daemon killed and restarted while three clients check,
-//!   each reconnecting and answered `ok` by the new daemon.
+//! - the daemon stays up throughout; then it is SIGKILLed and restarted
+//!   (with a memory cap) while three clients check, each reconnecting and
+//!   answered `ok` by the new daemon, the old daemon's worker gone;
+//! - on the new daemon, a statement that eats memory, stopped by the memory
+//!   cap (`rss_headroom_bytes`); one on which Lean panics, answered at once
+//!   and not retried; SIGTERM then leaves no Lean process of either daemon.
 //!
 //! One worker (a WASM worker holds 6-7 GB); each kill costs a worker
 //! start (~25-90 s on 2 cores), so this test takes many minutes. Times are
@@ -30,6 +32,15 @@ use std::time::{Duration, Instant};
 const CONFIG: &str = "[pool]\nmax_workers = 1\nmax_workers_per_key = 1\nmax_queue_per_key = 16\n\
 idle_timeout_ms = 0\nmax_uses = 30\nstart_timeout_ms = 600000\ndefault_timeout_ms = 600000\n\
 health_interval_ms = 200\n[[pool.prewarm]]\nheader = \"\"\nmin = 1\n";
+
+/// The restarted daemon's: 600 MiB of headroom over the worker's RSS at
+/// ready (`rss_headroom_bytes`): the clients' small checks grow it by far
+/// less, the memory eater by ~1 GiB or more. Not for the kill loop: 60
+/// `omega` theorems grew one fresh worker by more than 600 MiB (seen). A
+/// relative cap because two WASM workers' baselines differ by ~0.5 GB.
+const MEM_CONFIG: &str = "[pool]\nmax_workers = 1\nmax_workers_per_key = 1\nmax_queue_per_key = 16\n\
+idle_timeout_ms = 0\nmax_uses = 30\nstart_timeout_ms = 600000\ndefault_timeout_ms = 600000\n\
+health_interval_ms = 200\nrss_poll_ms = 50\nrss_headroom_bytes = 629145600\n[[pool.prewarm]]\nheader = \"\"\nmin = 1\n";
 
 fn kills() -> usize {
     std::env::var("LEANPOOL_FAULT_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(6)
@@ -67,30 +78,106 @@ fn idle_pid(ws: &[(Option<u32>, WorkerState)]) -> Option<u32> {
     ws.iter().find(|w| w.1 == WorkerState::Idle).and_then(|w| w.0)
 }
 
+/// Statements that make the elaborator itself compute with huge numbers
+/// (core Lean, no code execution: `decide` reduces `Nat.shiftLeft` with
+/// the runtime's big integers). A 250 MB number: the worker's RSS grows by
+/// ~1-1.3 GiB on WASM Lean (measured), within its 2 GiB heap.
+const EATS_MEMORY: &str = "theorem eats : 1 <<< 2000000000 ≠ 0 := by decide\n";
+/// A shift past what the runtime supports: Lean prints `INTERNAL PANIC:
+/// Nat.shiftl exponent is too big` (native Lean then exits; the WASM build
+/// hangs, which the driver turns into a death at once).
+const PANICS: &str = "theorem boom : 1 <<< 18446744073709551616 ≠ 0 := by decide\n";
+
+fn worker_failed(e: &leanpool_rpc::ClientError) -> &str {
+    match e {
+        leanpool_rpc::ClientError::Rpc(r) if r.code == ErrorCode::WorkerFailed => &r.message,
+        other => panic!("expected WORKER_FAILED, got {other}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigkill_mid_request_and_timeout_on_real_lean() {
-    let n = kills();
+async fn sigkill_timeout_daemon_restart_memory_cap_and_panic_on_real_lean() {
     let dir = tempfile::tempdir().unwrap();
     let mut d = Daemon::start(dir.path(), CONFIG, Lean::Real);
     let c = connect_expecting_lean(&d).await;
-    let ready = Duration::from_secs(900);
-    wait_for(&c, "prewarmed worker", ready, |w| idle_pid(w).is_some()).await;
     let mut seen = vec![];
+    wait_for(&c, "prewarmed worker", READY, |w| idle_pid(w).is_some()).await;
+    sigkill_mid_request(&mut d, &c, &mut seen).await;
+    timeout_interrupts_lean_and_keeps_the_worker(&mut d, &c, &mut seen).await;
+    let (mut d2, c2) = daemon_restart_while_clients_check(d, c, dir.path(), &mut seen).await;
+    memory_cap_and_panic(&mut d2, &c2, &mut seen).await;
+    // SIGTERM: graceful, and no Lean process of either daemon is left.
+    drop(c2);
+    d2.signal(Signal::SIGTERM);
+    assert!(d2.wait_exit(Duration::from_secs(60)).success(), "{}", d2.logs());
+    for pid in seen {
+        assert!(!alive(pid as i32), "Lean worker {pid} survived the daemon");
+    }
+}
 
-    // SIGKILL mid-request, n times. A kill that lands after the answer
-    // does not count (the request was not in flight); the delay varies so
-    // the signal hits different phases of elaboration.
+const READY: Duration = Duration::from_secs(900);
+
+/// On the restarted daemon's worker (`MEM_CONFIG`; it has answered the
+/// clients' small checks): the memory cap, then a panic.
+async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
+    // The cap is the worker's own RSS at ready + the headroom.
+    let st = wait_for(c, "prewarmed worker", READY, |w| idle_pid(w).is_some()).await;
+    let first = idle_pid(&workers(&st)).unwrap();
+    seen.push(first);
+    let w = st.pool.keys.iter().flat_map(|k| &k.workers).find(|w| w.pid == Some(first)).unwrap();
+    let cap = w.rss_cap_bytes.expect("status shows the memory cap");
+    assert!(cap > 629145600 && w.rss_bytes.unwrap() < cap, "{w:?}");
+    let r = c.check(&req("theorem small (a b : Nat) : a + b = b + a := by omega\n".into())).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
+
+    // A statement that eats memory: stopped by the cap, answered, the
+    // worker replaced, the daemon up.
+    let t = Instant::now();
+    let e = c.check(&req(EATS_MEMORY.into())).await.unwrap_err();
+    let m = worker_failed(&e);
+    assert!(m.contains("memory limit"), "{m}\n{}", d.logs());
+    eprintln!("memory cap {cap} B: answered after {:?}: {m}", t.elapsed());
+    let st = c.status().await.unwrap();
+    assert_eq!((st.pool.counters.memory_kills, st.pool.counters.retries), (1, 0), "{:?}", st.pool.counters);
+    assert!(d.child.try_wait().unwrap().is_none(), "daemon died:\n{}", d.logs());
+    let st = wait_for(c, "replacement worker", READY, |w| idle_pid(w).is_some_and(|p| p != first)).await;
+    let second = idle_pid(&workers(&st)).unwrap();
+    seen.push(second);
+    assert!(!alive(first as i32), "the worker over its cap is still running");
+
+    // A statement on which Lean panics: answered at once (not at the time
+    // limit: the WASM worker would hang), not retried, worker replaced.
+    if st.daemon.backend.kind == leanpool_protocol::BackendInfoKind::Wasm {
+        let t = Instant::now();
+        let e = c.check(&req(PANICS.into())).await.unwrap_err();
+        let m = worker_failed(&e);
+        assert!(m.contains("INTERNAL PANIC"), "{m}");
+        eprintln!("panic: answered after {:?}: {m}", t.elapsed());
+        let counters = c.status().await.unwrap().pool.counters;
+        assert_eq!((counters.crashes, counters.retries), (1, 0), "{counters:?}");
+        let st = wait_for(c, "worker after the panic", READY, |w| idle_pid(w).is_some_and(|p| p != second)).await;
+        seen.push(idle_pid(&workers(&st)).unwrap());
+        assert!(!alive(second as i32), "the panicked worker is still running");
+    }
+}
+
+/// SIGKILL mid-request, `kills()` times. A kill that lands after the
+/// answer does not count (the request was not in flight); the delay
+/// varies so the signal hits different phases of elaboration.
+async fn sigkill_mid_request(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
+    let n = kills();
+    let start = c.status().await.unwrap().pool.counters;
     let (mut landed, mut attempts) = (0usize, 0usize);
     while landed < n {
         attempts += 1;
         assert!(attempts <= 2 * n + 5, "only {landed} of {attempts} kills landed mid-request");
         let i = attempts;
-        let st = wait_for(&c, "idle worker before a kill", ready, |w| idle_pid(w).is_some()).await;
+        let st = wait_for(c, "idle worker before a kill", READY, |w| idle_pid(w).is_some()).await;
         let victim = idle_pid(&workers(&st)).unwrap();
         seen.push(victim);
         let (c1, c2) = (Client::connect(&d.socket).await.unwrap(), Client::connect(&d.socket).await.unwrap());
         let running = tokio::spawn(async move { c1.check(&req(slow(&format!("k{i}"), 60))).await });
-        wait_for(&c, "victim busy", Duration::from_secs(120), |w| w.iter().any(|x| x.1 == WorkerState::Busy)).await;
+        wait_for(c, "victim busy", Duration::from_secs(120), |w| w.iter().any(|x| x.1 == WorkerState::Busy)).await;
         // Queued behind the victim's request: must be answered too.
         let queued = tokio::spawn(async move { c2.check(&req(format!("theorem q{i} : {i} + 1 = {} := rfl\n", i + 1))).await });
         tokio::time::sleep(Duration::from_millis(100 + (i as u64 * 173) % 900)).await;
@@ -106,19 +193,21 @@ async fn sigkill_mid_request_and_timeout_on_real_lean() {
         eprintln!("kill {i}: pid {victim}, mid-request {mid} ({landed}/{n})");
     }
     let counters = c.status().await.unwrap().pool.counters;
-    assert!(counters.crashes >= landed as u64, "{counters:?}");
-    assert_eq!(counters.worker_failed, 0, "{counters:?}");
+    assert!(counters.crashes - start.crashes >= landed as u64, "{counters:?}");
+    assert_eq!(counters.worker_failed, start.worker_failed, "{counters:?}");
     eprintln!(
         "{landed} SIGKILLs mid-request ({attempts} attempts): all {} requests answered ok (crashes {}, retries {})",
         2 * attempts,
-        counters.crashes,
-        counters.retries
+        counters.crashes - start.crashes,
+        counters.retries - start.retries
     );
     assert!(d.child.try_wait().unwrap().is_none(), "daemon died:\n{}", d.logs());
+}
 
-    // Timeout: far more work than the limit allows. Answered at once; Lean
-    // is interrupted and the same process serves on (no start).
-    let st = wait_for(&c, "idle worker before the timeout", ready, |w| idle_pid(w).is_some()).await;
+/// Far more work than the limit allows: answered at once; Lean is
+/// interrupted and the same process serves on (no start).
+async fn timeout_interrupts_lean_and_keeps_the_worker(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
+    let st = wait_for(c, "idle worker before the timeout", READY, |w| idle_pid(w).is_some()).await;
     let before = idle_pid(&workers(&st)).unwrap();
     let spawns = st.pool.counters.spawns;
     seen.push(before);
@@ -145,91 +234,14 @@ async fn sigkill_mid_request_and_timeout_on_real_lean() {
     for l in d.logs().lines().filter(|l| l.contains("interrupt")) {
         eprintln!("daemon: {l}");
     }
-
-    // Still the same daemon; SIGTERM leaves no Lean behind.
-    drop(c);
-    d.signal(Signal::SIGTERM);
-    assert!(d.wait_exit(Duration::from_secs(60)).success(), "{}", d.logs());
-    for pid in seen {
-        assert!(!alive(pid as i32), "Lean worker {pid} survived the daemon");
-    }
-}
-
-/// Statements that make the elaborator itself compute with huge numbers
-/// (core Lean, no code execution: `decide` reduces `Nat.shiftLeft` with
-/// the runtime's big integers). A 250 MB number: the worker's RSS grows by
-/// ~1-1.3 GiB on WASM Lean (measured), within its 2 GiB heap.
-const EATS_MEMORY: &str = "theorem eats : 1 <<< 2000000000 ≠ 0 := by decide\n";
-/// A shift past what the runtime supports: Lean prints `INTERNAL PANIC:
-/// Nat.shiftl exponent is too big` (native Lean then exits; the WASM build
-/// hangs, which the driver turns into a death at once).
-const PANICS: &str = "theorem boom : 1 <<< 18446744073709551616 ≠ 0 := by decide\n";
-
-/// 600 MiB of headroom over the worker's RSS at ready: the few small checks
-/// here grow it by far less, the statement above by ~1 GiB or more. A
-/// relative cap because two WASM workers' baselines differ by ~0.5 GB.
-const MEM_CONFIG: &str = "[pool]\nmax_workers = 1\nmax_workers_per_key = 1\nmax_queue_per_key = 16\n\
-idle_timeout_ms = 0\nmax_uses = 30\nstart_timeout_ms = 600000\ndefault_timeout_ms = 600000\n\
-health_interval_ms = 200\nrss_poll_ms = 50\nrss_headroom_bytes = 629145600\n[[pool.prewarm]]\nheader = \"\"\nmin = 1\n";
-
-fn worker_failed(e: &leanpool_rpc::ClientError) -> &str {
-    match e {
-        leanpool_rpc::ClientError::Rpc(r) if r.code == ErrorCode::WorkerFailed => &r.message,
-        other => panic!("expected WORKER_FAILED, got {other}"),
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn memory_cap_panic_and_daemon_restart_on_real_lean() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut d = Daemon::start(dir.path(), MEM_CONFIG, Lean::Real);
-    let c = connect_expecting_lean(&d).await;
-    let ready = Duration::from_secs(900);
-    let mut seen = vec![];
-
-    // The cap is the worker's own RSS at ready + the headroom.
-    let st = wait_for(&c, "prewarmed worker", ready, |w| idle_pid(w).is_some()).await;
-    let first = idle_pid(&workers(&st)).unwrap();
-    seen.push(first);
-    let w = st.pool.keys.iter().flat_map(|k| &k.workers).find(|w| w.pid == Some(first)).unwrap();
-    let cap = w.rss_cap_bytes.expect("status shows the memory cap");
-    assert!(cap > 629145600 && w.rss_bytes.unwrap() < cap, "{w:?}");
-    let r = c.check(&req("theorem small (a b : Nat) : a + b = b + a := by omega\n".into())).await.unwrap();
-    assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
-
-    // A statement that eats memory: stopped by the cap, answered, the
-    // worker replaced, the daemon up.
-    let t = Instant::now();
-    let e = c.check(&req(EATS_MEMORY.into())).await.unwrap_err();
-    let m = worker_failed(&e);
-    assert!(m.contains("memory limit"), "{m}\n{}", d.logs());
-    eprintln!("memory cap {cap} B: answered after {:?}: {m}", t.elapsed());
-    let st = c.status().await.unwrap();
-    assert_eq!((st.pool.counters.memory_kills, st.pool.counters.retries), (1, 0), "{:?}", st.pool.counters);
     assert!(d.child.try_wait().unwrap().is_none(), "daemon died:\n{}", d.logs());
-    let st = wait_for(&c, "replacement worker", ready, |w| idle_pid(w).is_some_and(|p| p != first)).await;
-    let second = idle_pid(&workers(&st)).unwrap();
-    seen.push(second);
-    assert!(!alive(first as i32), "the worker over its cap is still running");
+}
 
-    // A statement on which Lean panics: answered at once (not at the time
-    // limit: the WASM worker would hang), not retried, worker replaced.
-    if st.daemon.backend.kind == leanpool_protocol::BackendInfoKind::Wasm {
-        let t = Instant::now();
-        let e = c.check(&req(PANICS.into())).await.unwrap_err();
-        let m = worker_failed(&e);
-        assert!(m.contains("INTERNAL PANIC"), "{m}");
-        eprintln!("panic: answered after {:?}: {m}", t.elapsed());
-        let counters = c.status().await.unwrap().pool.counters;
-        assert_eq!((counters.crashes, counters.retries), (1, 0), "{counters:?}");
-        let st = wait_for(&c, "worker after the panic", ready, |w| idle_pid(w).is_some_and(|p| p != second)).await;
-        seen.push(idle_pid(&workers(&st)).unwrap());
-        assert!(!alive(second as i32), "the panicked worker is still running");
-    }
-
-    // Daemon restart (SIGKILL, then a new daemon on the same socket) while
-    // three clients keep checking: every check is answered `ok`, each client
-    // reconnecting on its own.
+/// Daemon restart (SIGKILL, then a new daemon on the same socket, with
+/// `MEM_CONFIG`) while three clients keep checking: every check is answered
+/// `ok`, each client reconnecting on its own; the old daemon's workers are
+/// gone. Returns the new daemon.
+async fn daemon_restart_while_clients_check(mut d: Daemon, c: Client, dir: &std::path::Path, seen: &mut Vec<u32>) -> (Daemon, Client) {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut js = tokio::task::JoinSet::new();
     for k in 0..3usize {
@@ -265,12 +277,12 @@ async fn memory_cap_panic_and_daemon_restart_on_real_lean() {
     for pid in &old {
         assert!(!alive(*pid as i32), "Lean worker {pid} outlived its SIGKILLed daemon by 30 s");
     }
-    let mut d2 = Daemon::start(dir.path(), MEM_CONFIG, Lean::Real);
+    let d2 = Daemon::start(dir, MEM_CONFIG, Lean::Real);
     let c2 = Client::connect(&d2.socket).await.unwrap();
     // Clients are answered by the new daemon's worker once it is warm.
     let t = Instant::now();
     while c2.status().await.unwrap().pool.latency.iter().all(|l| l.method != "check" || l.total.samples < 3) {
-        assert!(t.elapsed() < ready, "clients were not answered by the new daemon:\n{}", d2.logs());
+        assert!(t.elapsed() < READY, "clients were not answered by the new daemon:\n{}", d2.logs());
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -282,10 +294,5 @@ async fn memory_cap_panic_and_daemon_restart_on_real_lean() {
     }
     eprintln!("daemon restart: {total_reconnects} reconnects over 3 clients");
     seen.extend(workers(&c2.status().await.unwrap()).iter().filter_map(|w| w.0));
-    drop(c2);
-    d2.signal(Signal::SIGTERM);
-    assert!(d2.wait_exit(Duration::from_secs(60)).success(), "{}", d2.logs());
-    for pid in seen {
-        assert!(!alive(pid as i32), "Lean worker {pid} survived the daemon");
-    }
+    (d2, c2)
 }
