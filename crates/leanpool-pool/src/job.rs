@@ -41,13 +41,7 @@ pub(crate) trait PoolMethod: leanpool_protocol::method::Method + Sized + 'static
     /// The method's index into the per-method statistics.
     const STAT: Method;
     /// What a slot runs: the params, plus what the pool derived from them.
-    type Input: Send + Sync + 'static;
-    /// The text that is screened and whose header keys the worker.
-    fn text(input: &Self::Input) -> &str;
-    /// The request's own time limit.
-    fn limit_ms(input: &Self::Input) -> Option<u64>;
-    /// The same, to clamp it.
-    fn limit_ms_mut(input: &mut Self::Input) -> &mut Option<u64>;
+    type Input: Input;
     /// The answer for a text the guard refused.
     fn rejected(reason: &str) -> Self::Result;
     /// The answer for a request that ran past its limit.
@@ -65,6 +59,54 @@ pub(crate) trait PoolMethod: leanpool_protocol::method::Method + Sized + 'static
     fn job(request: Request<Self>) -> Job;
 }
 
+/// What a queued request holds: the text that is screened and whose
+/// header keys the worker, and the request's own time limit.
+pub(crate) trait Input: Send + Sync + 'static {
+    /// The text that is screened and whose header keys the worker.
+    fn text(&self) -> &str;
+    /// The request's own time limit, to read and to clamp.
+    fn limit_ms_mut(&mut self) -> &mut Option<u64>;
+    /// The same, read only.
+    fn limit_ms(&self) -> Option<u64>;
+}
+
+impl Input for CheckParams {
+    fn text(&self) -> &str {
+        &self.text
+    }
+    fn limit_ms_mut(&mut self) -> &mut Option<u64> {
+        &mut self.timeout_ms
+    }
+    fn limit_ms(&self) -> Option<u64> {
+        self.timeout_ms
+    }
+}
+
+impl Input for StatementParams {
+    fn text(&self) -> &str {
+        &self.text
+    }
+    fn limit_ms_mut(&mut self) -> &mut Option<u64> {
+        &mut self.timeout_ms
+    }
+    fn limit_ms(&self) -> Option<u64> {
+        self.timeout_ms
+    }
+}
+
+/// `verify`'s params and the text they assemble to.
+impl Input for (VerifyParams, String) {
+    fn text(&self) -> &str {
+        &self.1
+    }
+    fn limit_ms_mut(&mut self) -> &mut Option<u64> {
+        &mut self.0.timeout_ms
+    }
+    fn limit_ms(&self) -> Option<u64> {
+        self.0.timeout_ms
+    }
+}
+
 fn normalize_with(check: CheckResult) -> NormalizeResult {
     NormalizeResult { check, normalized: None }
 }
@@ -72,15 +114,6 @@ fn normalize_with(check: CheckResult) -> NormalizeResult {
 impl PoolMethod for method::Check {
     const STAT: Method = Method::Check;
     type Input = CheckParams;
-    fn text(p: &CheckParams) -> &str {
-        &p.text
-    }
-    fn limit_ms(p: &CheckParams) -> Option<u64> {
-        p.timeout_ms
-    }
-    fn limit_ms_mut(p: &mut CheckParams) -> &mut Option<u64> {
-        &mut p.timeout_ms
-    }
     fn rejected(reason: &str) -> CheckResult {
         CheckResult::rejected(reason)
     }
@@ -101,15 +134,6 @@ impl PoolMethod for method::Check {
 impl PoolMethod for method::Normalize {
     const STAT: Method = Method::Normalize;
     type Input = StatementParams;
-    fn text(p: &StatementParams) -> &str {
-        &p.text
-    }
-    fn limit_ms(p: &StatementParams) -> Option<u64> {
-        p.timeout_ms
-    }
-    fn limit_ms_mut(p: &mut StatementParams) -> &mut Option<u64> {
-        &mut p.timeout_ms
-    }
     fn rejected(reason: &str) -> NormalizeResult {
         normalize_with(CheckResult::rejected(reason))
     }
@@ -149,15 +173,6 @@ fn opt_with(check: CheckResult) -> OptResult {
 impl PoolMethod for method::Opt {
     const STAT: Method = Method::Opt;
     type Input = StatementParams;
-    fn text(p: &StatementParams) -> &str {
-        &p.text
-    }
-    fn limit_ms(p: &StatementParams) -> Option<u64> {
-        p.timeout_ms
-    }
-    fn limit_ms_mut(p: &mut StatementParams) -> &mut Option<u64> {
-        &mut p.timeout_ms
-    }
     fn rejected(reason: &str) -> OptResult {
         opt_with(CheckResult::rejected(reason))
     }
@@ -180,15 +195,6 @@ impl PoolMethod for method::Verify {
     /// The params and the text they assemble to (what is screened and
     /// keys the worker).
     type Input = (VerifyParams, String);
-    fn text((_, text): &(VerifyParams, String)) -> &str {
-        text
-    }
-    fn limit_ms((p, _): &(VerifyParams, String)) -> Option<u64> {
-        p.timeout_ms
-    }
-    fn limit_ms_mut((p, _): &mut (VerifyParams, String)) -> &mut Option<u64> {
-        &mut p.timeout_ms
-    }
     fn rejected(reason: &str) -> VerifyResult {
         VerifyResult::rejected(reason)
     }
@@ -250,7 +256,7 @@ impl<M: PoolMethod> Request<M> {
     }
 
     pub(crate) fn timeout(&self, default: Duration) -> Duration {
-        M::limit_ms(&self.input).map(Duration::from_millis).unwrap_or(default)
+        self.input.limit_ms().map(Duration::from_millis).unwrap_or(default)
     }
 
     /// Runs the request on `worker` (whose header is the request's key).
@@ -413,11 +419,11 @@ mod tests {
         let o: OptResult = method::Opt::timed_out(5);
         assert_eq!(o.check.status, leanpool_protocol::CheckStatus::Timeout);
         assert!(method::Opt::is_timeout(&o));
-        clamp_timeout(method::Opt::limit_ms_mut(&mut i.input), 1_000, 600_000);
+        clamp_timeout(i.input.limit_ms_mut(), 1_000, 600_000);
         assert_eq!(i.timeout(Duration::from_secs(9)), Duration::from_secs(1));
         let (reply, _rx) = Reply::new();
         let mut big = Request::<method::Check>::new(CheckParams { text: String::new(), timeout_ms: Some(u64::MAX), timings: false }, reply);
-        clamp_timeout(method::Check::limit_ms_mut(&mut big.input), 1_000, 600_000);
+        clamp_timeout(big.input.limit_ms_mut(), 1_000, 600_000);
         assert_eq!(big.timeout(Duration::from_secs(9)), Duration::from_secs(600));
         let (reply, _rx) = Reply::new();
         let c = Request::<method::Check>::new(CheckParams { text: String::new(), timeout_ms: None, timings: false }, reply);

@@ -2,7 +2,7 @@
 
 use crate::config::PoolConfig;
 use crate::error::PoolError;
-use crate::job::{clamp_timeout, Job, Leased, Method, PoolMethod, Reply, Request};
+use crate::job::{clamp_timeout, Input as _, Job, Leased, Method, PoolMethod, Reply, Request};
 use crate::queue::PushError;
 use crate::shared::Inner;
 use crate::status::{bump, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};
@@ -129,7 +129,7 @@ impl Pool {
     /// interrupted in Lean by a new edit (the warm process stays).
     async fn submit<M: PoolMethod>(&self, mut input: M::Input) -> Result<M::Result, PoolError> {
         let inner = &self.inner;
-        clamp_timeout(M::limit_ms_mut(&mut input), inner.cfg.min_timeout_ms, inner.cfg.max_timeout_ms);
+        clamp_timeout(input.limit_ms_mut(), inner.cfg.min_timeout_ms, inner.cfg.max_timeout_ms);
         if inner.shutting_down.load(Ordering::SeqCst) {
             return Err(PoolError::ShuttingDown);
         }
@@ -139,7 +139,7 @@ impl Pool {
         // Rejected texts are answered here, without a worker. Screening is
         // linear but a 4 MiB text still takes a while: off the async
         // runtime's threads, so it stalls no other connection.
-        let (text, policy) = (M::text(&input).to_owned(), inner.cfg.guard.clone());
+        let (text, policy) = (input.text().to_owned(), inner.cfg.guard.clone());
         let screened = tokio::task::spawn_blocking(move || leanpool_lean::check::screen_with(&text, &policy))
             .await
             .map_err(|e| PoolError::Internal(format!("screening task failed: {e}")))?;
@@ -148,7 +148,7 @@ impl Pool {
             inner.record_latency(M::STAT, accepted.elapsed(), None);
             return Ok(M::rejected(&reason.to_string()));
         }
-        let header = header_key(M::text(&input));
+        let header = header_key(input.text());
         let (reply, rx) = Reply::new();
         self.enqueue(header, Request::<M> { input, reply, accepted, retried: false, spent: Duration::ZERO }.into())?;
         // `Reply` answers even when dropped, so the sender never vanishes
