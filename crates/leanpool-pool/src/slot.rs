@@ -22,10 +22,10 @@
 use crate::error::PoolError;
 use crate::job::{Job, Leased, PoolMethod, Reply, Request};
 use crate::shared::{Inner, KeyState, SlotShared};
-use crate::status::{bump, WorkerState};
+use crate::status::{bump, AtomicCounters, WorkerState};
 use leanpool_lean::{proc, Worker, WorkerError};
 use leanpool_protocol::FailureCause;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -132,6 +132,14 @@ enum Stopped {
 }
 
 impl Stopped {
+    /// The counter of workers this kind of stop cost.
+    fn kills(self, c: &AtomicCounters) -> &AtomicU64 {
+        match self {
+            Stopped::TimedOut => &c.timeout_kills,
+            Stopped::Cancelled => &c.cancel_kills,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Stopped::TimedOut => "timed-out",
@@ -549,20 +557,16 @@ impl Slot {
     /// would steal CPU from every later caller, so both paths apply the
     /// same quiet check.
     async fn interrupt_or_kill(&mut self, why: Stopped) {
-        let kills = match why {
-            Stopped::TimedOut => &self.inner.counters.timeout_kills,
-            Stopped::Cancelled => &self.inner.counters.cancel_kills,
-        };
         let Some(w) = self.worker.as_mut() else { return };
         if !w.is_alive() {
             // Killed by the driver (grace 0), or gone meanwhile:
             // `after_request` reaps it.
-            bump(kills);
+            bump(why.kills(&self.inner.counters));
             return;
         }
         let grace = Duration::from_millis(self.inner.cfg.timeout_grace_ms);
         if grace.is_zero() {
-            bump(kills);
+            bump(why.kills(&self.inner.counters));
             self.kill_worker().await;
             return;
         }
@@ -578,10 +582,7 @@ impl Slot {
             Ok(()) => tracing::info!(slot = self.me.id, pid = self.me.pid(), took_ms = t.elapsed().as_millis() as u64, "{} request interrupted in Lean; worker kept", why.name()),
             Err(e) => {
                 tracing::warn!(slot = self.me.id, pid = self.me.pid(), "{} request not interrupted within {grace:?}: {e}; killing the worker", why.name());
-                bump(match why {
-                    Stopped::TimedOut => &self.inner.counters.timeout_kills,
-                    Stopped::Cancelled => &self.inner.counters.cancel_kills,
-                });
+                bump(why.kills(&self.inner.counters));
                 self.kill_worker().await;
             }
         }
