@@ -262,7 +262,7 @@ impl<M: PoolMethod> Request<M> {
     /// Runs the request on `worker` (whose header is the request's key).
     /// A time-out comes back as `Ok` with status `timeout`; the worker is
     /// dead if the driver killed it (grace 0), else still working on the
-    /// timed-out request: the slot interrupts it (`Slot::after_timeout`).
+    /// timed-out request: the slot interrupts it (`Slot::interrupt_or_kill`).
     ///
     /// The driver and terms functions screen the text again; that repeat
     /// costs one lexing pass (microseconds) and keeps them safe to call

@@ -346,7 +346,7 @@ impl Slot {
         match r {
             Ok(mut w) => {
                 // Time-outs are the slot's business: it interrupts Lean and
-                // kills the process only if that fails (`after_timeout`).
+                // kills the process only if that fails (`interrupt_or_kill`).
                 w.set_kill_on_timeout(self.inner.cfg.timeout_grace_ms == 0);
                 if let Some(limit) = self.inner.cfg.rlimit_as_bytes {
                     if let Err(e) = crate::limits::set_address_space_limit(w.pid(), limit) {
