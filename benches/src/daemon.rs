@@ -32,10 +32,10 @@
 mod support;
 
 use anyhow::{bail, Context};
+use leanpool_daemon::StatusResult;
 use leanpool_lean::LeanCommand;
 use leanpool_pool::WorkerState;
 use leanpool_protocol::{CheckParams, CheckResult, CheckStatus};
-use leanpool_daemon::StatusResult;
 use leanpool_rpc::Client;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -81,7 +81,11 @@ fn slow_text(tag: &str, theorems: usize) -> String {
 }
 
 fn check(text: String) -> CheckParams {
-    CheckParams { text, timeout_ms: None, timings: true }
+    CheckParams {
+        text,
+        timeout_ms: None,
+        timings: true,
+    }
 }
 
 /// `leanpool serve` on a socket in a temp dir; SIGTERM on drop (the
@@ -96,7 +100,10 @@ struct Daemon {
 
 impl Daemon {
     fn start(bin: &Path, name: &str, config: &str) -> anyhow::Result<Daemon> {
-        let dir = std::env::temp_dir().join(format!("leanpool-bench-daemon-{}-{name}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!(
+            "leanpool-bench-daemon-{}-{name}",
+            std::process::id()
+        ));
         std::fs::create_dir_all(&dir)?;
         let socket = dir.join("leanpool.sock");
         let cfg = dir.join("daemon.toml");
@@ -113,7 +120,12 @@ impl Daemon {
             .stderr(std::fs::File::create(&log)?)
             .spawn()
             .with_context(|| format!("cannot run {}", bin.display()))?;
-        let d = Daemon { child, socket, dir, log };
+        let d = Daemon {
+            child,
+            socket,
+            dir,
+            log,
+        };
         let t = Instant::now();
         while std::os::unix::net::UnixStream::connect(&d.socket).is_err() {
             if t.elapsed() > Duration::from_secs(30) {
@@ -167,7 +179,11 @@ fn config(workers: usize, max_uses: u64) -> String {
 }
 
 fn workers(st: &StatusResult) -> Vec<(Option<u32>, WorkerState)> {
-    st.pool.keys.iter().flat_map(|k| k.workers.iter().map(|w| (w.pid, w.state))).collect()
+    st.pool
+        .keys
+        .iter()
+        .flat_map(|k| k.workers.iter().map(|w| (w.pid, w.state)))
+        .collect()
 }
 
 /// Polls `status` until `want` workers are idle with a process.
@@ -175,12 +191,18 @@ async fn wait_idle(c: &Client, want: usize, within: Duration) -> anyhow::Result<
     let t = Instant::now();
     loop {
         let st = c.status().await?;
-        let idle = workers(&st).iter().filter(|(pid, s)| pid.is_some() && *s == WorkerState::Idle).count();
+        let idle = workers(&st)
+            .iter()
+            .filter(|(pid, s)| pid.is_some() && *s == WorkerState::Idle)
+            .count();
         if idle >= want {
             return Ok(st);
         }
         if t.elapsed() > within {
-            bail!("{want} idle worker(s) not there after {within:?}: {:?}", workers(&st));
+            bail!(
+                "{want} idle worker(s) not there after {within:?}: {:?}",
+                workers(&st)
+            );
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -202,7 +224,14 @@ async fn room_for(c: &Client, need: usize, max_uses: u64) -> anyhow::Result<()> 
     let mut burned = 0;
     loop {
         let st = wait_idle(c, 1, Duration::from_secs(900)).await?;
-        let uses = st.pool.keys.iter().flat_map(|k| &k.workers).map(|w| w.uses).max().unwrap_or(0);
+        let uses = st
+            .pool
+            .keys
+            .iter()
+            .flat_map(|k| &k.workers)
+            .map(|w| w.uses)
+            .max()
+            .unwrap_or(0);
         if uses < WARMUP {
             for i in uses..WARMUP {
                 expect_ok(c, statement(&format!("warmup{burned}_{i}"))).await?;
@@ -237,8 +266,16 @@ struct Overhead {
 }
 
 async fn overhead(c: &Client, n: usize, max_uses: u64) -> anyhow::Result<Overhead> {
-    let mut o = Overhead { rtt: vec![], worker: vec![], overhead: vec![] };
-    let per_series = if max_uses == 0 { n } else { max_uses.saturating_sub(WARMUP).max(1) as usize };
+    let mut o = Overhead {
+        rtt: vec![],
+        worker: vec![],
+        overhead: vec![],
+    };
+    let per_series = if max_uses == 0 {
+        n
+    } else {
+        max_uses.saturating_sub(WARMUP).max(1) as usize
+    };
     for i in 0..n {
         if i % per_series == 0 {
             room_for(c, per_series.min(n - i), max_uses).await?;
@@ -246,7 +283,10 @@ async fn overhead(c: &Client, n: usize, max_uses: u64) -> anyhow::Result<Overhea
         let t = Instant::now();
         let r = expect_ok(c, statement(&format!("ovh{i}"))).await?;
         let rtt = ms(t.elapsed());
-        let worker = r.worker_us.context("answer without worker_us (timings ignored?)")? as f64 / 1000.0;
+        let worker = r
+            .worker_us
+            .context("answer without worker_us (timings ignored?)")? as f64
+            / 1000.0;
         o.rtt.push(rtt);
         o.worker.push(worker);
         o.overhead.push(rtt - worker);
@@ -256,7 +296,12 @@ async fn overhead(c: &Client, n: usize, max_uses: u64) -> anyhow::Result<Overhea
 
 /// `total` checks from `concurrency` connections, each taking the next
 /// request number as soon as its previous answer is in. req/s.
-async fn throughput(socket: &Path, tag: &str, total: usize, concurrency: usize) -> anyhow::Result<(f64, f64)> {
+async fn throughput(
+    socket: &Path,
+    tag: &str,
+    total: usize,
+    concurrency: usize,
+) -> anyhow::Result<(f64, f64)> {
     let next = Arc::new(AtomicUsize::new(0));
     let mut tasks = tokio::task::JoinSet::new();
     let t = Instant::now();
@@ -296,7 +341,11 @@ struct Timeouts {
 /// limit (+10 % is the target), the worker killed and replaced; recovery
 /// = from the answer until a one-line check is answered again.
 async fn timeouts(c: &Client, n: usize, limit_ms: u64) -> anyhow::Result<Timeouts> {
-    let mut out = Timeouts { rtt: vec![], statuses: vec![], recovery: vec![] };
+    let mut out = Timeouts {
+        rtt: vec![],
+        statuses: vec![],
+        recovery: vec![],
+    };
     for i in 0..n {
         // On an idle worker, so the round trip is the limit plus leanpool's
         // own work (kill, reap, answer), not a worker start.
@@ -311,7 +360,10 @@ async fn timeouts(c: &Client, n: usize, limit_ms: u64) -> anyhow::Result<Timeout
         let t = Instant::now();
         expect_ok(c, statement(&format!("after_to{i}"))).await?;
         out.recovery.push(ms(t.elapsed()));
-        let after: Vec<u32> = workers(&c.status().await?).iter().filter_map(|w| w.0).collect();
+        let after: Vec<u32> = workers(&c.status().await?)
+            .iter()
+            .filter_map(|w| w.0)
+            .collect();
         eprintln!(
             "timeout {i}: {} in {}, recovered in {}; pids {before:?} -> {after:?}",
             out.statuses[i],
@@ -334,7 +386,13 @@ struct Kills {
 /// SIGKILL the busy worker `n` times, each at a different point of a slow
 /// request (150 ms .. 1.5 s after it became busy).
 async fn kills(c: &Client, socket: &Path, n: usize) -> anyhow::Result<Kills> {
-    let mut k = Kills { attempted: 0, mid_request: 0, answered_ok: 0, unanswered: vec![], recovery: vec![] };
+    let mut k = Kills {
+        attempted: 0,
+        mid_request: 0,
+        answered_ok: 0,
+        unanswered: vec![],
+        recovery: vec![],
+    };
     for i in 0..n {
         k.attempted += 1;
         // Every kill makes the pool start a fresh worker: make sure the
@@ -351,7 +409,9 @@ async fn kills(c: &Client, socket: &Path, n: usize) -> anyhow::Result<Kills> {
         let t = Instant::now();
         let victim = loop {
             let st = c.status().await?;
-            if let Some((Some(pid), _)) = workers(&st).into_iter().find(|w| w.1 == WorkerState::Busy) {
+            if let Some((Some(pid), _)) =
+                workers(&st).into_iter().find(|w| w.1 == WorkerState::Busy)
+            {
                 break pid;
             }
             if t.elapsed() > Duration::from_secs(120) {
@@ -374,14 +434,20 @@ async fn kills(c: &Client, socket: &Path, n: usize) -> anyhow::Result<Kills> {
                 }
                 eprintln!(
                     "kill {i}: pid {victim} killed {}; answered ok {} after the kill",
-                    if still_running { "mid-request" } else { "after its answer" },
+                    if still_running {
+                        "mid-request"
+                    } else {
+                        "after its answer"
+                    },
                     fmt_ms(ms(at.saturating_duration_since(killed_at)))
                 );
             }
             Ok(Ok((Ok(r), _))) => k.unanswered.push(format!("kill {i}: wrong answer {r:?}")),
             Ok(Ok((Err(e), _))) => k.unanswered.push(format!("kill {i}: error {e}")),
             Ok(Err(e)) => k.unanswered.push(format!("kill {i}: task failed {e}")),
-            Err(_) => k.unanswered.push(format!("kill {i}: no answer within 900 s")),
+            Err(_) => k
+                .unanswered
+                .push(format!("kill {i}: no answer within 900 s")),
         }
     }
     Ok(k)
@@ -394,7 +460,10 @@ fn daemon_binary() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe()?;
     let p = exe.parent().context("no exe dir")?.join("leanpool");
     if !p.is_file() {
-        bail!("{} not found: run `cargo build --release -p leanpool` (or set LEANPOOL_BIN)", p.display());
+        bail!(
+            "{} not found: run `cargo build --release -p leanpool` (or set LEANPOOL_BIN)",
+            p.display()
+        );
     }
     Ok(p)
 }
@@ -405,7 +474,10 @@ async fn main() -> anyhow::Result<()> {
     let bin = daemon_binary()?;
     let cmd = LeanCommand::detect()?;
     let marker = lean_marker(&cmd);
-    let version = cmd.version.clone().unwrap_or_else(|| "unknown version".into());
+    let version = cmd
+        .version
+        .clone()
+        .unwrap_or_else(|| "unknown version".into());
     let date = utc_now();
 
     // Phase 1: one worker.
@@ -413,9 +485,15 @@ async fn main() -> anyhow::Result<()> {
     let t = Instant::now();
     let mut d1 = Daemon::start(&bin, "w1", &config(1, args.max_uses))?;
     let c = Client::connect(&d1.socket).await?;
-    let st = wait_idle(&c, 1, Duration::from_secs(900)).await.map_err(|e| e.context(d1.logs()))?;
+    let st = wait_idle(&c, 1, Duration::from_secs(900))
+        .await
+        .map_err(|e| e.context(d1.logs()))?;
     let ready_ms = ms(t.elapsed());
-    eprintln!("1 worker ready {} after daemon start: {:?}", fmt_ms(ready_ms), workers(&st));
+    eprintln!(
+        "1 worker ready {} after daemon start: {:?}",
+        fmt_ms(ready_ms),
+        workers(&st)
+    );
     let o = overhead(&c, args.requests, args.max_uses).await?;
     eprintln!("overhead p50 {}", fmt_ms(median(&o.overhead)));
     room_for(&c, args.throughput, args.max_uses).await?;
@@ -431,11 +509,17 @@ async fn main() -> anyhow::Result<()> {
     let limit = args.timeout_ms as f64;
     let to_max = to.rtt.iter().cloned().fold(f64::NAN, f64::max);
     let all_timeout = to.statuses.iter().all(|s| s == "timeout");
-    println!("Daemon bench, {} backend ({version}), {date}:", cmd.backend.as_str());
+    println!(
+        "Daemon bench, {} backend ({version}), {date}:",
+        cmd.backend.as_str()
+    );
     println!();
     println!("| measure | value | notes |");
     println!("| --- | ---: | --- |");
-    println!("| daemon start to 1 worker ready | {} | prewarmed, empty header |", fmt_ms(ready_ms));
+    println!(
+        "| daemon start to 1 worker ready | {} | prewarmed, empty header |",
+        fmt_ms(ready_ms)
+    );
     println!(
         "| pool overhead, p50 / p99 | {} / {} | round trip minus `worker_us`, {} sequential one-line checks |",
         fmt_ms(median(&o.overhead)),
@@ -494,14 +578,18 @@ async fn main() -> anyhow::Result<()> {
         wait_for_room(&marker, 2).await;
         let d2 = Daemon::start(&bin, "w2", &config(2, args.max_uses))?;
         let c = Client::connect(&d2.socket).await?;
-        wait_idle(&c, 2, Duration::from_secs(900)).await.map_err(|e| e.context(d2.logs()))?;
+        wait_idle(&c, 2, Duration::from_secs(900))
+            .await
+            .map_err(|e| e.context(d2.logs()))?;
         // Warm both workers' first requests (concurrently, so each gets some).
         let mut warm = tokio::task::JoinSet::new();
         for i in 0..4 {
             let socket = d2.socket.clone();
             warm.spawn(async move {
                 let c = Client::connect(&socket).await?;
-                expect_ok(&c, statement(&format!("warm2_{i}"))).await.map(|_| ())
+                expect_ok(&c, statement(&format!("warm2_{i}")))
+                    .await
+                    .map(|_| ())
             });
         }
         while let Some(r) = warm.join_next().await {

@@ -147,7 +147,9 @@ fn main() -> anyhow::Result<()> {
         .find(|a| !a.starts_with("--"))
         .cloned()
         .map(Ok)
-        .unwrap_or_else(|| leanpool_testkit::data::minif2f_dir().map(|d| d.display().to_string()))?;
+        .unwrap_or_else(|| {
+            leanpool_testkit::data::minif2f_dir().map(|d| d.display().to_string())
+        })?;
     let pairs = load_dir(Path::new(&dir)).with_context(|| format!("loading {dir}"))?;
     let sizes: Vec<usize> = pairs
         .iter()

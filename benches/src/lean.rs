@@ -62,7 +62,11 @@ const FIRST_TIMEOUT: Duration = Duration::from_secs(300);
 const FILE_TIMEOUT: Duration = Duration::from_secs(900);
 
 fn params(text: String) -> CheckParams {
-    CheckParams { text, timeout_ms: None, timings: false }
+    CheckParams {
+        text,
+        timeout_ms: None,
+        timings: false,
+    }
 }
 
 /// Checks one statement on `w`: `Ok(Some(ms))` if it is `ok`, `Ok(None)`
@@ -110,13 +114,21 @@ struct Warm {
 fn hwm_bytes(pid: u32) -> Option<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+    line.split_whitespace()
+        .nth(1)?
+        .parse::<u64>()
+        .ok()
+        .map(|kb| kb * 1024)
 }
 
 async fn start_worker(cmd: &LeanCommand) -> anyhow::Result<(Worker, f64)> {
     wait_for_room(&lean_marker(cmd), 1).await;
     let t = Instant::now();
-    let w = Worker::spawn(&WorkerConfig::new(cmd.clone()), &header_key(&statement("x"))).await?;
+    let w = Worker::spawn(
+        &WorkerConfig::new(cmd.clone()),
+        &header_key(&statement("x")),
+    )
+    .await?;
     let startup = ms(t.elapsed());
     eprintln!("warm: worker {} ready in {}", w.pid(), fmt_ms(startup));
     Ok((w, startup))
@@ -124,7 +136,9 @@ async fn start_worker(cmd: &LeanCommand) -> anyhow::Result<(Worker, f64)> {
 
 /// First check on a fresh worker (must answer).
 async fn first_check(w: &mut Worker, tag: &str) -> anyhow::Result<f64> {
-    timed_check(w, statement(tag), FIRST_TIMEOUT).await?.with_context(|| format!("first check timed out\n{}", w.stderr_tail()))
+    timed_check(w, statement(tag), FIRST_TIMEOUT)
+        .await?
+        .with_context(|| format!("first check timed out\n{}", w.stderr_tail()))
 }
 
 /// `n` warm checks. If the worker hangs, the hang is recorded and the
@@ -152,15 +166,36 @@ async fn warm(cmd: &LeanCommand, n: usize, rss_every: usize) -> anyhow::Result<W
                     }
                     if rss_every > 0 && times.len() % rss_every == 0 {
                         let wall: f64 = times[times.len() - rss_every..].iter().sum();
-                        rss_series.push((answered, proc::rss_bytes(w.pid()), hwm_bytes(w.pid()), wall));
-                        eprintln!("warm: {answered} checks, RSS {}", fmt_gb(rss_series.last().unwrap().1));
+                        rss_series.push((
+                            answered,
+                            proc::rss_bytes(w.pid()),
+                            hwm_bytes(w.pid()),
+                            wall,
+                        ));
+                        eprintln!(
+                            "warm: {answered} checks, RSS {}",
+                            fmt_gb(rss_series.last().unwrap().1)
+                        );
                     }
                 }
                 None => {
                     let tail = w.stderr_tail();
-                    let line = tail.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
-                    eprintln!("warm: worker hung after {answered} checks (RSS {}): {line}", fmt_gb(rss));
-                    hangs.push(Hang { answered, rss, stderr: line });
+                    let line = tail
+                        .lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("")
+                        .trim()
+                        .to_string();
+                    eprintln!(
+                        "warm: worker hung after {answered} checks (RSS {}): {line}",
+                        fmt_gb(rss)
+                    );
+                    hangs.push(Hang {
+                        answered,
+                        rss,
+                        stderr: line,
+                    });
                     lsp.1 += w.lsp_requests() - lsp.0;
                     let fresh = start_worker(cmd).await?.0;
                     std::mem::replace(w, fresh).kill().await;
@@ -198,7 +233,11 @@ struct ColdWorker {
 }
 
 async fn cold_worker(cmd: &LeanCommand, n: usize) -> anyhow::Result<ColdWorker> {
-    let mut out = ColdWorker { total: vec![], startup: vec![], check: vec![] };
+    let mut out = ColdWorker {
+        total: vec![],
+        startup: vec![],
+        check: vec![],
+    };
     for i in 0..n {
         wait_for_room(&lean_marker(cmd), 1).await;
         let text = statement(&format!("coldw{i}"));
@@ -209,7 +248,12 @@ async fn cold_worker(cmd: &LeanCommand, n: usize) -> anyhow::Result<ColdWorker> 
         w.kill().await;
         let check = check?.context("cold check timed out")?;
         let total = ms(t.elapsed());
-        eprintln!("cold worker {i}: start-up {}, check {}, total {}", fmt_ms(startup), fmt_ms(check), fmt_ms(total));
+        eprintln!(
+            "cold worker {i}: start-up {}, check {}, total {}",
+            fmt_ms(startup),
+            fmt_ms(check),
+            fmt_ms(total)
+        );
         out.total.push(total);
         out.startup.push(startup);
         out.check.push(check);
@@ -227,7 +271,10 @@ struct ColdFile {
 async fn cold_file(cmd: &LeanCommand, n: usize) -> anyhow::Result<ColdFile> {
     let dir = std::env::temp_dir().join(format!("leanpool-bench-lean-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let mut out = ColdFile { total: vec![], peak_rss: None };
+    let mut out = ColdFile {
+        total: vec![],
+        peak_rss: None,
+    };
     let r = async {
         for i in 0..n {
             wait_for_room(&lean_marker(cmd), 1).await;
@@ -235,7 +282,10 @@ async fn cold_file(cmd: &LeanCommand, n: usize) -> anyhow::Result<ColdFile> {
             std::fs::write(&path, statement(&format!("coldf{i}")))?;
             let path_s = path.to_str().context("temp path is not UTF-8")?;
             let mut c = cmd.command(&[path_s]);
-            c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+            c.stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true);
             let t = Instant::now();
             let child = c.spawn()?;
             let pid = child.id().context("lean exited at once")?;
@@ -248,16 +298,30 @@ async fn cold_file(cmd: &LeanCommand, n: usize) -> anyhow::Result<ColdFile> {
                 }
                 peak
             });
-            let output = tokio::time::timeout(FILE_TIMEOUT, child.wait_with_output()).await.context("lean FILE timed out")??;
+            let output = tokio::time::timeout(FILE_TIMEOUT, child.wait_with_output())
+                .await
+                .context("lean FILE timed out")??;
             let total = ms(t.elapsed());
             proc::kill_group(pid);
             let peak = peak_probe.await.unwrap_or(0);
             out.peak_rss = Some(out.peak_rss.unwrap_or(0).max(peak));
-            let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
             if !output.status.success() || text.contains("error:") {
-                bail!("lean {path_s} failed ({:?}): {}", output.status.code(), text.trim());
+                bail!(
+                    "lean {path_s} failed ({:?}): {}",
+                    output.status.code(),
+                    text.trim()
+                );
             }
-            eprintln!("cold file {i}: {} (peak RSS {})", fmt_ms(total), fmt_gb(Some(peak)));
+            eprintln!(
+                "cold file {i}: {} (peak RSS {})",
+                fmt_ms(total),
+                fmt_gb(Some(peak))
+            );
             out.total.push(total);
         }
         Ok(())
@@ -271,16 +335,31 @@ async fn cold_file(cmd: &LeanCommand, n: usize) -> anyhow::Result<ColdFile> {
 async fn main() -> anyhow::Result<()> {
     let args = <Args as clap::Parser>::parse();
     let cmd = LeanCommand::detect()?;
-    let version = cmd.version.clone().unwrap_or_else(|| "unknown version".into());
+    let version = cmd
+        .version
+        .clone()
+        .unwrap_or_else(|| "unknown version".into());
     eprintln!("backend {} ({version})", cmd.backend.as_str());
 
     let w = warm(&cmd, args.n, args.rss_every).await?;
-    let cw = if args.cold_worker && args.cold > 0 { Some(cold_worker(&cmd, args.cold).await?) } else { None };
-    let cf = if args.cold_file && args.cold > 0 { Some(cold_file(&cmd, args.cold).await?) } else { None };
+    let cw = if args.cold_worker && args.cold > 0 {
+        Some(cold_worker(&cmd, args.cold).await?)
+    } else {
+        None
+    };
+    let cf = if args.cold_file && args.cold > 0 {
+        Some(cold_file(&cmd, args.cold).await?)
+    } else {
+        None
+    };
 
     let warm_med = median(&w.times);
     let warm_p90 = percentile(&w.times, 90.0);
-    println!("Warm vs cold check, {} backend ({version}), {}:", cmd.backend.as_str(), utc_now());
+    println!(
+        "Warm vs cold check, {} backend ({version}), {}:",
+        cmd.backend.as_str(),
+        utc_now()
+    );
     println!();
     println!("| measure | value | notes |");
     println!("| --- | ---: | --- |");
@@ -288,7 +367,11 @@ async fn main() -> anyhow::Result<()> {
         "| warm check, median | {} | {} one-line theorems, after the worker's first request{} |",
         fmt_ms(warm_med),
         args.n,
-        if w.hangs.is_empty() { "; one worker" } else { "; a replacement worker after each hang (below)" }
+        if w.hangs.is_empty() {
+            "; one worker"
+        } else {
+            "; a replacement worker after each hang (below)"
+        }
     );
     println!("| warm check, p90 | {} | |", fmt_ms(warm_p90));
     println!(
@@ -297,8 +380,14 @@ async fn main() -> anyhow::Result<()> {
         fmt_ms(percentile(&w.times, 100.0)),
         w.lsp_per_request
     );
-    println!("| worker start-up | {} | spawn until the (empty) header is elaborated |", fmt_ms(w.startup_ms));
-    println!("| first request on a fresh worker | {} | |", fmt_ms(w.first_ms));
+    println!(
+        "| worker start-up | {} | spawn until the (empty) header is elaborated |",
+        fmt_ms(w.startup_ms)
+    );
+    println!(
+        "| first request on a fresh worker | {} | |",
+        fmt_ms(w.first_ms)
+    );
     if let Some(cw) = &cw {
         let med = median(&cw.total);
         println!(
@@ -308,7 +397,10 @@ async fn main() -> anyhow::Result<()> {
             fmt_ms(median(&cw.startup)),
             fmt_ms(median(&cw.check))
         );
-        println!("| ratio cold (fresh worker) / warm | {:.0}x | medians |", med / warm_med);
+        println!(
+            "| ratio cold (fresh worker) / warm | {:.0}x | medians |",
+            med / warm_med
+        );
     }
     if let Some(cf) = &cf {
         let med = median(&cf.total);
@@ -320,7 +412,10 @@ async fn main() -> anyhow::Result<()> {
             fmt_ms(percentile(&cf.total, 100.0)),
             fmt_gb(cf.peak_rss)
         );
-        println!("| ratio cold (`lean FILE`) / warm | {:.0}x | medians |", med / warm_med);
+        println!(
+            "| ratio cold (`lean FILE`) / warm | {:.0}x | medians |",
+            med / warm_med
+        );
     }
     for h in &w.hangs {
         println!(
@@ -331,22 +426,42 @@ async fn main() -> anyhow::Result<()> {
             fmt_ms(w.refirst_ms.first().copied().unwrap_or(f64::NAN))
         );
     }
-    println!("| worker RSS after {} checks (process) | {} | `VmRSS` of the worker alive at the end |", w.last_answered, fmt_gb(w.rss_proc));
-    println!("| worker RSS after {} checks (process group) | {} | sum of `VmRSS` |", w.last_answered, fmt_gb(w.rss_group));
+    println!(
+        "| worker RSS after {} checks (process) | {} | `VmRSS` of the worker alive at the end |",
+        w.last_answered,
+        fmt_gb(w.rss_proc)
+    );
+    println!(
+        "| worker RSS after {} checks (process group) | {} | sum of `VmRSS` |",
+        w.last_answered,
+        fmt_gb(w.rss_group)
+    );
     if args.rss_every > 0 {
         println!();
         println!("RSS of one worker over its uses (`VmRSS`, peak `VmHWM`, summed check time of the last {} checks):", args.rss_every);
         println!();
-        println!("| checks answered | RSS | peak RSS | check time of the last {} |", args.rss_every);
+        println!(
+            "| checks answered | RSS | peak RSS | check time of the last {} |",
+            args.rss_every
+        );
         println!("| ---: | ---: | ---: | ---: |");
         for (n, rss, hwm, wall) in &w.rss_series {
-            println!("| {n} | {} | {} | {} |", fmt_gb(*rss), fmt_gb(*hwm), fmt_ms(*wall));
+            println!(
+                "| {n} | {} | {} | {} |",
+                fmt_gb(*rss),
+                fmt_gb(*hwm),
+                fmt_ms(*wall)
+            );
         }
     }
     println!();
     println!("| target (issue 2) | measured | verdict |");
     println!("| --- | ---: | --- |");
-    println!("| warm median <= 2 s | {} | {} |", fmt_ms(warm_med), verdict(warm_med <= TARGET_WARM_MEDIAN_MS));
+    println!(
+        "| warm median <= 2 s | {} | {} |",
+        fmt_ms(warm_med),
+        verdict(warm_med <= TARGET_WARM_MEDIAN_MS)
+    );
     // The target is about one worker serving 50 requests: a worker that
     // hung before is a miss whatever its RSS was.
     let rss = w.rss_group.or(w.rss_proc);

@@ -49,7 +49,12 @@ struct Args {
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let all = lexdiff::cases(500_000);
-    let cases: Vec<lexdiff::Case> = all.iter().skip(args.start).step_by(args.step.max(1)).cloned().collect();
+    let cases: Vec<lexdiff::Case> = all
+        .iter()
+        .skip(args.start)
+        .step_by(args.step.max(1))
+        .cloned()
+        .collect();
     let t = Instant::now();
     let plan = lexdiff::plan(&cases, args.per_batch.max(1), 2_000_000);
     let screen_s = t.elapsed().as_secs_f64();
@@ -58,7 +63,10 @@ async fn main() -> anyhow::Result<()> {
         let all: usize = plan.batches.iter().map(|b| b.payloads.len()).sum();
         println!("{} cases, {} refused, {} documents, {live} of {all} payloads believed live, {screen_s:.1} s", plan.cases, plan.refused, plan.batches.len());
         if let Some(b) = plan.batches.iter().find(|b| b.statement) {
-            println!("--- a statement document:\n{}", &b.sent[..b.sent.len().min(3000)]);
+            println!(
+                "--- a statement document:\n{}",
+                &b.sent[..b.sent.len().min(3000)]
+            );
         }
         return Ok(());
     }
@@ -90,22 +98,39 @@ async fn main() -> anyhow::Result<()> {
             // but the document's later payloads test nothing.
             sync_dead += 1;
             if args.report.is_some() {
-                report.push_str(&format!("=== sync payload {} believed dead and not printed in document {i}\n{}\n", b.sync, b.sent));
+                report.push_str(&format!(
+                    "=== sync payload {} believed dead and not printed in document {i}\n{}\n",
+                    b.sync, b.sent
+                ));
             }
         } else if !printed.contains(&b.sync) {
             sync_missed += 1;
             if args.report.is_some() {
                 report.push_str(&format!("=== sync payload {} missed in document {i} (statement: {})\n--- sent\n{}\n--- Lean said\n", b.sync, b.statement, b.sent));
                 for d in &diags {
-                    report.push_str(&format!("{}:{} {:?} {}\n", d.range.start.line, d.range.start.character, d.severity, d.message));
+                    report.push_str(&format!(
+                        "{}:{} {:?} {}\n",
+                        d.range.start.line, d.range.start.character, d.severity, d.message
+                    ));
                 }
             }
         }
         for d in lexdiff::disagreements(b, &printed) {
             if args.report.is_some() {
-                let case = cases.iter().find(|c| c.payloads.contains(&d.0)).map(|c| c.text.as_str()).unwrap_or("?");
-                let kind = if d.1 { "safe direction (believed live, not printed)" } else { "HOLE (believed dead, printed)" };
-                report.push_str(&format!("=== payload {} in document {i}: {kind}\n{case}\n", d.0));
+                let case = cases
+                    .iter()
+                    .find(|c| c.payloads.contains(&d.0))
+                    .map(|c| c.text.as_str())
+                    .unwrap_or("?");
+                let kind = if d.1 {
+                    "safe direction (believed live, not printed)"
+                } else {
+                    "HOLE (believed dead, printed)"
+                };
+                report.push_str(&format!(
+                    "=== payload {} in document {i}: {kind}\n{case}\n",
+                    d.0
+                ));
             }
             bad.push((d, b.caller.clone()));
         }
@@ -118,7 +143,10 @@ async fn main() -> anyhow::Result<()> {
     // A payload believed dead that Lean printed is a hole; one believed
     // live that Lean did not print is the safe direction (the guard
     // screened more than Lean ran).
-    let holes: Vec<_> = bad.iter().filter(|((_, believed, _), _)| !believed).collect();
+    let holes: Vec<_> = bad
+        .iter()
+        .filter(|((_, believed, _), _)| !believed)
+        .collect();
     let safe = bad.len() - holes.len();
     println!("| cases | refused by the guard | documents (check / normalize+opt) | payloads believed live | believed dead | printed by Lean | holes (dead, printed) | safe direction (live, not printed) | sync payloads missed (believed live) | documents ending in a comment (both readings) | screen+build s | worker start s | Lean s |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
@@ -130,7 +158,12 @@ async fn main() -> anyhow::Result<()> {
         docs[1],
         holes.len()
     );
-    for ((n, believed, lean), caller) in holes.iter().copied().chain(bad.iter().filter(|((_, b, _), _)| *b)).take(5) {
+    for ((n, believed, lean), caller) in holes
+        .iter()
+        .copied()
+        .chain(bad.iter().filter(|((_, b, _), _)| *b))
+        .take(5)
+    {
         eprintln!("payload {n}: believed live={believed}, Lean printed={lean}\n{caller}\n----");
     }
     if !holes.is_empty() || sync_missed > 0 {

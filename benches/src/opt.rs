@@ -59,12 +59,18 @@ struct Measured {
 }
 
 async fn measure(worker: &mut Worker, s: &str, timeout: Duration) -> anyhow::Result<Measured> {
-    let p = StatementParams { text: s.to_owned(), timeout_ms: None };
+    let p = StatementParams {
+        text: s.to_owned(),
+        timeout_ms: None,
+    };
     eprintln!("opt: {s}");
     let start = Instant::now();
     let r = leanpool_terms::opt_on(worker, &p, timeout).await?;
     let opt_time = start.elapsed();
-    let tree = r.tree.as_ref().ok_or_else(|| anyhow::anyhow!("{:?}", r.check))?;
+    let tree = r
+        .tree
+        .as_ref()
+        .ok_or_else(|| anyhow::anyhow!("{:?}", r.check))?;
 
     eprintln!("hover: {s}");
     let doc = StatementDoc::new(s)?;
@@ -78,7 +84,11 @@ async fn measure(worker: &mut Worker, s: &str, timeout: Duration) -> anyhow::Res
             let at = doc.decl.start + i;
             let t = Instant::now();
             let r = hover_each_char(worker, &doc.text, at, at + c.len_utf8(), timeout).await;
-            eprintln!("hover {c:?} at {at}: {:.0} ms {}", ms(t.elapsed()), if r.is_err() { "ERR" } else { "" });
+            eprintln!(
+                "hover {c:?} at {at}: {:.0} ms {}",
+                ms(t.elapsed()),
+                if r.is_err() { "ERR" } else { "" }
+            );
             all.extend(r?);
         }
         all
@@ -107,13 +117,18 @@ async fn main() -> anyhow::Result<()> {
     eprintln!("worker ready in {:.1} s", t0.elapsed().as_secs_f64());
     // V8 warms its code paths on the first requests; not measured.
     for _ in 0..2 {
-        let p = StatementParams { text: STATEMENTS[0].to_owned(), timeout_ms: None };
+        let p = StatementParams {
+            text: STATEMENTS[0].to_owned(),
+            timeout_ms: None,
+        };
         leanpool_terms::opt_on(&mut worker, &p, timeout).await?;
     }
     println!("| statement | opt requests | opt ms | opt nodes | hover requests | hover ms | hover nodes |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     let (mut oreq, mut oms, mut hreq, mut hms) = (vec![], vec![], vec![], vec![]);
-    let only: Option<usize> = std::env::var("OPT_BENCH_ONLY").ok().and_then(|v| v.parse().ok());
+    let only: Option<usize> = std::env::var("OPT_BENCH_ONLY")
+        .ok()
+        .and_then(|v| v.parse().ok());
     for (n, s) in STATEMENTS.iter().enumerate() {
         if only.is_some_and(|o| o != n) {
             continue;
@@ -127,7 +142,12 @@ async fn main() -> anyhow::Result<()> {
             Ok(m) => {
                 println!(
                     "| `{short}` | {} | {:.0} | {} | {} | {:.0} | {} |",
-                    m.opt_requests, m.opt_ms, m.opt_nodes, m.hover_requests, m.hover_ms, m.hover_nodes
+                    m.opt_requests,
+                    m.opt_ms,
+                    m.opt_nodes,
+                    m.hover_requests,
+                    m.hover_ms,
+                    m.hover_nodes
                 );
                 oreq.push(m.opt_requests as f64);
                 oms.push(m.opt_ms);

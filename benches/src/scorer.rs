@@ -127,7 +127,11 @@ fn body(tag: &str, i: usize, kind: Kind) -> String {
 /// them first).
 fn batch(tag: &str, n: usize, block: usize, timeouts: usize, timeout_ms: u64) -> Vec<Item> {
     let mut out = Vec::with_capacity(n + timeouts);
-    let every = if timeouts > 0 { n / (timeouts + 1) } else { usize::MAX };
+    let every = if timeouts > 0 {
+        n / (timeouts + 1)
+    } else {
+        usize::MAX
+    };
     let mut placed = 0;
     for i in 0..n {
         let h = (i / block) % HEADERS.len();
@@ -136,11 +140,24 @@ fn batch(tag: &str, n: usize, block: usize, timeouts: usize, timeout_ms: u64) ->
             7 | 8 => Kind::Error,
             _ => Kind::Sorry,
         };
-        out.push(Item { params: params(format!("{}{}", HEADERS[h], body(&format!("{tag}{i}"), i, kind)), None), kind });
+        out.push(Item {
+            params: params(
+                format!("{}{}", HEADERS[h], body(&format!("{tag}{i}"), i, kind)),
+                None,
+            ),
+            kind,
+        });
         if placed < timeouts && i > 0 && i % every == 0 {
             let th = if placed % 2 == 0 { 0 } else { 4 };
-            let text = format!("{}{}", HEADERS[th], body(&format!("{tag}slow{placed}"), i, Kind::Timeout));
-            out.push(Item { params: params(text, Some(timeout_ms)), kind: Kind::Timeout });
+            let text = format!(
+                "{}{}",
+                HEADERS[th],
+                body(&format!("{tag}slow{placed}"), i, Kind::Timeout)
+            );
+            out.push(Item {
+                params: params(text, Some(timeout_ms)),
+                kind: Kind::Timeout,
+            });
             placed += 1;
         }
     }
@@ -148,7 +165,11 @@ fn batch(tag: &str, n: usize, block: usize, timeouts: usize, timeout_ms: u64) ->
 }
 
 fn params(text: String, timeout_ms: Option<u64>) -> CheckParams {
-    CheckParams { text, timeout_ms, timings: false }
+    CheckParams {
+        text,
+        timeout_ms,
+        timings: false,
+    }
 }
 
 struct Run {
@@ -171,14 +192,24 @@ async fn run(socket: &Path, items: Arc<Vec<Item>>, concurrency: usize) -> anyhow
             let mut out = vec![];
             loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(item) = items.get(i) else { return Ok::<_, anyhow::Error>(out) };
+                let Some(item) = items.get(i) else {
+                    return Ok::<_, anyhow::Error>(out);
+                };
                 let t = Instant::now();
-                let r = c.check(&item.params).await.with_context(|| format!("item {i}"))?;
+                let r = c
+                    .check(&item.params)
+                    .await
+                    .with_context(|| format!("item {i}"))?;
                 out.push((ms(t.elapsed()), item.kind, r.status, i));
             }
         });
     }
-    let mut res = Run { wall_s: 0.0, latencies: vec![], mismatches: vec![], by_status: [0; 4] };
+    let mut res = Run {
+        wall_s: 0.0,
+        latencies: vec![],
+        mismatches: vec![],
+        by_status: [0; 4],
+    };
     while let Some(r) = tasks.join_next().await {
         for (lat, kind, status, i) in r?? {
             res.latencies.push(lat);
@@ -190,7 +221,10 @@ async fn run(socket: &Path, items: Arc<Vec<Item>>, concurrency: usize) -> anyhow
             };
             res.by_status[slot] += 1;
             if status != kind.expected() {
-                res.mismatches.push(format!("item {i}: expected {:?}, got {status:?}", kind.expected()));
+                res.mismatches.push(format!(
+                    "item {i}: expected {:?}, got {status:?}",
+                    kind.expected()
+                ));
             }
         }
     }
@@ -206,13 +240,16 @@ struct Daemon {
 
 impl Daemon {
     fn start(bin: &Path, start_timeout_ms: Option<u64>) -> anyhow::Result<Daemon> {
-        let dir = std::env::temp_dir().join(format!("leanpool-bench-scorer-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("leanpool-bench-scorer-{}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
         let socket = dir.join("leanpool.sock");
         let cfg = dir.join("daemon.toml");
         // The default configuration: an empty file (but for the start
         // time-out when asked).
-        let text = start_timeout_ms.map_or(String::new(), |ms| format!("[pool]\nstart_timeout_ms = {ms}\n"));
+        let text = start_timeout_ms.map_or(String::new(), |ms| {
+            format!("[pool]\nstart_timeout_ms = {ms}\n")
+        });
         std::fs::write(&cfg, text)?;
         let child = Command::new(bin)
             .args(["serve", "--socket"])
@@ -239,7 +276,10 @@ impl Daemon {
 
 impl Drop for Daemon {
     fn drop(&mut self) {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), nix::sys::signal::Signal::SIGTERM);
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
         let t = Instant::now();
         while t.elapsed() < Duration::from_secs(60) {
             if let Ok(Some(_)) = self.child.try_wait() {
@@ -257,9 +297,15 @@ fn daemon_binary() -> anyhow::Result<PathBuf> {
     if let Some(p) = std::env::var_os("LEANPOOL_BIN") {
         return Ok(PathBuf::from(p));
     }
-    let p = std::env::current_exe()?.parent().context("no exe dir")?.join("leanpool");
+    let p = std::env::current_exe()?
+        .parent()
+        .context("no exe dir")?
+        .join("leanpool");
     if !p.is_file() {
-        bail!("{} not found: run `cargo build --release -p leanpool` (or set LEANPOOL_BIN)", p.display());
+        bail!(
+            "{} not found: run `cargo build --release -p leanpool` (or set LEANPOOL_BIN)",
+            p.display()
+        );
     }
     Ok(p)
 }
@@ -267,10 +313,24 @@ fn daemon_binary() -> anyhow::Result<PathBuf> {
 /// (spawns, cold_waits, timeouts, spare_takeovers, evictions).
 async fn counters(c: &Client) -> anyhow::Result<[u64; 5]> {
     let k = c.status().await?.pool.counters;
-    Ok([k.spawns, k.cold_waits, k.timeouts, k.spare_takeovers, k.evictions])
+    Ok([
+        k.spawns,
+        k.cold_waits,
+        k.timeouts,
+        k.spare_takeovers,
+        k.evictions,
+    ])
 }
 
-fn row(name: &str, r: &Run, n: usize, single: f64, c0: [u64; 5], c1: [u64; 5], target: Option<f64>) {
+fn row(
+    name: &str,
+    r: &Run,
+    n: usize,
+    single: f64,
+    c0: [u64; 5],
+    c1: [u64; 5],
+    target: Option<f64>,
+) {
     let rate = n as f64 / r.wall_s;
     let ratio = rate / single;
     let d: Vec<u64> = (0..5).map(|i| c1[i] - c0[i]).collect();
@@ -297,7 +357,10 @@ async fn main() -> anyhow::Result<()> {
     let args = <Args as clap::Parser>::parse();
     let bin = daemon_binary()?;
     let cmd = LeanCommand::detect()?;
-    let version = cmd.version.clone().unwrap_or_else(|| "unknown version".into());
+    let version = cmd
+        .version
+        .clone()
+        .unwrap_or_else(|| "unknown version".into());
     let date = utc_now();
     let total_t = Instant::now();
     let d = Daemon::start(&bin, args.start_timeout_ms)?;
@@ -309,10 +372,17 @@ async fn main() -> anyhow::Result<()> {
     let sampler = {
         let (max_rss, max_sum, socket) = (max_rss.clone(), max_sum.clone(), d.socket.clone());
         tokio::spawn(async move {
-            let Ok(c) = Client::connect(&socket).await else { return };
+            let Ok(c) = Client::connect(&socket).await else {
+                return;
+            };
             loop {
                 if let Ok(st) = c.status().await {
-                    let rss: Vec<u64> = st.pool.keys.iter().flat_map(|k| k.workers.iter().filter_map(|w| w.rss_bytes)).collect();
+                    let rss: Vec<u64> = st
+                        .pool
+                        .keys
+                        .iter()
+                        .flat_map(|k| k.workers.iter().filter_map(|w| w.rss_bytes))
+                        .collect();
                     max_rss.fetch_max(rss.iter().copied().max().unwrap_or(0), Ordering::Relaxed);
                     max_sum.fetch_max(rss.iter().sum(), Ordering::Relaxed);
                 }
@@ -323,7 +393,10 @@ async fn main() -> anyhow::Result<()> {
 
     // 1. Single warm worker: first header, after a warm-up.
     let t = Instant::now();
-    let warm = Arc::new(vec![Item { params: params(format!("{}{}", HEADERS[0], body("warm", 1, Kind::Ok)), None), kind: Kind::Ok }]);
+    let warm = Arc::new(vec![Item {
+        params: params(format!("{}{}", HEADERS[0], body("warm", 1, Kind::Ok)), None),
+        kind: Kind::Ok,
+    }]);
     run(&d.socket, warm, 1).await?;
     let first_s = t.elapsed().as_secs_f64();
     eprintln!("scorer: first answer after {first_s:.1} s (worker start)");
@@ -333,10 +406,20 @@ async fn main() -> anyhow::Result<()> {
     let t = Instant::now();
     loop {
         let st = c.status().await?;
-        let k = st.pool.keys.first().context("no key after the first answer")?;
+        let k = st
+            .pool
+            .keys
+            .first()
+            .context("no key after the first answer")?;
         let spare_up = k.workers.iter().any(|w| w.spare && w.pid.is_some());
-        if spare_up || (k.spares == 0 && k.spare_missing.is_some() && t.elapsed() > Duration::from_secs(5)) {
-            eprintln!("scorer: spare {} after {:.1} s more", if spare_up { "up" } else { "not started" }, t.elapsed().as_secs_f64());
+        if spare_up
+            || (k.spares == 0 && k.spare_missing.is_some() && t.elapsed() > Duration::from_secs(5))
+        {
+            eprintln!(
+                "scorer: spare {} after {:.1} s more",
+                if spare_up { "up" } else { "not started" },
+                t.elapsed().as_secs_f64()
+            );
             if let Some(why) = &k.spare_missing {
                 eprintln!("scorer: no spare: {why}");
             }
@@ -363,7 +446,13 @@ async fn main() -> anyhow::Result<()> {
     let a = run(&d.socket, Arc::new(a_items), args.concurrency).await?;
     let c2 = counters(&c).await?;
     eprintln!("scorer: batch A {:.1} s", a.wall_s);
-    let b_items = batch("b", args.statements - half, args.block, args.timeouts, args.timeout_ms);
+    let b_items = batch(
+        "b",
+        args.statements - half,
+        args.block,
+        args.timeouts,
+        args.timeout_ms,
+    );
     let nb = b_items.len();
     let b = run(&d.socket, Arc::new(b_items), args.concurrency).await?;
     let c3 = counters(&c).await?;
@@ -384,10 +473,36 @@ async fn main() -> anyhow::Result<()> {
     );
     println!();
     println!("| series | checks | wall | checks/s | vs single worker | p50 / p99 latency | worker starts | cold_waits | timeouts | spare takeovers | evictions | ok/error/sorry/timeout |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-    row("single warm worker (one header)", &single, args.single, single_rate, c0, c1, None);
-    row("8 headers, no time-outs", &a, na, single_rate, c1, c2, Some(0.9));
-    row(&format!("8 headers, {} time-outs", args.timeouts), &b, nb, single_rate, c2, c3, Some(0.8));
+    println!(
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
+    row(
+        "single warm worker (one header)",
+        &single,
+        args.single,
+        single_rate,
+        c0,
+        c1,
+        None,
+    );
+    row(
+        "8 headers, no time-outs",
+        &a,
+        na,
+        single_rate,
+        c1,
+        c2,
+        Some(0.9),
+    );
+    row(
+        &format!("8 headers, {} time-outs", args.timeouts),
+        &b,
+        nb,
+        single_rate,
+        c2,
+        c3,
+        Some(0.8),
+    );
     println!();
     println!(
         "Max RSS of one worker {}, of all workers at once {}; pool at the end: {} workers, counters {:?}",
@@ -396,9 +511,18 @@ async fn main() -> anyhow::Result<()> {
         st.pool.workers,
         st.pool.counters
     );
-    let mismatches: Vec<&String> = single.mismatches.iter().chain(&a.mismatches).chain(&b.mismatches).collect();
+    let mismatches: Vec<&String> = single
+        .mismatches
+        .iter()
+        .chain(&a.mismatches)
+        .chain(&b.mismatches)
+        .collect();
     if !mismatches.is_empty() {
-        bail!("{} answers with the wrong status, e.g. {:?}", mismatches.len(), &mismatches[..mismatches.len().min(5)]);
+        bail!(
+            "{} answers with the wrong status, e.g. {:?}",
+            mismatches.len(),
+            &mismatches[..mismatches.len().min(5)]
+        );
     }
     Ok(())
 }

@@ -70,7 +70,9 @@ pub fn mem_available() -> Option<u64> {
 
 /// Live processes whose command line contains `needle`.
 pub fn count_processes(needle: &str) -> usize {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
     dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/cmdline"))
@@ -83,7 +85,10 @@ pub fn count_processes(needle: &str) -> usize {
 /// How many Lean processes may run on this machine at once (the machine is
 /// shared; a WASM worker holds 6-7 GB): `LEANPOOL_BENCH_MAX_LEAN`, default 2.
 fn max_lean() -> usize {
-    std::env::var("LEANPOOL_BENCH_MAX_LEAN").ok().and_then(|v| v.parse().ok()).unwrap_or(2)
+    std::env::var("LEANPOOL_BENCH_MAX_LEAN")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2)
 }
 
 /// Memory one more Lean process needs before it may start.
@@ -115,12 +120,17 @@ pub async fn wait_for_room(marker: &str, needed: usize) {
 
 /// What identifies this backend's Lean processes in `/proc/*/cmdline`.
 pub fn lean_marker(cmd: &leanpool_lean::LeanCommand) -> String {
-    cmd.args.first().cloned().unwrap_or_else(|| cmd.program.display().to_string())
+    cmd.args
+        .first()
+        .cloned()
+        .unwrap_or_else(|| cmd.program.display().to_string())
 }
 
 /// UTC date and time, for the tables' captions (no extra dependency).
 pub fn utc_now() -> String {
-    let out = std::process::Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"]).output();
+    let out = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output();
     match out {
         Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
         _ => "unknown date".into(),
@@ -143,7 +153,14 @@ mod tests {
     #[test]
     fn nearest_rank() {
         let v: Vec<f64> = (1..=100).rev().map(f64::from).collect();
-        assert_eq!((percentile(&v, 50.0), percentile(&v, 90.0), percentile(&v, 99.0)), (50.0, 90.0, 99.0));
+        assert_eq!(
+            (
+                percentile(&v, 50.0),
+                percentile(&v, 90.0),
+                percentile(&v, 99.0)
+            ),
+            (50.0, 90.0, 99.0)
+        );
         assert_eq!(percentile(&[7.0], 99.0), 7.0);
         assert!(percentile(&[], 50.0).is_nan());
     }

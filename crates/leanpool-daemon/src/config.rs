@@ -107,13 +107,17 @@ pub enum InvalidConfig {
 
 impl DaemonConfig {
     pub fn load(path: &Path) -> Result<DaemonConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.to_owned(), e))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.to_owned(), e))?;
         let cfg = if path.extension().is_some_and(|e| e == "json") {
-            serde_json::from_str::<DaemonConfig>(&text).map_err(|e| ConfigError::Json(path.to_owned(), e))?
+            serde_json::from_str::<DaemonConfig>(&text)
+                .map_err(|e| ConfigError::Json(path.to_owned(), e))?
         } else {
-            toml::from_str::<DaemonConfig>(&text).map_err(|e| ConfigError::Toml(path.to_owned(), e))?
+            toml::from_str::<DaemonConfig>(&text)
+                .map_err(|e| ConfigError::Toml(path.to_owned(), e))?
         };
-        cfg.validate().map_err(|e| ConfigError::Invalid(path.to_owned(), e))?;
+        cfg.validate()
+            .map_err(|e| ConfigError::Invalid(path.to_owned(), e))?;
         Ok(cfg)
     }
 
@@ -126,8 +130,14 @@ impl DaemonConfig {
         }
         for (name, v) in [
             ("max_request_bytes", self.max_request_bytes),
-            ("max_inflight_per_connection", self.max_inflight_per_connection),
-            ("max_unsent_bytes_per_connection", self.max_unsent_bytes_per_connection),
+            (
+                "max_inflight_per_connection",
+                self.max_inflight_per_connection,
+            ),
+            (
+                "max_unsent_bytes_per_connection",
+                self.max_unsent_bytes_per_connection,
+            ),
             ("max_connections", self.max_connections),
             ("gted_max_nodes", self.gted_max_nodes),
             ("gted_max_depth", self.gted_max_depth),
@@ -142,12 +152,22 @@ impl DaemonConfig {
     /// `[pool]` with the top-level `[guard]` and `[sandbox]` tables in it:
     /// what `Pool::new` takes.
     pub fn pool_config(&self) -> PoolConfig {
-        let guard = GuardPolicy { verdict: self.verdict.clone(), ..self.guard.clone() };
-        PoolConfig { guard, sandbox: self.sandbox.clone(), ..self.pool.clone() }
+        let guard = GuardPolicy {
+            verdict: self.verdict.clone(),
+            ..self.guard.clone()
+        };
+        PoolConfig {
+            guard,
+            sandbox: self.sandbox.clone(),
+            ..self.pool.clone()
+        }
     }
 
     pub fn gted_limits(&self) -> GtedLimits {
-        GtedLimits { max_nodes: self.gted_max_nodes, max_depth: self.gted_max_depth }
+        GtedLimits {
+            max_nodes: self.gted_max_nodes,
+            max_depth: self.gted_max_depth,
+        }
     }
 
     pub fn server_options(&self, socket: &Path) -> ServerOptions {
@@ -176,7 +196,9 @@ fn mode<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
         M::Num(n) => Ok(n),
         M::Text(s) => {
             let digits = s.trim_start_matches("0o");
-            u32::from_str_radix(digits, 8).map_err(|_| serde::de::Error::custom(format!("socket_mode {s:?} is not an octal number")))
+            u32::from_str_radix(digits, 8).map_err(|_| {
+                serde::de::Error::custom(format!("socket_mode {s:?} is not an octal number"))
+            })
         }
     }
 }
@@ -194,11 +216,22 @@ mod tests {
 
     #[test]
     fn toml_and_json() {
-        let c = load("d.toml", "socket_mode = \"0660\"\nallowed_uids = [0, 1000]\n[pool]\nmax_uses = 5\n").unwrap();
-        assert_eq!((c.socket_mode, c.allowed_uids.clone(), c.pool.max_uses), (0o660, Some(vec![0, 1000]), 5));
+        let c = load(
+            "d.toml",
+            "socket_mode = \"0660\"\nallowed_uids = [0, 1000]\n[pool]\nmax_uses = 5\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (c.socket_mode, c.allowed_uids.clone(), c.pool.max_uses),
+            (0o660, Some(vec![0, 1000]), 5)
+        );
         let c = load("d.toml", "socket_mode = 0o640\nlog_format = \"json\"").unwrap();
         assert_eq!((c.socket_mode, c.log_format), (0o640, LogFormat::Json));
-        let c = load("d.json", r#"{"max_request_bytes": 100, "pool": {"max_workers": 1}}"#).unwrap();
+        let c = load(
+            "d.json",
+            r#"{"max_request_bytes": 100, "pool": {"max_workers": 1}}"#,
+        )
+        .unwrap();
         assert_eq!((c.max_request_bytes, c.pool.max_workers), (100, 1));
         assert_eq!(load("d.toml", "").unwrap(), DaemonConfig::default());
     }
@@ -209,18 +242,32 @@ mod tests {
         let d = DaemonConfig::default().pool_config();
         assert!(d.guard.enabled);
         assert_eq!(d.sandbox.mode, SandboxMode::Required);
-        let c = load("d.toml", "[guard]\nenabled = false\n[sandbox]\nmode = \"best-effort\"\nread = [\"/opt/x\"]\n").unwrap();
+        let c = load(
+            "d.toml",
+            "[guard]\nenabled = false\n[sandbox]\nmode = \"best-effort\"\nread = [\"/opt/x\"]\n",
+        )
+        .unwrap();
         let p = c.pool_config();
         assert!(!p.guard.enabled);
         assert_eq!(p.sandbox.mode, SandboxMode::BestEffort);
         assert_eq!(p.sandbox.read, [std::path::PathBuf::from("/opt/x")]);
-        let c = load("d.toml", "[verdict]\nallowed_axioms = [\"propext\"]\nunlisted_axioms = \"error\"\n").unwrap();
+        let c = load(
+            "d.toml",
+            "[verdict]\nallowed_axioms = [\"propext\"]\nunlisted_axioms = \"error\"\n",
+        )
+        .unwrap();
         let p = c.pool_config();
         assert_eq!(p.guard.verdict.allowed_axioms, ["propext"]);
-        assert_eq!(p.guard.verdict.unlisted_axioms, leanpool_pool::UnlistedAxioms::Error);
+        assert_eq!(
+            p.guard.verdict.unlisted_axioms,
+            leanpool_pool::UnlistedAxioms::Error
+        );
         assert!(load("d.toml", "[verdict]\nunlisted_axioms = \"maybe\"\n").is_err());
         let c = load("d.toml", "[pool]\nisolate_by = \"connection\"\n").unwrap();
-        assert_eq!(c.pool_config().isolate_by, leanpool_pool::IsolateBy::Connection);
+        assert_eq!(
+            c.pool_config().isolate_by,
+            leanpool_pool::IsolateBy::Connection
+        );
         assert!(load("d.toml", "[pool]\nisolate_by = \"pid\"\n").is_err());
         assert!(load("d.toml", "[verdict]\nallowed = []\n").is_err());
         let c = load("d.toml", "[sandbox]\nmode = \"off\"\n").unwrap();
@@ -231,12 +278,24 @@ mod tests {
 
     #[test]
     fn mistakes_are_reported() {
-        assert!(load("d.toml", "socket_mod = \"0600\"").unwrap_err().to_string().contains("socket_mod"));
+        assert!(load("d.toml", "socket_mod = \"0600\"")
+            .unwrap_err()
+            .to_string()
+            .contains("socket_mod"));
         assert!(load("d.toml", "socket_mode = \"rw\"").is_err());
         assert!(load("d.toml", "socket_mode = \"0400\"").is_err());
-        assert!(load("d.toml", "[pool]\nmax_workers = 0").unwrap_err().to_string().contains("max_workers"));
-        assert!(load("d.toml", "max_connections = 0").unwrap_err().to_string().contains("max_connections"));
-        assert!(load("d.toml", "gted_max_nodes = 0").unwrap_err().to_string().contains("gted_max_nodes"));
+        assert!(load("d.toml", "[pool]\nmax_workers = 0")
+            .unwrap_err()
+            .to_string()
+            .contains("max_workers"));
+        assert!(load("d.toml", "max_connections = 0")
+            .unwrap_err()
+            .to_string()
+            .contains("max_connections"));
+        assert!(load("d.toml", "gted_max_nodes = 0")
+            .unwrap_err()
+            .to_string()
+            .contains("gted_max_nodes"));
         assert!(load("d.json", "{").is_err());
     }
 }

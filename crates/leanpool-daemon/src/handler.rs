@@ -12,16 +12,24 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use leanpool_protocol::{BackendInfo, DaemonStatus, LeaseStatus, SandboxInfo, StatusResult, VerdictInfo};
+pub use leanpool_protocol::{
+    BackendInfo, DaemonStatus, LeaseStatus, SandboxInfo, StatusResult, VerdictInfo,
+};
 
 /// `status`' report of the verdict policy `policy` on a backend (an
 /// unavailable backend reports the configured value).
-pub fn verdict_info(policy: &leanpool_pool::VerdictPolicy, backend: BackendInfoKind) -> VerdictInfo {
+pub fn verdict_info(
+    policy: &leanpool_pool::VerdictPolicy,
+    backend: BackendInfoKind,
+) -> VerdictInfo {
     let unlisted = match backend.backend() {
         Some(b) => policy.unlisted_axioms.resolve(b),
         None => policy.unlisted_axioms,
     };
-    VerdictInfo { allowed_axioms: policy.allowed_axioms.clone(), unlisted_axioms: unlisted.as_str().to_string() }
+    VerdictInfo {
+        allowed_axioms: policy.allowed_axioms.clone(),
+        unlisted_axioms: unlisted.as_str().to_string(),
+    }
 }
 
 /// Serves the daemon's methods. Without a Lean backend it still serves
@@ -54,7 +62,12 @@ impl PoolHandler {
     }
 
     /// A handler without Lean: `why` is what the Lean methods answer.
-    pub fn without_lean(why: String, cfg: PoolConfig, socket: &std::path::Path, backend: BackendInfo) -> Self {
+    pub fn without_lean(
+        why: String,
+        cfg: PoolConfig,
+        socket: &std::path::Path,
+        backend: BackendInfo,
+    ) -> Self {
         PoolHandler {
             pool: Err((why, cfg)),
             socket: socket.display().to_string(),
@@ -103,7 +116,9 @@ impl PoolHandler {
     }
 
     fn pool(&self) -> Result<&Pool, RpcError> {
-        self.pool.as_ref().map_err(|(e, _)| rpc_error(ErrorCode::SpawnFailed, format!("no Lean backend: {e}")))
+        self.pool
+            .as_ref()
+            .map_err(|(e, _)| rpc_error(ErrorCode::SpawnFailed, format!("no Lean backend: {e}")))
     }
 
     /// The pool as the caller may use it: under `[pool] isolate_by` its
@@ -126,19 +141,31 @@ fn idle_status(cfg: &PoolConfig) -> Result<PoolStatus, RpcError> {
         "keys": [], "workers": 0, "max_workers": cfg.max_workers, "max_uses": cfg.max_uses, "spares_per_key": cfg.spares_per_key,
         "latency": [], "counters": leanpool_pool::Counters::default(), "shutting_down": false,
     });
-    serde_json::from_value(v).map_err(|e| rpc_error(ErrorCode::InternalError, format!("idle pool status: {e}")))
+    serde_json::from_value(v)
+        .map_err(|e| rpc_error(ErrorCode::InternalError, format!("idle pool status: {e}")))
 }
 
 fn pool_error(e: PoolError) -> RpcError {
-    RpcError { code: e.code(), message: e.to_string(), data: e.data() }
+    RpcError {
+        code: e.code(),
+        message: e.to_string(),
+        data: e.data(),
+    }
 }
 
 impl Handler for PoolHandler {
-    async fn call(&self, method: &str, params: Value, ctx: &CallContext) -> Result<Box<RawValue>, RpcError> {
+    async fn call(
+        &self,
+        method: &str,
+        params: Value,
+        ctx: &CallContext,
+    ) -> Result<Box<RawValue>, RpcError> {
         match Call::decode(method, params)? {
             Call::Check(p) => result(&self.pool_for(ctx)?.check(p).await.map_err(pool_error)?),
             Call::Verify(p) => result(&self.pool_for(ctx)?.verify(p).await.map_err(pool_error)?),
-            Call::Normalize(p) => result(&self.pool_for(ctx)?.normalize(p).await.map_err(pool_error)?),
+            Call::Normalize(p) => {
+                result(&self.pool_for(ctx)?.normalize(p).await.map_err(pool_error)?)
+            }
             Call::Opt(p) => result(&self.pool_for(ctx)?.opt(p).await.map_err(pool_error)?),
             // Exact TED is cubic in the worst case: keep it off the async
             // threads so one big pair cannot stall every connection.
@@ -149,11 +176,17 @@ impl Handler for PoolHandler {
             .await
             {
                 Ok(r) => result(&r?),
-                Err(e) => Err(rpc_error(ErrorCode::InternalError, format!("gted task failed: {e}"))),
+                Err(e) => Err(rpc_error(
+                    ErrorCode::InternalError,
+                    format!("gted task failed: {e}"),
+                )),
             },
             Call::Status => result(&self.status()?),
             // The server sends `lease` to `upgrade`; reaching here is a bug.
-            Call::Lease(_) => Err(rpc_error(ErrorCode::InternalError, "`lease` reached the request path")),
+            Call::Lease(_) => Err(rpc_error(
+                ErrorCode::InternalError,
+                "`lease` reached the request path",
+            )),
         }
     }
 
@@ -161,8 +194,15 @@ impl Handler for PoolHandler {
         method == method::Lease::NAME
     }
 
-    async fn upgrade(&self, method: &str, p: Value, ctx: &CallContext) -> Result<Upgrade, RpcError> {
-        let Call::Lease(p) = Call::decode(method, p)? else { return Err(leanpool_rpc::handler::method_not_found(method)) };
+    async fn upgrade(
+        &self,
+        method: &str,
+        p: Value,
+        ctx: &CallContext,
+    ) -> Result<Upgrade, RpcError> {
+        let Call::Lease(p) = Call::decode(method, p)? else {
+            return Err(leanpool_rpc::handler::method_not_found(method));
+        };
         let pool = self.pool_for(ctx)?;
         let max = self.leases.status().max;
         let slot = self.leases.reserve().ok_or_else(|| {
@@ -178,7 +218,10 @@ impl Handler for PoolHandler {
             conn: ctx.conn,
         };
         let answer = result(&tunnel.result(leanpool_lean::header_key(&p.header)))?;
-        Ok(Upgrade { answer, tunnel: Box::new(tunnel) })
+        Ok(Upgrade {
+            answer,
+            tunnel: Box::new(tunnel),
+        })
     }
 
     async fn shutdown(&self, deadline: Duration) {

@@ -19,10 +19,10 @@
 //!   killed when the connection ends (never returned to the pool: it ran
 //!   the caller's documents, whose effects on the process we cannot undo).
 
-use leanpool_rpc::tunnel::{Tunnel, TunnelIo, TunnelLine, TunnelOut};
 use leanpool_lean::{guard, proc, RawSender, Worker};
 use leanpool_pool::GuardPolicy;
 use leanpool_protocol::ErrorCode;
+use leanpool_rpc::tunnel::{Tunnel, TunnelIo, TunnelLine, TunnelOut};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -57,7 +57,9 @@ impl Leases {
     /// A place for one more lease, or `None` at the cap.
     pub fn reserve(self: &Arc<Self>) -> Option<LeaseSlot> {
         self.active
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < self.max).then_some(n + 1))
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < self.max).then_some(n + 1)
+            })
             .ok()
             .map(|_| LeaseSlot(self.clone()))
     }
@@ -110,7 +112,6 @@ pub const TUNNEL_REQUESTS: &[&str] = &[
 /// Requests whose params do not name the document (Lean put it into
 /// their `data`).
 const UNADDRESSED_REQUESTS: &[&str] = &["completionItem/resolve", "codeAction/resolve"];
-
 
 /// Requests the client may have pending in Lean at once.
 pub const MAX_PENDING: usize = 256;
@@ -178,7 +179,14 @@ struct Session {
 
 impl LeaseTunnel {
     async fn serve(self, mut io: TunnelIo) {
-        let LeaseTunnel { mut worker, rss_cap, guard, leases, slot, conn } = self;
+        let LeaseTunnel {
+            mut worker,
+            rss_cap,
+            guard,
+            leases,
+            slot,
+            conn,
+        } = self;
         let mut rx = worker.passthrough();
         let mut s = Session {
             raw: worker.raw_sender(),
@@ -265,7 +273,11 @@ const REQUEST_FAILED: i64 = -32803;
 /// The document a request or notification names: `textDocument.uri`, else
 /// a top-level `uri`.
 fn named_uri(params: &Value) -> Option<&str> {
-    params.get("textDocument").and_then(|t| t.get("uri")).or_else(|| params.get("uri")).and_then(Value::as_str)
+    params
+        .get("textDocument")
+        .and_then(|t| t.get("uri"))
+        .or_else(|| params.get("uri"))
+        .and_then(Value::as_str)
 }
 
 impl Session {
@@ -274,7 +286,9 @@ impl Session {
         let bytes = match l {
             TunnelLine::TooLarge { len } => {
                 let msg = format!("message is {len} bytes; this daemon accepts at most max_request_bytes per line");
-                return out.send(line(&error(Value::Null, ErrorCode::RequestTooLarge, msg))).await;
+                return out
+                    .send(line(&error(Value::Null, ErrorCode::RequestTooLarge, msg)))
+                    .await;
             }
             TunnelLine::Line(b) => b,
         };
@@ -283,10 +297,29 @@ impl Session {
         }
         let msg: Value = match serde_json::from_slice(&bytes) {
             Ok(Value::Object(o)) => Value::Object(o),
-            Ok(_) => return out.send(line(&error(Value::Null, ErrorCode::InvalidRequest, "a message must be a JSON object"))).await,
-            Err(e) => return out.send(line(&error(Value::Null, ErrorCode::ParseError, format!("not valid JSON: {e}")))).await,
+            Ok(_) => {
+                return out
+                    .send(line(&error(
+                        Value::Null,
+                        ErrorCode::InvalidRequest,
+                        "a message must be a JSON object",
+                    )))
+                    .await
+            }
+            Err(e) => {
+                return out
+                    .send(line(&error(
+                        Value::Null,
+                        ErrorCode::ParseError,
+                        format!("not valid JSON: {e}"),
+                    )))
+                    .await
+            }
         };
-        let method = msg.get("method").and_then(Value::as_str).map(str::to_string);
+        let method = msg
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let id = msg.get("id").cloned();
         match (method, id) {
             (Some(m), Some(id)) => self.client_request(m, id, msg, out).await,
@@ -299,25 +332,57 @@ impl Session {
                 }
                 Ok(())
             }
-            (None, None) => out.send(line(&error(Value::Null, ErrorCode::InvalidRequest, "a message needs a `method` or an `id`"))).await,
+            (None, None) => {
+                out.send(line(&error(
+                    Value::Null,
+                    ErrorCode::InvalidRequest,
+                    "a message needs a `method` or an `id`",
+                )))
+                .await
+            }
         }
     }
 
-    async fn client_request(&mut self, method: String, id: Value, mut msg: Value, out: &TunnelOut) -> Result<(), ()> {
+    async fn client_request(
+        &mut self,
+        method: String,
+        id: Value,
+        mut msg: Value,
+        out: &TunnelOut,
+    ) -> Result<(), ()> {
         if !(id.is_string() || id.is_i64()) {
-            return out.send(line(&error(Value::Null, ErrorCode::InvalidRequest, "`id` must be a string or an integer"))).await;
+            return out
+                .send(line(&error(
+                    Value::Null,
+                    ErrorCode::InvalidRequest,
+                    "`id` must be a string or an integer",
+                )))
+                .await;
         }
         if !TUNNEL_REQUESTS.contains(&method.as_str()) {
-            let why = format!("`{method}` is not served through a lease (docs/protocol.md lists what is)");
-            return out.send(line(&error(id, ErrorCode::MethodNotFound, why))).await;
+            let why = format!(
+                "`{method}` is not served through a lease (docs/protocol.md lists what is)"
+            );
+            return out
+                .send(line(&error(id, ErrorCode::MethodNotFound, why)))
+                .await;
         }
         let params = msg.get("params").cloned().unwrap_or(Value::Null);
-        if !UNADDRESSED_REQUESTS.contains(&method.as_str()) && named_uri(&params) != Some(self.uri.as_str()) {
-            let why = format!("requests through a lease must be about its document `{}`", self.uri);
-            return out.send(line(&error(id, ErrorCode::InvalidParams, why))).await;
+        if !UNADDRESSED_REQUESTS.contains(&method.as_str())
+            && named_uri(&params) != Some(self.uri.as_str())
+        {
+            let why = format!(
+                "requests through a lease must be about its document `{}`",
+                self.uri
+            );
+            return out
+                .send(line(&error(id, ErrorCode::InvalidParams, why)))
+                .await;
         }
         if let Some(why) = &self.refused {
-            let why = format!("leanpool refused the document's current text, Lean has not seen it: {why}");
+            let why = format!(
+                "leanpool refused the document's current text, Lean has not seen it: {why}"
+            );
             return out.send(line(&error(id, REQUEST_FAILED, why))).await;
         }
         if self.pending.len() >= MAX_PENDING {
@@ -330,12 +395,19 @@ impl Session {
         if self.raw.send(&msg) {
             self.pending.insert(ours, id);
         } else {
-            return out.send(line(&error(id, REQUEST_FAILED, "the worker stopped"))).await;
+            return out
+                .send(line(&error(id, REQUEST_FAILED, "the worker stopped")))
+                .await;
         }
         Ok(())
     }
 
-    async fn client_notification(&mut self, method: String, msg: Value, out: &TunnelOut) -> Result<(), ()> {
+    async fn client_notification(
+        &mut self,
+        method: String,
+        msg: Value,
+        out: &TunnelOut,
+    ) -> Result<(), ()> {
         let params = msg.get("params").cloned().unwrap_or(Value::Null);
         let ours = named_uri(&params) == Some(self.uri.as_str());
         match method.as_str() {
@@ -359,7 +431,10 @@ impl Session {
                 let why = if ours || named_uri(&params).is_none() {
                     format!("`{method}` is not passed through a lease")
                 } else {
-                    format!("notifications through a lease must be about its document `{}`", self.uri)
+                    format!(
+                        "notifications through a lease must be about its document `{}`",
+                        self.uri
+                    )
                 };
                 return refused(out, &method, &why).await;
             }
@@ -377,19 +452,33 @@ impl Session {
             let why = format!("version {version} is not newer than {}", self.last_version);
             return refused(out, m, &why).await;
         }
-        let text = match params["contentChanges"].as_array().map(Vec::as_slice) {
-            Some([c]) if c.get("range").is_none_or(Value::is_null) && c.as_object().is_some_and(|o| o.keys().all(|k| k == "text" || k == "range")) => {
-                match c.get("text").and_then(Value::as_str) {
-                    Some(t) => t.to_string(),
-                    None => return refused(out, m, "the change has no `text`").await,
+        let text =
+            match params["contentChanges"].as_array().map(Vec::as_slice) {
+                Some([c])
+                    if c.get("range").is_none_or(Value::is_null)
+                        && c.as_object()
+                            .is_some_and(|o| o.keys().all(|k| k == "text" || k == "range")) =>
+                {
+                    match c.get("text").and_then(Value::as_str) {
+                        Some(t) => t.to_string(),
+                        None => return refused(out, m, "the change has no `text`").await,
+                    }
                 }
-            }
-            _ => return refused(out, m, "a lease takes whole texts only: exactly one content change, without a range").await,
-        };
+                _ => return refused(
+                    out,
+                    m,
+                    "a lease takes whole texts only: exactly one content change, without a range",
+                )
+                .await,
+            };
         self.last_version = version;
         let policy = self.guard.clone();
         let screened = tokio::task::spawn_blocking(move || {
-            let r = if policy.enabled { guard::screen(&text, &policy) } else { Ok(()) };
+            let r = if policy.enabled {
+                guard::screen(&text, &policy)
+            } else {
+                Ok(())
+            };
             (r, text)
         })
         .await;
@@ -412,11 +501,16 @@ impl Session {
             Err(rej) => {
                 self.leases.refused.fetch_add(1, Ordering::SeqCst);
                 let msg = format!("leanpool refused this file; Lean has not seen it: {rej}");
-                let width = if rej.construct.contains('\n') { 1 } else { leanpool_lean::text::utf16_len(&rej.construct).max(1) };
+                let width = if rej.construct.contains('\n') {
+                    1
+                } else {
+                    leanpool_lean::text::utf16_len(&rej.construct).max(1)
+                };
                 let range = json!({ "start": { "line": rej.line, "character": rej.character },
                                     "end": { "line": rej.line, "character": rej.character + width } });
                 self.refused = Some(rej.to_string());
-                let diag = json!({ "range": range, "severity": 1, "source": "leanpool", "message": msg });
+                let diag =
+                    json!({ "range": range, "severity": 1, "source": "leanpool", "message": msg });
                 let p = json!({ "uri": self.uri, "version": version, "diagnostics": [diag] });
                 out.send(line(&json!({ "jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": p }))).await
             }
@@ -426,16 +520,24 @@ impl Session {
     /// Routes one message from Lean; `Err` names a frame nobody asked for.
     async fn on_lean_message(&mut self, mut msg: Value, out: &TunnelOut) -> Result<(), Stop> {
         let gone = |_| Stop::ClientGone;
-        let Value::Object(obj) = &msg else { return Err(Stop::Forged("a message that is not a JSON object".into())) };
+        let Value::Object(obj) = &msg else {
+            return Err(Stop::Forged("a message that is not a JSON object".into()));
+        };
         let method = match obj.get("method") {
             None => None,
             Some(Value::String(m)) => Some(m.clone()),
-            Some(_) => return Err(Stop::Forged("a message whose `method` is not a string".into())),
+            Some(_) => {
+                return Err(Stop::Forged(
+                    "a message whose `method` is not a string".into(),
+                ))
+            }
         };
         match (method, obj.get("id").cloned()) {
             (None, Some(id)) => {
                 let Some(theirs) = id.as_i64().and_then(|i| self.pending.remove(&i)) else {
-                    return Err(Stop::Forged(format!("an answer to request {id}, which the daemon never sent")));
+                    return Err(Stop::Forged(format!(
+                        "an answer to request {id}, which the daemon never sent"
+                    )));
                 };
                 msg["id"] = theirs;
                 out.send(line(&msg)).await.map_err(gone)
@@ -448,7 +550,8 @@ impl Session {
                     self.server_requests.insert(id.to_string());
                     out.send(line(&msg)).await.map_err(gone)
                 } else {
-                    self.raw.send(&json!({ "jsonrpc": "2.0", "id": id, "result": null }));
+                    self.raw
+                        .send(&json!({ "jsonrpc": "2.0", "id": id, "result": null }));
                     Ok(())
                 }
             }
@@ -457,8 +560,14 @@ impl Session {
                 let version = match m.as_str() {
                     "textDocument/publishDiagnostics" => p.get("version"),
                     "$/lean/fileProgress" => p.get("textDocument").and_then(|t| t.get("version")),
-                    _ if leanpool_lean::IGNORED_NOTIFICATIONS.contains(&m.as_str()) => return Ok(()),
-                    _ => return Err(Stop::Forged(format!("a `{m}` notification, which a file worker does not send"))),
+                    _ if leanpool_lean::IGNORED_NOTIFICATIONS.contains(&m.as_str()) => {
+                        return Ok(())
+                    }
+                    _ => {
+                        return Err(Stop::Forged(format!(
+                            "a `{m}` notification, which a file worker does not send"
+                        )))
+                    }
                 };
                 if named_uri(&p) != Some(self.uri.as_str()) {
                     return Err(Stop::Forged(format!("a `{m}` about another document")));
@@ -471,11 +580,15 @@ impl Session {
                     return Ok(());
                 }
                 if !self.sent.contains(&v) {
-                    return Err(Stop::Forged(format!("a `{m}` for version {v}, which the daemon never sent")));
+                    return Err(Stop::Forged(format!(
+                        "a `{m}` for version {v}, which the daemon never sent"
+                    )));
                 }
                 out.send(line(&msg)).await.map_err(gone)
             }
-            (None, None) => Err(Stop::Forged("a message with neither `method` nor `id`".into())),
+            (None, None) => Err(Stop::Forged(
+                "a message with neither `method` nor `id`".into(),
+            )),
         }
     }
 }

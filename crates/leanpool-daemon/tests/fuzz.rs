@@ -4,9 +4,9 @@
 //! frames, a few seconds. The live-daemon counterpart is in
 //! `crates/leanpool/tests/daemon_input.rs`.
 
+use leanpool_daemon::methods::{run_gted, Call, GtedLimits};
 use leanpool_protocol::Response;
 use leanpool_rpc::framing::{Frame, FrameReader};
-use leanpool_daemon::methods::{run_gted, Call, GtedLimits};
 use leanpool_rpc::request::{decode, Decoded};
 
 mod fuzzgen;
@@ -29,8 +29,12 @@ async fn fuzz_framing_envelope_params_and_gted() {
         sent += 1;
     }
     // An odd buffer size so that frames straddle reads.
-    let mut reader = FrameReader::new(tokio::io::BufReader::with_capacity(4093, input.as_slice()), MAX);
-    let (mut frames, mut calls, mut replies, mut blanks, mut too_large, mut gted_ok) = (0, 0, 0, 0, 0, 0);
+    let mut reader = FrameReader::new(
+        tokio::io::BufReader::with_capacity(4093, input.as_slice()),
+        MAX,
+    );
+    let (mut frames, mut calls, mut replies, mut blanks, mut too_large, mut gted_ok) =
+        (0, 0, 0, 0, 0, 0);
     while let Some(f) = reader.next_frame().await.unwrap() {
         frames += 1;
         if let Frame::TooLarge { len, .. } = &f {
@@ -41,7 +45,8 @@ async fn fuzz_framing_envelope_params_and_gted() {
             Decoded::Blank => blanks += 1,
             Decoded::Reply(r) => {
                 replies += 1;
-                let back: Response = serde_json::from_slice(&serde_json::to_vec(&r).unwrap()).unwrap();
+                let back: Response =
+                    serde_json::from_slice(&serde_json::to_vec(&r).unwrap()).unwrap();
                 assert!(back.error.is_some() && back.result.is_none());
             }
             Decoded::Call(req) => {

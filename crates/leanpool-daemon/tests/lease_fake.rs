@@ -8,12 +8,12 @@
 //! `harness = false`: this executable is also the fake worker
 //! (`leanpool_testkit::harness::main`).
 
+use leanpool_daemon::{BackendInfo, PoolHandler};
 use leanpool_pool::Pool;
+use leanpool_protocol::ErrorCode;
+use leanpool_rpc::{Server, ServerOptions};
 use leanpool_testkit::harness::{fake_pool_config, Ctx};
 use leanpool_testkit::procs;
-use leanpool_protocol::ErrorCode;
-use leanpool_daemon::{BackendInfo, PoolHandler};
-use leanpool_rpc::{Server, ServerOptions};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -33,12 +33,21 @@ struct Daemon {
 fn daemon(cx: &Ctx, max_leases: usize, max_request_bytes: usize) -> Daemon {
     let socket = cx.dir.path().join("d.sock");
     let pool = cx.fake_pool(fake_pool_config());
-    let handler = PoolHandler::new(pool.clone(), &socket, BackendInfo::unavailable("fake".into())).with_max_leases(max_leases);
+    let handler = PoolHandler::new(
+        pool.clone(),
+        &socket,
+        BackendInfo::unavailable("fake".into()),
+    )
+    .with_max_leases(max_leases);
     let mut opts = ServerOptions::new(&socket);
     opts.max_request_bytes = max_request_bytes;
     let server = Server::bind(opts, handler).unwrap();
     tokio::spawn(server.run());
-    Daemon { socket, log: cx.log(), pool }
+    Daemon {
+        socket,
+        log: cx.log(),
+        pool,
+    }
 }
 
 struct Conn {
@@ -49,27 +58,40 @@ struct Conn {
 impl Conn {
     async fn open(socket: &Path) -> Conn {
         let (rd, wr) = UnixStream::connect(socket).await.unwrap().into_split();
-        Conn { rd: BufReader::new(rd), wr }
+        Conn {
+            rd: BufReader::new(rd),
+            wr,
+        }
     }
     async fn send(&mut self, v: &Value) {
-        self.wr.write_all(format!("{v}\n").as_bytes()).await.unwrap();
+        self.wr
+            .write_all(format!("{v}\n").as_bytes())
+            .await
+            .unwrap();
     }
     async fn recv(&mut self) -> Option<Value> {
         let mut line = String::new();
-        let n = tokio::time::timeout(T, self.rd.read_line(&mut line)).await.expect("an answer in time").unwrap_or(0);
+        let n = tokio::time::timeout(T, self.rd.read_line(&mut line))
+            .await
+            .expect("an answer in time")
+            .unwrap_or(0);
         (n > 0).then(|| serde_json::from_str(&line).unwrap())
     }
     /// The next message that `pick` accepts; the others are skipped.
     async fn until(&mut self, what: &str, pick: impl Fn(&Value) -> bool) -> Value {
         loop {
-            let m = self.recv().await.unwrap_or_else(|| panic!("connection closed while waiting for {what}"));
+            let m = self
+                .recv()
+                .await
+                .unwrap_or_else(|| panic!("connection closed while waiting for {what}"));
             if pick(&m) {
                 return m;
             }
         }
     }
     async fn call(&mut self, method: &str, params: Value) -> Value {
-        self.send(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})).await;
+        self.send(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+            .await;
         self.recv().await.expect("an answer")
     }
 }
@@ -108,22 +130,45 @@ async fn wait_gone(pid: u32) {
 async fn attack_lease_refuses_what_the_guard_refuses(cx: Ctx) {
     let d = daemon(&cx, 1, 64 << 10);
     let mut c = Conn::open(&d.socket).await;
-    let r = c.call("lease", json!({"header": "import Init\n\n#eval 1\n"})).await;
+    let r = c
+        .call("lease", json!({"header": "import Init\n\n#eval 1\n"}))
+        .await;
     let r = r["result"].clone();
-    let (uri, v0, pid) = (r["uri"].as_str().unwrap().to_string(), r["version"].as_i64().unwrap(), r["pid"].as_u64().unwrap() as u32);
-    assert_eq!(r["header"], "import Init\n", "only the imports are used: {r}");
+    let (uri, v0, pid) = (
+        r["uri"].as_str().unwrap().to_string(),
+        r["version"].as_i64().unwrap(),
+        r["pid"].as_u64().unwrap() as u32,
+    );
+    assert_eq!(
+        r["header"], "import Init\n",
+        "only the imports are used: {r}"
+    );
     assert!(procs::alive(pid));
 
     // `#eval` in a full text: answered by leanpool's own diagnostic, never sent.
-    c.send(&change(&uri, v0 + 1, "theorem t : True := trivial\n#eval IO.println \"pwned\"\n")).await;
+    c.send(&change(
+        &uri,
+        v0 + 1,
+        "theorem t : True := trivial\n#eval IO.println \"pwned\"\n",
+    ))
+    .await;
     let m = c.until("the refusal", is_diag(v0 + 1)).await;
     let d0 = &m["params"]["diagnostics"][0];
-    assert_eq!((d0["source"].as_str(), d0["severity"].as_i64()), (Some("leanpool"), Some(1)), "{m}");
+    assert_eq!(
+        (d0["source"].as_str(), d0["severity"].as_i64()),
+        (Some("leanpool"), Some(1)),
+        "{m}"
+    );
     assert!(d0["message"].as_str().unwrap().contains("#eval"), "{m}");
-    assert_eq!(d0["range"]["start"], json!({"line": 1, "character": 0}), "{m}");
+    assert_eq!(
+        d0["range"]["start"],
+        json!({"line": 1, "character": 0}),
+        "{m}"
+    );
     // Requests while the text is refused: an error, not Lean's answer.
     let hover = json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}});
-    c.send(&json!({"jsonrpc": "2.0", "id": "h0", "method": "textDocument/hover", "params": hover})).await;
+    c.send(&json!({"jsonrpc": "2.0", "id": "h0", "method": "textDocument/hover", "params": hover}))
+        .await;
     let m = c.until("the hover's error", |m| m["id"] == "h0").await;
     assert_eq!(m["error"]["code"], -32803, "{m}");
     // An incremental edit (the tunnel takes whole texts only), a didOpen,
@@ -131,43 +176,88 @@ async fn attack_lease_refuses_what_the_guard_refuses(cx: Ctx) {
     let ranged = json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": uri, "version": v0 + 2},
         "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "#eval 1\n"}]}});
     c.send(&ranged).await;
-    let m = c.until("refused ranged edit", |m| m["method"] == "$/leanpool/refused").await;
-    assert!(m["params"]["message"].as_str().unwrap().contains("whole texts"), "{m}");
+    let m = c
+        .until("refused ranged edit", |m| {
+            m["method"] == "$/leanpool/refused"
+        })
+        .await;
+    assert!(
+        m["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("whole texts"),
+        "{m}"
+    );
     let open = json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "lean", "version": v0 + 3, "text": "#eval 2\n"}}});
     c.send(&open).await;
-    let m = c.until("refused didOpen", |m| m["method"] == "$/leanpool/refused").await;
+    let m = c
+        .until("refused didOpen", |m| m["method"] == "$/leanpool/refused")
+        .await;
     assert_eq!(m["params"]["method"], "textDocument/didOpen");
-    c.send(&change("file:///elsewhere.lean", v0 + 4, "#eval 3\n")).await;
-    let m = c.until("refused other document", |m| m["method"] == "$/leanpool/refused").await;
-    assert!(m["params"]["message"].as_str().unwrap().contains("its document"), "{m}");
+    c.send(&change("file:///elsewhere.lean", v0 + 4, "#eval 3\n"))
+        .await;
+    let m = c
+        .until("refused other document", |m| {
+            m["method"] == "$/leanpool/refused"
+        })
+        .await;
+    assert!(
+        m["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("its document"),
+        "{m}"
+    );
     // A method the tunnel does not serve; a line over the cap.
     c.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "workspace/executeCommand", "params": {"command": "x"}})).await;
     let m = c.until("method not found", |m| m["id"] == 7).await;
     assert_eq!(m["error"]["code"], ErrorCode::MethodNotFound.code(), "{m}");
     c.send(&change(&uri, v0 + 5, &"-".repeat(70 << 10))).await;
     let m = c.until("too large", |m| m.get("error").is_some()).await;
-    assert_eq!((m["id"].clone(), m["error"]["code"].as_i64()), (Value::Null, Some(ErrorCode::RequestTooLarge.code())), "{m}");
+    assert_eq!(
+        (m["id"].clone(), m["error"]["code"].as_i64()),
+        (Value::Null, Some(ErrorCode::RequestTooLarge.code())),
+        "{m}"
+    );
 
     // Other callers are served meanwhile; a second lease is over the cap.
     let mut other = Conn::open(&d.socket).await;
-    let ok = other.call("check", json!({"text": "theorem u : True := trivial\n"})).await;
+    let ok = other
+        .call("check", json!({"text": "theorem u : True := trivial\n"}))
+        .await;
     assert_eq!(ok["result"]["status"], "ok", "{ok}");
     let mut second = Conn::open(&d.socket).await;
     let e = second.call("lease", json!({"header": ""})).await;
     assert_eq!(e["error"]["code"], ErrorCode::Overloaded.code(), "{e}");
     let st = status(&d.socket).await;
-    assert_eq!(st["daemon"]["leases"], json!({"active": 1, "max": 1, "granted": 1, "refused_texts": 1, "compromised": 0}), "{st}");
+    assert_eq!(
+        st["daemon"]["leases"],
+        json!({"active": 1, "max": 1, "granted": 1, "refused_texts": 1, "compromised": 0}),
+        "{st}"
+    );
 
     // An acceptable text reaches the worker; its answers come back with
     // the client's own ids.
-    c.send(&change(&uri, v0 + 6, "theorem t : True := trivial\n-- FAKE error\n")).await;
+    c.send(&change(
+        &uri,
+        v0 + 6,
+        "theorem t : True := trivial\n-- FAKE error\n",
+    ))
+    .await;
     let m = c.until("Lean's diagnostics", is_diag(v0 + 6)).await;
-    assert_eq!(m["params"]["diagnostics"][0]["message"], "fake error", "{m}");
-    c.send(&json!({"jsonrpc": "2.0", "id": "h1", "method": "textDocument/hover", "params": hover})).await;
+    assert_eq!(
+        m["params"]["diagnostics"][0]["message"], "fake error",
+        "{m}"
+    );
+    c.send(&json!({"jsonrpc": "2.0", "id": "h1", "method": "textDocument/hover", "params": hover}))
+        .await;
     let m = c.until("hover", |m| m["id"] == "h1").await;
     assert_eq!(m["result"], json!({}), "{m}");
     let log = std::fs::read_to_string(&d.log).unwrap();
-    assert!(!log.contains("eval") && !log.contains("pwned"), "a refused text reached a worker:\n{log}");
+    assert!(
+        !log.contains("eval") && !log.contains("pwned"),
+        "a refused text reached a worker:\n{log}"
+    );
     assert!(log.contains(&format!("{pid} -- FAKE error")), "{log}");
 
     // Closing the connection kills the leased worker; the place frees.
@@ -191,11 +281,33 @@ async fn attack_forged_frame_from_a_leased_worker_ends_the_lease(cx: Ctx) {
     for (n, script) in ["forge_version", "forge_answer"].into_iter().enumerate() {
         let mut c = Conn::open(&d.socket).await;
         let r = c.call("lease", json!({"header": ""})).await["result"].clone();
-        let (uri, v0, pid) = (r["uri"].as_str().unwrap().to_string(), r["version"].as_i64().unwrap(), r["pid"].as_u64().unwrap() as u32);
-        c.send(&change(&uri, v0 + 1, &format!("theorem t : True := trivial\n-- FAKE {script}\n"))).await;
-        let m = c.until("the end of the lease", |m| m["method"] == "$/leanpool/leaseEnded").await;
-        assert!(m["params"]["reason"].as_str().unwrap().contains("nobody asked for"), "{m}");
-        assert!(c.recv().await.is_none(), "the connection must close after the lease ends");
+        let (uri, v0, pid) = (
+            r["uri"].as_str().unwrap().to_string(),
+            r["version"].as_i64().unwrap(),
+            r["pid"].as_u64().unwrap() as u32,
+        );
+        c.send(&change(
+            &uri,
+            v0 + 1,
+            &format!("theorem t : True := trivial\n-- FAKE {script}\n"),
+        ))
+        .await;
+        let m = c
+            .until("the end of the lease", |m| {
+                m["method"] == "$/leanpool/leaseEnded"
+            })
+            .await;
+        assert!(
+            m["params"]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("nobody asked for"),
+            "{m}"
+        );
+        assert!(
+            c.recv().await.is_none(),
+            "the connection must close after the lease ends"
+        );
         wait_gone(pid).await;
         let st = status(&d.socket).await;
         assert_eq!(st["daemon"]["leases"]["compromised"], n as u64 + 1, "{st}");
@@ -209,11 +321,20 @@ async fn lease_must_be_alone_on_its_connection(cx: Ctx) {
     let mut c = Conn::open(&d.socket).await;
     // A `check` in flight (the fake sleeps), then `lease` behind it.
     c.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "check", "params": {"text": "theorem t : True := trivial\n-- FAKE sleep 300\n"}})).await;
-    c.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "lease", "params": {"header": ""}})).await;
+    c.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "lease", "params": {"header": ""}}))
+        .await;
     let a = c.recv().await.unwrap();
-    assert_eq!((a["id"].clone(), a["error"]["code"].as_i64()), (json!(2), Some(ErrorCode::InvalidRequest.code())), "{a}");
+    assert_eq!(
+        (a["id"].clone(), a["error"]["code"].as_i64()),
+        (json!(2), Some(ErrorCode::InvalidRequest.code())),
+        "{a}"
+    );
     let b = c.recv().await.unwrap();
-    assert_eq!((b["id"].clone(), b["result"]["status"].clone()), (json!(1), json!("ok")), "{b}");
+    assert_eq!(
+        (b["id"].clone(), b["result"]["status"].clone()),
+        (json!(1), json!("ok")),
+        "{b}"
+    );
     // Bad params: INVALID_PARAMS, the connection stays JSON-RPC.
     let e = c.call("lease", json!({"header": 5})).await;
     assert_eq!(e["error"]["code"], ErrorCode::InvalidParams.code(), "{e}");

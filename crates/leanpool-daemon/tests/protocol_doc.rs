@@ -4,13 +4,14 @@
 //! examples marked `live` get the documented answer from a real daemon
 //! (in-process, over a Unix socket, without Lean).
 
-use leanpool_protocol::{
-    CheckResult, ErrorCode, GtedParams, GtedResult, NormalizeResult, OptResult, Response, StatementParams,
-};
-use leanpool_protocol::{CheckParams, VerifyParams, VerifyResult};
-use leanpool_rpc::framing::Frame;
 use leanpool_daemon::methods::{Call, METHODS};
 use leanpool_daemon::{BackendInfo, DaemonConfig, PoolHandler, StatusResult};
+use leanpool_protocol::{CheckParams, VerifyParams, VerifyResult};
+use leanpool_protocol::{
+    CheckResult, ErrorCode, GtedParams, GtedResult, NormalizeResult, OptResult, Response,
+    StatementParams,
+};
+use leanpool_rpc::framing::Frame;
 use leanpool_rpc::request::{decode, Decoded};
 use leanpool_rpc::{Server, ServerOptions};
 use serde::{de::DeserializeOwned, Serialize};
@@ -50,8 +51,13 @@ fn examples() -> Vec<Example> {
         if words.first() != Some(&"json") || words.get(1) != Some(&"request") {
             continue;
         }
-        let (_, next_info, response) = blocks.get(k + 1).unwrap_or_else(|| panic!("line {line}: request without response"));
-        assert_eq!(next_info, "json response", "line {line}: a request block must be followed by its response");
+        let (_, next_info, response) = blocks
+            .get(k + 1)
+            .unwrap_or_else(|| panic!("line {line}: request without response"));
+        assert_eq!(
+            next_info, "json response",
+            "line {line}: a request block must be followed by its response"
+        );
         out.push(Example {
             line: *line,
             request: body.clone(),
@@ -65,14 +71,23 @@ fn examples() -> Vec<Example> {
 /// `T` parses the value and writes it back identically (nothing renamed,
 /// dropped or added).
 fn round_trip<T: DeserializeOwned + Serialize>(what: &str, line: usize, v: &Value) {
-    let t: T = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("line {line}: {what} does not parse: {e}\n{v}"));
-    assert_eq!(&serde_json::to_value(&t).unwrap(), v, "line {line}: {what} does not round-trip");
+    let t: T = serde_json::from_value(v.clone())
+        .unwrap_or_else(|e| panic!("line {line}: {what} does not parse: {e}\n{v}"));
+    assert_eq!(
+        &serde_json::to_value(&t).unwrap(),
+        v,
+        "line {line}: {what} does not round-trip"
+    );
 }
 
 fn documented_codes() -> Vec<i64> {
     DOC.lines()
         .filter_map(|l| l.strip_prefix("| -32"))
-        .map(|l| format!("-32{}", l.split('|').next().unwrap().trim()).parse().unwrap())
+        .map(|l| {
+            format!("-32{}", l.split('|').next().unwrap().trim())
+                .parse()
+                .unwrap()
+        })
         .collect()
 }
 
@@ -84,18 +99,29 @@ fn every_example_round_trips() {
     let mut methods_seen = std::collections::BTreeSet::new();
     for e in &ex {
         let decoded = decode(&Frame::Line(e.request.as_bytes().to_vec()), usize::MAX);
-        let resp: Response = serde_json::from_str(&e.response).unwrap_or_else(|err| panic!("line {}: response: {err}", e.line));
+        let resp: Response = serde_json::from_str(&e.response)
+            .unwrap_or_else(|err| panic!("line {}: response: {err}", e.line));
         let resp_value: Value = serde_json::from_str(&e.response).unwrap();
         round_trip::<Response>("response envelope", e.line, &resp_value);
         if let Some(err) = &resp.error {
-            assert!(table.contains(&err.code.code()), "line {}: code {} not in the error table", e.line, err.code);
+            assert!(
+                table.contains(&err.code.code()),
+                "line {}: code {} not in the error table",
+                e.line,
+                err.code
+            );
         }
         let req = match decoded {
             Decoded::Call(r) => r,
             Decoded::Reply(r) => {
                 // A request the envelope decoder refuses: the documented
                 // answer must be exactly the decoder's.
-                assert_eq!(serde_json::to_value(&r).unwrap(), resp_value, "line {}", e.line);
+                assert_eq!(
+                    serde_json::to_value(&r).unwrap(),
+                    resp_value,
+                    "line {}",
+                    e.line
+                );
                 continue;
             }
             Decoded::Blank => panic!("line {}: empty request", e.line),
@@ -107,15 +133,24 @@ fn every_example_round_trips() {
             Ok(call) => match call {
                 Call::Check(_) => round_trip::<CheckParams>("params", e.line, &params),
                 Call::Verify(_) => round_trip::<VerifyParams>("params", e.line, &params),
-                Call::Normalize(_) | Call::Opt(_) => round_trip::<StatementParams>("params", e.line, &params),
+                Call::Normalize(_) | Call::Opt(_) => {
+                    round_trip::<StatementParams>("params", e.line, &params)
+                }
                 Call::Gted(_) => round_trip::<GtedParams>("params", e.line, &params),
                 Call::Status => {}
-                Call::Lease(_) => round_trip::<leanpool_daemon::lease::LeaseParams>("params", e.line, &params),
+                Call::Lease(_) => {
+                    round_trip::<leanpool_daemon::lease::LeaseParams>("params", e.line, &params)
+                }
             },
             Err(err) => {
                 let documented = resp.error.as_ref().map(|e| e.code);
                 if !["ping", "shutdown"].contains(&req.method.as_str()) {
-                    assert_eq!(documented, Some(err.code), "line {}: the daemon would answer {err:?}", e.line);
+                    assert_eq!(
+                        documented,
+                        Some(err.code),
+                        "line {}: the daemon would answer {err:?}",
+                        e.line
+                    );
                 }
             }
         }
@@ -134,7 +169,10 @@ fn every_example_round_trips() {
         }
     }
     for m in METHODS {
-        assert!(DOC.contains(&format!("### `{m}`")), "method {m} has no section");
+        assert!(
+            DOC.contains(&format!("### `{m}`")),
+            "method {m} has no section"
+        );
         assert!(methods_seen.contains(*m), "method {m} has no example");
     }
     let all = ErrorCode::ALL.map(|c| c.code());
@@ -160,13 +198,25 @@ fn config_example_loads() {
 /// ones that one side may lack.
 fn same_shape(doc: &Value, live: &Value, path: &str) {
     // A daemon without Lean has no library and no sandbox to report.
-    const OPTIONAL: &[&str] = &["version", "error", "service", "rss_bytes", "pid", "library", "library_error", "sandbox"];
+    const OPTIONAL: &[&str] = &[
+        "version",
+        "error",
+        "service",
+        "rss_bytes",
+        "pid",
+        "library",
+        "library_error",
+        "sandbox",
+    ];
     match (doc, live) {
         (Value::Object(d), Value::Object(l)) => {
             for k in d.keys().chain(l.keys()) {
                 match (d.get(k), l.get(k)) {
                     (Some(dv), Some(lv)) => same_shape(dv, lv, &format!("{path}.{k}")),
-                    _ => assert!(OPTIONAL.contains(&k.as_str()), "{path}.{k} present on one side only"),
+                    _ => assert!(
+                        OPTIONAL.contains(&k.as_str()),
+                        "{path}.{k} present on one side only"
+                    ),
                 }
             }
         }
@@ -196,17 +246,26 @@ async fn live_examples_match_a_real_daemon() {
     );
     let server = Server::bind(ServerOptions::new(&socket), handler).unwrap();
     tokio::spawn(server.run());
-    let (rd, mut wr) = tokio::net::UnixStream::connect(&socket).await.unwrap().into_split();
+    let (rd, mut wr) = tokio::net::UnixStream::connect(&socket)
+        .await
+        .unwrap()
+        .into_split();
     let mut rd = BufReader::new(rd);
     let mut n = 0;
     for e in examples().iter().filter(|e| e.live.starts_with("live")) {
-        wr.write_all(format!("{}\n", e.request).as_bytes()).await.unwrap();
+        wr.write_all(format!("{}\n", e.request).as_bytes())
+            .await
+            .unwrap();
         let mut line = String::new();
         rd.read_line(&mut line).await.unwrap();
         let got: Value = serde_json::from_str(&line).unwrap();
         let want: Value = serde_json::from_str(&e.response).unwrap();
         match e.live.as_str() {
-            "live" => assert_eq!(got, want, "line {}: the daemon answered differently", e.line),
+            "live" => assert_eq!(
+                got, want,
+                "line {}: the daemon answered differently",
+                e.line
+            ),
             "live-code" => assert_eq!(
                 (&got["id"], &got["error"]["code"]),
                 (&want["id"], &want["error"]["code"]),

@@ -25,20 +25,45 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             _ => break,
         }
     }
-    let texts: Vec<String> = args.iter().map(std::fs::read_to_string).collect::<Result<_, _>>()?;
+    let texts: Vec<String> = args
+        .iter()
+        .map(std::fs::read_to_string)
+        .collect::<Result<_, _>>()?;
     let header = header_key(texts.first().map(String::as_str).unwrap_or(""));
     let mut cfg = WorkerConfig::new(LeanCommand::detect()?);
     cfg.warmup = warmup;
     let t = Instant::now();
     let mut w = Worker::spawn(&cfg, &header).await?;
-    println!("spawned pid {} in {:.2} s, rss {:?} MB", w.pid(), t.elapsed().as_secs_f64(), w.rss_bytes().map(|b| b >> 20));
+    println!(
+        "spawned pid {} in {:.2} s, rss {:?} MB",
+        w.pid(),
+        t.elapsed().as_secs_f64(),
+        w.rss_bytes().map(|b| b >> 20)
+    );
     for (name, text) in args.iter().zip(&texts) {
         let t = Instant::now();
-        let p = CheckParams { text: text.clone(), timeout_ms: Some(timeout.as_millis() as u64), timings: true };
+        let p = CheckParams {
+            text: text.clone(),
+            timeout_ms: Some(timeout.as_millis() as u64),
+            timings: true,
+        };
         let r = check_on(&mut w, &p, timeout).await?;
-        println!("{name}: {:?} in {:.3} s, rss {:?} MB", r.status, t.elapsed().as_secs_f64(), w.rss_bytes().map(|b| b >> 20));
+        println!(
+            "{name}: {:?} in {:.3} s, rss {:?} MB",
+            r.status,
+            t.elapsed().as_secs_f64(),
+            w.rss_bytes().map(|b| b >> 20)
+        );
         for d in &r.diagnostics {
-            println!("  {:?} {}:{}-{}:{} {}", d.severity, d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character, d.message.replace('\n', "\n    "));
+            println!(
+                "  {:?} {}:{}-{}:{} {}",
+                d.severity,
+                d.range.start.line,
+                d.range.start.character,
+                d.range.end.line,
+                d.range.end.character,
+                d.message.replace('\n', "\n    ")
+            );
         }
         if let Some(reason) = &r.reason {
             println!("  reason: {reason}");
@@ -48,7 +73,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Ok(());
         }
     }
-    println!("lsp requests {}, server requests {}", w.lsp_requests(), w.server_requests());
+    println!(
+        "lsp requests {}, server requests {}",
+        w.lsp_requests(),
+        w.server_requests()
+    );
     w.kill().await;
     Ok(())
 }

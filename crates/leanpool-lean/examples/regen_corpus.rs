@@ -49,12 +49,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 bad += 1;
             }
         }
-        return if bad == 0 { Ok(()) } else { Err(format!("{bad} files rejected").into()) };
+        return if bad == 0 {
+            Ok(())
+        } else {
+            Err(format!("{bad} files rejected").into())
+        };
     }
     // Lean names a file's module (and so its private names,
     // `_private.«NAME».0.x`) from its path relative to the working
     // directory: run from the corpus directory, as tests/corpus.rs expects.
-    let files: Vec<PathBuf> = files.iter().map(std::fs::canonicalize).collect::<Result<_, _>>()?;
+    let files: Vec<PathBuf> = files
+        .iter()
+        .map(std::fs::canonicalize)
+        .collect::<Result<_, _>>()?;
     std::env::set_current_dir(&dir)?;
     let command = LeanCommand::detect()?;
     let version = command.version(Duration::from_secs(180)).await?;
@@ -74,10 +81,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             m.data = cold::hide_lean_lib(&m.data, lib.as_deref());
         }
         let out = file.with_extension("expected.json");
-        let mut json = serde_json::to_string_pretty(&Fixture { lean: &version, messages: &messages })?;
+        let mut json = serde_json::to_string_pretty(&Fixture {
+            lean: &version,
+            messages: &messages,
+        })?;
         json.push('\n');
         std::fs::write(&out, json)?;
-        eprintln!("{}: {} messages in {:.1} s", file.display(), messages.len(), t.elapsed().as_secs_f64());
+        eprintln!(
+            "{}: {} messages in {:.1} s",
+            file.display(),
+            messages.len(),
+            t.elapsed().as_secs_f64()
+        );
     }
     Ok(())
 }

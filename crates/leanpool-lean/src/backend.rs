@@ -131,7 +131,9 @@ impl LeanCommand {
     fn native() -> Option<LeanCommand> {
         // What `scripts/setup` recorded (its LEAN_PATH comes from `lake env`
         // of this project, so Mathlib is found) wins over a bare `lean`.
-        if let Some(cmd) = find_setup_json(NATIVE_DIR).and_then(|p| Self::from_backend_json(&p).ok()) {
+        if let Some(cmd) =
+            find_setup_json(NATIVE_DIR).and_then(|p| Self::from_backend_json(&p).ok())
+        {
             if cmd.backend == BackendKind::Native {
                 return Some(cmd);
             }
@@ -157,7 +159,10 @@ impl LeanCommand {
     /// Reads a backend description. Relative paths in it are relative to
     /// the file's directory.
     pub fn from_backend_json(path: &Path) -> Result<LeanCommand, LeanError> {
-        let bad = |msg: String| LeanError::BadBackendJson { path: path.to_path_buf(), msg };
+        let bad = |msg: String| LeanError::BadBackendJson {
+            path: path.to_path_buf(),
+            msg,
+        };
         let raw = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
         let j: BackendJson = serde_json::from_str(&raw).map_err(|e| bad(e.to_string()))?;
         let backend = match j.backend.as_str() {
@@ -167,7 +172,9 @@ impl LeanCommand {
         };
         if let Some(m) = &j.mode_args {
             if m != &["--worker"] {
-                return Err(bad(format!("mode_args {m:?} not supported (leanpool appends `--worker`)")));
+                return Err(bad(format!(
+                    "mode_args {m:?} not supported (leanpool appends `--worker`)"
+                )));
             }
         }
         let base = path.parent().unwrap_or(Path::new("."));
@@ -209,7 +216,9 @@ impl LeanCommand {
     /// process), not `Command::spawn` on whatever thread the caller is on.
     pub fn command(&self, mode_args: &[&str]) -> tokio::process::Command {
         let mut c = tokio::process::Command::new(&self.program);
-        c.args(&self.args).args(mode_args).envs(self.env.iter().map(|(k, v)| (k, v)));
+        c.args(&self.args)
+            .args(mode_args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
         if let Some(cwd) = &self.cwd {
             c.current_dir(cwd);
         }
@@ -219,7 +228,14 @@ impl LeanCommand {
         // (prctl, getppid, _exit), no allocation.
         unsafe {
             c.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                if libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ) != 0
+                {
                     return Err(std::io::Error::last_os_error());
                 }
                 // The parent may have died before the prctl: then the signal
@@ -235,9 +251,14 @@ impl LeanCommand {
 
     /// Runs `--version` (ignores the recorded version).
     pub async fn run_version(&self, timeout: Duration) -> Result<String, LeanError> {
-        let err = |msg: String| LeanError::Version { program: self.program.display().to_string(), msg };
+        let err = |msg: String| LeanError::Version {
+            program: self.program.display().to_string(),
+            msg,
+        };
         let mut c = self.command(&["--version"]);
-        c.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        c.stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
         c.kill_on_drop(true);
         let child = crate::proc::spawn(c).map_err(|e| err(e.to_string()))?;
         let out = tokio::time::timeout(timeout, child.wait_with_output())
@@ -246,7 +267,10 @@ impl LeanCommand {
             .map_err(|e| err(e.to_string()))?;
         let stdout = String::from_utf8_lossy(&out.stdout);
         // The WASM build prints `[DEBUG:...]` lines around the answer.
-        let line = stdout.lines().find(|l| l.starts_with("Lean ")).map(str::to_string);
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with("Lean "))
+            .map(str::to_string);
         match (out.status.success(), line) {
             (true, Some(l)) => Ok(l),
             (_, _) => Err(err(format!(
@@ -277,15 +301,21 @@ fn tail(s: &str, max: usize) -> &str {
 
 fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| {
-        use std::os::unix::fs::PermissionsExt;
-        p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
-    })
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| {
+            use std::os::unix::fs::PermissionsExt;
+            p.metadata()
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+        })
 }
 
 fn lake_lean_path() -> Option<String> {
     let cwd = std::env::current_dir().ok()?;
-    let root = cwd.ancestors().find(|d| d.join("lakefile.lean").is_file() || d.join("lakefile.toml").is_file())?;
+    let root = cwd
+        .ancestors()
+        .find(|d| d.join("lakefile.lean").is_file() || d.join("lakefile.toml").is_file())?;
     if !root.join(".lake").is_dir() {
         return None;
     }
@@ -317,11 +347,16 @@ fn find_setup_json(dir: &str) -> Option<PathBuf> {
     if let Ok(cwd) = std::env::current_dir() {
         starts.push(cwd);
     }
-    if let Some(exe_dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+    if let Some(exe_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
         starts.push(exe_dir);
     }
     starts.iter().find_map(|s| {
-        s.ancestors().map(|d| d.join(dir).join("backend.json")).find(|p| p.is_file())
+        s.ancestors()
+            .map(|d| d.join(dir).join("backend.json"))
+            .find(|p| p.is_file())
     })
 }
 
@@ -343,7 +378,13 @@ mod tests {
         assert_eq!(c.backend, BackendKind::Wasm);
         assert_eq!(c.program, PathBuf::from("/opt/node/bin/node"));
         assert_eq!(c.args, ["--stack-size=8000", "/x/lean.js"]);
-        assert_eq!(c.env, [("LEAN_PATH".into(), "/x/lib".into()), ("ZED".into(), "1".into())]);
+        assert_eq!(
+            c.env,
+            [
+                ("LEAN_PATH".into(), "/x/lib".into()),
+                ("ZED".into(), "1".into())
+            ]
+        );
         assert_eq!(c.lean_path().as_deref(), Some("/x/lib"));
         assert_eq!(c.version.as_deref(), Some("Lean (version 4.28.0-pre)"));
     }
@@ -365,8 +406,15 @@ mod tests {
         std::fs::write(&path, r#"{"backend":"jvm","program":"x"}"#).unwrap();
         let e = LeanCommand::from_backend_json(&path).unwrap_err();
         assert!(e.to_string().contains("unknown backend"), "{e}");
-        std::fs::write(&path, r#"{"backend":"wasm","program":"x","mode_args":["--server"]}"#).unwrap();
-        assert!(LeanCommand::from_backend_json(&path).unwrap_err().to_string().contains("mode_args"));
+        std::fs::write(
+            &path,
+            r#"{"backend":"wasm","program":"x","mode_args":["--server"]}"#,
+        )
+        .unwrap();
+        assert!(LeanCommand::from_backend_json(&path)
+            .unwrap_err()
+            .to_string()
+            .contains("mode_args"));
         std::fs::write(&path, "{").unwrap();
         assert!(LeanCommand::from_backend_json(&path).is_err());
         assert!(LeanCommand::from_backend_json(&dir.path().join("missing.json")).is_err());
@@ -377,15 +425,24 @@ mod tests {
         // A stand-in "Lean" that prints like the WASM build does.
         let c = LeanCommand {
             program: "/bin/sh".into(),
-            args: vec!["-c".into(), "echo '[DEBUG: x]'; echo 'Lean (version 9.9.9)'; echo $0".into()],
+            args: vec![
+                "-c".into(),
+                "echo '[DEBUG: x]'; echo 'Lean (version 9.9.9)'; echo $0".into(),
+            ],
             env: vec![],
             cwd: None,
             backend: BackendKind::Wasm,
             version: None,
             source: "test".into(),
         };
-        assert_eq!(c.run_version(Duration::from_secs(10)).await.unwrap(), "Lean (version 9.9.9)");
-        let failing = LeanCommand { args: vec!["-c".into(), "exit 3".into()], ..c };
+        assert_eq!(
+            c.run_version(Duration::from_secs(10)).await.unwrap(),
+            "Lean (version 9.9.9)"
+        );
+        let failing = LeanCommand {
+            args: vec!["-c".into(), "exit 3".into()],
+            ..c
+        };
         assert!(failing.run_version(Duration::from_secs(10)).await.is_err());
     }
 }

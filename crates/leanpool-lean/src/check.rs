@@ -3,9 +3,9 @@
 
 use crate::guard::{GuardPolicy, Rejection};
 use crate::header::Document;
-use crate::worker::{Worker, WorkerConfig, WorkerError};
 use crate::text::LineIndex;
 use crate::verdict;
+use crate::worker::{Worker, WorkerConfig, WorkerError};
 use leanpool_protocol::{CheckParams, CheckResult, DeclarationInfo, Range};
 use std::time::{Duration, Instant};
 
@@ -72,24 +72,35 @@ pub async fn check_on_with(
             doc.header
         )));
     }
-    let timeout = params.timeout_ms.map(Duration::from_millis).unwrap_or(default_timeout);
+    let timeout = params
+        .timeout_ms
+        .map(Duration::from_millis)
+        .unwrap_or(default_timeout);
     let body = &doc.text[doc.header.len()..];
     let scan = match verdict::scan(body) {
         Ok(s) => s,
         Err((offset, reason)) => {
             let p = doc.to_caller(doc.body_offset_position(offset));
-            return Ok(with_time(CheckResult::rejected(format!("{}:{}: {reason}", p.line + 1, p.character + 1))));
+            return Ok(with_time(CheckResult::rejected(format!(
+                "{}:{}: {reason}",
+                p.line + 1,
+                p.character + 1
+            ))));
         }
     };
     let trailer = verdict::trailer(body, &scan);
     let sent = format!("{}{trailer}", doc.text);
-    let first_line = (doc.text.matches('\n').count() + usize::from(trailer.starts_with('\n'))) as u32;
+    let first_line =
+        (doc.text.matches('\n').count() + usize::from(trailer.starts_with('\n'))) as u32;
     let body_end = LineIndex::new(&doc.text).position(doc.text.len());
     let decls: Vec<_> = scan
         .declarations
         .iter()
         .map(|d| {
-            let range = Range { start: doc.body_offset_position(d.start), end: doc.body_offset_position(d.end) };
+            let range = Range {
+                start: doc.body_offset_position(d.start),
+                end: doc.body_offset_position(d.end),
+            };
             (d.clone(), range)
         })
         .collect();
@@ -97,12 +108,24 @@ pub async fn check_on_with(
     let elaborated = worker.elaborate(&sent, timeout).await;
     // Lean's share of the request, so that callers (the daemon bench) can
     // tell it from leanpool's own overhead.
-    let worker_us = params.timings.then(|| on_worker.elapsed().as_micros() as u64);
-    let with_time = |r: CheckResult| CheckResult { worker_us, ..with_time(r) };
+    let worker_us = params
+        .timings
+        .then(|| on_worker.elapsed().as_micros() as u64);
+    let with_time = |r: CheckResult| CheckResult {
+        worker_us,
+        ..with_time(r)
+    };
     match elaborated {
         Ok(diags) => {
             let unlisted = policy.verdict.unlisted_axioms.resolve(worker.backend());
-            let (diags, judged) = verdict::judge(diags, first_line, &decls, body_end, &policy.verdict, unlisted);
+            let (diags, judged) = verdict::judge(
+                diags,
+                first_line,
+                &decls,
+                body_end,
+                &policy.verdict,
+                unlisted,
+            );
             let diags = diags
                 .into_iter()
                 .map(|mut d| {
@@ -116,11 +139,19 @@ pub async fn check_on_with(
             let mut r = CheckResult::from_diagnostics(diags);
             r.declarations = judged
                 .into_iter()
-                .map(|j| DeclarationInfo { name: j.name, kind: j.keyword, range: doc.range_to_caller(j.range), present: j.present, axioms: j.axioms })
+                .map(|j| DeclarationInfo {
+                    name: j.name,
+                    kind: j.keyword,
+                    range: doc.range_to_caller(j.range),
+                    present: j.present,
+                    axioms: j.axioms,
+                })
                 .collect();
             Ok(with_time(r))
         }
-        Err(WorkerError::Timeout) => Ok(with_time(CheckResult::timeout(timeout.as_millis() as u64))),
+        Err(WorkerError::Timeout) => {
+            Ok(with_time(CheckResult::timeout(timeout.as_millis() as u64)))
+        }
         Err(e) => Err(e),
     }
 }

@@ -93,7 +93,11 @@ impl ColdMessage {
         let ix = LineIndex::new(text);
         let start = cold_to_position(&ix, self.pos);
         let end = self.end_pos.map_or(start, |p| cold_to_position(&ix, p));
-        Diagnostic { severity: self.severity(), range: Range { start, end }, message: self.data.clone() }
+        Diagnostic {
+            severity: self.severity(),
+            range: Range { start, end },
+            message: self.data.clone(),
+        }
     }
 }
 
@@ -103,29 +107,44 @@ impl ColdMessage {
 pub fn cold_to_position(ix: &LineIndex<'_>, p: ColdPos) -> Position {
     let line = p.line.saturating_sub(1);
     let Some(bytes) = ix.line_bytes(line) else {
-        return Position { line, character: p.column };
+        return Position {
+            line,
+            character: p.column,
+        };
     };
     let content = &ix.text()[bytes];
     let mut units = 0u32;
     let mut chars = 0u32;
     for ch in content.chars() {
         if chars == p.column {
-            return Position { line, character: units };
+            return Position {
+                line,
+                character: units,
+            };
         }
         units += ch.len_utf16() as u32;
         chars += 1;
     }
-    Position { line, character: units + (p.column - chars) }
+    Position {
+        line,
+        character: units + (p.column - chars),
+    }
 }
 
 /// Runs `lean --json FILE` with `command`'s program, arguments and
 /// environment, and returns Lean's messages in the order it printed them.
 /// The exit status is Lean's verdict (1 when a message is an error), not
 /// a failure; a crash (signal, `INTERNAL PANIC`) or an unreadable line is.
-pub async fn run_json(command: &LeanCommand, file: &Path, timeout: Duration) -> Result<Vec<ColdMessage>, ColdError> {
+pub async fn run_json(
+    command: &LeanCommand,
+    file: &Path,
+    timeout: Duration,
+) -> Result<Vec<ColdMessage>, ColdError> {
     let file_arg = file.to_string_lossy().into_owned();
     let mut c = command.command(&["--json", &file_arg]);
-    c.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    c.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
     c.kill_on_drop(true);
     let child = crate::proc::spawn(c).map_err(|e| ColdError::Spawn(e.to_string()))?;
     let out = tokio::time::timeout(timeout, child.wait_with_output())
@@ -135,8 +154,19 @@ pub async fn run_json(command: &LeanCommand, file: &Path, timeout: Duration) -> 
     let stderr = String::from_utf8_lossy(&out.stderr);
     let code = out.status.code();
     if !matches!(code, Some(0 | 1)) || stderr.contains("INTERNAL PANIC") {
-        let tail: String = stderr.chars().rev().take(2000).collect::<Vec<_>>().into_iter().rev().collect();
-        return Err(ColdError::Failed { file: file_arg, code, stderr_tail: tail });
+        let tail: String = stderr
+            .chars()
+            .rev()
+            .take(2000)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        return Err(ColdError::Failed {
+            file: file_arg,
+            code,
+            stderr_tail: tail,
+        });
     }
     parse_json_lines(&String::from_utf8_lossy(&out.stdout))
 }
@@ -150,13 +180,19 @@ pub fn parse_json_lines(stdout: &str) -> Result<Vec<ColdMessage>, ColdError> {
         if !line.starts_with('{') {
             continue;
         }
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
-        let is_message = ["severity", "pos", "data", "fileName"].iter().all(|k| v.get(k).is_some());
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let is_message = ["severity", "pos", "data", "fileName"]
+            .iter()
+            .all(|k| v.get(k).is_some());
         if !is_message {
             continue;
         }
-        let m: ColdMessage =
-            serde_json::from_value(v).map_err(|e| ColdError::BadLine { line: line.to_string(), msg: e.to_string() })?;
+        let m: ColdMessage = serde_json::from_value(v).map_err(|e| ColdError::BadLine {
+            line: line.to_string(),
+            msg: e.to_string(),
+        })?;
         msgs.push(m);
     }
     Ok(msgs)
@@ -170,7 +206,10 @@ pub const LEAN_LIB_PLACEHOLDER: &str = "$LEAN_LIB";
 /// The library directory [`LEAN_LIB_PLACEHOLDER`] stands for.
 pub fn lean_lib(command: &LeanCommand) -> Option<String> {
     let path = command.lean_path()?;
-    std::env::split_paths(&path).next().map(|p| p.display().to_string()).filter(|p| !p.is_empty())
+    std::env::split_paths(&path)
+        .next()
+        .map(|p| p.display().to_string())
+        .filter(|p| !p.is_empty())
 }
 
 /// `text` with the library directory replaced by the placeholder.
@@ -195,17 +234,38 @@ mod tests {
         // BMP (1 and 1).
         let text = "def 𝔽 : Nat := 3\n∀ 𝓝𝓝 x\r\nlast";
         let ix = LineIndex::new(text);
-        assert_eq!(cold_to_position(&ix, ColdPos { line: 1, column: 0 }), pos(0, 0));
+        assert_eq!(
+            cold_to_position(&ix, ColdPos { line: 1, column: 0 }),
+            pos(0, 0)
+        );
         // Column 5 (codepoints) is after "def 𝔽": 4 + 2 units.
-        assert_eq!(cold_to_position(&ix, ColdPos { line: 1, column: 5 }), pos(0, 6));
-        assert_eq!(cold_to_position(&ix, ColdPos { line: 2, column: 2 }), pos(1, 2));
+        assert_eq!(
+            cold_to_position(&ix, ColdPos { line: 1, column: 5 }),
+            pos(0, 6)
+        );
+        assert_eq!(
+            cold_to_position(&ix, ColdPos { line: 2, column: 2 }),
+            pos(1, 2)
+        );
         // After "∀ 𝓝𝓝 " (5 codepoints): 1 + 1 + 4 + 1 = 7 units.
-        assert_eq!(cold_to_position(&ix, ColdPos { line: 2, column: 5 }), pos(1, 7));
+        assert_eq!(
+            cold_to_position(&ix, ColdPos { line: 2, column: 5 }),
+            pos(1, 7)
+        );
         // End of a CRLF line: the `\r` is not part of the content.
-        assert_eq!(cold_to_position(&ix, ColdPos { line: 2, column: 6 }), pos(1, 8));
-        assert_eq!(cold_to_position(&ix, ColdPos { line: 3, column: 4 }), pos(2, 4));
+        assert_eq!(
+            cold_to_position(&ix, ColdPos { line: 2, column: 6 }),
+            pos(1, 8)
+        );
+        assert_eq!(
+            cold_to_position(&ix, ColdPos { line: 3, column: 4 }),
+            pos(2, 4)
+        );
         // Past the end of the text.
-        assert_eq!(cold_to_position(&ix, ColdPos { line: 9, column: 1 }), pos(8, 1));
+        assert_eq!(
+            cold_to_position(&ix, ColdPos { line: 9, column: 1 }),
+            pos(8, 1)
+        );
     }
 
     #[test]
@@ -228,12 +288,30 @@ mod tests {
 "#;
         let m = parse_json_lines(out).unwrap();
         assert_eq!(m.len(), 2);
-        assert_eq!(m[0].pos, ColdPos { line: 8, column: 16 });
-        assert_eq!(m[0].end_pos, Some(ColdPos { line: 8, column: 19 }));
+        assert_eq!(
+            m[0].pos,
+            ColdPos {
+                line: 8,
+                column: 16
+            }
+        );
+        assert_eq!(
+            m[0].end_pos,
+            Some(ColdPos {
+                line: 8,
+                column: 19
+            })
+        );
         assert_eq!(m[1].end_pos, None);
         let text = "theorem s : True := sorry\n";
         let d = m[1].to_diagnostic(text);
         assert_eq!(d.severity, Severity::Warning);
-        assert_eq!(d.range, Range { start: pos(0, 8), end: pos(0, 8) });
+        assert_eq!(
+            d.range,
+            Range {
+                start: pos(0, 8),
+                end: pos(0, 8)
+            }
+        );
     }
 }

@@ -28,8 +28,8 @@ use crate::framing::{encode, FrameError, FrameReader};
 use crate::lsp;
 use crate::proc::{self, RingLog};
 use crate::worker::WorkerError;
-use serde_json::Value;
 use leanpool_protocol::pending::{Completion, Pending};
+use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -62,7 +62,11 @@ pub(crate) enum Violation {
     #[error("a {what} without a version")]
     NoVersion { what: &'static str },
     #[error("a {what} for version {version}, which was never sent (newest: {newest})")]
-    UnsentVersion { what: &'static str, version: i32, newest: i32 },
+    UnsentVersion {
+        what: &'static str,
+        version: i32,
+        newest: i32,
+    },
     #[error("an unexpected notification `{0}`")]
     UnexpectedNotification(String),
 }
@@ -80,7 +84,6 @@ pub(crate) trait Notifications: Send + 'static {
 
 /// An answer as Lean sent it: `result`, or `error`'s code and message.
 type Reply = Result<Value, (i64, String)>;
-
 
 /// What the reader and stderr tasks learned; read by the owner under the
 /// mutex.
@@ -162,7 +165,12 @@ impl<N: Notifications> Connection<N> {
     /// Takes over `child` (process `pid`, which leads its own process
     /// group, stdio piped) and starts the three tasks; `handler` receives
     /// Lean's notifications.
-    pub fn new(mut child: tokio::process::Child, pid: u32, stderr_log_bytes: usize, handler: N) -> Self {
+    pub fn new(
+        mut child: tokio::process::Child,
+        pid: u32,
+        stderr_log_bytes: usize,
+        handler: N,
+    ) -> Self {
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr_pipe = child.stderr.take().expect("piped stderr");
@@ -180,9 +188,28 @@ impl<N: Notifications> Connection<N> {
         let (events_tx, events) = watch::channel(());
         let (out, out_rx) = mpsc::unbounded_channel();
         tokio::spawn(write_loop(stdin, out_rx));
-        tokio::spawn(read_loop(stdout, shared.clone(), events_tx.clone(), out.clone()));
-        tokio::spawn(stderr_loop(stderr_pipe, stderr.clone(), shared.clone(), events_tx.clone()));
-        Connection { child: Some(child), pid, reaped: false, requests: 0, shared, events, out, stderr }
+        tokio::spawn(read_loop(
+            stdout,
+            shared.clone(),
+            events_tx.clone(),
+            out.clone(),
+        ));
+        tokio::spawn(stderr_loop(
+            stderr_pipe,
+            stderr.clone(),
+            shared.clone(),
+            events_tx.clone(),
+        ));
+        Connection {
+            child: Some(child),
+            pid,
+            reaped: false,
+            requests: 0,
+            shared,
+            events,
+            out,
+            stderr,
+        }
     }
 
     /// Reads the handler's record.
@@ -205,7 +232,12 @@ impl<N: Notifications> Connection<N> {
     }
 
     /// Sends a request and waits for its answer until `deadline`.
-    pub async fn call(&mut self, method: &str, params: Value, deadline: TokioInstant) -> Result<Value, WorkerError> {
+    pub async fn call(
+        &mut self,
+        method: &str,
+        params: Value,
+        deadline: TokioInstant,
+    ) -> Result<Value, WorkerError> {
         let (tx, rx) = oneshot::channel();
         let id = {
             let mut st = self.shared.lock().unwrap();
@@ -258,7 +290,11 @@ impl<N: Notifications> Connection<N> {
     /// Waits until `done` holds for the handler's record, or the worker
     /// dies, or `deadline` passes ([`WorkerError::Timeout`]; nothing is
     /// killed).
-    pub async fn wait_until(&mut self, deadline: TokioInstant, done: impl Fn(&N) -> bool) -> Result<(), WorkerError> {
+    pub async fn wait_until(
+        &mut self,
+        deadline: TokioInstant,
+        done: impl Fn(&N) -> bool,
+    ) -> Result<(), WorkerError> {
         loop {
             {
                 let st = self.shared.lock().unwrap();
@@ -296,7 +332,10 @@ impl<N: Notifications> Connection<N> {
             return WorkerError::Compromised(what);
         }
         match panic {
-            Some(message) => WorkerError::Panicked { message, stderr_tail },
+            Some(message) => WorkerError::Panicked {
+                message,
+                stderr_tail,
+            },
             None => WorkerError::Died { stderr_tail },
         }
     }
@@ -318,7 +357,10 @@ impl<N: Notifications> Connection<N> {
     }
 
     pub fn raw_sender(&self) -> RawSender {
-        RawSender { out: self.out.clone(), liveness: self.shared.clone() }
+        RawSender {
+            out: self.out.clone(),
+            liveness: self.shared.clone(),
+        }
     }
 
     /// Requests sent so far (notifications not counted).
@@ -350,7 +392,9 @@ impl<N: Notifications> Connection<N> {
     }
 
     pub fn is_alive(&mut self) -> bool {
-        let Some(child) = self.child.as_mut().filter(|_| !self.reaped) else { return false };
+        let Some(child) = self.child.as_mut().filter(|_| !self.reaped) else {
+            return false;
+        };
         if !matches!(child.try_wait(), Ok(None)) {
             // Exited by itself (and now reaped); its group may still have
             // members, so kill them too.
@@ -439,7 +483,10 @@ fn reap_in_background(mut child: tokio::process::Child, pid: u32) {
     }
 }
 
-async fn write_loop(mut stdin: tokio::process::ChildStdin, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
+async fn write_loop(
+    mut stdin: tokio::process::ChildStdin,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+) {
     while let Some(bytes) = rx.recv().await {
         if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
             break;
@@ -476,8 +523,13 @@ async fn stderr_loop<N>(
         carry.extend_from_slice(&buf[..n]);
         if let Some(at) = find(&carry, PANIC_MARKER) {
             panicked = true;
-            let line_end = carry[at..].iter().position(|&b| b == b'\n').map_or(carry.len(), |e| at + e);
-            let line = String::from_utf8_lossy(&carry[at..line_end]).trim().to_string();
+            let line_end = carry[at..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(carry.len(), |e| at + e);
+            let line = String::from_utf8_lossy(&carry[at..line_end])
+                .trim()
+                .to_string();
             tracing::warn!("Lean worker panicked: {line}");
             let mut st = shared.lock().unwrap();
             st.panic = Some(line.clone());
@@ -515,7 +567,10 @@ async fn read_loop<N: Notifications>(
                 break;
             }
             Err(e @ FrameError::BadHeader(_)) => {
-                shared.lock().unwrap().violation(Violation::MalformedFrame(e.to_string()));
+                shared
+                    .lock()
+                    .unwrap()
+                    .violation(Violation::MalformedFrame(e.to_string()));
                 break;
             }
         };
@@ -529,7 +584,10 @@ async fn read_loop<N: Notifications>(
         }
         events.send_replace(());
     }
-    tracing::debug!("Lean worker reader stopped: {:?}", shared.lock().unwrap().dead);
+    tracing::debug!(
+        "Lean worker reader stopped: {:?}",
+        shared.lock().unwrap().dead
+    );
     events.send_replace(());
 }
 
@@ -549,15 +607,19 @@ fn handle_message<N: Notifications>(
         if let Some(tap) = &st.tap {
             let method = msg.get("method");
             let id = msg.get("id");
-            let ours =
-                method.is_none() && id.and_then(Value::as_i64).is_some_and(|i| st.pending.is_waiting(i));
+            let ours = method.is_none()
+                && id
+                    .and_then(Value::as_i64)
+                    .is_some_and(|i| st.pending.is_waiting(i));
             if !ours {
                 let _ = tap.send(msg);
                 return Ok(());
             }
         }
     }
-    let Value::Object(obj) = &msg else { return Err(Violation::NotAnObject) };
+    let Value::Object(obj) = &msg else {
+        return Err(Violation::NotAnObject);
+    };
     let method = match obj.get("method") {
         None => None,
         Some(Value::String(m)) => Some(m.as_str()),
@@ -575,11 +637,16 @@ fn handle_message<N: Notifications>(
             shared.lock().unwrap().handler.notification(m, params)?;
         }
         (None, Some(id)) => {
-            let id = id.as_i64().ok_or_else(|| Violation::ForeignId(id.clone()))?;
+            let id = id
+                .as_i64()
+                .ok_or_else(|| Violation::ForeignId(id.clone()))?;
             let reply = match obj.get("error") {
                 Some(err) => Err((
                     err.get("code").and_then(Value::as_i64).unwrap_or(0),
-                    err.get("message").and_then(Value::as_str).unwrap_or("").to_string(),
+                    err.get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
                 )),
                 None => Ok(obj.get("result").cloned().unwrap_or(Value::Null)),
             };

@@ -45,7 +45,8 @@ pub struct Decoder {
 }
 
 fn find_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle))
+    hay.windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle))
 }
 
 impl Decoder {
@@ -72,7 +73,9 @@ impl Decoder {
         }
         let Some(end) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") else {
             if self.buf.len() > 64 * 1024 {
-                return Err(FrameError::BadHeader("header block longer than 64 KiB".into()));
+                return Err(FrameError::BadHeader(
+                    "header block longer than 64 KiB".into(),
+                ));
             }
             return Ok(None);
         };
@@ -88,7 +91,9 @@ impl Decoder {
                     .parse()
                     .map_err(|_| FrameError::BadHeader(h.to_string()))?;
                 if n > MAX_FRAME {
-                    return Err(FrameError::BadHeader(format!("Content-Length {n} too large")));
+                    return Err(FrameError::BadHeader(format!(
+                        "Content-Length {n} too large"
+                    )));
                 }
                 length = Some(n);
             }
@@ -114,7 +119,11 @@ pub struct FrameReader<R> {
 impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// A reader of `inner`'s frames.
     pub fn new(inner: R) -> Self {
-        FrameReader { inner, decoder: Decoder::default(), chunk: vec![0; 64 * 1024] }
+        FrameReader {
+            inner,
+            decoder: Decoder::default(),
+            chunk: vec![0; 64 * 1024],
+        }
     }
 
     /// The next message body; `Ok(None)` at end of stream.
@@ -168,7 +177,11 @@ mod tests {
         input.extend(b"[DEBUG: between] Content-\n");
         input.extend(encode(b));
         for split in [1, 2, 3, 7, 16, 1000] {
-            assert_eq!(frames(&input, split), vec![a.to_vec(), b.to_vec()], "split {split}");
+            assert_eq!(
+                frames(&input, split),
+                vec![a.to_vec(), b.to_vec()],
+                "split {split}"
+            );
         }
     }
 
@@ -181,7 +194,8 @@ mod tests {
         )
         .into_bytes();
         input.extend(body);
-        let mut input2 = format!("Content-Type: x\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+        let mut input2 =
+            format!("Content-Type: x\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
         input2.extend(body);
         // Content-Type before Content-Length: the skip-to-Content-Length
         // rule drops it as noise, which is harmless.

@@ -282,7 +282,10 @@ mod tests {
     /// seconds.
     #[test]
     fn a_160k_line_header_of_set_options_is_screened_in_linear_time() {
-        let text = format!("{}theorem t : True := trivial\n", "set_option maxHeartbeats 400000\n".repeat(160_000));
+        let text = format!(
+            "{}theorem t : True := trivial\n",
+            "set_option maxHeartbeats 400000\n".repeat(160_000)
+        );
         let t = std::time::Instant::now();
         assert!(screen(&text, &GuardPolicy::default()).is_ok());
         let ms = t.elapsed().as_millis();

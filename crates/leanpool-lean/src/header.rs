@@ -72,10 +72,9 @@ pub fn assemble(
         offsets.push(at);
         match p {
             Piece::Copied(r) => {
-                if let Some(t) = source_tokens
-                    .iter()
-                    .find(|t| (t.start < r.start && t.end > r.start) || (t.start < r.end && t.end > r.end))
-                {
+                if let Some(t) = source_tokens.iter().find(|t| {
+                    (t.start < r.start && t.end > r.start) || (t.start < r.end && t.end > r.end)
+                }) {
                     return Err(DocumentError(format!(
                         "internal: a copied range cuts the token `{}`",
                         t.text
@@ -98,7 +97,11 @@ pub fn assemble(
     }
     let got = lex::tokenize(&out)?;
     let same = |a: &Token, b: &Token| {
-        a.kind == b.kind && a.text == b.text && a.start == b.start && a.end == b.end && a.nested == b.nested
+        a.kind == b.kind
+            && a.text == b.text
+            && a.start == b.start
+            && a.end == b.end
+            && a.nested == b.nested
     };
     if got.len() != expected.len() || !got.iter().zip(&expected).all(|(a, b)| same(a, b)) {
         let at = got
@@ -197,7 +200,10 @@ impl Document {
         let mut header = String::new();
         let mut header_origin = Vec::new();
         for c in &commands {
-            let words: Vec<&str> = toks[c.clone()].iter().map(|t| &caller_text[t.start..t.end]).collect();
+            let words: Vec<&str> = toks[c.clone()]
+                .iter()
+                .map(|t| &caller_text[t.start..t.end])
+                .collect();
             header.push_str(&words.join(" "));
             header.push('\n');
             header_origin.push(index.position(toks[c.start].start));
@@ -205,14 +211,31 @@ impl Document {
         let cut = if end == 0 { 0 } else { toks[end - 1].end };
         let cut_pos = index.position(cut);
         let pad = " ".repeat(cut_pos.character as usize);
-        let pieces = [Piece::Written(&header), Piece::Written(&pad), Piece::Copied(cut..caller_text.len())];
+        let pieces = [
+            Piece::Written(&header),
+            Piece::Written(&pad),
+            Piece::Copied(cut..caller_text.len()),
+        ];
         let (text, _) = assemble(caller_text, toks, &pieces)?;
         // The canonical header reads as the caller's import tokens.
         let sent = lex::tokenize(&header)?;
-        if sent.len() != end || !sent.iter().zip(&toks[..end]).all(|(a, b)| a.kind == b.kind && a.text == b.text) {
-            return Err(DocumentError("internal: the canonical import header does not read like the caller's".into()));
+        if sent.len() != end
+            || !sent
+                .iter()
+                .zip(&toks[..end])
+                .all(|(a, b)| a.kind == b.kind && a.text == b.text)
+        {
+            return Err(DocumentError(
+                "internal: the canonical import header does not read like the caller's".into(),
+            ));
         }
-        Ok(Document { header, text, cut, cut_pos, header_origin })
+        Ok(Document {
+            header,
+            text,
+            cut,
+            cut_pos,
+            header_origin,
+        })
     }
 
     /// Line of `text` on which the caller's text after the imports starts.
@@ -236,27 +259,42 @@ impl Document {
     pub fn to_caller(&self, pos: Position) -> Position {
         let body_line = self.body_line();
         if pos.line >= body_line {
-            Position { line: pos.line - body_line + self.cut_pos.line, character: pos.character }
+            Position {
+                line: pos.line - body_line + self.cut_pos.line,
+                character: pos.character,
+            }
         } else {
             let o = self.header_origin[pos.line as usize];
-            Position { line: o.line, character: o.character + pos.character }
+            Position {
+                line: o.line,
+                character: o.character + pos.character,
+            }
         }
     }
 
     /// A range of the document mapped back to the caller's text.
     pub fn range_to_caller(&self, r: Range) -> Range {
-        Range { start: self.to_caller(r.start), end: self.to_caller(r.end) }
+        Range {
+            start: self.to_caller(r.start),
+            end: self.to_caller(r.end),
+        }
     }
 
     /// Maps a position in the caller's text into `text` (`None` for a
     /// position among the imports that is not on an import command's line).
     pub fn from_caller(&self, pos: Position) -> Option<Position> {
         if (pos.line, pos.character) >= (self.cut_pos.line, self.cut_pos.character) {
-            Some(Position { line: pos.line - self.cut_pos.line + self.body_line(), character: pos.character })
+            Some(Position {
+                line: pos.line - self.cut_pos.line + self.body_line(),
+                character: pos.character,
+            })
         } else {
             let line = self.header_origin.iter().position(|o| o.line == pos.line)?;
             let o = self.header_origin[line];
-            Some(Position { line: line as u32, character: pos.character.saturating_sub(o.character) })
+            Some(Position {
+                line: line as u32,
+                character: pos.character.saturating_sub(o.character),
+            })
         }
     }
 }
@@ -275,9 +313,12 @@ mod tests {
 theorem t : True := trivial
 ");
         assert_eq!(d.header, "");
-        assert_eq!(d.text, "open Nat
+        assert_eq!(
+            d.text,
+            "open Nat
 theorem t : True := trivial
-");
+"
+        );
         assert_eq!(doc("").text, "");
     }
 
@@ -287,7 +328,14 @@ theorem t : True := trivial
         let d = doc(caller);
         assert_eq!(d.header, "import Init\nimport Lean.Data.Json\n");
         let rest = &caller[caller.find(" -- x").unwrap()..];
-        assert_eq!(d.text, format!("{}{}{rest}", d.header, " ".repeat("import   Lean.Data.Json".len())));
+        assert_eq!(
+            d.text,
+            format!(
+                "{}{}{rest}",
+                d.header,
+                " ".repeat("import   Lean.Data.Json".len())
+            )
+        );
         assert_eq!(d.body_line(), 2);
         // Every token after the imports: same UTF-16 position, lines shifted.
         let (ci, di) = (LineIndex::new(caller), LineIndex::new(&d.text));
@@ -310,7 +358,10 @@ theorem t : True := trivial
         assert_eq!(a.header, b.header);
         assert_eq!(a.header, "import Init\n");
         let c = doc("module\npublic import Init\nmeta import all Lean\nopen X");
-        assert_eq!(c.header, "module\npublic import Init\nmeta import all Lean\n");
+        assert_eq!(
+            c.header,
+            "module\npublic import Init\nmeta import all Lean\n"
+        );
         // An import after another command is not header (Lean refuses it).
         assert_eq!(doc("open Nat\nimport Init").header, "");
     }
@@ -326,7 +377,11 @@ theorem t : True := trivial
         let t = "import Init \"\n--\"\n\" #eval (424401 : Nat) \"\n";
         let d = doc(t);
         assert_eq!(d.header, "import Init\n");
-        assert!(d.text.ends_with("\"\n--\"\n\" #eval (424401 : Nat) \"\n"), "{:?}", d.text);
+        assert!(
+            d.text.ends_with("\"\n--\"\n\" #eval (424401 : Nat) \"\n"),
+            "{:?}",
+            d.text
+        );
     }
 
     #[test]
@@ -334,9 +389,18 @@ theorem t : True := trivial
         let src = "a -- b\nc";
         let toks = lex::tokenize(src).unwrap();
         // Copying the comment without its line end swallows written text.
-        let r = assemble(src, &toks, &[Piece::Copied(0..6), Piece::Written(" := d\n")]);
+        let r = assemble(
+            src,
+            &toks,
+            &[Piece::Copied(0..6), Piece::Written(" := d\n")],
+        );
         assert!(r.is_err(), "{r:?}");
-        let r = assemble(src, &toks, &[Piece::Copied(0..7), Piece::Written(" := d\n")]).unwrap();
+        let r = assemble(
+            src,
+            &toks,
+            &[Piece::Copied(0..7), Piece::Written(" := d\n")],
+        )
+        .unwrap();
         assert_eq!(r.0, "a -- b\n := d\n");
         // A range that cuts a literal is refused.
         let src = "x \"s t\" y";

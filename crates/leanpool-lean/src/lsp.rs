@@ -3,8 +3,9 @@
 
 use leanpool_protocol::{Diagnostic, Position, Range, Severity};
 use lsp_types::{
-    ClientCapabilities, ClientInfo, DiagnosticSeverity, InitializeParams, PublishDiagnosticsClientCapabilities,
-    TextDocumentClientCapabilities, TextDocumentItem, Uri, VersionedTextDocumentIdentifier,
+    ClientCapabilities, ClientInfo, DiagnosticSeverity, InitializeParams,
+    PublishDiagnosticsClientCapabilities, TextDocumentClientCapabilities, TextDocumentItem, Uri,
+    VersionedTextDocumentIdentifier,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -83,7 +84,10 @@ pub fn initialize_params() -> InitializeParams {
         },
         trace: None,
         workspace_folders: None,
-        client_info: Some(ClientInfo { name: "leanpool".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+        client_info: Some(ClientInfo {
+            name: "leanpool".into(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+        }),
         locale: None,
         work_done_progress_params: Default::default(),
     }
@@ -107,17 +111,26 @@ pub fn null_response(id: &Value) -> Value {
 /// A protocol position as an LSP one (same coordinates: 0-based line,
 /// UTF-16 column).
 pub fn position_to_lsp(p: Position) -> lsp_types::Position {
-    lsp_types::Position { line: p.line, character: p.character }
+    lsp_types::Position {
+        line: p.line,
+        character: p.character,
+    }
 }
 
 /// An LSP position as a protocol one (same coordinates).
 pub fn position_from_lsp(p: lsp_types::Position) -> Position {
-    Position { line: p.line, character: p.character }
+    Position {
+        line: p.line,
+        character: p.character,
+    }
 }
 
 /// An LSP range as a protocol one (same coordinates).
 pub fn range_from_lsp(r: lsp_types::Range) -> Range {
-    Range { start: position_from_lsp(r.start), end: position_from_lsp(r.end) }
+    Range {
+        start: position_from_lsp(r.start),
+        end: position_from_lsp(r.end),
+    }
 }
 
 /// A diagnostic as Lean's `publishDiagnostics` sends it: the LSP fields
@@ -164,7 +177,11 @@ pub fn diagnostic_from_lsp(d: &LeanDiagnostic) -> Diagnostic {
         Some(DiagnosticSeverity::HINT) => Severity::Hint,
         _ => Severity::Error,
     };
-    Diagnostic { severity, range: range_from_lsp(d.full_range.unwrap_or(d.range)), message: d.message.clone() }
+    Diagnostic {
+        severity,
+        range: range_from_lsp(d.full_range.unwrap_or(d.range)),
+        message: d.message.clone(),
+    }
 }
 
 /// The one document name every worker uses. Lean embeds the document's
@@ -178,7 +195,9 @@ pub const DOCUMENT_NAME: &str = "Doc.lean";
 /// A file URI for a document name (only used as the document's identity;
 /// nothing is read from it).
 pub fn document_uri(name: &str) -> Uri {
-    format!("file:///leanpool/{name}").parse().expect("valid file URI")
+    format!("file:///leanpool/{name}")
+        .parse()
+        .expect("valid file URI")
 }
 
 #[cfg(test)]
@@ -220,7 +239,10 @@ mod tests {
     fn initialize_announces_widgets() {
         let v = serde_json::to_value(initialize_params()).unwrap();
         assert_eq!(v["initializationOptions"]["hasWidgets"], true);
-        assert_eq!(v["capabilities"]["textDocument"]["publishDiagnostics"]["versionSupport"], true);
+        assert_eq!(
+            v["capabilities"]["textDocument"]["publishDiagnostics"]["versionSupport"],
+            true
+        );
     }
 
     #[test]
@@ -234,15 +256,34 @@ mod tests {
                 "fullRange":{"start":{"line":0,"character":25},"end":{"line":2,"character":40}},
                 "severity":1, "source":"Lean 4", "message":"type mismatch"},
                 {"range":{"start":{"line":3,"character":1},"end":{"line":3,"character":4}},
-                "severity":2, "message":"unused"}]})).unwrap();
+                "severity":2, "message":"unused"}]}))
+        .unwrap();
         assert_eq!(p.version, Some(2));
         let d = diagnostic_from_lsp(&p.diagnostics[0]);
-        assert_eq!(d.range.start, Position { line: 0, character: 25 });
-        assert_eq!(d.range.end, Position { line: 2, character: 40 });
+        assert_eq!(
+            d.range.start,
+            Position {
+                line: 0,
+                character: 25
+            }
+        );
+        assert_eq!(
+            d.range.end,
+            Position {
+                line: 2,
+                character: 40
+            }
+        );
         assert_eq!(d.severity, Severity::Error);
         // No fullRange: the range is all there is.
         let d = diagnostic_from_lsp(&p.diagnostics[1]);
-        assert_eq!(d.range.end, Position { line: 3, character: 4 });
+        assert_eq!(
+            d.range.end,
+            Position {
+                line: 3,
+                character: 4
+            }
+        );
         assert_eq!(d.severity, Severity::Warning);
     }
 
@@ -258,9 +299,16 @@ mod tests {
     fn diagnostic_severity_mapping() {
         let d: LeanDiagnostic = serde_json::from_value(json!({
             "range":{"start":{"line":1,"character":2},"end":{"line":1,"character":5}},
-            "severity":2,"message":"declaration uses 'sorry'"})).unwrap();
+            "severity":2,"message":"declaration uses 'sorry'"}))
+        .unwrap();
         let d = diagnostic_from_lsp(&d);
         assert_eq!(d.severity, Severity::Warning);
-        assert_eq!(d.range.start, Position { line: 1, character: 2 });
+        assert_eq!(
+            d.range.start,
+            Position {
+                line: 1,
+                character: 2
+            }
+        );
     }
 }

@@ -8,7 +8,11 @@ use std::collections::VecDeque;
 use std::sync::mpsc;
 use std::sync::{LazyLock, Mutex};
 
-type SpawnJob = (tokio::process::Command, tokio::runtime::Handle, mpsc::SyncSender<std::io::Result<tokio::process::Child>>);
+type SpawnJob = (
+    tokio::process::Command,
+    tokio::runtime::Handle,
+    mpsc::SyncSender<std::io::Result<tokio::process::Child>>,
+);
 
 /// The thread every Lean process is forked from. It lives as long as the
 /// process, so a child's `PR_SET_PDEATHSIG` (set by
@@ -29,7 +33,11 @@ static SPAWNER: LazyLock<Mutex<mpsc::Sender<SpawnJob>>> = LazyLock::new(|| {
                     let _rt = handle.enter();
                     cmd.spawn()
                 }))
-                .unwrap_or_else(|_| Err(std::io::Error::other("spawning panicked (is the caller's runtime shutting down?)")));
+                .unwrap_or_else(|_| {
+                    Err(std::io::Error::other(
+                        "spawning panicked (is the caller's runtime shutting down?)",
+                    ))
+                });
                 let _ = reply.send(r);
             }
         })
@@ -49,7 +57,8 @@ pub fn spawn(cmd: tokio::process::Command) -> std::io::Result<tokio::process::Ch
         .unwrap()
         .send((cmd, handle, tx))
         .map_err(|_| std::io::Error::other("the spawner thread is gone"))?;
-    rx.recv().map_err(|_| std::io::Error::other("the spawner thread is gone"))?
+    rx.recv()
+        .map_err(|_| std::io::Error::other("the spawner thread is gone"))?
 }
 
 /// Live pids whose process group is `pgid`.
@@ -58,7 +67,9 @@ pub fn spawn(cmd: tokio::process::Command) -> std::io::Result<tokio::process::Ch
 /// orphan's zombie may stay forever where PID 1 does not reap (as in
 /// some containers), which must not count as "the group survived".
 pub fn group_members(pgid: u32) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return vec![] };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
     let mut pids: Vec<u32> = dir
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|&pid| matches!(stat_of(pid), Some((state, g)) if g == pgid && state != 'Z' && state != 'X'))
@@ -96,11 +107,19 @@ pub fn group_thread_demand_ns(pgid: u32) -> Option<std::collections::BTreeMap<u3
     }
     let mut out = std::collections::BTreeMap::new();
     for pid in members {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
         for t in tasks.filter_map(|e| e.ok()) {
-            let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-            let Ok(stat) = std::fs::read_to_string(t.path().join("schedstat")) else { continue };
-            let mut f = stat.split_whitespace().map(|x| x.parse::<u64>().unwrap_or(0));
+            let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(t.path().join("schedstat")) else {
+                continue;
+            };
+            let mut f = stat
+                .split_whitespace()
+                .map(|x| x.parse::<u64>().unwrap_or(0));
             let (on_cpu, waiting) = (f.next().unwrap_or(0), f.next().unwrap_or(0));
             out.insert(tid, on_cpu.saturating_add(waiting));
         }
@@ -110,8 +129,14 @@ pub fn group_thread_demand_ns(pgid: u32) -> Option<std::collections::BTreeMap<u3
 
 /// What the threads of two [`group_thread_demand_ns`] snapshots wanted in
 /// between (a thread new in `after` counts from zero), in nanoseconds.
-pub fn demand_between(before: &std::collections::BTreeMap<u32, u64>, after: &std::collections::BTreeMap<u32, u64>) -> u64 {
-    after.iter().map(|(tid, a)| a.saturating_sub(before.get(tid).copied().unwrap_or(0))).sum()
+pub fn demand_between(
+    before: &std::collections::BTreeMap<u32, u64>,
+    after: &std::collections::BTreeMap<u32, u64>,
+) -> u64 {
+    after
+        .iter()
+        .map(|(tid, a)| a.saturating_sub(before.get(tid).copied().unwrap_or(0)))
+        .sum()
 }
 
 /// Resident set size of one process in bytes (`VmRSS`).
@@ -152,7 +177,11 @@ pub struct RingLog {
 impl RingLog {
     /// An empty log keeping at most `capacity` bytes.
     pub fn new(capacity: usize) -> Self {
-        RingLog { buf: VecDeque::with_capacity(capacity.min(1 << 16)), capacity, total: 0 }
+        RingLog {
+            buf: VecDeque::with_capacity(capacity.min(1 << 16)),
+            capacity,
+            total: 0,
+        }
     }
 
     /// Appends bytes, dropping the oldest beyond the capacity.

@@ -40,7 +40,9 @@ pub enum ProvenanceError {
 /// the digest of its olean set. Blocking (reads files).
 pub fn library_identity(command: &LeanCommand) -> Result<LibraryIdentity, ProvenanceError> {
     if command.backend == BackendKind::Native {
-        if let Some((manifest, rev)) = find_manifest(command).and_then(|m| mathlib_rev(&m).map(|r| (m, r))) {
+        if let Some((manifest, rev)) =
+            find_manifest(command).and_then(|m| mathlib_rev(&m).map(|r| (m, r)))
+        {
             return Ok(LibraryIdentity {
                 kind: "mathlib".into(),
                 mathlib_rev: Some(rev),
@@ -75,12 +77,17 @@ fn find_manifest(command: &LeanCommand) -> Option<PathBuf> {
     if let Ok(c) = std::env::current_dir() {
         starts.push(c);
     }
-    starts.iter().find_map(|s| s.ancestors().map(|d| d.join("lake-manifest.json")).find(|p| p.is_file()))
+    starts.iter().find_map(|s| {
+        s.ancestors()
+            .map(|d| d.join("lake-manifest.json"))
+            .find(|p| p.is_file())
+    })
 }
 
 /// The `rev` of the package named `mathlib` in a Lake manifest.
 pub fn mathlib_rev(manifest: &Path) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(manifest).ok()?).ok()?;
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(manifest).ok()?).ok()?;
     v.get("packages")?
         .as_array()?
         .iter()
@@ -94,7 +101,10 @@ pub fn mathlib_rev(manifest: &Path) -> Option<String> {
 /// lines of every `.olean` under `roots` (a file found under two roots
 /// counts under each: both are on the search path), and how many files.
 pub fn olean_digest(roots: &[PathBuf]) -> Result<(String, u64), ProvenanceError> {
-    let io = |p: &Path, e: std::io::Error| ProvenanceError::Io { path: p.display().to_string(), msg: e.to_string() };
+    let io = |p: &Path, e: std::io::Error| ProvenanceError::Io {
+        path: p.display().to_string(),
+        msg: e.to_string(),
+    };
     let mut lines: Vec<String> = vec![];
     for (i, root) in roots.iter().enumerate() {
         if !root.is_dir() {
@@ -119,7 +129,11 @@ pub fn olean_digest(roots: &[PathBuf]) -> Result<(String, u64), ProvenanceError>
                         size += n as u64;
                         h.update(&buf[..n]);
                     }
-                    let rel = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned();
+                    let rel = path
+                        .strip_prefix(root)
+                        .unwrap_or(&path)
+                        .to_string_lossy()
+                        .into_owned();
                     lines.push(format!("{i}:{rel}\t{size}\t{}\n", hex(&h.finalize())));
                 }
             }
@@ -164,7 +178,11 @@ mod tests {
         std::fs::write(b.path().join("Init.olean"), b"onE").unwrap();
         assert_ne!(olean_digest(&[b.path().to_path_buf()]).unwrap().0, d1);
         std::fs::write(b.path().join("Init.olean"), b"one").unwrap();
-        std::fs::rename(b.path().join("Init/Data/List.olean"), b.path().join("Init/Data/Lisp.olean")).unwrap();
+        std::fs::rename(
+            b.path().join("Init/Data/List.olean"),
+            b.path().join("Init/Data/Lisp.olean"),
+        )
+        .unwrap();
         assert_ne!(olean_digest(&[b.path().to_path_buf()]).unwrap().0, d1);
     }
 
@@ -202,7 +220,13 @@ mod tests {
         assert_eq!(id.kind, "oleans");
         assert_eq!(id.olean_files, Some(1));
         let empty = tempfile::tempdir().unwrap();
-        let cmd = LeanCommand { env: vec![("LEAN_PATH".into(), empty.path().display().to_string())], ..cmd };
-        assert!(matches!(library_identity(&cmd), Err(ProvenanceError::NoOleans(_))));
+        let cmd = LeanCommand {
+            env: vec![("LEAN_PATH".into(), empty.path().display().to_string())],
+            ..cmd
+        };
+        assert!(matches!(
+            library_identity(&cmd),
+            Err(ProvenanceError::NoOleans(_))
+        ));
     }
 }

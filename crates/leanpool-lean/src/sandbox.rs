@@ -36,8 +36,8 @@
 
 use crate::backend::{BackendKind, LeanCommand};
 use landlock::{
-    Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, Scope, ABI,
+    Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, Scope, ABI,
 };
 use serde::{Deserialize, Serialize};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -150,7 +150,10 @@ pub fn landlock_abi() -> i32 {
         )
     };
     let abi = if raw < 0 { 0 } else { raw as i32 };
-    match std::env::var(ABI_CAP_ENV).ok().and_then(|v| v.trim().parse::<i32>().ok()) {
+    match std::env::var(ABI_CAP_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<i32>().ok())
+    {
         Some(cap) => abi.min(cap.max(0)),
         None => abi,
     }
@@ -183,7 +186,11 @@ impl Plan {
     }
 
     /// [`Plan::new`] for a kernel with Landlock ABI `abi`.
-    pub fn for_abi(command: &LeanCommand, cfg: &SandboxConfig, abi: i32) -> Result<Plan, SandboxError> {
+    pub fn for_abi(
+        command: &LeanCommand,
+        cfg: &SandboxConfig,
+        abi: i32,
+    ) -> Result<Plan, SandboxError> {
         if cfg.mode == SandboxMode::Required && abi < REQUIRED_ABI {
             return Err(SandboxError::Unsupported { found: abi });
         }
@@ -199,7 +206,9 @@ impl Plan {
         // The CPU count (Node's `os.cpus()`, which the WASM glue uses as
         // the number of cores: 0 when these are denied).
         read.extend(["/proc/stat", "/proc/cpuinfo", "/sys/devices/system/cpu"].map(PathBuf::from));
-        let devices = ["/dev/null", "/dev/urandom", "/dev/random"].map(PathBuf::from).to_vec();
+        let devices = ["/dev/null", "/dev/urandom", "/dev/random"]
+            .map(PathBuf::from)
+            .to_vec();
         for v in [&mut read_exec, &mut read] {
             v.retain(|p| p.exists());
             v.sort();
@@ -209,7 +218,11 @@ impl Plan {
         let mut missing = vec![];
         if cfg.mode != SandboxMode::Off {
             enforced.extend(["no_new_privs", "seccomp-no-sockets"]);
-            for (need, what) in [(1, "landlock-fs"), (4, "landlock-tcp"), (6, "landlock-scope")] {
+            for (need, what) in [
+                (1, "landlock-fs"),
+                (4, "landlock-tcp"),
+                (6, "landlock-scope"),
+            ] {
                 if abi >= need {
                     enforced.push(what);
                 } else {
@@ -217,7 +230,15 @@ impl Plan {
                 }
             }
         }
-        Ok(Plan { mode: cfg.mode, abi, read_exec, read, devices, enforced, missing })
+        Ok(Plan {
+            mode: cfg.mode,
+            abi,
+            read_exec,
+            read,
+            devices,
+            enforced,
+            missing,
+        })
     }
 
     /// One line for logs and `doctor`.
@@ -225,9 +246,17 @@ impl Plan {
         if self.mode == SandboxMode::Off {
             return "off (Lean runs unsandboxed)".into();
         }
-        let mut s = format!("{} (Landlock ABI {}): {}", self.mode.as_str(), self.abi, self.enforced.join(", "));
+        let mut s = format!(
+            "{} (Landlock ABI {}): {}",
+            self.mode.as_str(),
+            self.abi,
+            self.enforced.join(", ")
+        );
         if !self.missing.is_empty() {
-            s.push_str(&format!("; NOT enforced on this kernel: {}", self.missing.join(", ")));
+            s.push_str(&format!(
+                "; NOT enforced on this kernel: {}",
+                self.missing.join(", ")
+            ));
         }
         s
     }
@@ -240,7 +269,8 @@ impl Plan {
 fn toolchain_paths(command: &LeanCommand) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut read_exec = vec![];
     let mut read = vec![];
-    let program = std::fs::canonicalize(&command.program).unwrap_or_else(|_| command.program.clone());
+    let program =
+        std::fs::canonicalize(&command.program).unwrap_or_else(|_| command.program.clone());
     if let Some(dir) = program.parent() {
         // `<root>/bin/node`, `<toolchain>/bin/lean`: the root holds the
         // shared libraries (`lib/`) and Lean's own library.
@@ -251,14 +281,22 @@ fn toolchain_paths(command: &LeanCommand) -> (Vec<PathBuf>, Vec<PathBuf>) {
         }
     }
     // An elan proxy (`~/.elan/bin/lean`) execs the toolchain under `~/.elan`.
-    if let Some(elan) = command.program.ancestors().find(|a| a.file_name().is_some_and(|n| n == ".elan")) {
+    if let Some(elan) = command
+        .program
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == ".elan"))
+    {
         read_exec.push(elan.to_path_buf());
     }
     for a in &command.args {
         let p = Path::new(a);
         if p.is_absolute() && p.exists() {
             let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-            let dir = if p.is_dir() { p.clone() } else { p.parent().map(Path::to_path_buf).unwrap_or(p.clone()) };
+            let dir = if p.is_dir() {
+                p.clone()
+            } else {
+                p.parent().map(Path::to_path_buf).unwrap_or(p.clone())
+            };
             read_exec.push(dir);
         }
     }
@@ -268,7 +306,11 @@ fn toolchain_paths(command: &LeanCommand) -> (Vec<PathBuf>, Vec<PathBuf>) {
         for a in &command.args {
             let p = Path::new(a);
             if p.is_absolute() {
-                if let Some(nm) = p.parent().and_then(Path::parent).map(|d| d.join("node_modules")) {
+                if let Some(nm) = p
+                    .parent()
+                    .and_then(Path::parent)
+                    .map(|d| d.join("node_modules"))
+                {
                     if nm.is_dir() {
                         read.push(nm);
                     }
@@ -296,7 +338,10 @@ pub struct Sandbox {
 
 impl std::fmt::Debug for Sandbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sandbox").field("mode", &self.mode).field("dir", &self.dir()).finish()
+        f.debug_struct("Sandbox")
+            .field("mode", &self.mode)
+            .field("dir", &self.dir())
+            .finish()
     }
 }
 
@@ -306,7 +351,12 @@ impl Sandbox {
     pub fn prepare(command: &LeanCommand, cfg: &SandboxConfig) -> Result<Sandbox, SandboxError> {
         let plan = Plan::new(command, cfg)?;
         if plan.mode == SandboxMode::Off {
-            return Ok(Sandbox { mode: plan.mode, ruleset: None, seccomp: vec![], dir: None });
+            return Ok(Sandbox {
+                mode: plan.mode,
+                ruleset: None,
+                seccomp: vec![],
+                dir: None,
+            });
         }
         if !plan.missing.is_empty() {
             tracing::warn!(sandbox = %plan.summary(), "sandbox is incomplete on this kernel (mode best-effort)");
@@ -320,7 +370,12 @@ impl Sandbox {
         } else {
             None
         };
-        Ok(Sandbox { mode: plan.mode, ruleset, seccomp: seccomp_program(), dir: Some(dir) })
+        Ok(Sandbox {
+            mode: plan.mode,
+            ruleset,
+            seccomp: seccomp_program(),
+            dir: Some(dir),
+        })
     }
 
     /// The worker's private, writable directory (`None` when off).
@@ -356,11 +411,21 @@ impl Sandbox {
                 if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                     fail(required)?;
                 }
-                if ruleset >= 0 && libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) != 0 {
+                if ruleset >= 0
+                    && libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) != 0
+                {
                     fail(required)?;
                 }
-                let prog = libc::sock_fprog { len, filter: filter as *mut libc::sock_filter };
-                if libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog as *const libc::sock_fprog) != 0 {
+                let prog = libc::sock_fprog {
+                    len,
+                    filter: filter as *mut libc::sock_filter,
+                };
+                if libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+                {
                     fail(required)?;
                 }
                 Ok(())
@@ -382,7 +447,9 @@ fn build_ruleset(plan: &Plan, private: &Path) -> Result<OwnedFd, SandboxError> {
     let all = AccessFs::from_all(abi);
     let read_exec = AccessFs::ReadFile | AccessFs::ReadDir | AccessFs::Execute;
     let read = AccessFs::ReadFile | AccessFs::ReadDir;
-    let mut rs = Ruleset::default().set_compatibility(CompatLevel::HardRequirement).handle_access(all)?;
+    let mut rs = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(all)?;
     if plan.abi >= 4 {
         rs = rs.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
     }
@@ -390,7 +457,12 @@ fn build_ruleset(plan: &Plan, private: &Path) -> Result<OwnedFd, SandboxError> {
         rs = rs.scope(Scope::AbstractUnixSocket | Scope::Signal)?;
     }
     let mut created = rs.create()?;
-    let open = |p: &Path| PathFd::new(p).map_err(|source| SandboxError::RulePath { path: p.to_path_buf(), source });
+    let open = |p: &Path| {
+        PathFd::new(p).map_err(|source| SandboxError::RulePath {
+            path: p.to_path_buf(),
+            source,
+        })
+    };
     for p in &plan.read_exec {
         // `from_read`-style masks must fit the object: a file gets the
         // file subset.
@@ -431,26 +503,31 @@ fn seccomp_program() -> Vec<libc::sock_filter> {
     const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
     #[cfg(target_arch = "aarch64")]
     const ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
-    // x32 syscalls share the x86_64 arch value with this bit set.
+                                   // x32 syscalls share the x86_64 arch value with this bit set.
     #[cfg(target_arch = "x86_64")]
     const FOREIGN_NR: u32 = 0x4000_0000;
     #[cfg(not(target_arch = "x86_64"))]
     const FOREIGN_NR: u32 = u32::MAX;
-    let st = |code: u16, k: u32| libc::sock_filter { code, jt: 0, jf: 0, k };
+    let st = |code: u16, k: u32| libc::sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    };
     let jump = |code: u16, k: u32, jt: u8, jf: u8| libc::sock_filter { code, jt, jf, k };
     let errno = |e: i32| libc::SECCOMP_RET_ERRNO | (e as u32 & libc::SECCOMP_RET_DATA);
     vec![
-        st(LD_W_ABS, 4),                        // 0: arch
-        jump(JEQ_K, ARCH, 1, 0),                // 1
-        st(RET_K, errno(libc::ENOSYS)),         // 2: foreign arch
-        st(LD_W_ABS, 0),                        // 3: nr
-        jump(JGE_K, FOREIGN_NR, 0, 1),          // 4
-        st(RET_K, errno(libc::ENOSYS)),         // 5: x32
-        jump(JEQ_K, libc::SYS_socket as u32, 0, 1), // 6
-        st(RET_K, errno(libc::EACCES)),         // 7
+        st(LD_W_ABS, 4),                                    // 0: arch
+        jump(JEQ_K, ARCH, 1, 0),                            // 1
+        st(RET_K, errno(libc::ENOSYS)),                     // 2: foreign arch
+        st(LD_W_ABS, 0),                                    // 3: nr
+        jump(JGE_K, FOREIGN_NR, 0, 1),                      // 4
+        st(RET_K, errno(libc::ENOSYS)),                     // 5: x32
+        jump(JEQ_K, libc::SYS_socket as u32, 0, 1),         // 6
+        st(RET_K, errno(libc::EACCES)),                     // 7
         jump(JEQ_K, libc::SYS_io_uring_setup as u32, 0, 1), // 8
-        st(RET_K, errno(libc::ENOSYS)),         // 9
-        st(RET_K, libc::SECCOMP_RET_ALLOW),     // 10
+        st(RET_K, errno(libc::ENOSYS)),                     // 9
+        st(RET_K, libc::SECCOMP_RET_ALLOW),                 // 10
     ]
 }
 
@@ -474,8 +551,13 @@ mod tests {
         let sb = Sandbox::prepare(cmd, cfg).expect("this kernel supports the sandbox");
         let mut c = cmd.command(&[]);
         sb.apply(&mut c);
-        c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-        let out = crate::proc::spawn(c).unwrap().wait_with_output().await.unwrap();
+        c.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let out = crate::proc::spawn(c)
+            .unwrap()
+            .wait_with_output()
+            .await
+            .unwrap();
         (
             out.status.code(),
             String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -497,15 +579,24 @@ mod tests {
         let cmd = sh("true");
         let e = Plan::for_abi(&cmd, &SandboxConfig::default(), 5).unwrap_err();
         assert!(e.to_string().contains("Landlock ABI is 5"), "{e}");
-        assert!(matches!(Plan::for_abi(&cmd, &SandboxConfig::default(), 0), Err(SandboxError::Unsupported { found: 0 })));
-        let be = SandboxConfig { mode: SandboxMode::BestEffort, ..Default::default() };
+        assert!(matches!(
+            Plan::for_abi(&cmd, &SandboxConfig::default(), 0),
+            Err(SandboxError::Unsupported { found: 0 })
+        ));
+        let be = SandboxConfig {
+            mode: SandboxMode::BestEffort,
+            ..Default::default()
+        };
         let p = Plan::for_abi(&cmd, &be, 3).unwrap();
         assert_eq!(p.missing, ["landlock-tcp", "landlock-scope"]);
         assert!(p.summary().contains("NOT enforced"), "{}", p.summary());
         let full = Plan::for_abi(&cmd, &SandboxConfig::default(), 7).unwrap();
         assert!(full.missing.is_empty());
         assert!(full.read_exec.contains(&PathBuf::from("/usr")));
-        let off = SandboxConfig { mode: SandboxMode::Off, ..Default::default() };
+        let off = SandboxConfig {
+            mode: SandboxMode::Off,
+            ..Default::default()
+        };
         assert!(Plan::for_abi(&cmd, &off, 0).unwrap().enforced.is_empty());
     }
 
@@ -514,7 +605,10 @@ mod tests {
         let p = seccomp_program();
         for (i, ins) in p.iter().enumerate() {
             if ins.code & 0x07 == libc::BPF_JMP as u16 {
-                assert!(i + 1 + (ins.jt.max(ins.jf) as usize) < p.len(), "jump past the end at {i}");
+                assert!(
+                    i + 1 + (ins.jt.max(ins.jf) as usize) < p.len(),
+                    "jump past the end at {i}"
+                );
             }
         }
         assert_eq!(p.last().unwrap().k, libc::SECCOMP_RET_ALLOW);
@@ -526,7 +620,10 @@ mod tests {
     #[tokio::test]
     async fn shell_in_sandbox_reaches_only_its_own_dir() {
         if landlock_abi() < REQUIRED_ABI {
-            panic!("this test needs Landlock ABI >= {REQUIRED_ABI}; the kernel has {}", landlock_abi());
+            panic!(
+                "this test needs Landlock ABI >= {REQUIRED_ABI}; the kernel has {}",
+                landlock_abi()
+            );
         }
         let outside = tempfile::tempdir().unwrap();
         let secret = outside.path().join("secret");
@@ -541,9 +638,19 @@ mod tests {
             t = target.display(),
             parent = std::process::id(),
         );
-        let cmd = LeanCommand { args: vec!["-c".into(), script], ..sh("") };
+        let cmd = LeanCommand {
+            args: vec!["-c".into(), script],
+            ..sh("")
+        };
         // /bin/sh may be dash, which has no /dev/tcp: use bash when present.
-        let cmd = if Path::new("/bin/bash").exists() { LeanCommand { program: "/bin/bash".into(), ..cmd } } else { cmd };
+        let cmd = if Path::new("/bin/bash").exists() {
+            LeanCommand {
+                program: "/bin/bash".into(),
+                ..cmd
+            }
+        } else {
+            cmd
+        };
         let (code, out, err) = run_in(&SandboxConfig::default(), &cmd).await;
         assert_eq!(code, Some(0), "stdout {out:?} stderr {err:?}");
         assert!(!out.contains("s3cr3t"), "{out}");
@@ -572,14 +679,21 @@ mod tests {
             "import socket\ntry:\n    s = socket.socket(socket.AF_UNIX)\n    s.connect({:?})\n    print('CONNECTED')\nexcept OSError as e:\n    print('DENIED', e.errno)\n",
             path.display().to_string()
         );
-        let cmd = LeanCommand { program: "/usr/bin/python3".into(), args: vec!["-c".into(), script], ..sh("") };
+        let cmd = LeanCommand {
+            program: "/usr/bin/python3".into(),
+            args: vec!["-c".into(), script],
+            ..sh("")
+        };
         assert!(cmd.program.exists(), "this test needs /usr/bin/python3");
         let (code, out, err) = run_in(&SandboxConfig::default(), &cmd).await;
         assert_eq!(code, Some(0), "{out} {err}");
         assert_eq!(out.trim(), format!("DENIED {}", libc::EACCES), "{err}");
         assert!(listener.accept().is_err(), "a connection arrived");
         // Unsandboxed, the same script connects (the test can fail).
-        let off = SandboxConfig { mode: SandboxMode::Off, ..Default::default() };
+        let off = SandboxConfig {
+            mode: SandboxMode::Off,
+            ..Default::default()
+        };
         let (_, out, _) = run_in(&off, &cmd).await;
         assert_eq!(out.trim(), "CONNECTED");
     }
@@ -590,7 +704,10 @@ mod tests {
         let secret = outside.path().join("secret");
         std::fs::write(&secret, "visible").unwrap();
         let cmd = sh(&format!("cat {}", secret.display()));
-        let off = SandboxConfig { mode: SandboxMode::Off, ..Default::default() };
+        let off = SandboxConfig {
+            mode: SandboxMode::Off,
+            ..Default::default()
+        };
         let (code, out, _) = run_in(&off, &cmd).await;
         assert_eq!((code, out.as_str()), (Some(0), "visible"));
         let sb = Sandbox::prepare(&cmd, &SandboxConfig::default()).unwrap();

@@ -74,23 +74,41 @@ pub(crate) struct DocState {
 impl DocState {
     /// A notification about the document must name this worker's document
     /// and a version that was sent.
-    fn check_document(&self, uri: &str, version: Option<i32>, what: &'static str) -> Result<(), Violation> {
+    fn check_document(
+        &self,
+        uri: &str,
+        version: Option<i32>,
+        what: &'static str,
+    ) -> Result<(), Violation> {
         if uri != self.uri {
-            return Err(Violation::OtherDocument { what, uri: uri.to_string() });
+            return Err(Violation::OtherDocument {
+                what,
+                uri: uri.to_string(),
+            });
         }
         match version {
             None => Err(Violation::NoVersion { what }),
-            Some(v) if v < 1 || v > self.sent_version => {
-                Err(Violation::UnsentVersion { what, version: v, newest: self.sent_version })
-            }
+            Some(v) if v < 1 || v > self.sent_version => Err(Violation::UnsentVersion {
+                what,
+                version: v,
+                newest: self.sent_version,
+            }),
             Some(_) => Ok(()),
         }
     }
 
     fn file_progress(&mut self, params: &Value) -> Result<(), Violation> {
-        let p = serde_json::from_value::<lsp::FileProgressParams>(params.clone())
-            .map_err(|e| Violation::Malformed { method: "fileProgress", error: e.to_string() })?;
-        self.check_document(p.text_document.uri.as_str(), Some(p.text_document.version), "fileProgress")?;
+        let p = serde_json::from_value::<lsp::FileProgressParams>(params.clone()).map_err(|e| {
+            Violation::Malformed {
+                method: "fileProgress",
+                error: e.to_string(),
+            }
+        })?;
+        self.check_document(
+            p.text_document.uri.as_str(),
+            Some(p.text_document.version),
+            "fileProgress",
+        )?;
         if p.processing.is_empty() {
             self.done_version = self.done_version.max(p.text_document.version);
         }
@@ -99,7 +117,10 @@ impl DocState {
 
     fn publish_diagnostics(&mut self, params: &Value) -> Result<(), Violation> {
         let p = serde_json::from_value::<lsp::LeanPublishDiagnosticsParams>(params.clone())
-            .map_err(|e| Violation::Malformed { method: "publishDiagnostics", error: e.to_string() })?;
+            .map_err(|e| Violation::Malformed {
+                method: "publishDiagnostics",
+                error: e.to_string(),
+            })?;
         self.check_document(p.uri.as_str(), p.version, "publishDiagnostics")?;
         let version = p.version.expect("checked");
         // Never let a late message of an older version win.
@@ -160,8 +181,14 @@ impl Session {
             diagnostics: None,
             late_diagnostics: 0,
         };
-        let session =
-            Session { uri, header: header.to_string(), version: 1, uses: 0, rpc_session: None, rpc_refs_released: 0 };
+        let session = Session {
+            uri,
+            header: header.to_string(),
+            version: 1,
+            uses: 0,
+            rpc_session: None,
+            rpc_refs_released: 0,
+        };
         (session, doc)
     }
 
@@ -171,7 +198,12 @@ impl Session {
     /// does not answer `initialize` and needs no `initialized`. So the
     /// request is sent without waiting, and "ready" means the header's
     /// version is reported done. Then the warm-up body, if any.
-    pub async fn open(&mut self, conn: &mut Conn, deadline: TokioInstant, warmup: Option<&str>) -> Result<(), WorkerError> {
+    pub async fn open(
+        &mut self,
+        conn: &mut Conn,
+        deadline: TokioInstant,
+        warmup: Option<&str>,
+    ) -> Result<(), WorkerError> {
         let init = serde_json::to_value(lsp::initialize_params()).expect("serializable");
         conn.request_unwaited("initialize", init)?;
         let open = lsp::LeanDidOpenTextDocumentParams {
@@ -183,7 +215,10 @@ impl Session {
             },
             dependency_build_mode: "never",
         };
-        conn.notify("textDocument/didOpen", serde_json::to_value(open).expect("serializable"))?;
+        conn.notify(
+            "textDocument/didOpen",
+            serde_json::to_value(open).expect("serializable"),
+        )?;
         Self::wait_done(conn, self.version, deadline).await?;
         if let Some(body) = warmup {
             let text = format!("{}{body}", self.header);
@@ -200,19 +235,36 @@ impl Session {
         let version = self.version;
         conn.handler_mut(|d| d.sent_version = version);
         let change = DidChangeTextDocumentParams {
-            text_document: VersionedTextDocumentIdentifier { uri: self.uri.clone(), version: self.version },
-            content_changes: vec![TextDocumentContentChangeEvent { range: None, range_length: None, text: text.into() }],
+            text_document: VersionedTextDocumentIdentifier {
+                uri: self.uri.clone(),
+                version: self.version,
+            },
+            content_changes: vec![TextDocumentContentChangeEvent {
+                range: None,
+                range_length: None,
+                text: text.into(),
+            }],
         };
-        conn.notify("textDocument/didChange", serde_json::to_value(change).expect("serializable"))
+        conn.notify(
+            "textDocument/didChange",
+            serde_json::to_value(change).expect("serializable"),
+        )
     }
 
     /// Replaces the document with `text` (which must start with the
     /// header) and returns the diagnostics of that version, in `text`'s
     /// coordinates. Kills nothing: the caller decides what a timeout
     /// costs.
-    pub async fn elaborate(&mut self, conn: &mut Conn, text: &str, deadline: TokioInstant) -> Result<Vec<Diagnostic>, WorkerError> {
+    pub async fn elaborate(
+        &mut self,
+        conn: &mut Conn,
+        text: &str,
+        deadline: TokioInstant,
+    ) -> Result<Vec<Diagnostic>, WorkerError> {
         if !text.starts_with(&self.header) {
-            return Err(WorkerError::Internal("text does not start with this worker's header".into()));
+            return Err(WorkerError::Internal(
+                "text does not start with this worker's header".into(),
+            ));
         }
         self.uses += 1;
         self.change(conn, text)?;
@@ -223,13 +275,27 @@ impl Session {
     /// a barrier: its answer follows every diagnostic of the version on
     /// the same ordered stream, so the latest diagnostics seen then are
     /// final whether they came before or after the done progress.
-    async fn finish_version(&mut self, conn: &mut Conn, version: i32, deadline: TokioInstant) -> Result<Vec<Diagnostic>, WorkerError> {
+    async fn finish_version(
+        &mut self,
+        conn: &mut Conn,
+        version: i32,
+        deadline: TokioInstant,
+    ) -> Result<Vec<Diagnostic>, WorkerError> {
         Self::wait_done(conn, version, deadline).await?;
-        let params = lsp::WaitForDiagnosticsParams { uri: self.uri.clone(), version };
-        conn.call("textDocument/waitForDiagnostics", serde_json::to_value(params).expect("serializable"), deadline)
-            .await?;
+        let params = lsp::WaitForDiagnosticsParams {
+            uri: self.uri.clone(),
+            version,
+        };
+        conn.call(
+            "textDocument/waitForDiagnostics",
+            serde_json::to_value(params).expect("serializable"),
+            deadline,
+        )
+        .await?;
         Ok(conn.handler(|d| match &d.diagnostics {
-            Some((v, diags)) if *v == version => diags.iter().map(lsp::diagnostic_from_lsp).collect(),
+            Some((v, diags)) if *v == version => {
+                diags.iter().map(lsp::diagnostic_from_lsp).collect()
+            }
             // Lean publishes for every version it elaborates; none at all
             // means nothing to report.
             _ => vec![],
@@ -237,8 +303,13 @@ impl Session {
     }
 
     /// Waits until Lean reports `version` fully elaborated.
-    async fn wait_done(conn: &mut Conn, version: i32, deadline: TokioInstant) -> Result<(), WorkerError> {
-        conn.wait_until(deadline, |d| d.done_version >= version).await
+    async fn wait_done(
+        conn: &mut Conn,
+        version: i32,
+        deadline: TokioInstant,
+    ) -> Result<(), WorkerError> {
+        conn.wait_until(deadline, |d| d.done_version >= version)
+            .await
     }
 
     /// `$/lean/rpc/call` of `method` at `position` of the document,
@@ -257,9 +328,11 @@ impl Session {
             let session = match &self.rpc_session {
                 Some((id, last)) if last.elapsed() < RPC_SESSION_IDLE => id.clone(),
                 _ => {
-                    let v = conn.call("$/lean/rpc/connect", json!({ "uri": self.uri }), deadline).await?;
-                    let connected: lsp::RpcConnected =
-                        serde_json::from_value(v).map_err(|e| WorkerError::Protocol(e.to_string()))?;
+                    let v = conn
+                        .call("$/lean/rpc/connect", json!({ "uri": self.uri }), deadline)
+                        .await?;
+                    let connected: lsp::RpcConnected = serde_json::from_value(v)
+                        .map_err(|e| WorkerError::Protocol(e.to_string()))?;
                     connected.session_id
                 }
             };
@@ -272,7 +345,10 @@ impl Session {
                 "params": params,
             });
             match conn.call("$/lean/rpc/call", call, deadline).await {
-                Err(WorkerError::Lsp { code: RPC_NEEDS_RECONNECT, .. }) if !retried => {
+                Err(WorkerError::Lsp {
+                    code: RPC_NEEDS_RECONNECT,
+                    ..
+                }) if !retried => {
                     retried = true;
                     self.rpc_session = None;
                 }
@@ -284,7 +360,9 @@ impl Session {
     /// Releases RPC references of the current session (see
     /// [`crate::Worker::rpc_release`]).
     pub fn rpc_release(&mut self, conn: &mut Conn, refs: Vec<Value>) -> Result<(), WorkerError> {
-        let Some((session, _)) = &self.rpc_session else { return Ok(()) };
+        let Some((session, _)) = &self.rpc_session else {
+            return Ok(());
+        };
         if refs.is_empty() {
             return Ok(());
         }
@@ -318,7 +396,8 @@ impl Session {
 /// object whose only field is `"p"` (a string), e.g. the `info` of a
 /// subexpression in interactive goals. Duplicates are kept out.
 pub fn collect_rpc_refs(v: &Value, out: &mut Vec<Value>) {
-    let is_ref = matches!(v, Value::Object(m) if m.len() == 1 && m.get("p").is_some_and(Value::is_string));
+    let is_ref =
+        matches!(v, Value::Object(m) if m.len() == 1 && m.get("p").is_some_and(Value::is_string));
     if is_ref {
         if !out.contains(v) {
             out.push(v.clone());
@@ -341,7 +420,8 @@ mod tests {
     }
 
     fn progress(uri: &str, version: i32, processing: bool) -> Value {
-        let busy = json!([{"range":{"start":{"line":0,"character":0},"end":{"line":1,"character":0}}}]);
+        let busy =
+            json!([{"range":{"start":{"line":0,"character":0},"end":{"line":1,"character":0}}}]);
         json!({"textDocument":{"uri":uri,"version":version},"processing": if processing { busy } else { json!([]) }})
     }
 
@@ -356,10 +436,23 @@ mod tests {
     fn notifications_for_another_document_are_violations() {
         let mut d = doc();
         let other = "file:///leanpool/Other.lean";
-        let e = d.notification("$/lean/fileProgress", &progress(other, 1, false)).unwrap_err();
-        assert_eq!(e.to_string(), format!("a fileProgress for another document ({other})"));
-        let e = d.notification("textDocument/publishDiagnostics", &diags(other, Some(1), "x")).unwrap_err();
-        assert_eq!(e.to_string(), format!("a publishDiagnostics for another document ({other})"));
+        let e = d
+            .notification("$/lean/fileProgress", &progress(other, 1, false))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("a fileProgress for another document ({other})")
+        );
+        let e = d
+            .notification(
+                "textDocument/publishDiagnostics",
+                &diags(other, Some(1), "x"),
+            )
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("a publishDiagnostics for another document ({other})")
+        );
         assert_eq!(d.done_version, 0);
         assert!(d.diagnostics.is_none());
     }
@@ -369,29 +462,75 @@ mod tests {
         let mut d = doc();
         // Only version 1 (didOpen) has been sent.
         for v in [0, 2, i32::MAX, -1] {
-            let e = d.notification("$/lean/fileProgress", &progress(URI, v, false)).unwrap_err();
-            assert_eq!(e, Violation::UnsentVersion { what: "fileProgress", version: v, newest: 1 });
-            let e = d.notification("textDocument/publishDiagnostics", &diags(URI, Some(v), "forged")).unwrap_err();
-            assert_eq!(e, Violation::UnsentVersion { what: "publishDiagnostics", version: v, newest: 1 });
+            let e = d
+                .notification("$/lean/fileProgress", &progress(URI, v, false))
+                .unwrap_err();
+            assert_eq!(
+                e,
+                Violation::UnsentVersion {
+                    what: "fileProgress",
+                    version: v,
+                    newest: 1
+                }
+            );
+            let e = d
+                .notification(
+                    "textDocument/publishDiagnostics",
+                    &diags(URI, Some(v), "forged"),
+                )
+                .unwrap_err();
+            assert_eq!(
+                e,
+                Violation::UnsentVersion {
+                    what: "publishDiagnostics",
+                    version: v,
+                    newest: 1
+                }
+            );
         }
-        let e = d.notification("textDocument/publishDiagnostics", &diags(URI, None, "forged")).unwrap_err();
+        let e = d
+            .notification(
+                "textDocument/publishDiagnostics",
+                &diags(URI, None, "forged"),
+            )
+            .unwrap_err();
         assert_eq!(e.to_string(), "a publishDiagnostics without a version");
         assert_eq!(d.done_version, 0);
         assert!(d.diagnostics.is_none());
         d.sent_version = 2;
-        d.notification("$/lean/fileProgress", &progress(URI, 2, false)).unwrap();
+        d.notification("$/lean/fileProgress", &progress(URI, 2, false))
+            .unwrap();
         assert_eq!(d.done_version, 2);
     }
 
     #[test]
     fn unknown_and_malformed_notifications_are_violations() {
         let mut d = doc();
-        let e = d.notification("textDocument/didSave", &json!({})).unwrap_err();
-        assert_eq!(e.to_string(), "an unexpected notification `textDocument/didSave`");
-        let e = d.notification("$/lean/fileProgress", &Value::Null).unwrap_err();
-        assert!(e.to_string().starts_with("a malformed fileProgress: "), "{e}");
-        let e = d.notification("textDocument/publishDiagnostics", &json!({"uri": URI, "version": 1})).unwrap_err();
-        assert!(e.to_string().starts_with("a malformed publishDiagnostics: "), "{e}");
+        let e = d
+            .notification("textDocument/didSave", &json!({}))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "an unexpected notification `textDocument/didSave`"
+        );
+        let e = d
+            .notification("$/lean/fileProgress", &Value::Null)
+            .unwrap_err();
+        assert!(
+            e.to_string().starts_with("a malformed fileProgress: "),
+            "{e}"
+        );
+        let e = d
+            .notification(
+                "textDocument/publishDiagnostics",
+                &json!({"uri": URI, "version": 1}),
+            )
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("a malformed publishDiagnostics: "),
+            "{e}"
+        );
         for m in IGNORED_NOTIFICATIONS {
             d.notification(m, &json!({"anything": 1})).unwrap();
         }
@@ -401,17 +540,31 @@ mod tests {
     fn an_older_version_never_replaces_newer_diagnostics() {
         let mut d = doc();
         d.sent_version = 3;
-        d.notification("textDocument/publishDiagnostics", &diags(URI, Some(3), "new")).unwrap();
-        d.notification("textDocument/publishDiagnostics", &diags(URI, Some(2), "old")).unwrap();
+        d.notification(
+            "textDocument/publishDiagnostics",
+            &diags(URI, Some(3), "new"),
+        )
+        .unwrap();
+        d.notification(
+            "textDocument/publishDiagnostics",
+            &diags(URI, Some(2), "old"),
+        )
+        .unwrap();
         let (v, ds) = d.diagnostics.as_ref().unwrap();
         assert_eq!((*v, ds[0].message.as_str()), (3, "new"));
         // Progress still busy: not done; the published-after-done count
         // only moves for versions already done.
-        d.notification("$/lean/fileProgress", &progress(URI, 3, true)).unwrap();
+        d.notification("$/lean/fileProgress", &progress(URI, 3, true))
+            .unwrap();
         assert_eq!(d.done_version, 0);
         assert_eq!(d.late_diagnostics(), 0);
-        d.notification("$/lean/fileProgress", &progress(URI, 3, false)).unwrap();
-        d.notification("textDocument/publishDiagnostics", &diags(URI, Some(3), "late")).unwrap();
+        d.notification("$/lean/fileProgress", &progress(URI, 3, false))
+            .unwrap();
+        d.notification(
+            "textDocument/publishDiagnostics",
+            &diags(URI, Some(3), "late"),
+        )
+        .unwrap();
         assert_eq!(d.late_diagnostics(), 1);
     }
 }

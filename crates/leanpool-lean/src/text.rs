@@ -66,7 +66,10 @@ impl<'a> LineIndex<'a> {
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line];
         let character = self.text[start..offset].encode_utf16().count() as u32;
-        Position { line: line as u32, character }
+        Position {
+            line: line as u32,
+            character,
+        }
     }
 
     /// Byte offset of a position. Lines past the end clamp to the end of
@@ -90,7 +93,10 @@ impl<'a> LineIndex<'a> {
 
     /// The LSP range (UTF-16 columns) of a byte range.
     pub fn range(&self, bytes: std::ops::Range<usize>) -> Range {
-        Range { start: self.position(bytes.start), end: self.position(bytes.end) }
+        Range {
+            start: self.position(bytes.start),
+            end: self.position(bytes.end),
+        }
     }
 }
 
@@ -118,7 +124,11 @@ mod tests {
         assert_eq!(ix.position(6), p(2, 0));
         assert_eq!(ix.position(100), p(2, 0));
         assert_eq!(ix.offset(p(1, 1)), 4);
-        assert_eq!(ix.offset(p(1, 99)), 5, "column clamps to end of line content");
+        assert_eq!(
+            ix.offset(p(1, 99)),
+            5,
+            "column clamps to end of line content"
+        );
         assert_eq!(ix.offset(p(9, 0)), t.len());
     }
 

@@ -45,8 +45,8 @@
 //! and `allow` on WASM (the test backend of this repository, where it never
 //! can), and `status`/`doctor` report which applies.
 
-use crate::guard::lexer::{self, Kind, Token};
 use crate::backend::BackendKind;
+use crate::guard::lexer::{self, Kind, Token};
 use leanpool_protocol::{Diagnostic, Position, Range, Severity};
 use serde::{Deserialize, Serialize};
 
@@ -99,7 +99,9 @@ pub struct VerdictPolicy {
 impl Default for VerdictPolicy {
     fn default() -> Self {
         VerdictPolicy {
-            allowed_axioms: ["propext", "Classical.choice", "Quot.sound"].map(String::from).to_vec(),
+            allowed_axioms: ["propext", "Classical.choice", "Quot.sound"]
+                .map(String::from)
+                .to_vec(),
             unlisted_axioms: UnlistedAxioms::Auto,
         }
     }
@@ -132,23 +134,71 @@ pub fn parse_axioms(message: &str) -> Option<Vec<String>> {
         cur.push(c);
     }
     out.push(cur);
-    let out: Vec<String> = out.into_iter().map(|a| a.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
-    if out.iter().any(|a| a.is_empty() || a.contains(' ') && !a.contains('«')) {
+    let out: Vec<String> = out
+        .into_iter()
+        .map(|a| a.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    if out
+        .iter()
+        .any(|a| a.is_empty() || a.contains(' ') && !a.contains('«'))
+    {
         return None;
     }
     Some(out)
 }
 
 /// Words after which the next identifier names a new declaration.
-const DECL_WORDS: &[&str] =
-    &["theorem", "lemma", "def", "abbrev", "instance", "opaque", "axiom", "structure", "class", "inductive"];
+const DECL_WORDS: &[&str] = &[
+    "theorem",
+    "lemma",
+    "def",
+    "abbrev",
+    "instance",
+    "opaque",
+    "axiom",
+    "structure",
+    "class",
+    "inductive",
+];
 
 /// Words that start a command (so they are never a `section`/`end` name).
 const COMMAND_WORDS: &[&str] = &[
-    "theorem", "lemma", "def", "example", "abbrev", "instance", "structure", "class", "inductive", "axiom",
-    "opaque", "variable", "universe", "namespace", "section", "end", "open", "set_option", "noncomputable",
-    "private", "protected", "attribute", "mutual", "deriving", "notation", "infix", "infixl", "infixr",
-    "prefix", "postfix", "export", "partial", "omit", "include", "public", "meta",
+    "theorem",
+    "lemma",
+    "def",
+    "example",
+    "abbrev",
+    "instance",
+    "structure",
+    "class",
+    "inductive",
+    "axiom",
+    "opaque",
+    "variable",
+    "universe",
+    "namespace",
+    "section",
+    "end",
+    "open",
+    "set_option",
+    "noncomputable",
+    "private",
+    "protected",
+    "attribute",
+    "mutual",
+    "deriving",
+    "notation",
+    "infix",
+    "infixl",
+    "infixr",
+    "prefix",
+    "postfix",
+    "export",
+    "partial",
+    "omit",
+    "include",
+    "public",
+    "meta",
 ];
 
 /// One declaration of the caller's body.
@@ -167,7 +217,11 @@ pub struct Declaration {
 impl Declaration {
     /// `A.b`, with `«»` where a component needs it.
     pub fn display(&self) -> String {
-        self.name.iter().map(|c| escape(c)).collect::<Vec<_>>().join(".")
+        self.name
+            .iter()
+            .map(|c| escape(c))
+            .collect::<Vec<_>>()
+            .join(".")
     }
 
     /// The fully qualified reference leanpool writes in its trailer.
@@ -216,7 +270,9 @@ fn components(src: &str) -> Option<Vec<String>> {
             out.push(r[..close].to_string());
             rest = &r[close + '»'.len_utf8()..];
         } else {
-            let end = rest.find(|c: char| !lexer::is_id_rest(c)).unwrap_or(rest.len());
+            let end = rest
+                .find(|c: char| !lexer::is_id_rest(c))
+                .unwrap_or(rest.len());
             let part = &rest[..end];
             if !part.chars().next().is_some_and(lexer::is_id_first) {
                 return None;
@@ -250,7 +306,8 @@ pub fn scan(body: &str) -> Result<Scan, (usize, String)> {
     let name_after = |i: usize| -> Option<&Token> {
         let n = toks.get(i + 1)?;
         let plain_kw = keyword(body, n).is_some_and(|k| COMMAND_WORDS.contains(&k));
-        (n.kind == Kind::Ident && !plain_kw && line_of(n.start) == line_of(toks[i].start)).then_some(n)
+        (n.kind == Kind::Ident && !plain_kw && line_of(n.start) == line_of(toks[i].start))
+            .then_some(n)
     };
     let mut i = 0;
     while i < toks.len() {
@@ -264,7 +321,10 @@ pub fn scan(body: &str) -> Result<Scan, (usize, String)> {
                 let n = toks.get(i + 1).filter(|n| n.kind == Kind::Ident);
                 let comps = n.and_then(|n| components(&body[n.start..n.end]));
                 let Some(comps) = comps else {
-                    return Err((t.start, "a `namespace` whose name leanpool cannot read".into()));
+                    return Err((
+                        t.start,
+                        "a `namespace` whose name leanpool cannot read".into(),
+                    ));
                 };
                 scopes.push(Scope::Namespace(comps.len()));
                 namespace.extend(comps);
@@ -284,7 +344,11 @@ pub fn scan(body: &str) -> Result<Scan, (usize, String)> {
                 // `deriving instance`, `class inductive` (the name follows
                 // `inductive`), `class abbrev`.
                 if prev == Some("deriving")
-                    || (w == "class" && toks.get(i + 1).and_then(|n| keyword(body, n)).is_some_and(|k| DECL_WORDS.contains(&k)))
+                    || (w == "class"
+                        && toks
+                            .get(i + 1)
+                            .and_then(|n| keyword(body, n))
+                            .is_some_and(|k| DECL_WORDS.contains(&k)))
                 {
                     i += 1;
                     continue;
@@ -292,7 +356,9 @@ pub fn scan(body: &str) -> Result<Scan, (usize, String)> {
                 let mut k = i + 1;
                 if w == "instance" {
                     // `instance (priority := n) name`
-                    if toks.get(k).is_some_and(|n| n.kind == Kind::Symbol && n.text == "(")
+                    if toks
+                        .get(k)
+                        .is_some_and(|n| n.kind == Kind::Symbol && n.text == "(")
                         && toks.get(k + 1).is_some_and(|n| n.text == "priority")
                     {
                         let mut depth = 0i32;
@@ -311,7 +377,8 @@ pub fn scan(body: &str) -> Result<Scan, (usize, String)> {
                     }
                 }
                 let n = toks.get(k).filter(|n| {
-                    n.kind == Kind::Ident && !keyword(body, n).is_some_and(|k| COMMAND_WORDS.contains(&k))
+                    n.kind == Kind::Ident
+                        && !keyword(body, n).is_some_and(|k| COMMAND_WORDS.contains(&k))
                 });
                 let Some(n) = n else {
                     // An anonymous `instance` (Lean names it itself): like an
@@ -334,7 +401,12 @@ pub fn scan(body: &str) -> Result<Scan, (usize, String)> {
                 if name.is_empty() || name.iter().any(|c| c.contains('»') || c.contains('«')) {
                     return Err((n.start, "a declaration name leanpool cannot read".into()));
                 }
-                out.declarations.push(Declaration { name, keyword: w.to_string(), start: n.start, end: n.end });
+                out.declarations.push(Declaration {
+                    name,
+                    keyword: w.to_string(),
+                    start: n.start,
+                    end: n.end,
+                });
                 i = k;
             }
             _ => {}
@@ -354,7 +426,10 @@ pub fn trailer(body: &str, scan: &Scan) -> String {
     }
     for d in &scan.declarations {
         t.push_str(&format!("#check {}\n", d.reference()));
-        t.push_str(&format!("set_option pp.fullNames true in set_option pp.notation false in #print axioms {}\n", d.axioms_reference()));
+        t.push_str(&format!(
+            "set_option pp.fullNames true in set_option pp.notation false in #print axioms {}\n",
+            d.axioms_reference()
+        ));
     }
     t
 }
@@ -396,15 +471,30 @@ pub fn judge(
     policy: &VerdictPolicy,
     unlisted: UnlistedAxioms,
 ) -> (Vec<Diagnostic>, Vec<Judged>) {
-    let (trail, mut body): (Vec<_>, Vec<_>) = diags.into_iter().partition(|d| d.range.start.line >= first_line);
+    let (trail, mut body): (Vec<_>, Vec<_>) = diags
+        .into_iter()
+        .partition(|d| d.range.start.line >= first_line);
     let mut judged = Vec::new();
     let mut trailer_broken = false;
-    let error = |range: Range, message: String| Diagnostic { severity: Severity::Error, range, message };
+    let error = |range: Range, message: String| Diagnostic {
+        severity: Severity::Error,
+        range,
+        message,
+    };
     for (k, (d, range)) in decls.iter().enumerate() {
         let line = first_line + LINES_PER_DECLARATION * k as u32;
-        let here: Vec<&Diagnostic> = trail.iter().filter(|m| m.range.start.line == line).collect();
-        let infos = here.iter().filter(|m| m.severity == Severity::Information).count();
-        let present = infos == 1 && here.iter().all(|m| matches!(m.severity, Severity::Information | Severity::Warning));
+        let here: Vec<&Diagnostic> = trail
+            .iter()
+            .filter(|m| m.range.start.line == line)
+            .collect();
+        let infos = here
+            .iter()
+            .filter(|m| m.severity == Severity::Information)
+            .count();
+        let present = infos == 1
+            && here
+                .iter()
+                .all(|m| matches!(m.severity, Severity::Information | Severity::Warning));
         if !present {
             body.push(error(
                 *range,
@@ -415,7 +505,10 @@ pub fn judge(
                 ),
             ));
         }
-        let listing: Vec<&Diagnostic> = trail.iter().filter(|m| m.range.start.line == line + 1).collect();
+        let listing: Vec<&Diagnostic> = trail
+            .iter()
+            .filter(|m| m.range.start.line == line + 1)
+            .collect();
         let axioms = match listing.as_slice() {
             [m] if m.severity == Severity::Information => match parse_axioms(&m.message) {
                 Some(list) => Some(list),
@@ -474,7 +567,13 @@ pub fn judge(
             )),
             None => {}
         }
-        judged.push(Judged { name: d.display(), keyword: d.keyword.clone(), range: *range, present, axioms });
+        judged.push(Judged {
+            name: d.display(),
+            keyword: d.keyword.clone(),
+            range: *range,
+            present,
+            axioms,
+        });
     }
     let expected = first_line + LINES_PER_DECLARATION * decls.len() as u32;
     if trailer_broken || trail.iter().any(|m| m.range.start.line >= expected) {
@@ -493,7 +592,12 @@ mod tests {
     use super::*;
 
     fn names(body: &str) -> Vec<String> {
-        scan(body).unwrap().declarations.iter().map(|d| format!("{} {}", d.keyword, d.display())).collect()
+        scan(body)
+            .unwrap()
+            .declarations
+            .iter()
+            .map(|d| format!("{} {}", d.keyword, d.display()))
+            .collect()
     }
 
     #[test]
@@ -521,21 +625,39 @@ mod tests {
     fn latin_letters_are_part_of_names_as_in_lean() {
         // Lean 4.28 reads `café` as one name (cold, corpus/03_unicode_bmp);
         // `×` is not a letter.
-        assert_eq!(names("def café := \"café\"\ntheorem Ärger_ł : True := trivial\n"), ["def café", "theorem Ärger_ł"]);
+        assert_eq!(
+            names("def café := \"café\"\ntheorem Ärger_ł : True := trivial\n"),
+            ["def café", "theorem Ärger_ł"]
+        );
         let toks = lexer::tokenize("a×b").unwrap();
-        assert_eq!(toks.iter().map(|t| t.text.as_str()).collect::<Vec<_>>(), ["a", "×", "b"]);
+        assert_eq!(
+            toks.iter().map(|t| t.text.as_str()).collect::<Vec<_>>(),
+            ["a", "×", "b"]
+        );
     }
 
     #[test]
     fn keywords_in_comments_strings_and_guillemets_are_not_declarations() {
-        assert_eq!(names("-- theorem x\n/- def y -/\ndef s := \"theorem z\"\ndef «theorem» := 1\n"), ["def s", "def «theorem»"]);
+        assert_eq!(
+            names("-- theorem x\n/- def y -/\ndef s := \"theorem z\"\ndef «theorem» := 1\n"),
+            ["def s", "def «theorem»"]
+        );
     }
 
     #[test]
     fn anonymous_instances_and_examples_are_not_listed() {
-        assert!(scan("instance : Inhabited Nat := ⟨0⟩").unwrap().declarations.is_empty());
-        assert!(scan("instance (priority := low) : Inhabited Nat := ⟨0⟩").unwrap().declarations.is_empty());
-        assert!(scan("example : True := trivial").unwrap().declarations.is_empty());
+        assert!(scan("instance : Inhabited Nat := ⟨0⟩")
+            .unwrap()
+            .declarations
+            .is_empty());
+        assert!(scan("instance (priority := low) : Inhabited Nat := ⟨0⟩")
+            .unwrap()
+            .declarations
+            .is_empty());
+        assert!(scan("example : True := trivial")
+            .unwrap()
+            .declarations
+            .is_empty());
     }
 
     #[test]
@@ -549,32 +671,89 @@ mod tests {
 
     fn diag(sev: Severity, line: u32, msg: &str) -> Diagnostic {
         let p = Position { line, character: 0 };
-        Diagnostic { severity: sev, range: Range { start: p, end: p }, message: msg.into() }
+        Diagnostic {
+            severity: sev,
+            range: Range { start: p, end: p },
+            message: msg.into(),
+        }
     }
 
     const LISTED: &str = "'a' depends on axioms: [propext]";
 
     fn run(diags: Vec<Diagnostic>, unlisted: UnlistedAxioms) -> (Vec<Diagnostic>, Vec<Judged>) {
         let s = scan("theorem a : True := trivial\ntheorem b : True := trivial\n").unwrap();
-        let zero = Position { line: 0, character: 0 };
-        let decls: Vec<_> = s.declarations.iter().map(|d| (d.clone(), Range { start: zero, end: zero })).collect();
-        judge(diags, 2, &decls, Position { line: 2, character: 0 }, &VerdictPolicy::default(), unlisted)
+        let zero = Position {
+            line: 0,
+            character: 0,
+        };
+        let decls: Vec<_> = s
+            .declarations
+            .iter()
+            .map(|d| {
+                (
+                    d.clone(),
+                    Range {
+                        start: zero,
+                        end: zero,
+                    },
+                )
+            })
+            .collect();
+        judge(
+            diags,
+            2,
+            &decls,
+            Position {
+                line: 2,
+                character: 0,
+            },
+            &VerdictPolicy::default(),
+            unlisted,
+        )
     }
 
     #[test]
     fn judge_requires_one_info_per_trailer_line() {
         use Severity::*;
-        let ok = vec![diag(Information, 2, "a : True"), diag(Information, 3, LISTED), diag(Information, 4, "b : True"), diag(Information, 5, "'b' does not depend on any axioms")];
+        let ok = vec![
+            diag(Information, 2, "a : True"),
+            diag(Information, 3, LISTED),
+            diag(Information, 4, "b : True"),
+            diag(Information, 5, "'b' does not depend on any axioms"),
+        ];
         let (body, j) = run(ok, UnlistedAxioms::Error);
         assert!(body.is_empty() && j.iter().all(|j| j.present));
         assert_eq!(j[0].axioms, Some(vec!["propext".to_string()]));
         assert_eq!(j[1].axioms, Some(vec![]));
-        let missing = vec![diag(Information, 2, "a : True"), diag(Information, 3, LISTED), diag(Error, 4, "unknown constant"), diag(Error, 5, "unknown constant")];
+        let missing = vec![
+            diag(Information, 2, "a : True"),
+            diag(Information, 3, LISTED),
+            diag(Error, 4, "unknown constant"),
+            diag(Error, 5, "unknown constant"),
+        ];
         let (body, j) = run(missing, UnlistedAxioms::Error);
-        assert!(!j[1].present && body.len() == 1 && body[0].message.contains("`b`"), "{body:?}");
-        let extra = vec![diag(Information, 2, "a"), diag(Information, 3, LISTED), diag(Information, 4, "b"), diag(Information, 5, LISTED), diag(Error, 6, "unexpected end")];
-        assert!(run(extra, UnlistedAxioms::Error).0.iter().any(|d| d.message.contains("no verdict")));
-        let doubled = vec![diag(Information, 2, "a"), diag(Information, 2, "forged"), diag(Information, 3, LISTED), diag(Information, 4, "b"), diag(Information, 5, LISTED)];
+        assert!(
+            !j[1].present && body.len() == 1 && body[0].message.contains("`b`"),
+            "{body:?}"
+        );
+        let extra = vec![
+            diag(Information, 2, "a"),
+            diag(Information, 3, LISTED),
+            diag(Information, 4, "b"),
+            diag(Information, 5, LISTED),
+            diag(Error, 6, "unexpected end"),
+        ];
+        assert!(run(extra, UnlistedAxioms::Error)
+            .0
+            .iter()
+            .any(|d| d.message.contains("no verdict")));
+        let doubled = vec![
+            diag(Information, 2, "a"),
+            diag(Information, 2, "forged"),
+            diag(Information, 3, LISTED),
+            diag(Information, 4, "b"),
+            diag(Information, 5, LISTED),
+        ];
         assert!(!run(doubled, UnlistedAxioms::Error).1[0].present);
     }
 
@@ -583,43 +762,83 @@ mod tests {
         use Severity::*;
         let cheat = vec![
             diag(Information, 2, "a"),
-            diag(Information, 3, "'a' depends on axioms: [propext, Classical.choice, Lean.ofReduceBool]"),
+            diag(
+                Information,
+                3,
+                "'a' depends on axioms: [propext, Classical.choice, Lean.ofReduceBool]",
+            ),
             diag(Information, 4, "b"),
             diag(Information, 5, "'b' depends on axioms: [sorryAx]"),
         ];
         let (body, j) = run(cheat, UnlistedAxioms::Error);
         let r = leanpool_protocol::CheckResult::from_diagnostics(body.clone());
         assert_eq!(r.status, leanpool_protocol::CheckStatus::Error);
-        assert!(body.iter().any(|d| d.severity == Error && d.message.contains("`Lean.ofReduceBool`")), "{body:?}");
+        assert!(
+            body.iter()
+                .any(|d| d.severity == Error && d.message.contains("`Lean.ofReduceBool`")),
+            "{body:?}"
+        );
         assert!(body.iter().any(leanpool_protocol::is_sorry_warning));
         assert_eq!(j[1].axioms.as_deref(), Some(&["sorryAx".to_string()][..]));
         let refused = "cannot use `#print axioms` in a `module`; consider temporarily removing the `module` header or placing the command in a separate file";
-        let module = vec![diag(Information, 2, "a"), diag(Error, 3, refused), diag(Information, 4, "b"), diag(Error, 5, refused)];
+        let module = vec![
+            diag(Information, 2, "a"),
+            diag(Error, 3, refused),
+            diag(Information, 4, "b"),
+            diag(Error, 5, refused),
+        ];
         let (body, j) = run(module.clone(), UnlistedAxioms::Allow);
         assert!(body.is_empty() && j.iter().all(|j| j.present && j.axioms.is_none()));
         let (body, _) = run(module, UnlistedAxioms::Error);
         assert_eq!(body.len(), 2);
         // A listing leanpool cannot read, or a second message on the line: no verdict.
-        let odd = vec![diag(Information, 2, "a"), diag(Information, 3, "'a' depends on axioms: propext"), diag(Information, 4, "b"), diag(Information, 5, LISTED)];
-        assert!(run(odd, UnlistedAxioms::Allow).0.iter().any(|d| d.message.contains("no verdict")));
+        let odd = vec![
+            diag(Information, 2, "a"),
+            diag(Information, 3, "'a' depends on axioms: propext"),
+            diag(Information, 4, "b"),
+            diag(Information, 5, LISTED),
+        ];
+        assert!(run(odd, UnlistedAxioms::Allow)
+            .0
+            .iter()
+            .any(|d| d.message.contains("no verdict")));
     }
 
     #[test]
     fn axiom_lists_as_lean_prints_them() {
-        assert_eq!(parse_axioms("'x' does not depend on any axioms"), Some(vec![]));
+        assert_eq!(
+            parse_axioms("'x' does not depend on any axioms"),
+            Some(vec![])
+        );
         assert_eq!(
             parse_axioms("'A.x' depends on axioms: [propext,\n  Classical.choice, Quot.sound]"),
-            Some(vec!["propext".into(), "Classical.choice".into(), "Quot.sound".into()])
+            Some(vec![
+                "propext".into(),
+                "Classical.choice".into(),
+                "Quot.sound".into()
+            ])
         );
-        assert_eq!(parse_axioms("'x' depends on axioms: [«a, b»]"), Some(vec!["«a, b»".into()]));
+        assert_eq!(
+            parse_axioms("'x' depends on axioms: [«a, b»]"),
+            Some(vec!["«a, b»".into()])
+        );
         assert_eq!(parse_axioms("x : Nat"), None);
         assert_eq!(parse_axioms("'x' depends on axioms: [a b]"), None);
     }
 
     #[test]
     fn unlisted_auto_is_fail_closed_natively() {
-        assert_eq!(UnlistedAxioms::Auto.resolve(BackendKind::Native), UnlistedAxioms::Error);
-        assert_eq!(UnlistedAxioms::Auto.resolve(BackendKind::Wasm), UnlistedAxioms::Allow);
-        assert_eq!(UnlistedAxioms::Allow.resolve(BackendKind::Native), UnlistedAxioms::Allow);
+        assert_eq!(
+            UnlistedAxioms::Auto.resolve(BackendKind::Native),
+            UnlistedAxioms::Error
+        );
+        assert_eq!(
+            UnlistedAxioms::Auto.resolve(BackendKind::Wasm),
+            UnlistedAxioms::Allow
+        );
+        assert_eq!(
+            UnlistedAxioms::Allow.resolve(BackendKind::Native),
+            UnlistedAxioms::Allow
+        );
     }
 }

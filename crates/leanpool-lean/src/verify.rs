@@ -17,13 +17,63 @@ use leanpool_protocol::{Diagnostic, Position, Range, VerifyParams};
 /// Words that start or change commands: a proof containing one is refused
 /// (it could close the theorem early and declare or change something).
 const PROOF_DENY: &[&str] = &[
-    "theorem", "lemma", "def", "abbrev", "instance", "structure", "class", "inductive", "axiom", "opaque",
-    "example", "variable", "universe", "universes", "namespace", "section", "end", "mutual", "attribute",
-    "noncomputable", "private", "protected", "public", "meta", "deriving", "notation", "notation3", "infix",
-    "infixl", "infixr", "prefix", "postfix", "export", "import", "set_option", "open", "omit", "include",
-    "syntax", "macro", "macro_rules", "elab", "elab_rules", "declare_syntax_cat", "initialize", "where",
-    "alias", "irreducible_def", "add_decl_doc", "compile_inductive", "suppress_compilation",
-    "assert_not_exists", "library_note", "scoped", "local", "unsafe", "partial",
+    "theorem",
+    "lemma",
+    "def",
+    "abbrev",
+    "instance",
+    "structure",
+    "class",
+    "inductive",
+    "axiom",
+    "opaque",
+    "example",
+    "variable",
+    "universe",
+    "universes",
+    "namespace",
+    "section",
+    "end",
+    "mutual",
+    "attribute",
+    "noncomputable",
+    "private",
+    "protected",
+    "public",
+    "meta",
+    "deriving",
+    "notation",
+    "notation3",
+    "infix",
+    "infixl",
+    "infixr",
+    "prefix",
+    "postfix",
+    "export",
+    "import",
+    "set_option",
+    "open",
+    "omit",
+    "include",
+    "syntax",
+    "macro",
+    "macro_rules",
+    "elab",
+    "elab_rules",
+    "declare_syntax_cat",
+    "initialize",
+    "where",
+    "alias",
+    "irreducible_def",
+    "add_decl_doc",
+    "compile_inductive",
+    "suppress_compilation",
+    "assert_not_exists",
+    "library_note",
+    "scoped",
+    "local",
+    "unsafe",
+    "partial",
 ];
 
 /// The reserved name of the reference axiom in the trailer.
@@ -76,7 +126,10 @@ pub struct Refused {
 
 impl Refused {
     fn new(part: Part, reason: impl Into<String>) -> Self {
-        Refused { part, reason: reason.into() }
+        Refused {
+            part,
+            reason: reason.into(),
+        }
     }
 }
 
@@ -85,12 +138,20 @@ pub fn check_proof(proof: &str) -> Result<(), Refused> {
     if proof.trim().is_empty() {
         return Err(Refused::new(Part::Proof, "`proof` is empty"));
     }
-    let toks = lexer::tokenize(proof).map_err(|e| Refused::new(Part::Proof, format!("`proof` cannot be read as Lean reads it: {}", e.reason)))?;
+    let toks = lexer::tokenize(proof).map_err(|e| {
+        Refused::new(
+            Part::Proof,
+            format!("`proof` cannot be read as Lean reads it: {}", e.reason),
+        )
+    })?;
     // The slot must end where the text ends: text after it (leanpool's
     // trailer) is read as a token of its own, not swallowed by an
     // unterminated comment.
     let probe = format!("{proof}\n#check");
-    let closed = lexer::tokenize(&probe).ok().and_then(|t| t.last().cloned()).is_some_and(|t| t.start == proof.len() + 1);
+    let closed = lexer::tokenize(&probe)
+        .ok()
+        .and_then(|t| t.last().cloned())
+        .is_some_and(|t| t.start == proof.len() + 1);
     if !closed {
         return Err(Refused::new(Part::Proof, "`proof` does not end where its text ends (an unterminated comment or literal would swallow what follows)"));
     }
@@ -102,8 +163,25 @@ pub fn check_proof(proof: &str) -> Result<(), Refused> {
     let mut stack: Vec<&str> = Vec::new();
     for t in &toks {
         match t.kind {
-            Kind::HashCmd => return Err(Refused::new(Part::Proof, format!("{}: `{}` is a command; the proof slot takes a term or tactic block", at(t), t.text))),
-            Kind::DocComment => return Err(Refused::new(Part::Proof, format!("{}: a doc comment starts a new declaration; not allowed in the proof slot", at(t)))),
+            Kind::HashCmd => {
+                return Err(Refused::new(
+                    Part::Proof,
+                    format!(
+                        "{}: `{}` is a command; the proof slot takes a term or tactic block",
+                        at(t),
+                        t.text
+                    ),
+                ))
+            }
+            Kind::DocComment => {
+                return Err(Refused::new(
+                    Part::Proof,
+                    format!(
+                        "{}: a doc comment starts a new declaration; not allowed in the proof slot",
+                        at(t)
+                    ),
+                ))
+            }
             Kind::Ident => {
                 if let Some(k) = keyword(proof, t).filter(|k| PROOF_DENY.contains(k)) {
                     return Err(Refused::new(Part::Proof, format!(
@@ -130,7 +208,10 @@ pub fn check_proof(proof: &str) -> Result<(), Refused> {
                 };
                 if let Some(open) = close {
                     if stack.pop() != Some(open) {
-                        return Err(Refused::new(Part::Proof, format!("{}: unbalanced `{}` in the proof", at(t), t.text)));
+                        return Err(Refused::new(
+                            Part::Proof,
+                            format!("{}: unbalanced `{}` in the proof", at(t), t.text),
+                        ));
                     }
                 }
             }
@@ -138,7 +219,10 @@ pub fn check_proof(proof: &str) -> Result<(), Refused> {
         }
     }
     if let Some(open) = stack.last() {
-        return Err(Refused::new(Part::Proof, format!("`{open}` is never closed in the proof")));
+        return Err(Refused::new(
+            Part::Proof,
+            format!("`{open}` is never closed in the proof"),
+        ));
     }
     Ok(())
 }
@@ -146,13 +230,30 @@ pub fn check_proof(proof: &str) -> Result<(), Refused> {
 /// The statement without a trailing `:= sorry` / `:= by sorry`, and the
 /// byte range of the theorem's name and of the rest (binders and type).
 fn statement_parts(statement: &str) -> Result<(&str, std::ops::Range<usize>), Refused> {
-    let toks = lexer::tokenize(statement).map_err(|e| Refused::new(Part::Statement, format!("`statement` cannot be read as Lean reads it: {}", e.reason)))?;
-    let first = toks.first().ok_or_else(|| Refused::new(Part::Statement, "`statement` is empty"))?;
+    let toks = lexer::tokenize(statement).map_err(|e| {
+        Refused::new(
+            Part::Statement,
+            format!("`statement` cannot be read as Lean reads it: {}", e.reason),
+        )
+    })?;
+    let first = toks
+        .first()
+        .ok_or_else(|| Refused::new(Part::Statement, "`statement` is empty"))?;
     if !matches!(keyword(statement, first), Some("theorem" | "lemma")) {
-        return Err(Refused::new(Part::Statement, "`statement` must start with `theorem NAME` (or `lemma NAME`)"));
+        return Err(Refused::new(
+            Part::Statement,
+            "`statement` must start with `theorem NAME` (or `lemma NAME`)",
+        ));
     }
-    let name = toks.get(1).filter(|t| t.kind == Kind::Ident && keyword(statement, t).is_none_or(|k| !PROOF_DENY.contains(&k)));
-    let name = name.ok_or_else(|| Refused::new(Part::Statement, "`statement` must start with `theorem NAME`"))?;
+    let name = toks.get(1).filter(|t| {
+        t.kind == Kind::Ident && keyword(statement, t).is_none_or(|k| !PROOF_DENY.contains(&k))
+    });
+    let name = name.ok_or_else(|| {
+        Refused::new(
+            Part::Statement,
+            "`statement` must start with `theorem NAME`",
+        )
+    })?;
     // Drop `:= sorry` / `:= by sorry` at the end.
     let mut end = toks.len();
     let is = |i: usize, s: &str| toks.get(i).is_some_and(|t| &statement[t.start..t.end] == s);
@@ -175,16 +276,25 @@ fn statement_parts(statement: &str) -> Result<(&str, std::ops::Range<usize>), Re
         }
         let word = &statement[t.start..t.end];
         if t.kind == Kind::HashCmd || t.kind == Kind::DocComment {
-            return Err(Refused::new(Part::Statement, "`statement` holds one theorem and nothing else"));
+            return Err(Refused::new(
+                Part::Statement,
+                "`statement` holds one theorem and nothing else",
+            ));
         }
         if depth == 0 && (word == ":=" || word == "|" || word == "where")
             || keyword(statement, t).is_some_and(|k| PROOF_DENY.contains(&k))
         {
-            return Err(Refused::new(Part::Statement, format!("`statement` holds one theorem's name, binders and type (found `{word}`)")));
+            return Err(Refused::new(
+                Part::Statement,
+                format!("`statement` holds one theorem's name, binders and type (found `{word}`)"),
+            ));
         }
     }
     if depth != 0 {
-        return Err(Refused::new(Part::Statement, "unbalanced brackets in `statement`"));
+        return Err(Refused::new(
+            Part::Statement,
+            "unbalanced brackets in `statement`",
+        ));
     }
     let last = body.last().expect("at least the name");
     Ok((&statement[..last.end], name.start..name.end))
@@ -192,20 +302,42 @@ fn statement_parts(statement: &str) -> Result<(&str, std::ops::Range<usize>), Re
 
 /// Header words a `verify` header may use besides comments and options'
 /// values: it sets the scene for the statement and declares nothing.
-const HEADER_WORDS: &[&str] =
-    &["import", "open", "set_option", "universe", "universes", "namespace", "section", "end", "variable", "noncomputable", "scoped", "in"];
+const HEADER_WORDS: &[&str] = &[
+    "import",
+    "open",
+    "set_option",
+    "universe",
+    "universes",
+    "namespace",
+    "section",
+    "end",
+    "variable",
+    "noncomputable",
+    "scoped",
+    "in",
+];
 
 /// Checks the `header` of a `verify` request: import/open/set_option/
 /// universe/namespace/section/variable commands only (no declaration,
 /// no `#` command), so nothing but the statement and the proof can add to
 /// the environment.
 pub fn check_header(header: &str) -> Result<(), Refused> {
-    let toks = lexer::tokenize(header).map_err(|e| Refused::new(Part::Header, format!("`header` cannot be read as Lean reads it: {}", e.reason)))?;
+    let toks = lexer::tokenize(header).map_err(|e| {
+        Refused::new(
+            Part::Header,
+            format!("`header` cannot be read as Lean reads it: {}", e.reason),
+        )
+    })?;
     for t in &toks {
         if t.kind == Kind::HashCmd {
-            return Err(Refused::new(Part::Header, format!("`header` may not hold `{}`: header commands only", t.text)));
+            return Err(Refused::new(
+                Part::Header,
+                format!("`header` may not hold `{}`: header commands only", t.text),
+            ));
         }
-        if let Some(k) = keyword(header, t).filter(|k| PROOF_DENY.contains(k) && !HEADER_WORDS.contains(k)) {
+        if let Some(k) =
+            keyword(header, t).filter(|k| PROOF_DENY.contains(k) && !HEADER_WORDS.contains(k))
+        {
             return Err(Refused::new(Part::Header, format!(
                 "`header` may hold only header commands (`import`, `open`, `set_option`, `universe`, `namespace`, `section`, `variable`), found `{k}`"
             )));
@@ -217,12 +349,25 @@ pub fn check_header(header: &str) -> Result<(), Refused> {
 /// Splits a statement file (the CLI's) into the header and the statement:
 /// the statement starts at the first `theorem` or `lemma` keyword.
 pub fn split_statement_file(text: &str) -> Result<(String, String), Refused> {
-    let toks = lexer::tokenize(text).map_err(|e| Refused::new(Part::StatementFile, format!("the statement file cannot be read as Lean reads it: {}", e.reason)))?;
+    let toks = lexer::tokenize(text).map_err(|e| {
+        Refused::new(
+            Part::StatementFile,
+            format!(
+                "the statement file cannot be read as Lean reads it: {}",
+                e.reason
+            ),
+        )
+    })?;
     let t = toks
         .iter()
         .find(|t| matches!(keyword(text, t), Some("theorem" | "lemma")))
-        .ok_or_else(|| Refused::new(Part::StatementFile, "the statement file holds no `theorem`"))?;
-    Ok((text[..t.start].to_string(), text[t.start..].trim_end().to_string()))
+        .ok_or_else(|| {
+            Refused::new(Part::StatementFile, "the statement file holds no `theorem`")
+        })?;
+    Ok((
+        text[..t.start].to_string(),
+        text[t.start..].trim_end().to_string(),
+    ))
 }
 
 /// Assembles the request, or refuses it.
@@ -251,8 +396,17 @@ pub fn assemble(p: &VerifyParams) -> Result<Assembled, Refused> {
     let mut trailer_lines =
         vec![format!("#check @{name_text}"), format!("set_option pp.fullNames true in set_option pp.notation false in #print axioms {name_text}")];
     trailer_lines.extend(reference.split('\n').map(str::to_string));
-    trailer_lines.push(format!("#guard_expr type_of% @{name_text} =ₛ type_of% @{REFERENCE}"));
-    Ok(Assembled { text, statement_line, proof_start, name: name_text, name_position, trailer_lines })
+    trailer_lines.push(format!(
+        "#guard_expr type_of% @{name_text} =ₛ type_of% @{REFERENCE}"
+    ));
+    Ok(Assembled {
+        text,
+        statement_line,
+        proof_start,
+        name: name_text,
+        name_position,
+        trailer_lines,
+    })
 }
 
 /// Where a position of the assembled text lands for the caller.
@@ -271,10 +425,20 @@ impl Assembled {
     pub fn place(&self, p: Position) -> Place {
         let s = self.proof_start;
         if (p.line, p.character) >= (s.line, s.character) {
-            let character = if p.line == s.line { p.character - s.character } else { p.character };
-            Place::Proof(Position { line: p.line - s.line, character })
+            let character = if p.line == s.line {
+                p.character - s.character
+            } else {
+                p.character
+            };
+            Place::Proof(Position {
+                line: p.line - s.line,
+                character,
+            })
         } else if p.line >= self.statement_line {
-            Place::Statement(Position { line: p.line - self.statement_line, character: p.character })
+            Place::Statement(Position {
+                line: p.line - self.statement_line,
+                character: p.character,
+            })
         } else {
             Place::Header
         }
@@ -283,7 +447,10 @@ impl Assembled {
     /// Splits diagnostics (in assembled-text coordinates) into the
     /// proof's and the statement's (header messages at 0:0, prefixed).
     pub fn split(&self, diags: Vec<Diagnostic>) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
-        let zero = Position { line: 0, character: 0 };
+        let zero = Position {
+            line: 0,
+            character: 0,
+        };
         let (mut proof, mut stmt) = (vec![], vec![]);
         for d in diags {
             match self.place(d.range.start) {
@@ -292,17 +459,26 @@ impl Assembled {
                         Place::Proof(e) => e,
                         _ => start,
                     };
-                    proof.push(Diagnostic { range: Range { start, end }, ..d });
+                    proof.push(Diagnostic {
+                        range: Range { start, end },
+                        ..d
+                    });
                 }
                 Place::Statement(start) => {
                     let end = match self.place(d.range.end) {
                         Place::Statement(e) => e,
                         _ => start,
                     };
-                    stmt.push(Diagnostic { range: Range { start, end }, ..d });
+                    stmt.push(Diagnostic {
+                        range: Range { start, end },
+                        ..d
+                    });
                 }
                 Place::Header => stmt.push(Diagnostic {
-                    range: Range { start: zero, end: zero },
+                    range: Range {
+                        start: zero,
+                        end: zero,
+                    },
                     message: format!("header: {}", d.message),
                     ..d
                 }),
@@ -348,25 +524,50 @@ pub async fn verify_on_with(
             doc.header
         )));
     }
-    let timeout = params.timeout_ms.map(std::time::Duration::from_millis).unwrap_or(default_timeout);
+    let timeout = params
+        .timeout_ms
+        .map(std::time::Duration::from_millis)
+        .unwrap_or(default_timeout);
     let first_line = doc.text.matches('\n').count() as u32;
     let sent = format!("{}{}\n", doc.text, a.trailer_lines.join("\n"));
     let diags = match worker.elaborate(&sent, timeout).await {
         Ok(d) => d,
-        Err(crate::WorkerError::Timeout) => return Ok(with_time(VerifyResult::timeout(timeout.as_millis() as u64))),
+        Err(crate::WorkerError::Timeout) => {
+            return Ok(with_time(VerifyResult::timeout(timeout.as_millis() as u64)))
+        }
         Err(e) => return Err(e),
     };
     // Trailer lines 0-1 (`#check`, `#print axioms`) are judged like a
     // `check` declaration's; the reference axiom and `#guard_expr` after
     // them must say nothing at all.
     let judged_end = first_line + verdict::LINES_PER_DECLARATION;
-    let (rest, diags): (Vec<_>, Vec<_>) = diags.into_iter().partition(|d| d.range.start.line >= judged_end);
+    let (rest, diags): (Vec<_>, Vec<_>) = diags
+        .into_iter()
+        .partition(|d| d.range.start.line >= judged_end);
     let name_at = doc.from_caller(a.name_position).unwrap_or(a.name_position);
-    let name_range = Range { start: name_at, end: name_at };
-    let decl = Declaration { name: vec![a.name.clone()], keyword: "theorem".into(), start: 0, end: 0 };
-    let end = Position { line: first_line, character: 0 };
+    let name_range = Range {
+        start: name_at,
+        end: name_at,
+    };
+    let decl = Declaration {
+        name: vec![a.name.clone()],
+        keyword: "theorem".into(),
+        start: 0,
+        end: 0,
+    };
+    let end = Position {
+        line: first_line,
+        character: 0,
+    };
     let unlisted = policy.verdict.unlisted_axioms.resolve(worker.backend());
-    let (body, judged) = verdict::judge(diags, first_line, &[(decl, name_range)], end, &policy.verdict, unlisted);
+    let (body, judged) = verdict::judge(
+        diags,
+        first_line,
+        &[(decl, name_range)],
+        end,
+        &policy.verdict,
+        unlisted,
+    );
     let judged = judged.into_iter().next().expect("one declaration judged");
     let body: Vec<Diagnostic> = body
         .into_iter()
@@ -377,7 +578,10 @@ pub async fn verify_on_with(
         .collect();
     let (proof, mut stmt) = a.split(body);
     if judged.present && !rest.is_empty() {
-        let at = Position { line: 0, character: 0 };
+        let at = Position {
+            line: 0,
+            character: 0,
+        };
         stmt.push(Diagnostic {
             severity: Severity::Error,
             range: Range { start: at, end: at },
@@ -407,7 +611,9 @@ pub async fn verify_on_with(
 /// The worker header a `verify` request needs (the pool's key), or `None`
 /// when the request is refused before Lean.
 pub fn header_key(params: &VerifyParams) -> Option<String> {
-    assemble(params).ok().map(|a| crate::check::header_key(&a.text))
+    assemble(params)
+        .ok()
+        .map(|a| crate::check::header_key(&a.text))
 }
 
 #[cfg(test)]
@@ -415,22 +621,80 @@ mod tests {
     use super::*;
 
     fn params(statement: &str, proof: &str) -> VerifyParams {
-        VerifyParams { header: "import Init\n".into(), statement: statement.into(), proof: proof.into(), timeout_ms: None, timings: false }
+        VerifyParams {
+            header: "import Init\n".into(),
+            statement: statement.into(),
+            proof: proof.into(),
+            timeout_ms: None,
+            timings: false,
+        }
     }
 
     #[test]
     fn assembles_and_strips_sorry() {
-        for s in ["theorem t (n : Nat) : n + 0 = n := sorry", "theorem t (n : Nat) : n + 0 = n := by sorry", "theorem t (n : Nat) : n + 0 = n"] {
+        for s in [
+            "theorem t (n : Nat) : n + 0 = n := sorry",
+            "theorem t (n : Nat) : n + 0 = n := by sorry",
+            "theorem t (n : Nat) : n + 0 = n",
+        ] {
             let a = assemble(&params(s, "by\n  simp")).unwrap();
-            assert_eq!(a.text, "import Init\ntheorem t (n : Nat) : n + 0 = n := by\n  simp\n");
+            assert_eq!(
+                a.text,
+                "import Init\ntheorem t (n : Nat) : n + 0 = n := by\n  simp\n"
+            );
             assert_eq!(a.statement_line, 1);
-            assert_eq!(a.proof_start, Position { line: 1, character: 35 });
-            assert_eq!(a.trailer_lines[1], "set_option pp.fullNames true in set_option pp.notation false in #print axioms t");
-            assert_eq!(a.trailer_lines[2], format!("axiom {REFERENCE} (n : Nat) : n + 0 = n"));
-            assert_eq!(a.name_position, Position { line: 1, character: 8 });
-            assert!(matches!(a.place(Position { line: 2, character: 2 }), Place::Proof(Position { line: 1, character: 2 })));
-            assert!(matches!(a.place(Position { line: 1, character: 36 }), Place::Proof(Position { line: 0, character: 1 })));
-            assert!(matches!(a.place(Position { line: 1, character: 8 }), Place::Statement(Position { line: 0, character: 8 })));
+            assert_eq!(
+                a.proof_start,
+                Position {
+                    line: 1,
+                    character: 35
+                }
+            );
+            assert_eq!(
+                a.trailer_lines[1],
+                "set_option pp.fullNames true in set_option pp.notation false in #print axioms t"
+            );
+            assert_eq!(
+                a.trailer_lines[2],
+                format!("axiom {REFERENCE} (n : Nat) : n + 0 = n")
+            );
+            assert_eq!(
+                a.name_position,
+                Position {
+                    line: 1,
+                    character: 8
+                }
+            );
+            assert!(matches!(
+                a.place(Position {
+                    line: 2,
+                    character: 2
+                }),
+                Place::Proof(Position {
+                    line: 1,
+                    character: 2
+                })
+            ));
+            assert!(matches!(
+                a.place(Position {
+                    line: 1,
+                    character: 36
+                }),
+                Place::Proof(Position {
+                    line: 0,
+                    character: 1
+                })
+            ));
+            assert!(matches!(
+                a.place(Position {
+                    line: 1,
+                    character: 8
+                }),
+                Place::Statement(Position {
+                    line: 0,
+                    character: 8
+                })
+            ));
         }
     }
 
@@ -455,7 +719,12 @@ mod tests {
         ] {
             assert!(check_proof(p).is_err(), "{p:?} should be refused");
         }
-        for p in ["rfl", "by\n  intro n\n  simp [Nat.add_comm] at *", "fun h => ⟨h.1, h.2⟩", "by\n  have h : 1 = 1 := rfl\n  exact h"] {
+        for p in [
+            "rfl",
+            "by\n  intro n\n  simp [Nat.add_comm] at *",
+            "fun h => ⟨h.1, h.2⟩",
+            "by\n  have h : 1 = 1 := rfl\n  exact h",
+        ] {
             assert!(check_proof(p).is_ok(), "{p:?}");
         }
     }
@@ -471,42 +740,73 @@ mod tests {
     #[test]
     fn a_refusal_names_the_part_at_fault() {
         let part = |p: VerifyParams| assemble(&p).unwrap_err().part;
-        let bad_header = VerifyParams { header: "#eval 1\n".into(), ..params("theorem t : True", "trivial") };
+        let bad_header = VerifyParams {
+            header: "#eval 1\n".into(),
+            ..params("theorem t : True", "trivial")
+        };
         assert_eq!(part(bad_header), Part::Header);
         assert_eq!(part(params("def t : Nat", "1")), Part::Statement);
-        assert_eq!(part(params("theorem t : True", "rfl\n#check 1")), Part::Proof);
+        assert_eq!(
+            part(params("theorem t : True", "rfl\n#check 1")),
+            Part::Proof
+        );
         let e = split_statement_file("def x := 1").unwrap_err();
-        assert_eq!((e.part, e.to_string().as_str()), (Part::StatementFile, "the statement file holds no `theorem`"));
+        assert_eq!(
+            (e.part, e.to_string().as_str()),
+            (Part::StatementFile, "the statement file holds no `theorem`")
+        );
     }
 
     #[test]
     fn headers_declaring_things_are_refused() {
-        let with = |h: &str| VerifyParams { header: h.into(), ..params("theorem t : True", "trivial") };
-        for h in ["import Init
+        let with = |h: &str| VerifyParams {
+            header: h.into(),
+            ..params("theorem t : True", "trivial")
+        };
+        for h in [
+            "import Init
 axiom cheat : False
-", "import Init
+",
+            "import Init
 #eval 1
-", "theorem x : True := trivial
-", "instance : Inhabited Nat := ⟨0⟩
-", "attribute [simp] Nat.add_comm
-"] {
+",
+            "theorem x : True := trivial
+",
+            "instance : Inhabited Nat := ⟨0⟩
+",
+            "attribute [simp] Nat.add_comm
+",
+        ] {
             assert!(assemble(&with(h)).is_err(), "{h:?} should be refused");
         }
-        for h in ["import Init
+        for h in [
+            "import Init
 open Nat
 set_option maxHeartbeats 400000
-", "open scoped Nat in
-", "universe u
+",
+            "open scoped Nat in
+",
+            "universe u
 variable (n : Nat)
 namespace A
-"] {
+",
+        ] {
             assert!(assemble(&with(h)).is_ok(), "{h:?}");
         }
-        let (h, st) = split_statement_file("import Init
+        let (h, st) = split_statement_file(
+            "import Init
 open Nat
 -- theorem no
 theorem t : True := sorry
-").unwrap();
-        assert_eq!((h.as_str(), st.as_str()), ("import Init\nopen Nat\n-- theorem no\n", "theorem t : True := sorry"));
+",
+        )
+        .unwrap();
+        assert_eq!(
+            (h.as_str(), st.as_str()),
+            (
+                "import Init\nopen Nat\n-- theorem no\n",
+                "theorem t : True := sorry"
+            )
+        );
     }
 }

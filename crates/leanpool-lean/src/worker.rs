@@ -45,7 +45,8 @@ pub struct WorkerConfig {
 
 /// A warm-up body touching the usual paths: a tactic proof, `decide`,
 /// `simp`, a term proof.
-pub const DEFAULT_WARMUP: &str = "theorem leanpool_warmup (a b : Nat) (h : a < b) : a + 1 ≤ b ∧ 2 + 2 = 4 := \
+pub const DEFAULT_WARMUP: &str =
+    "theorem leanpool_warmup (a b : Nat) (h : a < b) : a + 1 ≤ b ∧ 2 + 2 = 4 := \
      ⟨by omega, by decide⟩\nexample (l : List Nat) : (l ++ []).length = l.length := by simp\n";
 
 impl WorkerConfig {
@@ -137,18 +138,33 @@ impl Worker {
     /// Spawns a worker, runs `initialize`, opens a document holding
     /// `header` and waits until Lean has elaborated it.
     pub async fn spawn(cfg: &WorkerConfig, header: &str) -> Result<Worker, WorkerError> {
-        let sandbox = Sandbox::prepare(&cfg.command, &cfg.sandbox).map_err(|e| WorkerError::Spawn(e.to_string()))?;
+        let sandbox = Sandbox::prepare(&cfg.command, &cfg.sandbox)
+            .map_err(|e| WorkerError::Spawn(e.to_string()))?;
         let mut cmd = cfg.command.command(&["--worker"]);
         sandbox.apply(&mut cmd);
-        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let child = proc::spawn(cmd)
             .map_err(|e| WorkerError::Spawn(format!("{}: {e}", cfg.command.program.display())))?;
-        let pid = child.id().ok_or_else(|| WorkerError::Spawn("child exited at once".into()))?;
+        let pid = child
+            .id()
+            .ok_or_else(|| WorkerError::Spawn("child exited at once".into()))?;
         let (doc, state) = Session::new(header);
         let conn = Connection::new(child, pid, cfg.stderr_log_bytes, state);
-        let mut w = Worker { conn, doc, sandbox, backend: cfg.command.backend, kill_on_timeout: true };
+        let mut w = Worker {
+            conn,
+            doc,
+            sandbox,
+            backend: cfg.command.backend,
+            kill_on_timeout: true,
+        };
         let deadline = TokioInstant::now() + cfg.start_timeout;
-        match w.doc.open(&mut w.conn, deadline, cfg.warmup.as_deref()).await {
+        match w
+            .doc
+            .open(&mut w.conn, deadline, cfg.warmup.as_deref())
+            .await
+        {
             Ok(()) => Ok(w),
             Err(e) => {
                 let tail = w.stderr_tail();
@@ -168,7 +184,11 @@ impl Worker {
     /// worker's header) and returns the diagnostics of that version, in
     /// `text`'s coordinates. On timeout the worker is killed (unless
     /// [`Worker::set_kill_on_timeout`] turned that off).
-    pub async fn elaborate(&mut self, text: &str, timeout: Duration) -> Result<Vec<Diagnostic>, WorkerError> {
+    pub async fn elaborate(
+        &mut self,
+        text: &str,
+        timeout: Duration,
+    ) -> Result<Vec<Diagnostic>, WorkerError> {
         let deadline = TokioInstant::now() + timeout;
         let r = self.doc.elaborate(&mut self.conn, text, deadline).await;
         self.after(r)
@@ -177,7 +197,12 @@ impl Worker {
     /// A request about the current document (`self.uri()`), answered
     /// within `timeout`; on timeout the worker is killed, since a request
     /// still running in Lean would delay everything queued after it.
-    pub async fn request(&mut self, method: &str, params: Value, timeout: Duration) -> Result<Value, WorkerError> {
+    pub async fn request(
+        &mut self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, WorkerError> {
         let deadline = TokioInstant::now() + timeout;
         let r = self.conn.call(method, params, deadline).await;
         self.after(r)
@@ -195,7 +220,10 @@ impl Worker {
         timeout: Duration,
     ) -> Result<Value, WorkerError> {
         let deadline = TokioInstant::now() + timeout;
-        let r = self.doc.rpc_call(&mut self.conn, method, position, params, deadline).await;
+        let r = self
+            .doc
+            .rpc_call(&mut self.conn, method, position, params, deadline)
+            .await;
         self.after(r)
     }
 

@@ -80,10 +80,17 @@ fn cases() -> Vec<Case> {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             let text = std::fs::read_to_string(&path).unwrap();
             let fx = path.with_extension("expected.json");
-            let raw = std::fs::read_to_string(&fx)
-                .unwrap_or_else(|e| panic!("{}: {e} (run scripts/regen-corpus-fixtures)", fx.display()));
-            let fixture: Fixture = serde_json::from_str(&raw).unwrap_or_else(|e| panic!("{}: {e}", fx.display()));
-            Case { name, path, text, fixture }
+            let raw = std::fs::read_to_string(&fx).unwrap_or_else(|e| {
+                panic!("{}: {e} (run scripts/regen-corpus-fixtures)", fx.display())
+            });
+            let fixture: Fixture =
+                serde_json::from_str(&raw).unwrap_or_else(|e| panic!("{}: {e}", fx.display()));
+            Case {
+                name,
+                path,
+                text,
+                fixture,
+            }
         })
         .collect()
 }
@@ -91,8 +98,16 @@ fn cases() -> Vec<Case> {
 /// The command line's module name for a file: its stem, as a Lean name
 /// (quoted with `«»` when it is not an identifier, e.g. starts with a digit).
 fn cold_module(case: &Case) -> String {
-    let stem = case.path.file_stem().unwrap().to_string_lossy().into_owned();
-    let plain = stem.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+    let stem = case
+        .path
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let plain = stem
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
         && stem.chars().all(|c| c.is_alphanumeric() || c == '_');
     if plain {
         stem
@@ -115,7 +130,10 @@ fn normalize(mut diags: Vec<Diagnostic>, module: &str, lib: Option<&str>) -> Vec
 
 /// The fixture's messages as leanpool diagnostics, sorted like an answer.
 fn expected(case: &Case, messages: &[ColdMessage]) -> Vec<Diagnostic> {
-    let diags = messages.iter().map(|m| m.to_diagnostic(&case.text)).collect();
+    let diags = messages
+        .iter()
+        .map(|m| m.to_diagnostic(&case.text))
+        .collect();
     normalize(diags, &cold_module(case), None)
 }
 
@@ -125,14 +143,23 @@ fn show(diags: &[Diagnostic]) -> String {
         .map(|d| {
             format!(
                 "  {:?} {}:{}-{}:{} {:?}\n",
-                d.severity, d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character, d.message
+                d.severity,
+                d.range.start.line,
+                d.range.start.character,
+                d.range.end.line,
+                d.range.end.character,
+                d.message
             )
         })
         .collect()
 }
 
 fn params(text: &str) -> CheckParams {
-    CheckParams { text: text.to_string(), timeout_ms: None, timings: false }
+    CheckParams {
+        text: text.to_string(),
+        timeout_ms: None,
+        timings: false,
+    }
 }
 
 /// Issue 11 asks for at least 40 files, every one compared.
@@ -141,14 +168,31 @@ const MIN_COMPARED: usize = 40;
 #[test]
 fn corpus_is_large_and_varied_enough() {
     let cases = cases();
-    assert!(cases.len() >= MIN_COMPARED, "only {} corpus files with fixtures", cases.len());
+    assert!(
+        cases.len() >= MIN_COMPARED,
+        "only {} corpus files with fixtures",
+        cases.len()
+    );
     let all: String = cases.iter().map(|c| c.text.as_str()).collect();
-    for needle in ["private ", "protected ", "mutual", "structure ", "inductive ", "where", "termination_by", "deriving", "sorry", "𝔽", "import Nonexistent"] {
+    for needle in [
+        "private ",
+        "protected ",
+        "mutual",
+        "structure ",
+        "inductive ",
+        "where",
+        "termination_by",
+        "deriving",
+        "sorry",
+        "𝔽",
+        "import Nonexistent",
+    ] {
         assert!(all.contains(needle), "no corpus file has {needle:?}");
     }
     // Every file passes the guard (a rejected file would never be compared).
     for c in &cases {
-        leanpool_lean::check::screen(&c.text).unwrap_or_else(|r| panic!("{}: rejected: {r}", c.name));
+        leanpool_lean::check::screen(&c.text)
+            .unwrap_or_else(|r| panic!("{}: rejected: {r}", c.name));
     }
     // Multi-line diagnostics are represented.
     let multi = cases
@@ -156,7 +200,10 @@ fn corpus_is_large_and_varied_enough() {
         .flat_map(|c| &c.fixture.messages)
         .filter(|m| m.end_pos.is_some_and(|e| e.line > m.pos.line))
         .count();
-    assert!(multi >= 1, "only {multi} multi-line diagnostics in the fixtures");
+    assert!(
+        multi >= 1,
+        "only {multi} multi-line diagnostics in the fixtures"
+    );
 }
 
 /// Every fixture position lies inside its file, ends do not come before
@@ -174,9 +221,18 @@ fn fixtures_fit_their_files() {
                 assert!(p.line < ix.line_count(), "{}: {p:?} past the end", c.name);
                 let bytes = ix.line_bytes(p.line).unwrap();
                 let line = &c.text[bytes];
-                assert!(p.character <= leanpool_lean::text::utf16_len(line), "{}: {p:?} past its line", c.name);
+                assert!(
+                    p.character <= leanpool_lean::text::utf16_len(line),
+                    "{}: {p:?} past its line",
+                    c.name
+                );
                 let off = ix.offset(p);
-                assert_eq!(ix.position(off), p, "{}: {p:?} is inside a character", c.name);
+                assert_eq!(
+                    ix.position(off),
+                    p,
+                    "{}: {p:?} is inside a character",
+                    c.name
+                );
             }
         }
     }
@@ -184,13 +240,18 @@ fn fixtures_fit_their_files() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn warm_answers_match_cold_lean() {
-    let command = LeanCommand::detect().expect("no Lean installed: run scripts/setup (these tests need a real Lean)");
+    let command = LeanCommand::detect()
+        .expect("no Lean installed: run scripts/setup (these tests need a real Lean)");
     let version = command.version(Duration::from_secs(180)).await.unwrap();
     let lib = cold::lean_lib(&command);
     let cfg = WorkerConfig::new(command);
     let cases = cases();
     for c in &cases {
-        assert_eq!(c.fixture.lean, version, "{}: fixture from another Lean (run scripts/regen-corpus-fixtures)", c.name);
+        assert_eq!(
+            c.fixture.lean, version,
+            "{}: fixture from another Lean (run scripts/regen-corpus-fixtures)",
+            c.name
+        );
     }
     let mut by_header: BTreeMap<String, Vec<&Case>> = BTreeMap::new();
     for c in &cases {
@@ -198,12 +259,19 @@ async fn warm_answers_match_cold_lean() {
     }
     // The header most files share goes first; its answers are kept for the
     // second worker.
-    let main_header = by_header.iter().max_by_key(|(_, v)| v.len()).map(|(h, _)| h.clone()).unwrap();
+    let main_header = by_header
+        .iter()
+        .max_by_key(|(_, v)| v.len())
+        .map(|(h, _)| h.clone())
+        .unwrap();
     // Workers are keyed by imports only (issue 12 part 3): files whose
     // headers differ in `open`, `set_option`, `universe`, `namespace` ...
     // but not in imports are served by the main header's one warm worker,
     // and must still print exactly what cold Lean prints for the whole file.
-    for variant in ["43_header_variant_options.lean", "44_header_variant_namespace.lean"] {
+    for variant in [
+        "43_header_variant_options.lean",
+        "44_header_variant_namespace.lean",
+    ] {
         assert!(
             by_header[&main_header].iter().any(|c| c.name == variant),
             "{variant} is not served by the main header's worker: keys {:?}",
@@ -218,67 +286,127 @@ async fn warm_answers_match_cold_lean() {
     for header in &order {
         let t = Instant::now();
         let mut w = Worker::spawn(&cfg, header).await.expect("worker start");
-        eprintln!("[spawn] header {header:?} ready in {:.1} s", t.elapsed().as_secs_f64());
+        eprintln!(
+            "[spawn] header {header:?} ready in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
         let t = Instant::now();
         for c in &by_header[header] {
-            let r = check_on(&mut w, &params(&c.text), LIMIT).await.unwrap_or_else(|e| panic!("{}: {e}", c.name));
+            let r = check_on(&mut w, &params(&c.text), LIMIT)
+                .await
+                .unwrap_or_else(|e| panic!("{}: {e}", c.name));
             // leanpool's own verdict diagnostics (`leanpool: …`: a
             // declaration absent from Lean's environment, a declared
             // axiom) are not Lean's messages and have no cold counterpart.
-            let lean_said: Vec<Diagnostic> = r.diagnostics.iter().filter(|d| !d.message.starts_with("leanpool: ")).cloned().collect();
+            let lean_said: Vec<Diagnostic> = r
+                .diagnostics
+                .iter()
+                .filter(|d| !d.message.starts_with("leanpool: "))
+                .cloned()
+                .collect();
             let got = normalize(lean_said, WORKER_MODULE, lib.as_deref());
             let want = expected(c, &c.fixture.messages);
             if got != want {
-                failures.push(format!("{}:\nleanpool:\n{}lean --json:\n{}", c.name, show(&got), show(&want)));
+                failures.push(format!(
+                    "{}:\nleanpool:\n{}lean --json:\n{}",
+                    c.name,
+                    show(&got),
+                    show(&want)
+                ));
             }
             if *header == main_header {
                 first_answers.push((c.name.clone(), serde_json::to_string(&r).unwrap()));
             }
         }
-        eprintln!("[corpus] {} files checked in {:.1} s", by_header[header].len(), t.elapsed().as_secs_f64());
+        eprintln!(
+            "[corpus] {} files checked in {:.1} s",
+            by_header[header].len(),
+            t.elapsed().as_secs_f64()
+        );
         w.kill().await;
     }
-    assert!(failures.is_empty(), "{} of {} files differ from Lean's command line:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} files differ from Lean's command line:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 
     // A second worker (new process, same header): the same bytes, private
     // declarations included (their names embed the document's module).
-    assert!(by_header[&main_header].iter().any(|c| c.text.contains("private ")), "no private declarations compared");
+    assert!(
+        by_header[&main_header]
+            .iter()
+            .any(|c| c.text.contains("private ")),
+        "no private declarations compared"
+    );
     let t = Instant::now();
-    let mut w = Worker::spawn(&cfg, &main_header).await.expect("second worker start");
-    eprintln!("[spawn] second worker ready in {:.1} s", t.elapsed().as_secs_f64());
+    let mut w = Worker::spawn(&cfg, &main_header)
+        .await
+        .expect("second worker start");
+    eprintln!(
+        "[spawn] second worker ready in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
     for (c, (name, first)) in by_header[&main_header].iter().zip(&first_answers) {
-        let r = check_on(&mut w, &params(&c.text), LIMIT).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let r = check_on(&mut w, &params(&c.text), LIMIT)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         let second = serde_json::to_string(&r).unwrap();
-        assert_eq!(&second, first, "{name}: the second worker answered different bytes");
+        assert_eq!(
+            &second, first,
+            "{name}: the second worker answered different bytes"
+        );
     }
     w.kill().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cold_sample_matches_fixtures() {
-    let command = LeanCommand::detect().expect("no Lean installed: run scripts/setup (these tests need a real Lean)");
+    let command = LeanCommand::detect()
+        .expect("no Lean installed: run scripts/setup (these tests need a real Lean)");
     let cases = cases();
     let picked: Vec<&Case> = match std::env::var("LEANPOOL_CORPUS_COLD") {
         Ok(names) => names
             .split(',')
-            .map(|n| cases.iter().find(|c| c.name == n.trim()).unwrap_or_else(|| panic!("no corpus file {n:?}")))
+            .map(|n| {
+                cases
+                    .iter()
+                    .find(|c| c.name == n.trim())
+                    .unwrap_or_else(|| panic!("no corpus file {n:?}"))
+            })
             .collect(),
         Err(_) => {
             // Rotates by day: over n/2 days every file is re-run once.
-            let day = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() / 86_400;
+            let day = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs()
+                / 86_400;
             let n = cases.len() as u64;
             let i = (day * 2) % n;
             vec![&cases[i as usize], &cases[((i + 1) % n) as usize]]
         }
     };
     for c in picked {
-        eprintln!("[cold] re-running {} (LEANPOOL_CORPUS_COLD=NAME,... picks others)", c.name);
+        eprintln!(
+            "[cold] re-running {} (LEANPOOL_CORPUS_COLD=NAME,... picks others)",
+            c.name
+        );
         let t = Instant::now();
-        let mut msgs = cold::run_json(&command, &c.path, Duration::from_secs(600)).await.unwrap();
+        let mut msgs = cold::run_json(&command, &c.path, Duration::from_secs(600))
+            .await
+            .unwrap();
         for m in &mut msgs {
             m.data = cold::hide_lean_lib(&m.data, cold::lean_lib(&command).as_deref());
         }
-        eprintln!("[cold] {}: {} messages in {:.1} s", c.name, msgs.len(), t.elapsed().as_secs_f64());
+        eprintln!(
+            "[cold] {}: {} messages in {:.1} s",
+            c.name,
+            msgs.len(),
+            t.elapsed().as_secs_f64()
+        );
         assert_eq!(
             msgs, c.fixture.messages,
             "{}: Lean's command line no longer prints the fixture (run scripts/regen-corpus-fixtures)",

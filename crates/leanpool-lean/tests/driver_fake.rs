@@ -29,7 +29,11 @@ fn fake(cx: &Ctx) -> WorkerConfig {
 const T: Duration = Duration::from_secs(10);
 
 fn params(text: &str) -> CheckParams {
-    CheckParams { text: text.into(), timeout_ms: None, timings: false }
+    CheckParams {
+        text: text.into(),
+        timeout_ms: None,
+        timings: false,
+    }
 }
 
 async fn diagnostics_for_each_version_and_server_requests_answered(cx: Ctx) {
@@ -42,8 +46,17 @@ async fn diagnostics_for_each_version_and_server_requests_answered(cx: Ctx) {
         let d = w.elaborate(&text, T).await.unwrap();
         assert_eq!(d.len(), 1, "round {round}");
         // "theorem t : " 12 + "𝓝" 2 + " = " 3 = 17 UTF-16 units.
-        assert_eq!(d[0].range.start, Position { line: 2, character: 17 });
-        let ok = w.elaborate(&format!("{header}theorem ok : True := trivial\n"), T).await.unwrap();
+        assert_eq!(
+            d[0].range.start,
+            Position {
+                line: 2,
+                character: 17
+            }
+        );
+        let ok = w
+            .elaborate(&format!("{header}theorem ok : True := trivial\n"), T)
+            .await
+            .unwrap();
         assert!(ok.is_empty(), "round {round}: stale diagnostics {ok:?}");
     }
     assert_eq!(w.uses(), 8);
@@ -53,7 +66,10 @@ async fn diagnostics_for_each_version_and_server_requests_answered(cx: Ctx) {
     let answered = w.request("test/answered", json!({}), T).await.unwrap();
     assert_eq!(answered, json!(["srv-1"]));
     assert_eq!(w.server_requests(), 1);
-    assert!(w.lsp_requests() >= 10, "initialize + 8 waitForDiagnostics + 1");
+    assert!(
+        w.lsp_requests() >= 10,
+        "initialize + 8 waitForDiagnostics + 1"
+    );
     assert!(w.stderr_tail().contains("fake server on stderr"));
     assert!(w.is_alive());
     let pid = w.pid();
@@ -73,15 +89,28 @@ async fn warmup_runs_at_spawn_and_is_not_a_use(cx: Ctx) {
 }
 
 async fn check_maps_to_caller_coordinates(cx: Ctx) {
-    let caller = "-- a comment\n\nimport Init   \n\ntheorem a : True := trivial\ntheorem b : True := bad\n";
+    let caller =
+        "-- a comment\n\nimport Init   \n\ntheorem a : True := trivial\ntheorem b : True := bad\n";
     let header = leanpool_lean::header_key(caller);
     assert_eq!(header, "import Init\n");
     let mut w = Worker::spawn(&fake(&cx), &header).await.unwrap();
     let r = check_on(&mut w, &params(caller), T).await.unwrap();
     assert_eq!(r.status, CheckStatus::Error);
-    assert_eq!(r.diagnostics[0].range.start, Position { line: 5, character: 20 }, "{r:?}");
+    assert_eq!(
+        r.diagnostics[0].range.start,
+        Position {
+            line: 5,
+            character: 20
+        },
+        "{r:?}"
+    );
     assert!(r.elapsed_ms.is_none());
-    let wrong = check_on(&mut w, &params("import Other\ntheorem a : True := trivial"), T).await;
+    let wrong = check_on(
+        &mut w,
+        &params("import Other\ntheorem a : True := trivial"),
+        T,
+    )
+    .await;
     assert!(matches!(wrong, Err(WorkerError::Internal(_))));
     w.kill().await;
 }
@@ -101,14 +130,23 @@ async fn timeout_kills_the_whole_group(cx: Ctx) {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(proc::group_members(pid), Vec::<u32>::new(), "group survived");
-    assert!(matches!(w.elaborate("x", T).await, Err(WorkerError::Died { .. })));
+    assert_eq!(
+        proc::group_members(pid),
+        Vec::<u32>::new(),
+        "group survived"
+    );
+    assert!(matches!(
+        w.elaborate("x", T).await,
+        Err(WorkerError::Died { .. })
+    ));
 }
 
 async fn crash_reports_stderr_tail(cx: Ctx) {
     let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
     match w.elaborate("-- FAKE crash\n", T).await {
-        Err(WorkerError::Died { stderr_tail }) => assert!(stderr_tail.contains("boom: fake crash"), "{stderr_tail}"),
+        Err(WorkerError::Died { stderr_tail }) => {
+            assert!(stderr_tail.contains("boom: fake crash"), "{stderr_tail}")
+        }
         other => panic!("expected Died, got {other:?}"),
     }
     assert!(!w.is_alive());
@@ -139,9 +177,19 @@ async fn forged_frames_mark_the_worker_compromised(cx: Ctx) {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        assert_eq!(proc::group_members(pid), Vec::<u32>::new(), "{kind}: process survived");
+        assert_eq!(
+            proc::group_members(pid),
+            Vec::<u32>::new(),
+            "{kind}: process survived"
+        );
         // Never reused: a later request fails the same way, never `ok`.
-        assert!(matches!(w.elaborate("fine\n", T).await, Err(WorkerError::Compromised(_))), "{kind}");
+        assert!(
+            matches!(
+                w.elaborate("fine\n", T).await,
+                Err(WorkerError::Compromised(_))
+            ),
+            "{kind}"
+        );
     }
 }
 
@@ -152,27 +200,54 @@ async fn internal_panic_on_stderr_is_death_without_exit(cx: Ctx) {
     let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
     let pid = w.pid();
     let t = std::time::Instant::now();
-    match w.elaborate("-- FAKE panic\n", Duration::from_secs(60)).await {
-        Err(WorkerError::Panicked { message, stderr_tail }) => {
+    match w
+        .elaborate("-- FAKE panic\n", Duration::from_secs(60))
+        .await
+    {
+        Err(WorkerError::Panicked {
+            message,
+            stderr_tail,
+        }) => {
             assert_eq!(message, "INTERNAL PANIC: out of memory");
-            assert!(stderr_tail.contains("some output\nINTERNAL PANIC: out of memory"), "{stderr_tail}")
+            assert!(
+                stderr_tail.contains("some output\nINTERNAL PANIC: out of memory"),
+                "{stderr_tail}"
+            )
         }
         other => panic!("expected Panicked, got {other:?}"),
     }
-    assert!(t.elapsed() < Duration::from_secs(30), "waited for the time limit: {:?}", t.elapsed());
-    assert!(!proc::group_members(pid).is_empty(), "the fake should still be hanging");
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "waited for the time limit: {:?}",
+        t.elapsed()
+    );
+    assert!(
+        !proc::group_members(pid).is_empty(),
+        "the fake should still be hanging"
+    );
     assert!(!w.is_alive());
-    assert!(matches!(w.elaborate("x", T).await, Err(WorkerError::Panicked { .. })));
+    assert!(matches!(
+        w.elaborate("x", T).await,
+        Err(WorkerError::Panicked { .. })
+    ));
     w.kill().await;
     assert!(proc::group_members(pid).is_empty());
 }
 
 async fn rpc_call_connects_and_passes_big_session_ids(cx: Ctx) {
     let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
-    w.elaborate("theorem t : True := trivial\n", T).await.unwrap();
-    let pos = lsp_types::Position { line: 0, character: 20 };
+    w.elaborate("theorem t : True := trivial\n", T)
+        .await
+        .unwrap();
+    let pos = lsp_types::Position {
+        line: 0,
+        character: 20,
+    };
     let before = w.lsp_requests();
-    let r = w.rpc_call("Lean.Widget.getInteractiveGoals", pos, json!({"x": 1}), T).await.unwrap();
+    let r = w
+        .rpc_call("Lean.Widget.getInteractiveGoals", pos, json!({"x": 1}), T)
+        .await
+        .unwrap();
     assert_eq!(r["method"], "Lean.Widget.getInteractiveGoals");
     assert_eq!(r["position"], json!({"line": 0, "character": 20}));
     // A second call reuses the session: one request, not two.
@@ -186,28 +261,42 @@ async fn rpc_call_connects_and_passes_big_session_ids(cx: Ctx) {
     assert_eq!(refs, vec![json!({"p": "7"}), json!({"p": "8"})]);
     w.rpc_release(refs).unwrap();
     assert_eq!((w.rpc_refs_released(), w.lsp_requests() - before), (2, 3));
-    assert_eq!(w.request("test/released", json!({}), T).await.unwrap(), json!(["7", "8"]));
+    assert_eq!(
+        w.request("test/released", json!({}), T).await.unwrap(),
+        json!(["7", "8"])
+    );
     let err = w.request("no/such", json!({}), T).await;
-    assert!(matches!(err, Err(WorkerError::Lsp { code: -32601, .. })), "{err:?}");
+    assert!(
+        matches!(err, Err(WorkerError::Lsp { code: -32601, .. })),
+        "{err:?}"
+    );
     w.kill().await;
 }
 
 async fn spawn_failure_is_reported(cx: Ctx) {
     let mut cfg = fake(&cx);
     cfg.command.program = "/nonexistent/lean".into();
-    assert!(matches!(Worker::spawn(&cfg, "").await, Err(WorkerError::Spawn(_))));
+    assert!(matches!(
+        Worker::spawn(&cfg, "").await,
+        Err(WorkerError::Spawn(_))
+    ));
     // Starts but never answers `initialize`: bounded by start_timeout.
     let mut cfg = fake(&cx);
     cfg.command.program = "sh".into();
     cfg.command.args = vec!["-c".into(), "sleep 30".into()];
     cfg.start_timeout = Duration::from_millis(300);
     let e = Worker::spawn(&cfg, "").await.err().expect("must fail");
-    assert!(matches!(e, WorkerError::Spawn(_) | WorkerError::Died { .. }), "{e:?}");
+    assert!(
+        matches!(e, WorkerError::Spawn(_) | WorkerError::Died { .. }),
+        "{e:?}"
+    );
 }
 
 async fn rejected_texts_never_reach_the_worker(cx: Ctx) {
     let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
-    let r = check_on(&mut w, &params("#eval IO.println \"hi\"\n"), T).await.unwrap();
+    let r = check_on(&mut w, &params("#eval IO.println \"hi\"\n"), T)
+        .await
+        .unwrap();
     assert_eq!(r.status, CheckStatus::Rejected);
     assert!(r.reason.as_deref().unwrap_or("").contains("#eval"), "{r:?}");
     assert_eq!(w.uses(), 0);
@@ -222,9 +311,15 @@ async fn rejected_texts_never_reach_the_worker(cx: Ctx) {
 async fn worker_outlives_the_thread_that_spawned_it(cx: Ctx) {
     let rt = tokio::runtime::Handle::current();
     let cfg = fake(&cx);
-    let mut w = std::thread::spawn(move || rt.block_on(Worker::spawn(&cfg, ""))).join().unwrap().unwrap();
+    let mut w = std::thread::spawn(move || rt.block_on(Worker::spawn(&cfg, "")))
+        .join()
+        .unwrap()
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(w.is_alive(), "the worker died with the thread that spawned it");
+    assert!(
+        w.is_alive(),
+        "the worker died with the thread that spawned it"
+    );
     let d = w.elaborate("theorem t : True := bad\n", T).await.unwrap();
     assert_eq!(d.len(), 1);
     let pid = w.pid();

@@ -19,35 +19,68 @@ const HEADER: &str = "set_option maxHeartbeats 0\n";
 const LIMIT: Duration = Duration::from_secs(120);
 
 fn params(body: &str) -> CheckParams {
-    CheckParams { text: format!("{HEADER}{body}"), timeout_ms: None, timings: true }
+    CheckParams {
+        text: format!("{HEADER}{body}"),
+        timeout_ms: None,
+        timings: true,
+    }
 }
 
 fn range(l0: u32, c0: u32, l1: u32, c1: u32) -> Range {
-    Range { start: Position { line: l0, character: c0 }, end: Position { line: l1, character: c1 } }
+    Range {
+        start: Position {
+            line: l0,
+            character: c0,
+        },
+        end: Position {
+            line: l1,
+            character: c1,
+        },
+    }
 }
 
 fn error_ranges(r: &CheckResult) -> Vec<Range> {
-    r.diagnostics.iter().filter(|d| d.severity == Severity::Error).map(|d| d.range).collect()
+    r.diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.range)
+        .collect()
 }
 
 async fn check(w: &mut Worker, name: &str, p: &CheckParams) -> CheckResult {
     let t = Instant::now();
-    let r = check_on(w, p, LIMIT).await.unwrap_or_else(|e| panic!("{name}: {e}"));
-    eprintln!("[{name}] {:?} in {:.3} s", r.status, t.elapsed().as_secs_f64());
+    let r = check_on(w, p, LIMIT)
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    eprintln!(
+        "[{name}] {:?} in {:.3} s",
+        r.status,
+        t.elapsed().as_secs_f64()
+    );
     r
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_warm_worker_all_cases() {
-    let command = LeanCommand::detect().expect("no Lean installed: run scripts/setup (these tests need a real Lean)");
+    let command = LeanCommand::detect()
+        .expect("no Lean installed: run scripts/setup (these tests need a real Lean)");
     let cfg = WorkerConfig::new(command);
     assert_eq!(header_key(&params("").text), "");
     let t = Instant::now();
     let mut w = Worker::spawn(&cfg, "").await.expect("worker start");
-    eprintln!("[spawn] ready in {:.1} s, rss {:?} MB", t.elapsed().as_secs_f64(), w.rss_bytes().map(|b| b >> 20));
+    eprintln!(
+        "[spawn] ready in {:.1} s, rss {:?} MB",
+        t.elapsed().as_secs_f64(),
+        w.rss_bytes().map(|b| b >> 20)
+    );
 
     // ok (the first request also warms V8's code paths: seconds, not ms).
-    let r = check(&mut w, "ok", &params("theorem t (a b : Nat) : a + b = b + a := by omega\n")).await;
+    let r = check(
+        &mut w,
+        "ok",
+        &params("theorem t (a b : Nat) : a + b = b + a := by omega\n"),
+    )
+    .await;
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
     assert!(r.diagnostics.is_empty(), "{r:?}");
 
@@ -56,10 +89,19 @@ async fn one_warm_worker_all_cases() {
     let body = "theorem good : 1 + 1 = 2 := rfl\ntheorem bad : 1 + 1 = 3 := rfl\n";
     let r = check(&mut w, "error", &params(body)).await;
     assert_eq!(r.status, CheckStatus::Error, "{r:?}");
-    assert_eq!(error_ranges(&r), vec![range(2, 0, 2, 30), range(2, 27, 2, 30)], "{r:?}");
+    assert_eq!(
+        error_ranges(&r),
+        vec![range(2, 0, 2, 30), range(2, 27, 2, 30)],
+        "{r:?}"
+    );
 
     // sorry: a warning on the declaration's name, status `sorry`.
-    let r = check(&mut w, "sorry", &params("theorem s (n : Nat) : n + 0 = n := by sorry\n")).await;
+    let r = check(
+        &mut w,
+        "sorry",
+        &params("theorem s (n : Nat) : n + 0 = n := by sorry\n"),
+    )
+    .await;
     assert_eq!(r.status, CheckStatus::Sorry, "{r:?}");
     assert_eq!(r.diagnostics.len(), 1, "{r:?}");
     assert_eq!(r.diagnostics[0].range, range(1, 8, 1, 9));
@@ -76,7 +118,10 @@ async fn one_warm_worker_all_cases() {
     // (37 characters, 40 bytes).
     let rfl = range(2, 38, 2, 41);
     assert!(error_ranges(&r).contains(&rfl), "{r:?}");
-    assert!(r.diagnostics.iter().all(|d| d.range.start.line == 2), "theorem u is fine: {r:?}");
+    assert!(
+        r.diagnostics.iter().all(|d| d.range.start.line == 2),
+        "theorem u is fine: {r:?}"
+    );
     let ix = LineIndex::new(&p.text);
     let rfl_byte = p.text.rfind("rfl").unwrap();
     assert_eq!(ix.range(rfl_byte..rfl_byte + 3), rfl);
@@ -93,16 +138,27 @@ async fn one_warm_worker_all_cases() {
     let mut times = vec![];
     for i in 0..20 {
         let (body, want) = if i % 5 == 4 {
-            (format!("theorem t{i} : {i} + 1 = {i} := by decide\n"), CheckStatus::Error)
+            (
+                format!("theorem t{i} : {i} + 1 = {i} := by decide\n"),
+                CheckStatus::Error,
+            )
         } else {
-            (format!("theorem t{i} (a b : Nat) : a + b + {i} = b + a + {i} := by omega\n"), CheckStatus::Ok)
+            (
+                format!("theorem t{i} (a b : Nat) : a + b + {i} = b + a + {i} := by omega\n"),
+                CheckStatus::Ok,
+            )
         };
         let t = Instant::now();
-        let r = check_on(&mut w, &params(&body), LIMIT).await.expect("sequential check");
+        let r = check_on(&mut w, &params(&body), LIMIT)
+            .await
+            .expect("sequential check");
         times.push(t.elapsed().as_secs_f64());
         assert_eq!(r.status, want, "request {i}: {r:?}");
         if want == CheckStatus::Error {
-            assert!(r.diagnostics.iter().all(|d| d.range.start.line == 1), "request {i}: {r:?}");
+            assert!(
+                r.diagnostics.iter().all(|d| d.range.start.line == 1),
+                "request {i}: {r:?}"
+            );
         }
     }
     times.sort_by(f64::total_cmp);
@@ -133,23 +189,41 @@ async fn one_warm_worker_all_cases() {
     let t = Instant::now();
     let r = check(&mut w, "timeout", &p).await;
     assert_eq!(r.status, CheckStatus::Timeout, "{r:?}");
-    assert!(t.elapsed() < Duration::from_secs(30), "kill took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "kill took {:?}",
+        t.elapsed()
+    );
     assert!(!w.is_alive());
     // SIGKILL is sent before the answer; the kernel's teardown of the
     // worker's memory and the reaping finish in the background.
     let gone = Instant::now();
-    while (!proc::group_members(pid).is_empty() || std::path::Path::new(&format!("/proc/{pid}")).exists())
+    while (!proc::group_members(pid).is_empty()
+        || std::path::Path::new(&format!("/proc/{pid}")).exists())
         && gone.elapsed() < Duration::from_secs(20)
     {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    eprintln!("[timeout] process gone {:.2} s after the answer", gone.elapsed().as_secs_f64());
-    assert_eq!(proc::group_members(pid), Vec::<u32>::new(), "process group {pid} still has live members");
-    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "worker {pid} not reaped");
+    eprintln!(
+        "[timeout] process gone {:.2} s after the answer",
+        gone.elapsed().as_secs_f64()
+    );
+    assert_eq!(
+        proc::group_members(pid),
+        Vec::<u32>::new(),
+        "process group {pid} still has live members"
+    );
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "worker {pid} not reaped"
+    );
 }
 
 fn decl<'a>(r: &'a CheckResult, name: &str) -> &'a leanpool_protocol::DeclarationInfo {
-    r.declarations.iter().find(|d| d.name == name).unwrap_or_else(|| panic!("no declaration {name}: {r:?}"))
+    r.declarations
+        .iter()
+        .find(|d| d.name == name)
+        .unwrap_or_else(|| panic!("no declaration {name}: {r:?}"))
 }
 
 /// The verdict (issue 11 part 1) and `verify` (part 2) on real Lean:
@@ -184,14 +258,34 @@ async fn verdict_cases(w: &mut Worker) {
         timings: false,
     };
     let vcases = [
-        ("proved", vp("theorem v1 (n : Nat) : n + 0 = n := by sorry", "by\n  simp")),
-        ("sorry_in_have", vp("theorem v2 : 1 = 1 := sorry", "by\n  have h : 1 = 1 := sorry\n  exact h")),
-        ("weaker", vp("theorem v3 : 2 + 2 = 5", "(by decide : 2 + 2 = 4)")),
-        ("escape", vp("theorem v3 : 2 + 2 = 5", "sorry\ntheorem v3' : 2 + 2 = 4 := rfl")),
+        (
+            "proved",
+            vp("theorem v1 (n : Nat) : n + 0 = n := by sorry", "by\n  simp"),
+        ),
+        (
+            "sorry_in_have",
+            vp(
+                "theorem v2 : 1 = 1 := sorry",
+                "by\n  have h : 1 = 1 := sorry\n  exact h",
+            ),
+        ),
+        (
+            "weaker",
+            vp("theorem v3 : 2 + 2 = 5", "(by decide : 2 + 2 = 4)"),
+        ),
+        (
+            "escape",
+            vp(
+                "theorem v3 : 2 + 2 = 5",
+                "sorry\ntheorem v3' : 2 + 2 = 4 := rfl",
+            ),
+        ),
     ];
     let mut vgot = std::collections::HashMap::new();
     for (name, p) in &vcases {
-        let r = leanpool_lean::verify::verify_on_with(w, p, LIMIT, &policy).await.expect("verify");
+        let r = leanpool_lean::verify::verify_on_with(w, p, LIMIT, &policy)
+            .await
+            .expect("verify");
         eprintln!("[verify_{name}] {}", serde_json::to_string(&r).unwrap());
         vgot.insert(*name, r);
     }
@@ -199,8 +293,21 @@ async fn verdict_cases(w: &mut Worker) {
     let r = &got["names"];
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
     assert!(r.diagnostics.is_empty(), "{r:?}");
-    let names: Vec<_> = r.declarations.iter().map(|d| (d.name.as_str(), d.present)).collect();
-    assert_eq!(names, [("A.t1", true), ("A.t2", true), ("instX", true), ("B.t3", true)], "{r:?}");
+    let names: Vec<_> = r
+        .declarations
+        .iter()
+        .map(|d| (d.name.as_str(), d.present))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("A.t1", true),
+            ("A.t2", true),
+            ("instX", true),
+            ("B.t3", true)
+        ],
+        "{r:?}"
+    );
     // This WASM build runs every document as a `module`, where Lean refuses
     // `#print axioms`: the axioms are unlisted (null), allowed by the
     // default `unlisted_axioms = "auto"` on WASM.
@@ -210,7 +317,11 @@ async fn verdict_cases(w: &mut Worker) {
     // `cheat` at its declaration.
     let r = &got["axiom"];
     assert_eq!(r.status, CheckStatus::Error, "{r:?}");
-    let e = r.diagnostics.iter().find(|d| d.message.contains("axiom `cheat`")).expect("names the axiom");
+    let e = r
+        .diagnostics
+        .iter()
+        .find(|d| d.message.contains("axiom `cheat`"))
+        .expect("names the axiom");
     assert_eq!(e.range, range(1, 6, 1, 11));
     // A cut-off last declaration (Lean reads leanpool's trailer as its
     // continuation): error, and the cut-off theorem is not present.
@@ -226,8 +337,28 @@ async fn verdict_cases(w: &mut Worker) {
     assert_eq!(got["guard_msgs_drop"].status, CheckStatus::Rejected);
 
     use leanpool_protocol::VerifyStatus;
-    assert_eq!(vgot["proved"].status, VerifyStatus::Proved, "{:?}", vgot["proved"]);
-    assert_eq!(vgot["sorry_in_have"].status, VerifyStatus::Sorry, "{:?}", vgot["sorry_in_have"]);
-    assert_eq!(vgot["weaker"].status, VerifyStatus::Error, "{:?}", vgot["weaker"]);
-    assert_eq!(vgot["escape"].status, VerifyStatus::Rejected, "{:?}", vgot["escape"]);
+    assert_eq!(
+        vgot["proved"].status,
+        VerifyStatus::Proved,
+        "{:?}",
+        vgot["proved"]
+    );
+    assert_eq!(
+        vgot["sorry_in_have"].status,
+        VerifyStatus::Sorry,
+        "{:?}",
+        vgot["sorry_in_have"]
+    );
+    assert_eq!(
+        vgot["weaker"].status,
+        VerifyStatus::Error,
+        "{:?}",
+        vgot["weaker"]
+    );
+    assert_eq!(
+        vgot["escape"].status,
+        VerifyStatus::Rejected,
+        "{:?}",
+        vgot["escape"]
+    );
 }

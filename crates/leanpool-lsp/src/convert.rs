@@ -58,7 +58,10 @@ pub enum BadChange {
 pub fn apply_changes(text: &mut String, changes: &Value) -> Result<(), BadChange> {
     let arr = changes.as_array().ok_or(BadChange::NotArray)?;
     for c in arr {
-        let new = c.get("text").and_then(Value::as_str).ok_or(BadChange::NoText)?;
+        let new = c
+            .get("text")
+            .and_then(Value::as_str)
+            .ok_or(BadChange::NoText)?;
         match c.get("range").filter(|r| !r.is_null()) {
             None => *text = new.to_string(),
             Some(r) => {
@@ -115,7 +118,10 @@ mod tests {
         replace_uri(&mut v, "file:///w/Doc.lean", "file:///home/a.lean");
         assert_eq!(request_uri(&v).as_deref(), Some("file:///home/a.lean"));
         assert_eq!(v["x"][1], "other");
-        assert_eq!(shift_version(&mut v, &["textDocument", "version"], -5), Some(2));
+        assert_eq!(
+            shift_version(&mut v, &["textDocument", "version"], -5),
+            Some(2)
+        );
         assert_eq!(shift_version(&mut v, &["nope"], 1), None);
     }
 }

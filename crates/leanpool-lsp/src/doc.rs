@@ -28,12 +28,21 @@ const MAX_REOPENS_WITHOUT_EDIT: u32 = 2;
 const RSS_POLL: Duration = Duration::from_millis(500);
 
 pub(crate) enum DocMsg {
-    Change { version: i32, changes: Value },
+    Change {
+        version: i32,
+        changes: Value,
+    },
     /// A notification about the document, forwarded as is (URI mapped).
-    Notify { method: &'static str, params: Value },
+    Notify {
+        method: &'static str,
+        params: Value,
+    },
     Close,
     /// The forwarder of worker generation `gen` saw it end.
-    Died { gen: u64, reason: String },
+    Died {
+        gen: u64,
+        reason: String,
+    },
 }
 
 /// What requests about the document find.
@@ -56,14 +65,21 @@ pub(crate) struct DocHandle {
 
 impl DocHandle {
     /// Forwards a request once the document has a worker.
-    pub(crate) async fn request(&self, shared: &Shared, method: &str, params: Value) -> Result<Value> {
+    pub(crate) async fn request(
+        &self,
+        shared: &Shared,
+        method: &str,
+        params: Value,
+    ) -> Result<Value> {
         let mut state = self.state.clone();
         let conn = loop {
             let s = state.borrow_and_update().clone();
             match s {
                 ConnState::Ready(c) => break c,
                 ConnState::Refused(why) => {
-                    return Err(failed(format!("leanpool refused this file, Lean has not seen its current text: {why}")))
+                    return Err(failed(format!(
+                        "leanpool refused this file, Lean has not seen its current text: {why}"
+                    )))
                 }
                 ConnState::Failed(why) => return Err(failed(why)),
                 ConnState::Pending => {}
@@ -86,7 +102,10 @@ enum NoWorker {
 }
 
 /// A document's worker: in this process, or leased from a daemon.
-#[expect(clippy::large_enum_variant, reason = "one per open document, never moved in a loop")]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per open document, never moved in a loop"
+)]
 enum Link {
     Local(Worker),
     Remote(RemoteLease),
@@ -170,8 +189,15 @@ impl Conn {
         let id = next_id(shared);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap().insert(id, tx);
-        let mut guard = CancelOnDrop { conn: self, id, done: false };
-        if !self.raw.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })) {
+        let mut guard = CancelOnDrop {
+            conn: self,
+            id,
+            done: false,
+        };
+        if !self
+            .raw
+            .send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+        {
             guard.done = true;
             self.pending.lock().unwrap().remove(&id);
             return Err(worker_gone());
@@ -181,8 +207,16 @@ impl Conn {
         let msg = answer.map_err(|_| worker_gone())?;
         if let Some(err) = msg.get("error") {
             let code = err.get("code").and_then(Value::as_i64).unwrap_or(-32603);
-            let message = err.get("message").and_then(Value::as_str).unwrap_or("").to_string();
-            return Err(Error { code: ErrorCode::from(code), message: message.into(), data: err.get("data").cloned() });
+            let message = err
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            return Err(Error {
+                code: ErrorCode::from(code),
+                message: message.into(),
+                data: err.get("data").cloned(),
+            });
         }
         let mut r = msg.get("result").cloned().unwrap_or(Value::Null);
         replace_uri(&mut r, &self.worker_uri, &self.editor_uri);
@@ -191,7 +225,8 @@ impl Conn {
 
     fn notify(&self, method: &str, mut params: Value) {
         replace_uri(&mut params, &self.editor_uri, &self.worker_uri);
-        self.raw.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+        self.raw
+            .send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
     }
 }
 
@@ -200,7 +235,12 @@ fn worker_gone() -> Error {
 }
 
 /// Opens a document: starts its actor, which leases a worker.
-pub(crate) fn start(shared: Arc<Shared>, uri: String, text: String, version: i32) -> Arc<DocHandle> {
+pub(crate) fn start(
+    shared: Arc<Shared>,
+    uri: String,
+    text: String,
+    version: i32,
+) -> Arc<DocHandle> {
     let (tx, rx) = mpsc::unbounded_channel();
     let (state_tx, state) = watch::channel(ConnState::Pending);
     let actor = Actor {
@@ -274,7 +314,10 @@ impl Actor {
             self.state.send_replace(ConnState::Failed(why));
             return;
         }
-        let moved = self.worker.as_ref().is_some_and(|w| w.header_key() != header_key(&self.text));
+        let moved = self
+            .worker
+            .as_ref()
+            .is_some_and(|w| w.header_key() != header_key(&self.text));
         if moved {
             // Imports changed: this document moves to a worker for them.
             self.drop_worker().await;
@@ -282,11 +325,17 @@ impl Actor {
         let screened = screen(&self.text, &self.shared.cfg.guard);
         match (&self.conn, screened) {
             (Some(c), Ok(())) if self.in_sync => {
-                let changes = if c.whole_texts { json!([{ "text": self.text }]) } else { changes };
+                let changes = if c.whole_texts {
+                    json!([{ "text": self.text }])
+                } else {
+                    changes
+                };
                 let mut p = json!({ "textDocument": { "uri": c.worker_uri, "version": version as i64 + c.offset }, "contentChanges": changes });
                 // Text is never URI-rewritten; only the identifier is the worker's.
                 p["textDocument"]["uri"] = Value::String(c.worker_uri.clone());
-                c.raw.send(&json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": p }));
+                c.raw.send(
+                    &json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": p }),
+                );
             }
             _ => self.refresh().await,
         }
@@ -300,7 +349,11 @@ impl Actor {
             let msg = format!("leanpool refused this file; Lean has not seen it: {rej}");
             let line = rej.line;
             let ch = rej.character;
-            let width = if rej.construct.contains('\n') { 1 } else { leanpool_lean::text::utf16_len(&rej.construct).max(1) };
+            let width = if rej.construct.contains('\n') {
+                1
+            } else {
+                leanpool_lean::text::utf16_len(&rej.construct).max(1)
+            };
             let range = json!({ "start": { "line": line, "character": ch }, "end": { "line": line, "character": ch + width } });
             self.publish_own(vec![note(1, &msg, Some(range))]).await;
             self.state.send_replace(ConnState::Refused(rej.to_string()));
@@ -309,10 +362,15 @@ impl Actor {
         if self.worker.is_none() {
             self.state.send_replace(ConnState::Pending);
             let leased = match &self.shared.source {
-                Source::Pool(pool) => pool.lease(&self.text).await.map(|l| (Link::Local(l.worker), l.rss_cap)).map_err(NoWorker::Pool),
-                Source::Daemon(socket) => {
-                    crate::remote::lease(socket, &self.text).await.map(|l| (Link::Remote(l), None)).map_err(NoWorker::Daemon)
-                }
+                Source::Pool(pool) => pool
+                    .lease(&self.text)
+                    .await
+                    .map(|l| (Link::Local(l.worker), l.rss_cap))
+                    .map_err(NoWorker::Pool),
+                Source::Daemon(socket) => crate::remote::lease(socket, &self.text)
+                    .await
+                    .map(|l| (Link::Remote(l), None))
+                    .map_err(NoWorker::Daemon),
             };
             match leased {
                 Ok((link, rss_cap)) => self.attach(link, rss_cap),
@@ -329,7 +387,8 @@ impl Actor {
             "textDocument": { "uri": c.worker_uri, "version": self.version as i64 + c.offset },
             "contentChanges": [{ "text": self.text }],
         });
-        c.raw.send(&json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": p }));
+        c.raw
+            .send(&json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": p }));
         self.in_sync = true;
         // Clears a refusal shown before, or shows a note at once; Lean's
         // own diagnostics for this version replace it (notes appended).
@@ -341,10 +400,24 @@ impl Actor {
     fn attach(&mut self, mut link: Link, rss_cap: Option<u64>) {
         self.gen += 1;
         let (rx, raw, pid, worker_uri, worker_version, whole_texts) = match &mut link {
-            Link::Local(w) => (w.passthrough(), Sink::Local(w.raw_sender()), w.pid(), w.uri().to_string(), w.version() as i64, false),
+            Link::Local(w) => (
+                w.passthrough(),
+                Sink::Local(w.raw_sender()),
+                w.pid(),
+                w.uri().to_string(),
+                w.version() as i64,
+                false,
+            ),
             Link::Remote(r) => {
                 let rx = r.rx.take().expect("a fresh lease");
-                (rx, Sink::Remote(r.tx.clone()), r.pid, r.uri.clone(), r.version, true)
+                (
+                    rx,
+                    Sink::Remote(r.tx.clone()),
+                    r.pid,
+                    r.uri.clone(),
+                    r.version,
+                    true,
+                )
             }
         };
         let offset = worker_version + 1 - self.version as i64;
@@ -361,7 +434,14 @@ impl Actor {
         });
         let remote = matches!(link, Link::Remote(_));
         tracing::info!(uri = %self.uri, pid, remote, "document on a leased worker");
-        tokio::spawn(forward(conn.clone(), rx, self.shared.clone(), self.tx.clone(), self.notes.clone(), rss_cap));
+        tokio::spawn(forward(
+            conn.clone(),
+            rx,
+            self.shared.clone(),
+            self.tx.clone(),
+            self.notes.clone(),
+            rss_cap,
+        ));
         self.conn = Some(conn);
         self.worker = Some(link);
         self.in_sync = false;
@@ -412,7 +492,9 @@ fn screen(text: &str, policy: &guard::GuardPolicy) -> std::result::Result<(), gu
 }
 
 fn note(severity: u8, message: &str, range: Option<Value>) -> Value {
-    let range = range.unwrap_or_else(|| json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } }));
+    let range = range.unwrap_or_else(
+        || json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } }),
+    );
     json!({ "range": range, "severity": severity, "source": "leanpool", "message": message })
 }
 
@@ -458,12 +540,20 @@ async fn forward(
         }
     }
     conn.pending.lock().unwrap().clear();
-    let _ = doc.send(DocMsg::Died { gen: conn.gen, reason });
+    let _ = doc.send(DocMsg::Died {
+        gen: conn.gen,
+        reason,
+    });
 }
 
 /// Passes one message on; `Some` is why the worker is going away (the
 /// daemon's last message on a lease).
-async fn forward_one(conn: &Arc<Conn>, shared: &Arc<Shared>, notes: &Mutex<Vec<Value>>, mut m: Value) -> Option<String> {
+async fn forward_one(
+    conn: &Arc<Conn>,
+    shared: &Arc<Shared>,
+    notes: &Mutex<Vec<Value>>,
+    mut m: Value,
+) -> Option<String> {
     let method = m.get("method").and_then(Value::as_str).map(str::to_string);
     if matches!(conn.raw, Sink::Remote(_)) {
         match method.as_deref() {
@@ -481,7 +571,10 @@ async fn forward_one(conn: &Arc<Conn>, shared: &Arc<Shared>, notes: &Mutex<Vec<V
     let id = m.get("id").cloned();
     match (method, id) {
         (None, Some(id)) => {
-            if let Some(tx) = id.as_i64().and_then(|i| conn.pending.lock().unwrap().remove(&i)) {
+            if let Some(tx) = id
+                .as_i64()
+                .and_then(|i| conn.pending.lock().unwrap().remove(&i))
+            {
                 let _ = tx.send(m);
             }
         }
@@ -501,7 +594,9 @@ async fn forward_one(conn: &Arc<Conn>, shared: &Arc<Shared>, notes: &Mutex<Vec<V
                         replace_uri(&mut v, &conn.editor_uri, &conn.worker_uri);
                         v
                     }
-                    _ => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32603, "message": "the editor went away" } }),
+                    _ => {
+                        json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32603, "message": "the editor went away" } })
+                    }
                 };
                 conn.raw.send(&answer);
             });

@@ -67,7 +67,12 @@ pub struct Bridge {
 /// Builds the tower-lsp service for workers from `source`.
 pub fn service(source: Source, cfg: BridgeConfig) -> (LspService<Bridge>, tower_lsp::ClientSocket) {
     LspService::build(|client| Bridge {
-        shared: Arc::new(Shared { client, source, cfg, next_id: AtomicI64::new(1 << 40) }),
+        shared: Arc::new(Shared {
+            client,
+            source,
+            cfg,
+            next_id: AtomicI64::new(1 << 40),
+        }),
         docs: Mutex::new(HashMap::new()),
     })
     .custom_method("$/lean/plainGoal", Bridge::plain_goal)
@@ -76,7 +81,10 @@ pub fn service(source: Source, cfg: BridgeConfig) -> (LspService<Bridge>, tower_
     .custom_method("$/lean/rpc/call", Bridge::rpc_call)
     .custom_method("$/lean/rpc/release", Bridge::rpc_release)
     .custom_method("$/lean/rpc/keepAlive", Bridge::rpc_keep_alive)
-    .custom_method("textDocument/waitForDiagnostics", Bridge::wait_for_diagnostics)
+    .custom_method(
+        "textDocument/waitForDiagnostics",
+        Bridge::wait_for_diagnostics,
+    )
     .finish()
 }
 
@@ -98,8 +106,14 @@ pub fn service(source: Source, cfg: BridgeConfig) -> (LspService<Bridge>, tower_
 pub async fn serve_stdio(source: Source, cfg: BridgeConfig) -> i32 {
     let (svc, socket) = service(source, cfg);
     let watch = Arc::new(ExitState::default());
-    let svc = ExitWatch { inner: svc, state: watch.clone() };
-    let stdout = StdoutWatch { inner: tokio::io::stdout(), state: watch.clone() };
+    let svc = ExitWatch {
+        inner: svc,
+        state: watch.clone(),
+    };
+    let stdout = StdoutWatch {
+        inner: tokio::io::stdout(),
+        state: watch.clone(),
+    };
     tokio::select! {
         _ = tower_lsp::Server::new(tokio::io::stdin(), stdout, socket).serve(svc) => {}
         _ = watch.exited.notified() => {}
@@ -134,7 +148,10 @@ struct StdoutWatch {
 }
 
 impl StdoutWatch {
-    fn check<T>(&self, r: std::task::Poll<std::io::Result<T>>) -> std::task::Poll<std::io::Result<T>> {
+    fn check<T>(
+        &self,
+        r: std::task::Poll<std::io::Result<T>>,
+    ) -> std::task::Poll<std::io::Result<T>> {
         match r {
             std::task::Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
                 self.state.stdout_closed.store(true, Ordering::SeqCst);
@@ -147,17 +164,27 @@ impl StdoutWatch {
 }
 
 impl tokio::io::AsyncWrite for StdoutWatch {
-    fn poll_write(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>, buf: &[u8]) -> std::task::Poll<std::io::Result<usize>> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
         let r = std::pin::Pin::new(&mut self.inner).poll_write(cx, buf);
         self.check(r)
     }
 
-    fn poll_flush(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
         let r = std::pin::Pin::new(&mut self.inner).poll_flush(cx);
         self.check(r)
     }
 
-    fn poll_shutdown(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
         let r = std::pin::Pin::new(&mut self.inner).poll_shutdown(cx);
         self.check(r)
     }
@@ -170,12 +197,17 @@ struct ExitWatch<S> {
     state: Arc<ExitState>,
 }
 
-impl<S: tower_service::Service<tower_lsp::jsonrpc::Request>> tower_service::Service<tower_lsp::jsonrpc::Request> for ExitWatch<S> {
+impl<S: tower_service::Service<tower_lsp::jsonrpc::Request>>
+    tower_service::Service<tower_lsp::jsonrpc::Request> for ExitWatch<S>
+{
     type Response = S::Response;
     type Error = S::Error;
     type Future = S::Future;
 
-    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::result::Result<(), S::Error>> {
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::result::Result<(), S::Error>> {
         self.inner.poll_ready(cx)
     }
 
@@ -232,12 +264,20 @@ pub fn capabilities() -> Value {
 /// The error for a request about a document that is not open (Lean's
 /// watchdog answers the same way).
 pub(crate) fn not_open(uri: &str) -> Error {
-    Error { code: ErrorCode::InvalidParams, message: format!("Cannot process request to closed file '{uri}'").into(), data: None }
+    Error {
+        code: ErrorCode::InvalidParams,
+        message: format!("Cannot process request to closed file '{uri}'").into(),
+        data: None,
+    }
 }
 
 pub(crate) fn failed(message: String) -> Error {
     // LSP `RequestFailed`.
-    Error { code: ErrorCode::ServerError(-32803), message: message.into(), data: None }
+    Error {
+        code: ErrorCode::ServerError(-32803),
+        message: message.into(),
+        data: None,
+    }
 }
 
 impl Bridge {
@@ -248,15 +288,21 @@ impl Bridge {
     /// Forwards a request about the document named in `params` (at
     /// `textDocument.uri`, or `uri` for `$/lean/rpc/connect`).
     async fn forward_value(&self, method: &str, params: Value) -> Result<Value> {
-        let uri = convert::request_uri(&params).ok_or_else(|| Error::invalid_params("no document URI in the params"))?;
+        let uri = convert::request_uri(&params)
+            .ok_or_else(|| Error::invalid_params("no document URI in the params"))?;
         let doc = self.doc(&uri).ok_or_else(|| not_open(&uri))?;
         doc.request(&self.shared, method, params).await
     }
 
-    async fn forward<P: Serialize, R: DeserializeOwned>(&self, method: &str, params: P) -> Result<R> {
+    async fn forward<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: P,
+    ) -> Result<R> {
         let v = serde_json::to_value(params).map_err(|e| Error::invalid_params(e.to_string()))?;
         let r = self.forward_value(method, v).await?;
-        serde_json::from_value(r).map_err(|e| failed(format!("unexpected answer from Lean to {method}: {e}")))
+        serde_json::from_value(r)
+            .map_err(|e| failed(format!("unexpected answer from Lean to {method}: {e}")))
     }
 
     async fn notify_doc(&self, method: &'static str, params: Value) {
@@ -286,17 +332,22 @@ impl Bridge {
         self.notify_doc("$/lean/rpc/keepAlive", params).await
     }
     async fn wait_for_diagnostics(&self, params: Value) -> Result<Value> {
-        self.forward_value("textDocument/waitForDiagnostics", params).await
+        self.forward_value("textDocument/waitForDiagnostics", params)
+            .await
     }
 }
 
 #[tower_lsp::async_trait]
 impl LanguageServer for Bridge {
     async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
-        let capabilities = serde_json::from_value(capabilities()).map_err(|e| failed(e.to_string()))?;
+        let capabilities =
+            serde_json::from_value(capabilities()).map_err(|e| failed(e.to_string()))?;
         Ok(InitializeResult {
             capabilities,
-            server_info: Some(ServerInfo { name: "leanpool lsp".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            server_info: Some(ServerInfo {
+                name: "leanpool lsp".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
         })
     }
 
@@ -310,7 +361,12 @@ impl LanguageServer for Bridge {
 
     async fn did_open(&self, p: DidOpenTextDocumentParams) {
         let uri = p.text_document.uri.to_string();
-        let handle = doc::start(self.shared.clone(), uri.clone(), p.text_document.text, p.text_document.version);
+        let handle = doc::start(
+            self.shared.clone(),
+            uri.clone(),
+            p.text_document.text,
+            p.text_document.version,
+        );
         if let Some(old) = self.docs.lock().unwrap().insert(uri, handle) {
             let _ = old.tx.send(DocMsg::Close);
         }
@@ -319,7 +375,10 @@ impl LanguageServer for Bridge {
     async fn did_change(&self, p: DidChangeTextDocumentParams) {
         if let Some(doc) = self.doc(p.text_document.uri.as_str()) {
             let changes = serde_json::to_value(&p.content_changes).unwrap_or(Value::Null);
-            let _ = doc.tx.send(DocMsg::Change { version: p.text_document.version, changes });
+            let _ = doc.tx.send(DocMsg::Change {
+                version: p.text_document.version,
+                changes,
+            });
         }
     }
 
@@ -329,7 +388,12 @@ impl LanguageServer for Bridge {
     }
 
     async fn did_close(&self, p: DidCloseTextDocumentParams) {
-        if let Some(doc) = self.docs.lock().unwrap().remove(p.text_document.uri.as_str()) {
+        if let Some(doc) = self
+            .docs
+            .lock()
+            .unwrap()
+            .remove(p.text_document.uri.as_str())
+        {
             let _ = doc.tx.send(DocMsg::Close);
         }
     }
@@ -337,7 +401,10 @@ impl LanguageServer for Bridge {
     async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {
         self.forward("textDocument/hover", p).await
     }
-    async fn goto_definition(&self, p: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> {
+    async fn goto_definition(
+        &self,
+        p: GotoDefinitionParams,
+    ) -> Result<Option<GotoDefinitionResponse>> {
         self.forward("textDocument/definition", p).await
     }
     async fn goto_declaration(
@@ -358,28 +425,44 @@ impl LanguageServer for Bridge {
     async fn completion_resolve(&self, item: CompletionItem) -> Result<CompletionItem> {
         // Lean puts the document into the item's `data`.
         let v = serde_json::to_value(&item).map_err(|e| Error::invalid_params(e.to_string()))?;
-        match convert::request_uri(&v["data"]["params"]).or_else(|| convert::request_uri(&v["data"])) {
+        match convert::request_uri(&v["data"]["params"])
+            .or_else(|| convert::request_uri(&v["data"]))
+        {
             Some(uri) => {
                 let doc = self.doc(&uri).ok_or_else(|| not_open(&uri))?;
-                let r = doc.request(&self.shared, "completionItem/resolve", v).await?;
+                let r = doc
+                    .request(&self.shared, "completionItem/resolve", v)
+                    .await?;
                 serde_json::from_value(r).map_err(|e| failed(e.to_string()))
             }
             None => Ok(item),
         }
     }
-    async fn document_symbol(&self, p: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {
+    async fn document_symbol(
+        &self,
+        p: DocumentSymbolParams,
+    ) -> Result<Option<DocumentSymbolResponse>> {
         self.forward("textDocument/documentSymbol", p).await
     }
-    async fn document_highlight(&self, p: DocumentHighlightParams) -> Result<Option<Vec<DocumentHighlight>>> {
+    async fn document_highlight(
+        &self,
+        p: DocumentHighlightParams,
+    ) -> Result<Option<Vec<DocumentHighlight>>> {
         self.forward("textDocument/documentHighlight", p).await
     }
     async fn folding_range(&self, p: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
         self.forward("textDocument/foldingRange", p).await
     }
-    async fn semantic_tokens_full(&self, p: SemanticTokensParams) -> Result<Option<SemanticTokensResult>> {
+    async fn semantic_tokens_full(
+        &self,
+        p: SemanticTokensParams,
+    ) -> Result<Option<SemanticTokensResult>> {
         self.forward("textDocument/semanticTokens/full", p).await
     }
-    async fn semantic_tokens_range(&self, p: SemanticTokensRangeParams) -> Result<Option<SemanticTokensRangeResult>> {
+    async fn semantic_tokens_range(
+        &self,
+        p: SemanticTokensRangeParams,
+    ) -> Result<Option<SemanticTokensRangeResult>> {
         self.forward("textDocument/semanticTokens/range", p).await
     }
     async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
@@ -387,7 +470,9 @@ impl LanguageServer for Bridge {
     }
     async fn code_action_resolve(&self, a: CodeAction) -> Result<CodeAction> {
         let v = serde_json::to_value(&a).map_err(|e| Error::invalid_params(e.to_string()))?;
-        match convert::request_uri(&v["data"]).or_else(|| convert::request_uri(&v["data"]["params"])) {
+        match convert::request_uri(&v["data"])
+            .or_else(|| convert::request_uri(&v["data"]["params"]))
+        {
             Some(uri) => {
                 let doc = self.doc(&uri).ok_or_else(|| not_open(&uri))?;
                 let r = doc.request(&self.shared, "codeAction/resolve", v).await?;

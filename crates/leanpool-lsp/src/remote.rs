@@ -47,9 +47,15 @@ impl Drop for RemoteLease {
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum LeaseError {
     #[error("cannot connect to the leanpool daemon at {}: {source}", socket.display())]
-    Connect { socket: PathBuf, source: std::io::Error },
+    Connect {
+        socket: PathBuf,
+        source: std::io::Error,
+    },
     #[error("the leanpool daemon at {} hung up: {source}", socket.display())]
-    HungUp { socket: PathBuf, source: std::io::Error },
+    HungUp {
+        socket: PathBuf,
+        source: std::io::Error,
+    },
     #[error("the leanpool daemon at {} closed the connection without answering", socket.display())]
     NoAnswer { socket: PathBuf },
     #[error("the daemon's answer to `lease` is not a JSON-RPC answer: {0}")]
@@ -66,8 +72,12 @@ pub(crate) enum LeaseError {
 /// Leases a worker for `text`'s imports from the daemon at `socket`
 /// (waits while the daemon starts one).
 pub(crate) async fn lease(socket: &Path, text: &str) -> Result<RemoteLease, LeaseError> {
-    let stream =
-        UnixStream::connect(socket).await.map_err(|source| LeaseError::Connect { socket: socket.to_owned(), source })?;
+    let stream = UnixStream::connect(socket)
+        .await
+        .map_err(|source| LeaseError::Connect {
+            socket: socket.to_owned(),
+            source,
+        })?;
     let (rd, wr) = stream.into_split();
     let mut rd = BufReader::with_capacity(64 << 10, rd);
     let mut wr = BufWriter::new(wr);
@@ -81,22 +91,31 @@ pub(crate) async fn lease(socket: &Path, text: &str) -> Result<RemoteLease, Leas
     };
     let mut line = serde_json::to_vec(&req).expect("serializable");
     line.push(b'\n');
-    let io = |source: std::io::Error| LeaseError::HungUp { socket: socket.to_owned(), source };
+    let io = |source: std::io::Error| LeaseError::HungUp {
+        socket: socket.to_owned(),
+        source,
+    };
     wr.write_all(&line).await.map_err(io)?;
     wr.flush().await.map_err(io)?;
     let mut answer = String::new();
     if rd.read_line(&mut answer).await.map_err(io)? == 0 {
-        return Err(LeaseError::NoAnswer { socket: socket.to_owned() });
+        return Err(LeaseError::NoAnswer {
+            socket: socket.to_owned(),
+        });
     }
     let answer: Response = serde_json::from_str(&answer).map_err(LeaseError::NotJsonRpc)?;
     if let Some(err) = answer.error {
-        return Err(LeaseError::Refused { message: err.message, code: err.code });
+        return Err(LeaseError::Refused {
+            message: err.message,
+            code: err.code,
+        });
     }
-    let r: <method::Lease as Method>::Result = match answer.result.map(serde_json::from_value::<LeaseResult>) {
-        Some(Ok(r)) => r,
-        Some(Err(e)) => return Err(LeaseError::BadResult(e)),
-        None => return Err(LeaseError::Empty),
-    };
+    let r: <method::Lease as Method>::Result =
+        match answer.result.map(serde_json::from_value::<LeaseResult>) {
+            Some(Ok(r)) => r,
+            Some(Err(e)) => return Err(LeaseError::BadResult(e)),
+            None => return Err(LeaseError::Empty),
+        };
     let (in_tx, in_rx) = mpsc::unbounded_channel();
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Value>();
     let reader = tokio::spawn(async move {

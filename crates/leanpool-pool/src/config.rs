@@ -255,7 +255,9 @@ impl PoolConfig {
                 return Err(InvalidPoolConfig::Zero(name));
             }
         }
-        if !(self.min_timeout_ms <= self.default_timeout_ms && self.default_timeout_ms <= self.max_timeout_ms) {
+        if !(self.min_timeout_ms <= self.default_timeout_ms
+            && self.default_timeout_ms <= self.max_timeout_ms)
+        {
             return Err(InvalidPoolConfig::TimeoutOrder {
                 min: self.min_timeout_ms,
                 default: self.default_timeout_ms,
@@ -267,7 +269,10 @@ impl PoolConfig {
         }
         for p in &self.prewarm {
             if p.min > self.max_workers_per_key {
-                return Err(InvalidPoolConfig::PrewarmAboveMax { min: p.min, max: self.max_workers_per_key });
+                return Err(InvalidPoolConfig::PrewarmAboveMax {
+                    min: p.min,
+                    max: self.max_workers_per_key,
+                });
             }
         }
         Ok(())
@@ -277,7 +282,10 @@ impl PoolConfig {
     /// ready: the lower of `rss_limit_bytes` and `ready_rss +
     /// rss_headroom_bytes` (a headroom without a readable RSS is ignored).
     pub fn rss_cap(&self, ready_rss: Option<u64>) -> Option<u64> {
-        let relative = self.rss_headroom_bytes.zip(ready_rss).map(|(h, r)| r.saturating_add(h));
+        let relative = self
+            .rss_headroom_bytes
+            .zip(ready_rss)
+            .map(|(h, r)| r.saturating_add(h));
         match (self.rss_limit_bytes, relative) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -296,10 +304,20 @@ impl PoolConfig {
     /// The config with every zero-means-broken field raised to 1, so that
     /// `Pool::new` (which cannot fail) still gets a working pool.
     pub(crate) fn sanitized(mut self) -> Self {
-        for v in [&mut self.max_workers, &mut self.max_workers_per_key, &mut self.max_queue_per_key, &mut self.latency_window] {
+        for v in [
+            &mut self.max_workers,
+            &mut self.max_workers_per_key,
+            &mut self.max_queue_per_key,
+            &mut self.latency_window,
+        ] {
             *v = (*v).max(1);
         }
-        for v in [&mut self.default_timeout_ms, &mut self.start_timeout_ms, &mut self.rss_poll_ms, &mut self.health_interval_ms] {
+        for v in [
+            &mut self.default_timeout_ms,
+            &mut self.start_timeout_ms,
+            &mut self.rss_poll_ms,
+            &mut self.health_interval_ms,
+        ] {
             *v = (*v).max(1);
         }
         for p in &mut self.prewarm {
@@ -318,25 +336,52 @@ mod tests {
 
     #[test]
     fn timeout_grace_is_capped() {
-        let c = PoolConfig { timeout_grace_ms: MAX_TIMEOUT_GRACE_MS + 1, ..PoolConfig::default() };
-        assert!(c.validate().unwrap_err().to_string().contains("timeout_grace_ms"));
+        let c = PoolConfig {
+            timeout_grace_ms: MAX_TIMEOUT_GRACE_MS + 1,
+            ..PoolConfig::default()
+        };
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("timeout_grace_ms"));
         assert_eq!(c.sanitized().timeout_grace_ms, MAX_TIMEOUT_GRACE_MS);
-        let c = PoolConfig { timeout_grace_ms: 0, ..PoolConfig::default() };
+        let c = PoolConfig {
+            timeout_grace_ms: 0,
+            ..PoolConfig::default()
+        };
         c.validate().unwrap();
     }
 
     #[test]
     fn timeout_range_must_hold_the_default() {
-        let c = PoolConfig { min_timeout_ms: 5, default_timeout_ms: 4, ..PoolConfig::default() };
-        assert!(c.validate().unwrap_err().to_string().contains("min_timeout_ms"));
-        let c = PoolConfig { max_timeout_ms: 10, ..PoolConfig::default() };
-        assert!(c.validate().unwrap_err().to_string().contains("max_timeout_ms"));
+        let c = PoolConfig {
+            min_timeout_ms: 5,
+            default_timeout_ms: 4,
+            ..PoolConfig::default()
+        };
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("min_timeout_ms"));
+        let c = PoolConfig {
+            max_timeout_ms: 10,
+            ..PoolConfig::default()
+        };
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("max_timeout_ms"));
         assert!(PoolConfig::default().validate().is_ok());
     }
 
     #[test]
     fn partial_json_gets_defaults() {
-        let c: PoolConfig = serde_json::from_str(r#"{"max_uses": 2, "prewarm": [{"header": "open Nat"}]}"#).unwrap();
+        let c: PoolConfig =
+            serde_json::from_str(r#"{"max_uses": 2, "prewarm": [{"header": "open Nat"}]}"#)
+                .unwrap();
         assert_eq!(c.max_uses, 2);
         assert_eq!(c.prewarm[0].min, 1);
         assert_eq!(c.max_queue_per_key, PoolConfig::default().max_queue_per_key);
@@ -348,19 +393,29 @@ mod tests {
         let auto = PoolConfig::default();
         assert_eq!(auto.effective_max_uses(BackendKind::Wasm), 0);
         assert_eq!(auto.effective_max_uses(BackendKind::Native), 0);
-        let old = PoolConfig { max_uses: MAX_USES_AUTO, ..PoolConfig::default() };
+        let old = PoolConfig {
+            max_uses: MAX_USES_AUTO,
+            ..PoolConfig::default()
+        };
         assert_eq!(old.effective_max_uses(BackendKind::Wasm), 0);
         let set: PoolConfig = serde_json::from_str(r#"{"max_uses": 7}"#).unwrap();
         assert_eq!(set.effective_max_uses(BackendKind::Wasm), 7);
-        assert_eq!(auto.rss_cap(Some(1 << 30)), Some((1 << 30) + DEFAULT_RSS_HEADROOM));
+        assert_eq!(
+            auto.rss_cap(Some(1 << 30)),
+            Some((1 << 30) + DEFAULT_RSS_HEADROOM)
+        );
         assert_eq!(auto.spares_per_key, 1);
-        let off: PoolConfig = serde_json::from_str(r#"{"rss_headroom_bytes": null, "spares_per_key": 0}"#).unwrap();
+        let off: PoolConfig =
+            serde_json::from_str(r#"{"rss_headroom_bytes": null, "spares_per_key": 0}"#).unwrap();
         assert_eq!((off.rss_cap(Some(1)), off.spares_per_key), (None, 0));
     }
 
     #[test]
     fn rss_cap_is_the_lower_of_absolute_and_relative() {
-        let mut c = PoolConfig { rss_headroom_bytes: None, ..PoolConfig::default() };
+        let mut c = PoolConfig {
+            rss_headroom_bytes: None,
+            ..PoolConfig::default()
+        };
         assert_eq!(c.rss_cap(Some(100)), None);
         c.rss_headroom_bytes = Some(50);
         assert_eq!(c.rss_cap(Some(100)), Some(150));
@@ -375,10 +430,23 @@ mod tests {
 
     #[test]
     fn zero_limits_rejected_and_sanitized() {
-        let c = PoolConfig { max_workers: 0, ..PoolConfig::default() };
-        assert!(c.validate().unwrap_err().to_string().contains("max_workers"));
+        let c = PoolConfig {
+            max_workers: 0,
+            ..PoolConfig::default()
+        };
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("max_workers"));
         assert_eq!(c.sanitized().max_workers, 1);
-        let c = PoolConfig { prewarm: vec![PrewarmEntry { header: String::new(), min: 3 }], ..PoolConfig::default() };
+        let c = PoolConfig {
+            prewarm: vec![PrewarmEntry {
+                header: String::new(),
+                min: 3,
+            }],
+            ..PoolConfig::default()
+        };
         assert!(c.validate().is_err());
         assert_eq!(c.sanitized().prewarm[0].min, 1);
     }

@@ -59,7 +59,10 @@ impl PoolError {
     }
 
     pub(crate) fn worker_failed(cause: FailureCause, message: impl Into<String>) -> Self {
-        PoolError::WorkerFailed { cause, message: message.into() }
+        PoolError::WorkerFailed {
+            cause,
+            message: message.into(),
+        }
     }
 
     /// The failure cause, for `WorkerFailed`.
@@ -78,7 +81,10 @@ mod tests {
     #[test]
     fn codes_are_distinct_and_from_protocol() {
         let all = [
-            PoolError::Overloaded { queued: 1, limit: 1 },
+            PoolError::Overloaded {
+                queued: 1,
+                limit: 1,
+            },
             PoolError::worker_failed(FailureCause::DiedTwice, ""),
             PoolError::SpawnFailed(String::new()),
             PoolError::ShuttingDown,
@@ -88,7 +94,14 @@ mod tests {
         c.sort();
         c.dedup();
         assert_eq!(c.len(), all.len());
-        assert_eq!(PoolError::Overloaded { queued: 1, limit: 1 }.code(), ErrorCode::Overloaded);
+        assert_eq!(
+            PoolError::Overloaded {
+                queued: 1,
+                limit: 1
+            }
+            .code(),
+            ErrorCode::Overloaded
+        );
         let e = PoolError::worker_failed(FailureCause::ProtocolViolation, "x");
         assert_eq!(e.data(), Some(json!({"cause": "protocol_violation"})));
         assert_eq!(PoolError::Internal("x".into()).data(), None);

@@ -3,12 +3,12 @@
 use crate::error::PoolError;
 use leanpool_lean::guard::GuardPolicy;
 use leanpool_lean::{Worker, WorkerError};
-use leanpool_terms::TermsError;
 use leanpool_protocol::method;
 use leanpool_protocol::{
-    CheckParams, CheckResult, CheckStatus, NormalizeResult, OptResult, StatementParams, VerifyParams, VerifyResult,
-    VerifyStatus,
+    CheckParams, CheckResult, CheckStatus, NormalizeResult, OptResult, StatementParams,
+    VerifyParams, VerifyResult, VerifyStatus,
 };
+use leanpool_terms::TermsError;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
@@ -22,7 +22,12 @@ pub(crate) enum Method {
 }
 
 impl Method {
-    pub(crate) const ALL: [Method; 4] = [Method::Check, Method::Normalize, Method::Opt, Method::Verify];
+    pub(crate) const ALL: [Method; 4] = [
+        Method::Check,
+        Method::Normalize,
+        Method::Opt,
+        Method::Verify,
+    ];
     pub(crate) fn name(self) -> &'static str {
         use leanpool_protocol::method::{self, Method as _};
         match self {
@@ -108,7 +113,10 @@ impl Input for (VerifyParams, String) {
 }
 
 fn normalize_with(check: CheckResult) -> NormalizeResult {
-    NormalizeResult { check, normalized: None }
+    NormalizeResult {
+        check,
+        normalized: None,
+    }
 }
 
 impl PoolMethod for method::Check {
@@ -123,7 +131,12 @@ impl PoolMethod for method::Check {
     fn is_timeout(r: &CheckResult) -> bool {
         r.status == CheckStatus::Timeout
     }
-    async fn run(w: &mut Worker, p: &CheckParams, default: Duration, guard: &GuardPolicy) -> Result<CheckResult, WorkerError> {
+    async fn run(
+        w: &mut Worker,
+        p: &CheckParams,
+        default: Duration,
+        guard: &GuardPolicy,
+    ) -> Result<CheckResult, WorkerError> {
         leanpool_lean::check::check_on_with(w, p, default, guard).await
     }
     fn job(r: Request<Self>) -> Job {
@@ -149,7 +162,9 @@ impl PoolMethod for method::Normalize {
         default: Duration,
         guard: &GuardPolicy,
     ) -> Result<NormalizeResult, WorkerError> {
-        leanpool_terms::normalize_on_with(w, p, default, guard).await.map_err(terms_error)
+        leanpool_terms::normalize_on_with(w, p, default, guard)
+            .await
+            .map_err(terms_error)
     }
     fn job(r: Request<Self>) -> Job {
         Job::Normalize(r)
@@ -167,7 +182,13 @@ fn terms_error(e: TermsError) -> WorkerError {
 }
 
 fn opt_with(check: CheckResult) -> OptResult {
-    OptResult { check, normalized: None, tree: None, gted_tree: None, lean_requests: None }
+    OptResult {
+        check,
+        normalized: None,
+        tree: None,
+        gted_tree: None,
+        lean_requests: None,
+    }
 }
 
 impl PoolMethod for method::Opt {
@@ -182,8 +203,15 @@ impl PoolMethod for method::Opt {
     fn is_timeout(r: &OptResult) -> bool {
         r.check.status == CheckStatus::Timeout
     }
-    async fn run(w: &mut Worker, p: &StatementParams, default: Duration, guard: &GuardPolicy) -> Result<OptResult, WorkerError> {
-        leanpool_terms::opt_on_with(w, p, default, guard).await.map_err(terms_error)
+    async fn run(
+        w: &mut Worker,
+        p: &StatementParams,
+        default: Duration,
+        guard: &GuardPolicy,
+    ) -> Result<OptResult, WorkerError> {
+        leanpool_terms::opt_on_with(w, p, default, guard)
+            .await
+            .map_err(terms_error)
     }
     fn job(r: Request<Self>) -> Job {
         Job::Opt(r)
@@ -252,11 +280,20 @@ pub(crate) struct Request<M: PoolMethod> {
 impl<M: PoolMethod> Request<M> {
     #[cfg(test)]
     pub(crate) fn new(input: M::Input, reply: Reply<M::Result>) -> Self {
-        Request { input, reply, accepted: Instant::now(), retried: false, spent: Duration::ZERO }
+        Request {
+            input,
+            reply,
+            accepted: Instant::now(),
+            retried: false,
+            spent: Duration::ZERO,
+        }
     }
 
     pub(crate) fn timeout(&self, default: Duration) -> Duration {
-        self.input.limit_ms().map(Duration::from_millis).unwrap_or(default)
+        self.input
+            .limit_ms()
+            .map(Duration::from_millis)
+            .unwrap_or(default)
     }
 
     /// Runs the request on `worker` (whose header is the request's key).
@@ -267,7 +304,12 @@ impl<M: PoolMethod> Request<M> {
     /// The driver and terms functions screen the text again; that repeat
     /// costs one lexing pass (microseconds) and keeps them safe to call
     /// on their own.
-    pub(crate) async fn run(&self, worker: &mut Worker, default: Duration, guard: &GuardPolicy) -> Result<M::Result, WorkerError> {
+    pub(crate) async fn run(
+        &self,
+        worker: &mut Worker,
+        default: Duration,
+        guard: &GuardPolicy,
+    ) -> Result<M::Result, WorkerError> {
         let limit = self.timeout(default);
         match M::run(worker, &self.input, default, guard).await {
             Err(WorkerError::Timeout) => Ok(M::timed_out(limit.as_millis() as u64)),
@@ -348,7 +390,9 @@ impl<T> Reply<T> {
     /// Sends `value` as the answer; gives it back when the caller is gone.
     pub(crate) fn try_send(mut self, value: T) -> Result<(), T> {
         match self.tx.take() {
-            Some(tx) => tx.send(Ok(value)).map_err(|a| a.expect("the value just sent")),
+            Some(tx) => tx
+                .send(Ok(value))
+                .map_err(|a| a.expect("the value just sent")),
             None => Err(value),
         }
     }
@@ -357,7 +401,9 @@ impl<T> Reply<T> {
 impl<T> Drop for Reply<T> {
     fn drop(&mut self) {
         if let Some(tx) = self.tx.take() {
-            let _ = tx.send(Err(PoolError::Internal("the request was dropped unanswered".into())));
+            let _ = tx.send(Err(PoolError::Internal(
+                "the request was dropped unanswered".into(),
+            )));
         }
     }
 }
@@ -369,10 +415,18 @@ mod tests {
     #[test]
     fn terms_failures_keep_their_meaning_for_the_slot() {
         let unreadable = terms_error(TermsError::Unreadable("no goal".into()));
-        assert!(matches!(unreadable, WorkerError::Protocol(ref m) if m == "no goal"), "{unreadable:?}");
-        let died = terms_error(TermsError::Worker(WorkerError::Died { stderr_tail: String::new() }));
+        assert!(
+            matches!(unreadable, WorkerError::Protocol(ref m) if m == "no goal"),
+            "{unreadable:?}"
+        );
+        let died = terms_error(TermsError::Worker(WorkerError::Died {
+            stderr_tail: String::new(),
+        }));
         assert!(matches!(died, WorkerError::Died { .. }), "{died:?}");
-        assert!(matches!(terms_error(WorkerError::Timeout.into()), WorkerError::Timeout));
+        assert!(matches!(
+            terms_error(WorkerError::Timeout.into()),
+            WorkerError::Timeout
+        ));
     }
 
     #[tokio::test]
@@ -403,7 +457,14 @@ mod tests {
     #[tokio::test]
     async fn a_failed_job_answers_its_own_method() {
         let (reply, rx) = Reply::new();
-        let job: Job = Request::<method::Opt>::new(StatementParams { text: String::new(), timeout_ms: None }, reply).into();
+        let job: Job = Request::<method::Opt>::new(
+            StatementParams {
+                text: String::new(),
+                timeout_ms: None,
+            },
+            reply,
+        )
+        .into();
         assert!(matches!(job, Job::Opt(_)));
         assert!(!job.is_cancelled());
         job.fail(PoolError::ShuttingDown);
@@ -412,7 +473,10 @@ mod tests {
 
     #[test]
     fn timeout_answers_keep_the_method_shape() {
-        let p = StatementParams { text: "theorem t : True := trivial".into(), timeout_ms: Some(5) };
+        let p = StatementParams {
+            text: "theorem t : True := trivial".into(),
+            timeout_ms: Some(5),
+        };
         let (reply, _rx) = Reply::new();
         let mut i = Request::<method::Opt>::new(p, reply);
         assert_eq!(i.timeout(Duration::from_secs(9)), Duration::from_millis(5));
@@ -422,11 +486,28 @@ mod tests {
         clamp_timeout(i.input.limit_ms_mut(), 1_000, 600_000);
         assert_eq!(i.timeout(Duration::from_secs(9)), Duration::from_secs(1));
         let (reply, _rx) = Reply::new();
-        let mut big = Request::<method::Check>::new(CheckParams { text: String::new(), timeout_ms: Some(u64::MAX), timings: false }, reply);
+        let mut big = Request::<method::Check>::new(
+            CheckParams {
+                text: String::new(),
+                timeout_ms: Some(u64::MAX),
+                timings: false,
+            },
+            reply,
+        );
         clamp_timeout(big.input.limit_ms_mut(), 1_000, 600_000);
-        assert_eq!(big.timeout(Duration::from_secs(9)), Duration::from_secs(600));
+        assert_eq!(
+            big.timeout(Duration::from_secs(9)),
+            Duration::from_secs(600)
+        );
         let (reply, _rx) = Reply::new();
-        let c = Request::<method::Check>::new(CheckParams { text: String::new(), timeout_ms: None, timings: false }, reply);
+        let c = Request::<method::Check>::new(
+            CheckParams {
+                text: String::new(),
+                timeout_ms: None,
+                timings: false,
+            },
+            reply,
+        );
         assert_eq!(c.timeout(Duration::from_secs(9)), Duration::from_secs(9));
         assert_eq!(method::Check::rejected("no").reason.as_deref(), Some("no"));
     }

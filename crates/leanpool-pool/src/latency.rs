@@ -20,7 +20,10 @@ pub use leanpool_protocol::Percentiles;
 
 impl LatencyWindow {
     pub(crate) fn new(capacity: usize) -> Self {
-        LatencyWindow { slots: (0..capacity.max(1)).map(|_| AtomicU64::new(0)).collect(), next: AtomicU64::new(0) }
+        LatencyWindow {
+            slots: (0..capacity.max(1)).map(|_| AtomicU64::new(0)).collect(),
+            next: AtomicU64::new(0),
+        }
     }
 
     pub(crate) fn record(&self, micros: u64) {
@@ -30,8 +33,13 @@ impl LatencyWindow {
 
     /// `None` before the first sample.
     pub(crate) fn percentiles(&self) -> Option<Percentiles> {
-        let mut v: Vec<u64> =
-            self.slots.iter().map(|s| s.load(Ordering::Relaxed)).filter(|&x| x != 0).map(|x| x - 1).collect();
+        let mut v: Vec<u64> = self
+            .slots
+            .iter()
+            .map(|s| s.load(Ordering::Relaxed))
+            .filter(|&x| x != 0)
+            .map(|x| x - 1)
+            .collect();
         if v.is_empty() {
             return None;
         }
@@ -42,7 +50,13 @@ impl LatencyWindow {
             let r = ((p / 100.0) * v.len() as f64).ceil() as usize;
             v[r.clamp(1, v.len()) - 1] as f64 / 1000.0
         };
-        Some(Percentiles { samples: v.len(), p50_ms: rank(50.0), p90_ms: rank(90.0), p99_ms: rank(99.0), max_ms: rank(100.0) })
+        Some(Percentiles {
+            samples: v.len(),
+            p50_ms: rank(50.0),
+            p90_ms: rank(90.0),
+            p99_ms: rank(99.0),
+            max_ms: rank(100.0),
+        })
     }
 }
 
@@ -63,7 +77,10 @@ mod tests {
             w.record(i * 1000);
         }
         let p = w.percentiles().unwrap();
-        assert_eq!((p.samples, p.p50_ms, p.p90_ms, p.p99_ms, p.max_ms), (100, 50.0, 90.0, 99.0, 100.0));
+        assert_eq!(
+            (p.samples, p.p50_ms, p.p90_ms, p.p99_ms, p.max_ms),
+            (100, 50.0, 90.0, 99.0, 100.0)
+        );
     }
 
     #[test]

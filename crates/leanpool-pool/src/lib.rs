@@ -32,13 +32,20 @@ mod slot;
 mod status;
 mod supervisor;
 
-/// The config types of the layers under the pool, so that config readers
-/// (the daemon) need not depend on `leanpool-lean`.
-pub use leanpool_lean::{guard::GuardPolicy, verdict::{UnlistedAxioms, VerdictPolicy}, BackendKind, SandboxConfig, SandboxMode};
-pub use config::{InvalidPoolConfig, IsolateBy, PoolConfig, PrewarmEntry, DEFAULT_TIMEOUT_GRACE_MS, MAX_TIMEOUT_GRACE_MS, MAX_USES_AUTO};
+pub use config::{
+    InvalidPoolConfig, IsolateBy, PoolConfig, PrewarmEntry, DEFAULT_TIMEOUT_GRACE_MS,
+    MAX_TIMEOUT_GRACE_MS, MAX_USES_AUTO,
+};
 pub use error::PoolError;
 pub use job::Leased;
 pub use latency::Percentiles;
+/// The config types of the layers under the pool, so that config readers
+/// (the daemon) need not depend on `leanpool-lean`.
+pub use leanpool_lean::{
+    guard::GuardPolicy,
+    verdict::{UnlistedAxioms, VerdictPolicy},
+    BackendKind, SandboxConfig, SandboxMode,
+};
 pub use pool::Pool;
 /// `status`' wire types (defined in `leanpool-protocol`).
 pub use status::{Counters, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};

@@ -10,10 +10,20 @@ use std::io;
 
 /// Sets soft and hard `RLIMIT_AS` of `pid` to `bytes`.
 pub(crate) fn set_address_space_limit(pid: u32, bytes: u64) -> io::Result<()> {
-    let lim = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
+    let lim = libc::rlimit {
+        rlim_cur: bytes as libc::rlim_t,
+        rlim_max: bytes as libc::rlim_t,
+    };
     // SAFETY: plain syscall wrapper; `lim` outlives the call and the old
     // limit is not requested (null).
-    let r = unsafe { libc::prlimit(pid as libc::pid_t, libc::RLIMIT_AS, &lim, std::ptr::null_mut()) };
+    let r = unsafe {
+        libc::prlimit(
+            pid as libc::pid_t,
+            libc::RLIMIT_AS,
+            &lim,
+            std::ptr::null_mut(),
+        )
+    };
     if r == 0 {
         Ok(())
     } else {
@@ -27,7 +37,11 @@ pub(crate) fn set_address_space_limit(pid: u32, bytes: u64) -> io::Result<()> {
 pub(crate) fn address_space_limit(pid: u32) -> Option<u64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
     let line = text.lines().find(|l| l.starts_with("Max address space"))?;
-    line["Max address space".len()..].split_whitespace().next()?.parse().ok()
+    line["Max address space".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]
@@ -36,7 +50,10 @@ mod tests {
 
     #[test]
     fn limit_is_applied_to_a_child() {
-        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
         let pid = child.id();
         assert_eq!(address_space_limit(pid), None);
         set_address_space_limit(pid, 8 << 30).unwrap();

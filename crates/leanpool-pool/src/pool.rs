@@ -9,7 +9,10 @@ use crate::status::{bump, KeyStatus, MethodLatency, PoolStatus, WorkerState, Wor
 use crate::supervisor::supervise;
 use leanpool_lean::{header_key, proc, LeanCommand, WorkerConfig};
 use leanpool_protocol::method;
-use leanpool_protocol::{CheckParams, CheckResult, NormalizeResult, OptResult, StatementParams, VerifyParams, VerifyResult};
+use leanpool_protocol::{
+    CheckParams, CheckResult, NormalizeResult, OptResult, StatementParams, VerifyParams,
+    VerifyResult,
+};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -69,7 +72,13 @@ impl Pool {
             inner.key_state(&key, min);
         }
         tokio::spawn(supervise(inner.clone()));
-        Pool { _owner: Arc::new(OwnerGuard { inner: inner.clone() }), inner, caller: None }
+        Pool {
+            _owner: Arc::new(OwnerGuard {
+                inner: inner.clone(),
+            }),
+            inner,
+            caller: None,
+        }
     }
 
     /// A handle on the same pool whose requests run only on workers of
@@ -79,7 +88,10 @@ impl Pool {
     /// `max_workers` like the others, are evicted when idle like them, and
     /// get no hot spares.
     pub fn as_caller(&self, tag: impl Into<String>) -> Pool {
-        Pool { caller: Some(Arc::from(tag.into())), ..self.clone() }
+        Pool {
+            caller: Some(Arc::from(tag.into())),
+            ..self.clone()
+        }
     }
 
     /// `check`: elaborates the text on a warm worker of its header and
@@ -129,7 +141,11 @@ impl Pool {
     /// interrupted in Lean by a new edit (the warm process stays).
     async fn submit<M: PoolMethod>(&self, mut input: M::Input) -> Result<M::Result, PoolError> {
         let inner = &self.inner;
-        clamp_timeout(input.limit_ms_mut(), inner.cfg.min_timeout_ms, inner.cfg.max_timeout_ms);
+        clamp_timeout(
+            input.limit_ms_mut(),
+            inner.cfg.min_timeout_ms,
+            inner.cfg.max_timeout_ms,
+        );
         if inner.shutting_down.load(Ordering::SeqCst) {
             return Err(PoolError::ShuttingDown);
         }
@@ -140,9 +156,10 @@ impl Pool {
         // linear but a 4 MiB text still takes a while: off the async
         // runtime's threads, so it stalls no other connection.
         let (text, policy) = (input.text().to_owned(), inner.cfg.guard.clone());
-        let screened = tokio::task::spawn_blocking(move || leanpool_lean::check::screen_with(&text, &policy))
-            .await
-            .map_err(|e| PoolError::Internal(format!("screening task failed: {e}")))?;
+        let screened =
+            tokio::task::spawn_blocking(move || leanpool_lean::check::screen_with(&text, &policy))
+                .await
+                .map_err(|e| PoolError::Internal(format!("screening task failed: {e}")))?;
         if let Err(reason) = screened {
             bump(&inner.counters.rejections);
             inner.record_latency(M::STAT, accepted.elapsed(), None);
@@ -150,10 +167,24 @@ impl Pool {
         }
         let header = header_key(input.text());
         let (reply, rx) = Reply::new();
-        self.enqueue(header, Request::<M> { input, reply, accepted, retried: false, spent: Duration::ZERO }.into())?;
+        self.enqueue(
+            header,
+            Request::<M> {
+                input,
+                reply,
+                accepted,
+                retried: false,
+                spent: Duration::ZERO,
+            }
+            .into(),
+        )?;
         // `Reply` answers even when dropped, so the sender never vanishes
         // silently; the fallback covers a runtime torn down under us.
-        rx.await.unwrap_or_else(|_| Err(PoolError::Internal("the request was dropped unanswered".into())))
+        rx.await.unwrap_or_else(|_| {
+            Err(PoolError::Internal(
+                "the request was dropped unanswered".into(),
+            ))
+        })
     }
 
     /// Takes a warm worker for `text`'s header out of the pool for the
@@ -173,7 +204,8 @@ impl Pool {
         self.enqueue(header_key(text), Job::Lease(reply))?;
         // The slot answers with the worker, or with why not (spawn
         // failure, shutdown).
-        rx.await.unwrap_or_else(|_| Err(PoolError::Internal("lease dropped".into())))
+        rx.await
+            .unwrap_or_else(|_| Err(PoolError::Internal("lease dropped".into())))
     }
 
     /// Queues `job` on `header`'s queue and wakes the supervisor when no
@@ -184,11 +216,15 @@ impl Pool {
             // Queue while holding the map entry, so the supervisor cannot
             // forget this header between lookup and push.
             let caller = self.caller.as_deref();
-            let entry = inner.keys.entry(crate::shared::map_key(&header, caller)).or_insert_with(|| {
-                let mut k = crate::shared::KeyState::new(header, 0, inner.cfg.max_queue_per_key);
-                k.caller = caller.map(str::to_string);
-                Arc::new(k)
-            });
+            let entry = inner
+                .keys
+                .entry(crate::shared::map_key(&header, caller))
+                .or_insert_with(|| {
+                    let mut k =
+                        crate::shared::KeyState::new(header, 0, inner.cfg.max_queue_per_key);
+                    k.caller = caller.map(str::to_string);
+                    Arc::new(k)
+                });
             match entry.queue.try_push(job) {
                 Ok(()) => entry.idle.load(Ordering::SeqCst) == 0,
                 Err(PushError::Full(job, e)) => {
@@ -245,12 +281,16 @@ impl Pool {
                             state: s.state(),
                             uses: s.uses.load(Ordering::Relaxed),
                             rss_bytes: pid.and_then(proc::rss_bytes),
-                            rss_cap_bytes: Some(s.rss_cap.load(Ordering::Relaxed)).filter(|&c| c > 0 && pid.is_some()),
+                            rss_cap_bytes: Some(s.rss_cap.load(Ordering::Relaxed))
+                                .filter(|&c| c > 0 && pid.is_some()),
                             spare: s.is_spare(),
                         }
                     })
                     .collect();
-                let spares = workers.iter().filter(|w| w.spare && w.state != WorkerState::Stopping).count();
+                let spares = workers
+                    .iter()
+                    .filter(|w| w.spare && w.state != WorkerState::Stopping)
+                    .count();
                 KeyStatus {
                     header: k.header.clone(),
                     caller: k.caller.clone(),
@@ -258,7 +298,11 @@ impl Pool {
                     queue_depth: k.queue.depth(),
                     workers,
                     spares,
-                    spare_missing: if spares < inner.cfg.spares_per_key { k.spare_note.lock().unwrap().clone() } else { None },
+                    spare_missing: if spares < inner.cfg.spares_per_key {
+                        k.spare_note.lock().unwrap().clone()
+                    } else {
+                        None
+                    },
                 }
             })
             .collect();
@@ -327,7 +371,8 @@ impl Pool {
         self.inner.keys.iter().all(|k| {
             let slots = k.slots.lock().unwrap();
             let busy = slots.values().any(|s| s.state() == WorkerState::Busy);
-            let servable = k.queue.depth() > 0 && slots.values().any(|s| s.state() != WorkerState::Stopping);
+            let servable =
+                k.queue.depth() > 0 && slots.values().any(|s| s.state() != WorkerState::Stopping);
             !busy && !servable
         })
     }

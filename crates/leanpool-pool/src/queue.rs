@@ -32,7 +32,12 @@ pub(crate) enum PushError<T> {
 impl<T> KeyQueue<T> {
     pub(crate) fn new(limit: usize) -> Self {
         let (tx, rx) = mpsc::channel(limit.max(1));
-        KeyQueue { tx, rx: Mutex::new(rx), retry: std::sync::Mutex::new((false, VecDeque::new())), retry_added: Notify::new() }
+        KeyQueue {
+            tx,
+            rx: Mutex::new(rx),
+            retry: std::sync::Mutex::new((false, VecDeque::new())),
+            retry_added: Notify::new(),
+        }
     }
 
     /// Puts an accepted item back, ahead of everything waiting; refused
@@ -57,7 +62,13 @@ impl<T> KeyQueue<T> {
         self.tx.try_send(item).map_err(|e| match e {
             mpsc::error::TrySendError::Full(item) => {
                 let limit = self.tx.max_capacity();
-                PushError::Full(item, PoolError::Overloaded { queued: self.depth(), limit })
+                PushError::Full(
+                    item,
+                    PoolError::Overloaded {
+                        queued: self.depth(),
+                        limit,
+                    },
+                )
             }
             mpsc::error::TrySendError::Closed(item) => PushError::Closed(item),
         })
@@ -125,7 +136,13 @@ mod tests {
         assert!(q.try_push(2).is_ok());
         assert_eq!(q.depth(), 2);
         match q.try_push(3) {
-            Err(PushError::Full(3, PoolError::Overloaded { queued: 2, limit: 2 })) => {}
+            Err(PushError::Full(
+                3,
+                PoolError::Overloaded {
+                    queued: 2,
+                    limit: 2,
+                },
+            )) => {}
             _ => panic!("expected Overloaded"),
         }
         assert_eq!(q.pop().await, Some(1));
@@ -147,7 +164,9 @@ mod tests {
     async fn abandoned_pop_loses_nothing() {
         let q = KeyQueue::new(4);
         // A waiter that gives up (as an idle slot does on a health tick).
-        assert!(tokio::time::timeout(Duration::from_millis(10), q.pop()).await.is_err());
+        assert!(tokio::time::timeout(Duration::from_millis(10), q.pop())
+            .await
+            .is_err());
         q.try_push(7).ok().unwrap();
         assert_eq!(q.pop().await, Some(7));
     }
@@ -168,7 +187,13 @@ mod tests {
         });
         tokio::time::sleep(Duration::from_millis(20)).await;
         q.push_retry(5).unwrap();
-        assert_eq!(tokio::time::timeout(Duration::from_secs(5), waiter).await.unwrap().unwrap(), Some(5));
+        assert_eq!(
+            tokio::time::timeout(Duration::from_secs(5), waiter)
+                .await
+                .unwrap()
+                .unwrap(),
+            Some(5)
+        );
         q.push_retry(6).unwrap();
         assert_eq!(q.close_and_drain().await, vec![6]);
         assert_eq!(q.push_retry(7), Err(7));

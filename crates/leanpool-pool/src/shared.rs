@@ -73,7 +73,13 @@ impl Inner {
     pub(crate) fn key_state(&self, header: &str, min: usize) -> Arc<KeyState> {
         self.keys
             .entry(header.to_string())
-            .or_insert_with(|| Arc::new(KeyState::new(header.to_string(), min, self.cfg.max_queue_per_key)))
+            .or_insert_with(|| {
+                Arc::new(KeyState::new(
+                    header.to_string(),
+                    min,
+                    self.cfg.max_queue_per_key,
+                ))
+            })
             .clone()
     }
 
@@ -153,7 +159,11 @@ impl KeyState {
     /// A serving (not spare) worker of this header has a process up, idle
     /// or busy: spares stay out of the queue.
     pub(crate) fn serving_up(&self) -> bool {
-        self.slots.lock().unwrap().values().any(|s| !s.is_spare() && s.up())
+        self.slots
+            .lock()
+            .unwrap()
+            .values()
+            .any(|s| !s.is_spare() && s.up())
     }
 
     /// A spare (`me`) took over serving: one serving slot that is not up
@@ -163,7 +173,9 @@ impl KeyState {
     pub(crate) fn swap_roles_with(&self, me: &SlotShared) {
         me.set_spare(false);
         let slots = self.slots.lock().unwrap();
-        if let Some(s) = slots.values().find(|s| s.id != me.id && !s.is_spare() && !s.up() && s.state() != WorkerState::Stopping) {
+        if let Some(s) = slots.values().find(|s| {
+            s.id != me.id && !s.is_spare() && !s.up() && s.state() != WorkerState::Stopping
+        }) {
             s.set_spare(true);
         }
     }
@@ -173,13 +185,23 @@ impl KeyState {
             .lock()
             .unwrap()
             .values()
-            .map(|s| SlotSnap { id: s.id, state: s.state(), idle_since_ms: s.idle_since_ms.load(Ordering::Relaxed), spare: s.is_spare() })
+            .map(|s| SlotSnap {
+                id: s.id,
+                state: s.state(),
+                idle_since_ms: s.idle_since_ms.load(Ordering::Relaxed),
+                spare: s.is_spare(),
+            })
             .collect()
     }
 
     /// Slots not told to stop.
     pub(crate) fn live_slots(&self) -> usize {
-        self.slots.lock().unwrap().values().filter(|s| s.state() != WorkerState::Stopping).count()
+        self.slots
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|s| s.state() != WorkerState::Stopping)
+            .count()
     }
 }
 
@@ -237,7 +259,8 @@ impl SlotShared {
     }
 
     pub(crate) fn set_state(&self, s: WorkerState) {
-        self.state.store(crate::status::state_to_u8(s), Ordering::Relaxed);
+        self.state
+            .store(crate::status::state_to_u8(s), Ordering::Relaxed);
     }
 
     pub(crate) fn pid(&self) -> Option<u32> {

@@ -40,10 +40,20 @@ pub(crate) fn start_slot(inner: &Arc<Inner>, key: &Arc<KeyState>, spare: bool) {
     let id = inner.next_slot.fetch_add(1, Ordering::Relaxed);
     let me = Arc::new(SlotShared::new(id, spare));
     key.slots.lock().unwrap().insert(id, me.clone());
-    let exit = ExitGuard { inner: inner.clone(), key: key.clone(), me: me.clone() };
+    let exit = ExitGuard {
+        inner: inner.clone(),
+        key: key.clone(),
+        me: me.clone(),
+    };
     tokio::spawn(async move {
-        let mut slot =
-            Slot { inner: exit.inner.clone(), key: exit.key.clone(), me, worker: None, ready_at: None, hard: exit.inner.hard_stop.subscribe() };
+        let mut slot = Slot {
+            inner: exit.inner.clone(),
+            key: exit.key.clone(),
+            me,
+            worker: None,
+            ready_at: None,
+            hard: exit.inner.hard_stop.subscribe(),
+        };
         slot.run().await;
         if let Some(w) = slot.worker.take() {
             w.kill().await;
@@ -179,7 +189,11 @@ enum InterruptFailed {
     #[error("the process is gone")]
     Gone,
     #[error("the header-only edit took {edit_ms} ms but Lean kept computing (CPU wanted, ms per {window_ms} ms: {samples:?})")]
-    KeptComputing { edit_ms: u64, window_ms: u64, samples: Vec<u64> },
+    KeptComputing {
+        edit_ms: u64,
+        window_ms: u64,
+        samples: Vec<u64>,
+    },
 }
 
 /// Whether a request's driver error leaves the process in service.
@@ -198,7 +212,10 @@ enum Keep {
 fn request_failed(e: WorkerError) -> (PoolError, Keep) {
     match e {
         e @ (WorkerError::Died { .. } | WorkerError::Io(_)) => (
-            PoolError::worker_failed(FailureCause::DiedTwice, format!("the worker died on this request twice; last: {e}")),
+            PoolError::worker_failed(
+                FailureCause::DiedTwice,
+                format!("the worker died on this request twice; last: {e}"),
+            ),
             Keep::No,
         ),
         // The text itself exhausted Lean (out of memory on the WASM heap,
@@ -216,17 +233,25 @@ fn request_failed(e: WorkerError) -> (PoolError, Keep) {
         WorkerError::Compromised(what) => (
             PoolError::worker_failed(
                 FailureCause::ProtocolViolation,
-                format!("the worker wrote a frame leanpool did not ask for ({what}); it was killed"),
+                format!(
+                    "the worker wrote a frame leanpool did not ask for ({what}); it was killed"
+                ),
             ),
             Keep::No,
         ),
         // Lean answered a request with an error: the process is fine, the
         // request is not retried.
-        e @ WorkerError::Lsp { .. } => (PoolError::worker_failed(FailureCause::LeanError, e.to_string()), Keep::Yes),
+        e @ WorkerError::Lsp { .. } => (
+            PoolError::worker_failed(FailureCause::LeanError, e.to_string()),
+            Keep::Yes,
+        ),
         // An answer leanpool cannot read (an unsupported Lean, or a reader
         // bug): not a crash, so no retry, but the process's state is
         // suspect.
-        e @ WorkerError::Protocol(_) => (PoolError::worker_failed(FailureCause::UnexpectedAnswer, e.to_string()), Keep::No),
+        e @ WorkerError::Protocol(_) => (
+            PoolError::worker_failed(FailureCause::UnexpectedAnswer, e.to_string()),
+            Keep::No,
+        ),
         // A process that could not be started: the backend's fault, not
         // the statement's.
         WorkerError::Spawn(msg) => (PoolError::SpawnFailed(msg), Keep::No),
@@ -235,7 +260,10 @@ fn request_failed(e: WorkerError) -> (PoolError, Keep) {
         // `Request::run` answers a time-out with status `timeout`: one that
         // reaches the slot as an error is a leanpool bug. The process may
         // still be working on the request.
-        WorkerError::Timeout => (PoolError::Internal("a time-out escaped the request's runner".into()), Keep::No),
+        WorkerError::Timeout => (
+            PoolError::Internal("a time-out escaped the request's runner".into()),
+            Keep::No,
+        ),
     }
 }
 
@@ -272,7 +300,9 @@ impl Slot {
             // Idle since the end of the last request (or the start), not
             // since the last health tick.
             if self.me.state() != WorkerState::Idle {
-                self.me.idle_since_ms.store(self.inner.now_ms(), Ordering::Relaxed);
+                self.me
+                    .idle_since_ms
+                    .store(self.inner.now_ms(), Ordering::Relaxed);
                 self.me.set_state(WorkerState::Idle);
                 // A header with waiting requests and no room may now evict
                 // this worker; a spare waiting on the queue because no
@@ -369,7 +399,9 @@ impl Slot {
             Err(e) => {
                 bump(&self.inner.counters.spawn_failures);
                 let until = self.inner.now_ms() + SPAWN_BACKOFF_MS;
-                self.key.spawn_backoff_until_ms.store(until, Ordering::Relaxed);
+                self.key
+                    .spawn_backoff_until_ms
+                    .store(until, Ordering::Relaxed);
                 tracing::warn!(slot = self.me.id, header = %self.key.header.trim_end(), "worker failed to start: {e}");
                 Some(Err(e))
             }
@@ -409,7 +441,9 @@ impl Slot {
     /// Idle upkeep: replace a process that died while idle or grew past
     /// the memory cap, before a request finds it so.
     async fn health_check(&mut self) {
-        let Some(w) = self.worker.as_mut() else { return };
+        let Some(w) = self.worker.as_mut() else {
+            return;
+        };
         let pid = w.pid();
         if !w.is_alive() {
             if let Some(what) = w.compromised() {
@@ -458,7 +492,11 @@ impl Slot {
         // this slot's next process) without counting as a retry.
         if !self.worker.as_mut().is_some_and(|w| w.is_alive()) {
             if let Some(w) = self.worker.as_mut() {
-                tracing::warn!(slot = self.me.id, "worker found dead before a request: {}", w.stderr_tail());
+                tracing::warn!(
+                    slot = self.me.id,
+                    "worker found dead before a request: {}",
+                    w.stderr_tail()
+                );
             }
             self.kill_worker().await;
             self.requeue(job.into());
@@ -482,7 +520,11 @@ impl Slot {
                 match &e {
                     WorkerError::Died { .. } | WorkerError::Io(_) => {
                         bump(&self.inner.counters.crashes);
-                        tracing::warn!(slot = self.me.id, retried = job.retried, "worker died during a request: {e}");
+                        tracing::warn!(
+                            slot = self.me.id,
+                            retried = job.retried,
+                            "worker died during a request: {e}"
+                        );
                         self.kill_worker().await;
                         if !job.retried && !job.reply.is_cancelled() {
                             // The retry goes to the front of the queue: to a ready
@@ -494,13 +536,22 @@ impl Slot {
                             return Flow::Continue;
                         }
                     }
-                    WorkerError::Panicked { message, stderr_tail } => {
+                    WorkerError::Panicked {
+                        message,
+                        stderr_tail,
+                    } => {
                         bump(&self.inner.counters.crashes);
-                        tracing::warn!(slot = self.me.id, "worker panicked on a request: {message}; stderr:\n{stderr_tail}");
+                        tracing::warn!(
+                            slot = self.me.id,
+                            "worker panicked on a request: {message}; stderr:\n{stderr_tail}"
+                        );
                     }
                     WorkerError::Compromised(what) => {
                         bump(&self.inner.counters.compromised);
-                        tracing::warn!(slot = self.me.id, "worker compromised on a request: {what}");
+                        tracing::warn!(
+                            slot = self.me.id,
+                            "worker compromised on a request: {what}"
+                        );
                     }
                     _ => tracing::warn!(slot = self.me.id, "request failed: {e}"),
                 }
@@ -529,8 +580,13 @@ impl Slot {
                 // older version) instead of letting the request run to its
                 // limit ahead of everyone queued behind it.
                 bump(&self.inner.counters.cancelled);
-                self.inner.record_latency(M::STAT, job.accepted.elapsed(), Some(job.spent + started.elapsed()));
-                job.reply.send(Err(PoolError::Internal("the caller went away".into())));
+                self.inner.record_latency(
+                    M::STAT,
+                    job.accepted.elapsed(),
+                    Some(job.spent + started.elapsed()),
+                );
+                job.reply
+                    .send(Err(PoolError::Internal("the caller went away".into())));
                 self.interrupt_or_kill(Stopped::Cancelled).await;
                 self.after_request().await;
                 return Flow::Continue;
@@ -539,7 +595,11 @@ impl Slot {
         if matches!(answer, Err(PoolError::WorkerFailed { .. })) {
             bump(&self.inner.counters.worker_failed);
         }
-        self.inner.record_latency(M::STAT, job.accepted.elapsed(), Some(job.spent + started.elapsed()));
+        self.inner.record_latency(
+            M::STAT,
+            job.accepted.elapsed(),
+            Some(job.spent + started.elapsed()),
+        );
         // The caller has its answer (`timeout` at once); the worker takes
         // nothing else until the interrupt is over.
         job.reply.send(answer);
@@ -557,7 +617,9 @@ impl Slot {
     /// would steal CPU from every later caller, so both paths apply the
     /// same quiet check.
     async fn interrupt_or_kill(&mut self, why: Stopped) {
-        let Some(w) = self.worker.as_mut() else { return };
+        let Some(w) = self.worker.as_mut() else {
+            return;
+        };
         if !w.is_alive() {
             // Killed by the driver (grace 0), or gone meanwhile:
             // `after_request` reaps it.
@@ -579,9 +641,20 @@ impl Slot {
         let r = self.interrupt(grace).await;
         self.me.set_interrupting(false);
         match r {
-            Ok(()) => tracing::info!(slot = self.me.id, pid = self.me.pid(), took_ms = t.elapsed().as_millis() as u64, "{} request interrupted in Lean; worker kept", why.name()),
+            Ok(()) => tracing::info!(
+                slot = self.me.id,
+                pid = self.me.pid(),
+                took_ms = t.elapsed().as_millis() as u64,
+                "{} request interrupted in Lean; worker kept",
+                why.name()
+            ),
             Err(e) => {
-                tracing::warn!(slot = self.me.id, pid = self.me.pid(), "{} request not interrupted within {grace:?}: {e}; killing the worker", why.name());
+                tracing::warn!(
+                    slot = self.me.id,
+                    pid = self.me.pid(),
+                    "{} request not interrupted within {grace:?}: {e}; killing the worker",
+                    why.name()
+                );
                 bump(why.kills(&self.inner.counters));
                 self.kill_worker().await;
             }
@@ -613,14 +686,18 @@ impl Slot {
         self.me.set_pid(None);
         // The leaser gets the driver's default: killed on a time-out.
         worker.set_kill_on_timeout(true);
-        match reply.try_send(Leased { worker, rss_cap: self.rss_cap() }) {
+        match reply.try_send(Leased {
+            worker,
+            rss_cap: self.rss_cap(),
+        }) {
             Ok(()) => {
                 tracing::info!(slot = self.me.id, pid, "worker leased out");
                 Flow::Exit
             }
             Err(mut back) => {
                 self.me.set_pid(Some(pid));
-                back.worker.set_kill_on_timeout(self.inner.cfg.timeout_grace_ms == 0);
+                back.worker
+                    .set_kill_on_timeout(self.inner.cfg.timeout_grace_ms == 0);
                 self.worker = Some(back.worker);
                 Flow::Continue
             }
@@ -680,7 +757,9 @@ impl Slot {
         let deadline = tokio::time::Instant::now() + limit;
         let cap = self.rss_cap();
         let poll = Duration::from_millis(self.inner.cfg.rss_poll_ms);
-        let Some(w) = self.worker.as_mut() else { return Err(InterruptFailed::NoWorker) };
+        let Some(w) = self.worker.as_mut() else {
+            return Err(InterruptFailed::NoWorker);
+        };
         let pid = w.pid();
         let header = w.header().to_owned();
         let t = Instant::now();
@@ -720,11 +799,21 @@ impl Slot {
             let wanted_ms = proc::demand_between(&before, &after) / 1_000_000;
             samples.push(wanted_ms);
             if wanted_ms as f64 <= window_ms as f64 * QUIET_CPU_SHARE {
-                tracing::info!(slot = self.me.id, pid, edit_ms, ?samples, "interrupt: header-only edit done, process quiet");
+                tracing::info!(
+                    slot = self.me.id,
+                    pid,
+                    edit_ms,
+                    ?samples,
+                    "interrupt: header-only edit done, process quiet"
+                );
                 return Ok(());
             }
             if tokio::time::Instant::now() + QUIET_WINDOW > deadline {
-                return Err(InterruptFailed::KeptComputing { edit_ms, window_ms, samples });
+                return Err(InterruptFailed::KeptComputing {
+                    edit_ms,
+                    window_ms,
+                    samples,
+                });
             }
         }
     }
@@ -732,26 +821,42 @@ impl Slot {
     /// Retire the process if a request left it dead (time-out with no grace,
     /// compromised) or used up.
     async fn after_request(&mut self) {
-        let Some(w) = self.worker.as_mut() else { return };
+        let Some(w) = self.worker.as_mut() else {
+            return;
+        };
         let pid = w.pid();
         if !w.is_alive() {
             // Killed by the driver at its time limit (grace 0), or compromised right
             // after its answer): just reap it.
             if let Some(what) = w.compromised() {
-                tracing::warn!(slot = self.me.id, "worker compromised after a request: {what}");
+                tracing::warn!(
+                    slot = self.me.id,
+                    "worker compromised after a request: {what}"
+                );
                 bump(&self.inner.counters.compromised);
             }
             self.kill_worker().await;
-        } else if self.inner.cfg.max_uses > 0 && self.me.uses.load(Ordering::Relaxed) >= self.inner.cfg.max_uses {
+        } else if self.inner.cfg.max_uses > 0
+            && self.me.uses.load(Ordering::Relaxed) >= self.inner.cfg.max_uses
+        {
             bump(&self.inner.counters.recycles);
-            tracing::info!(slot = self.me.id, pid, "recycling worker after max_uses requests");
+            tracing::info!(
+                slot = self.me.id,
+                pid,
+                "recycling worker after max_uses requests"
+            );
             self.kill_worker().await;
         } else if let Some(rss) = self.over_memory_limit(pid) {
             // Recycling by measurement: the next request goes to a spare
             // if one is ready.
             bump(&self.inner.counters.memory_kills);
             bump(&self.inner.counters.recycles);
-            tracing::info!(slot = self.me.id, pid, rss, "recycling worker: RSS above its cap");
+            tracing::info!(
+                slot = self.me.id,
+                pid,
+                rss,
+                "recycling worker: RSS above its cap"
+            );
             self.kill_worker().await;
         }
     }
@@ -769,37 +874,77 @@ mod tests {
 
     #[test]
     fn what_lean_did_is_worker_failed_with_its_cause() {
-        let died = answer(WorkerError::Died { stderr_tail: "boom".into() });
-        assert_eq!((died.0, died.1, died.2), (ErrorCode::WorkerFailed, Some(FailureCause::DiedTwice), Keep::No));
-        let io = answer(WorkerError::Io(std::io::Error::from(std::io::ErrorKind::BrokenPipe)));
+        let died = answer(WorkerError::Died {
+            stderr_tail: "boom".into(),
+        });
+        assert_eq!(
+            (died.0, died.1, died.2),
+            (
+                ErrorCode::WorkerFailed,
+                Some(FailureCause::DiedTwice),
+                Keep::No
+            )
+        );
+        let io = answer(WorkerError::Io(std::io::Error::from(
+            std::io::ErrorKind::BrokenPipe,
+        )));
         assert_eq!((io.1, io.2), (Some(FailureCause::DiedTwice), Keep::No));
-        let panic = answer(WorkerError::Panicked { message: "out of memory".into(), stderr_tail: String::new() });
-        assert_eq!((panic.1, panic.2), (Some(FailureCause::LeanPanic), Keep::No));
+        let panic = answer(WorkerError::Panicked {
+            message: "out of memory".into(),
+            stderr_tail: String::new(),
+        });
+        assert_eq!(
+            (panic.1, panic.2),
+            (Some(FailureCause::LeanPanic), Keep::No)
+        );
         let forged = answer(WorkerError::Compromised("version 7".into()));
-        assert_eq!((forged.1, forged.2), (Some(FailureCause::ProtocolViolation), Keep::No));
-        let lsp = answer(WorkerError::Lsp { code: -32601, message: "no such method".into() });
+        assert_eq!(
+            (forged.1, forged.2),
+            (Some(FailureCause::ProtocolViolation), Keep::No)
+        );
+        let lsp = answer(WorkerError::Lsp {
+            code: -32601,
+            message: "no such method".into(),
+        });
         assert_eq!((lsp.1, lsp.2), (Some(FailureCause::LeanError), Keep::Yes));
     }
 
     #[test]
     fn an_unreadable_answer_is_unexpected_answer() {
-        let (code, cause, keep, msg) = answer(WorkerError::Protocol("missing field `goals`".into()));
-        assert_eq!((code, cause, keep), (ErrorCode::WorkerFailed, Some(FailureCause::UnexpectedAnswer), Keep::No));
+        let (code, cause, keep, msg) =
+            answer(WorkerError::Protocol("missing field `goals`".into()));
+        assert_eq!(
+            (code, cause, keep),
+            (
+                ErrorCode::WorkerFailed,
+                Some(FailureCause::UnexpectedAnswer),
+                Keep::No
+            )
+        );
         assert!(msg.contains("missing field `goals`"), "{msg}");
     }
 
     #[test]
     fn a_spawn_failure_is_spawn_failed_not_a_lean_answer() {
         let (code, cause, keep, msg) = answer(WorkerError::Spawn("lean: not found".into()));
-        assert_eq!((code, cause, keep), (ErrorCode::SpawnFailed, None, Keep::No));
+        assert_eq!(
+            (code, cause, keep),
+            (ErrorCode::SpawnFailed, None, Keep::No)
+        );
         assert_eq!(msg, "could not start a Lean worker: lean: not found");
     }
 
     #[test]
     fn leanpool_bugs_are_internal_error() {
-        for e in [WorkerError::Internal("wrong header".into()), WorkerError::Timeout] {
+        for e in [
+            WorkerError::Internal("wrong header".into()),
+            WorkerError::Timeout,
+        ] {
             let (code, cause, keep, _) = answer(e);
-            assert_eq!((code, cause, keep), (ErrorCode::InternalError, None, Keep::No));
+            assert_eq!(
+                (code, cause, keep),
+                (ErrorCode::InternalError, None, Keep::No)
+            );
         }
     }
 }

@@ -1,7 +1,9 @@
 //! What `Pool::status` reports (wire types from `leanpool-protocol`), and
 //! the counters behind it.
 
-pub use leanpool_protocol::{Counters, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};
+pub use leanpool_protocol::{
+    Counters, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus,
+};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A [`WorkerState`] kept in an atomic.
@@ -84,7 +86,12 @@ mod tests {
 
     #[test]
     fn state_round_trips_through_u8() {
-        for s in [WorkerState::Starting, WorkerState::Idle, WorkerState::Busy, WorkerState::Stopping] {
+        for s in [
+            WorkerState::Starting,
+            WorkerState::Idle,
+            WorkerState::Busy,
+            WorkerState::Stopping,
+        ] {
             assert_eq!(state_from_u8(state_to_u8(s)), s);
         }
     }

@@ -7,10 +7,10 @@
 //! lock; requests never wait for it except to get a first worker.
 
 use crate::plan::{plan, KeySnap, Limits, Retire};
-use crate::status::WorkerState;
 use crate::shared::{Inner, KeyState};
 use crate::slot::start_slot;
 use crate::status::bump;
+use crate::status::WorkerState;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,9 +61,17 @@ pub(crate) fn rebalance(inner: &Arc<Inner>) {
         idle_timeout_ms: inner.cfg.idle_timeout_ms,
     };
     let spawning = !inner.shutting_down.load(Ordering::SeqCst);
-    let p = plan(&snaps, inner.total.load(Ordering::SeqCst), limits, now, spawning);
+    let p = plan(
+        &snaps,
+        inner.total.load(Ordering::SeqCst),
+        limits,
+        now,
+        spawning,
+    );
     for (id, why) in p.retire {
-        let slot = keys.iter().find_map(|k| k.slots.lock().unwrap().get(&id).cloned());
+        let slot = keys
+            .iter()
+            .find_map(|k| k.slots.lock().unwrap().get(&id).cloned());
         if let Some(s) = slot {
             bump(match why {
                 Retire::IdleTimeout | Retire::SpareUnneeded => &inner.counters.idle_retirements,
@@ -74,7 +82,8 @@ pub(crate) fn rebalance(inner: &Arc<Inner>) {
         }
     }
     for ki in p.spare_no_room {
-        *keys[ki].spare_note.lock().unwrap() = Some(format!("max_workers ({}) reached", inner.cfg.max_workers));
+        *keys[ki].spare_note.lock().unwrap() =
+            Some(format!("max_workers ({}) reached", inner.cfg.max_workers));
     }
     for ki in p.spawn {
         inner.total.fetch_add(1, Ordering::SeqCst);
@@ -91,7 +100,11 @@ pub(crate) fn rebalance(inner: &Arc<Inner>) {
 pub(crate) fn mem_available_bytes() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+    line.split_whitespace()
+        .nth(1)?
+        .parse::<u64>()
+        .ok()
+        .map(|kb| kb * 1024)
 }
 
 /// Sets how many spares each key may have now (`KeySnap::spares`) and
@@ -99,17 +112,31 @@ pub(crate) fn mem_available_bytes() -> Option<u64> {
 /// already taken, so it is not counted again); a new one needs a worker of
 /// its header measured at ready and `avail` covering that RSS for it and
 /// for every worker still starting (not resident yet), plus the margin.
-fn allow_spares(inner: &Inner, keys: &[Arc<KeyState>], snaps: &mut [KeySnap], avail: Option<u64>, now: u64) {
+fn allow_spares(
+    inner: &Inner,
+    keys: &[Arc<KeyState>],
+    snaps: &mut [KeySnap],
+    avail: Option<u64>,
+    now: u64,
+) {
     let want = inner.cfg.spares_per_key;
     let margin = inner.cfg.spare_memory_margin_bytes;
     let mut starting: u64 = 0;
     for sn in snaps.iter() {
-        starting += sn.slots.iter().filter(|s| s.state == WorkerState::Starting).count() as u64;
+        starting += sn
+            .slots
+            .iter()
+            .filter(|s| s.state == WorkerState::Starting)
+            .count() as u64;
     }
     // What earlier keys of this round were granted is spoken for.
     let mut promised: u64 = 0;
     for (k, sn) in keys.iter().zip(snaps.iter_mut()) {
-        let alive = sn.slots.iter().filter(|s| s.spare && s.state != WorkerState::Stopping).count();
+        let alive = sn
+            .slots
+            .iter()
+            .filter(|s| s.spare && s.state != WorkerState::Stopping)
+            .count();
         // A caller's own workers (`isolate_by`) get no spares.
         let want = if k.caller.is_some() { 0 } else { want };
         sn.spares = alive.min(want);
@@ -121,9 +148,14 @@ fn allow_spares(inner: &Inner, keys: &[Arc<KeyState>], snaps: &mut [KeySnap], av
         let note = if k.spawn_backoff_until_ms.load(Ordering::Relaxed) > now {
             Some("a worker of this header failed to start lately".to_string())
         } else if rss == 0 {
-            Some("no worker of this header has become ready yet (its RSS sizes a spare)".to_string())
+            Some(
+                "no worker of this header has become ready yet (its RSS sizes a spare)".to_string(),
+            )
         } else {
-            let need = rss.saturating_mul(starting + 1).saturating_add(margin).saturating_add(promised);
+            let need = rss
+                .saturating_mul(starting + 1)
+                .saturating_add(margin)
+                .saturating_add(promised);
             match avail {
                 None => Some("MemAvailable not readable".to_string()),
                 Some(a) if a < need => Some(format!(
@@ -151,5 +183,7 @@ fn allow_spares(inner: &Inner, keys: &[Arc<KeyState>], snaps: &mut [KeySnap], av
 /// each shard's write lock, which the request path also holds while
 /// queueing, so a request cannot slip into a queue being forgotten.
 fn forget_unused_keys(inner: &Inner) {
-    inner.keys.retain(|_, k| k.min > 0 || k.queue.depth() > 0 || !k.slots.lock().unwrap().is_empty());
+    inner
+        .keys
+        .retain(|_, k| k.min > 0 || k.queue.depth() > 0 || !k.slots.lock().unwrap().is_empty());
 }

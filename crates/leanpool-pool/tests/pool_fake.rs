@@ -29,7 +29,12 @@ fn base_cfg() -> PoolConfig {
 }
 
 fn spares_cfg() -> PoolConfig {
-    PoolConfig { spares_per_key: 1, max_workers: 3, spare_memory_margin_bytes: 0, ..base_cfg() }
+    PoolConfig {
+        spares_per_key: 1,
+        max_workers: 3,
+        spare_memory_margin_bytes: 0,
+        ..base_cfg()
+    }
 }
 
 /// (serving pids, spare pids) of `header`, counting only workers with a
@@ -38,17 +43,34 @@ fn roles(pool: &Pool, header: &str) -> (Vec<u32>, Vec<u32>) {
     let st = pool.status();
     let k = st.keys.iter().find(|k| k.header == header);
     let ws: Vec<_> = k.map(|k| k.workers.clone()).unwrap_or_default();
-    let up = |spare: bool| ws.iter().filter(|w| w.spare == spare && w.state == WorkerState::Idle).filter_map(|w| w.pid).collect();
+    let up = |spare: bool| {
+        ws.iter()
+            .filter(|w| w.spare == spare && w.state == WorkerState::Idle)
+            .filter_map(|w| w.pid)
+            .collect()
+    };
     (up(false), up(true))
 }
 
 /// The pid that served the last request (the fake logs "<pid> <line>").
 fn last_served(cx: &Ctx) -> u32 {
-    cx.log_text().lines().last().unwrap().split(' ').next().unwrap().parse().unwrap()
+    cx.log_text()
+        .lines()
+        .last()
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 fn req(text: impl Into<String>) -> CheckParams {
-    CheckParams { text: text.into(), timeout_ms: None, timings: false }
+    CheckParams {
+        text: text.into(),
+        timeout_ms: None,
+        timings: false,
+    }
 }
 
 /// Pids of the workers of `header` (canonical form), in slot order.
@@ -84,20 +106,36 @@ async fn finish(pool: Pool) {
 /// waited for), and the replacement comes up as the new spare.
 async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
     let pool = cx.fake_pool(spares_cfg());
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     let first = last_served(&cx);
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
     let (serving, spare) = roles(&pool, "");
     assert_eq!((serving, spare.len()), (vec![first], 1));
     // Sequential requests stay on the serving worker: the spare stays unused.
-    pool.check(req("theorem again : True := trivial\n")).await.unwrap();
+    pool.check(req("theorem again : True := trivial\n"))
+        .await
+        .unwrap();
     assert_eq!(last_served(&cx), first);
     let cold_before = pool.status().counters.cold_waits;
-    let text = format!("theorem a : True := trivial\n-- FAKE crash_once {}\n", cx.path("flag"));
+    let text = format!(
+        "theorem a : True := trivial\n-- FAKE crash_once {}\n",
+        cx.path("flag")
+    );
     assert_eq!(pool.check(req(text)).await.unwrap().status, CheckStatus::Ok);
     assert_eq!(last_served(&cx), spare[0], "the retry ran on the spare");
     let c = pool.status().counters;
-    assert_eq!((c.crashes, c.retries, c.worker_failed, c.spare_takeovers, c.cold_waits), (1, 1, 0, 1, cold_before));
+    assert_eq!(
+        (
+            c.crashes,
+            c.retries,
+            c.worker_failed,
+            c.spare_takeovers,
+            c.cold_waits
+        ),
+        (1, 1, 0, 1, cold_before)
+    );
     // The crashed slot's new process is the spare now.
     wait_until("replacement spare up", || {
         let (s, sp) = roles(&pool, "");
@@ -116,8 +154,14 @@ async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
 async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
     // Grace 0: the timed-out worker is killed at once (the fake would
     // otherwise come back after its sleep and be kept).
-    let pool = cx.fake_pool(PoolConfig { max_uses: 3, timeout_grace_ms: 0, ..spares_cfg() });
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let pool = cx.fake_pool(PoolConfig {
+        max_uses: 3,
+        timeout_grace_ms: 0,
+        ..spares_cfg()
+    });
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     let cold = pool.status().counters.cold_waits;
     assert_eq!(cold, 1, "the very first request waited for the first start");
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
@@ -125,7 +169,9 @@ async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
     let mut p = req("theorem a : True := trivial\n-- FAKE sleep 5000\n");
     p.timeout_ms = Some(200);
     assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
-    pool.check(req("theorem b : True := trivial\n")).await.unwrap();
+    pool.check(req("theorem b : True := trivial\n"))
+        .await
+        .unwrap();
     assert_ne!(last_served(&cx), victim);
     wait_until("serving worker and spare up", || {
         let (s, sp) = roles(&pool, "");
@@ -135,22 +181,37 @@ async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
     let victim = roles(&pool, "").0[0];
     // Up to three uses of the serving worker: recycled after the third.
     for t in ["c", "d", "e", "f"] {
-        pool.check(req(format!("theorem {t} : True := trivial\n"))).await.unwrap();
+        pool.check(req(format!("theorem {t} : True := trivial\n")))
+            .await
+            .unwrap();
     }
     assert_ne!(last_served(&cx), victim);
     let c = pool.status().counters;
-    assert_eq!((c.timeouts, c.timeout_kills, c.recycles, c.cold_waits), (1, 1, 1, cold), "{c:?}");
+    assert_eq!(
+        (c.timeouts, c.timeout_kills, c.recycles, c.cold_waits),
+        (1, 1, 1, cold),
+        "{c:?}"
+    );
     finish(pool).await;
 }
 
 /// Not enough `MemAvailable` for the measured worker plus the margin: no
 /// spare, and `status` says why.
 async fn no_spare_when_memory_is_short(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { spare_memory_margin_bytes: u64::MAX / 4, ..spares_cfg() });
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let pool = cx.fake_pool(PoolConfig {
+        spare_memory_margin_bytes: u64::MAX / 4,
+        ..spares_cfg()
+    });
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     // The event: the supervisor has planned this key's spare and refused it.
     wait_until("the spare refused for memory", || {
-        pool.status().keys.first().and_then(|k| k.spare_missing.clone()).is_some_and(|w| w.contains("memory short"))
+        pool.status()
+            .keys
+            .first()
+            .and_then(|k| k.spare_missing.clone())
+            .is_some_and(|w| w.contains("memory short"))
     })
     .await;
     let st = pool.status();
@@ -163,17 +224,32 @@ async fn no_spare_when_memory_is_short(cx: Ctx) {
 /// `max_workers` reached: the spare waits, and a new header's request
 /// evicts the spare before any serving worker.
 async fn spare_yields_to_another_header(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { max_workers: 2, ..spares_cfg() });
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let pool = cx.fake_pool(PoolConfig {
+        max_workers: 2,
+        ..spares_cfg()
+    });
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
     let (serving, _) = roles(&pool, "");
-    assert_eq!(pool.check(req("import B\ntheorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.check(req("import B\ntheorem b : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
     assert_eq!(roles(&pool, "").0, serving);
     let st = pool.status();
     assert_eq!(st.counters.evictions, 1);
     assert!(st.keys.iter().all(|k| k.spares == 0));
     wait_until("no room noted", || {
-        pool.status().keys.iter().any(|k| k.spare_missing.as_deref().is_some_and(|m| m.contains("max_workers")))
+        pool.status().keys.iter().any(|k| {
+            k.spare_missing
+                .as_deref()
+                .is_some_and(|m| m.contains("max_workers"))
+        })
     })
     .await;
     finish(pool).await;
@@ -183,22 +259,39 @@ async fn spare_yields_to_another_header(cx: Ctx) {
 /// by uid or connection) never runs on another caller's worker, whatever
 /// the imports; the same tag shares its own.
 async fn attack_isolated_callers_never_share_a_worker(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { max_workers: 3, ..base_cfg() });
+    let pool = cx.fake_pool(PoolConfig {
+        max_workers: 3,
+        ..base_cfg()
+    });
     let (alice, mallory) = (pool.as_caller("uid:1000"), pool.as_caller("uid:6666"));
-    alice.check(req("theorem a : True := trivial\n")).await.unwrap();
+    alice
+        .check(req("theorem a : True := trivial\n"))
+        .await
+        .unwrap();
     let pa = last_served(&cx);
-    mallory.check(req("theorem m : True := trivial\n")).await.unwrap();
+    mallory
+        .check(req("theorem m : True := trivial\n"))
+        .await
+        .unwrap();
     let pm = last_served(&cx);
-    pool.check(req("theorem s : True := trivial\n")).await.unwrap();
+    pool.check(req("theorem s : True := trivial\n"))
+        .await
+        .unwrap();
     let ps = last_served(&cx);
     assert!(pa != pm && pm != ps && pa != ps, "{pa} {pm} {ps}");
     // The same tag on another handle: the same worker again.
-    pool.as_caller("uid:1000").check(req("theorem a2 : True := trivial\n")).await.unwrap();
+    pool.as_caller("uid:1000")
+        .check(req("theorem a2 : True := trivial\n"))
+        .await
+        .unwrap();
     assert_eq!(last_served(&cx), pa);
     let st = pool.status();
     let mut callers: Vec<_> = st.keys.iter().map(|k| k.caller.clone()).collect();
     callers.sort();
-    assert_eq!(callers, [None, Some("uid:1000".into()), Some("uid:6666".into())]);
+    assert_eq!(
+        callers,
+        [None, Some("uid:1000".into()), Some("uid:6666".into())]
+    );
     assert!(st.keys.iter().all(|k| k.header.is_empty()), "{st:?}");
     finish(pool).await;
 }
@@ -206,8 +299,12 @@ async fn attack_isolated_callers_never_share_a_worker(cx: Ctx) {
 async fn two_headers_two_workers(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     let (a, b) = tokio::join!(
-        pool.check(req("import A\ntheorem a : True := trivial\n-- FAKE sleep 200\n")),
-        pool.check(req("import B\ntheorem b : True := trivial\n-- FAKE sleep 200\n")),
+        pool.check(req(
+            "import A\ntheorem a : True := trivial\n-- FAKE sleep 200\n"
+        )),
+        pool.check(req(
+            "import B\ntheorem b : True := trivial\n-- FAKE sleep 200\n"
+        )),
     );
     assert_eq!(a.unwrap().status, CheckStatus::Ok);
     assert_eq!(b.unwrap().status, CheckStatus::Ok);
@@ -215,7 +312,12 @@ async fn two_headers_two_workers(cx: Ctx) {
     assert_eq!((pa.len(), pb.len()), (1, 1));
     assert_ne!(pa, pb);
     // Same header up to comments/blank lines/trailing spaces: same worker.
-    let r = pool.check(req("-- hi\nimport A   \n\ntheorem c : True := trivial\n-- FAKE error\n")).await.unwrap();
+    let r = pool
+        .check(req(
+            "-- hi\nimport A   \n\ntheorem c : True := trivial\n-- FAKE error\n",
+        ))
+        .await
+        .unwrap();
     assert_eq!(r.status, CheckStatus::Error);
     assert_eq!(pids(&pool, "import A\n"), pa);
     // Workers are keyed by the imports only: other header commands travel
@@ -232,25 +334,45 @@ async fn two_headers_two_workers(cx: Ctx) {
 
 async fn crash_once_is_retried_on_a_fresh_worker(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     let before = pids(&pool, "");
-    let text = format!("theorem a : True := trivial\n-- FAKE crash_once {}\n", cx.path("flag"));
+    let text = format!(
+        "theorem a : True := trivial\n-- FAKE crash_once {}\n",
+        cx.path("flag")
+    );
     assert_eq!(pool.check(req(text)).await.unwrap().status, CheckStatus::Ok);
     let c = pool.status().counters;
-    assert_eq!((c.crashes, c.retries, c.worker_failed, c.spawns), (1, 1, 0, 2));
+    assert_eq!(
+        (c.crashes, c.retries, c.worker_failed, c.spawns),
+        (1, 1, 0, 2)
+    );
     assert_ne!(pids(&pool, ""), before);
     finish(pool).await;
 }
 
 async fn crash_twice_is_worker_failed(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    let e = pool.check(req("theorem a : True := trivial\n-- FAKE crash\n")).await.unwrap_err();
-    assert!(matches!(e, PoolError::WorkerFailed { cause: FailureCause::DiedTwice, ref message } if message.contains("twice")), "{e:?}");
+    let e = pool
+        .check(req("theorem a : True := trivial\n-- FAKE crash\n"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, PoolError::WorkerFailed { cause: FailureCause::DiedTwice, ref message } if message.contains("twice")),
+        "{e:?}"
+    );
     assert_eq!(e.code(), ErrorCode::WorkerFailed);
     let c = pool.status().counters;
     assert_eq!((c.crashes, c.retries, c.worker_failed), (2, 1, 1));
     // The header is still served.
-    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.check(req("theorem b : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
     finish(pool).await;
 }
 
@@ -262,17 +384,38 @@ async fn crash_twice_is_worker_failed(cx: Ctx) {
 /// fresh worker with a correct verdict.
 async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     for (n, verb) in [(1, "forge_version"), (2, "forge_answer")] {
         let before = pids(&pool, "");
-        let e = pool.check(req(format!("theorem a : True := trivial\n-- FAKE {verb}\n"))).await.unwrap_err();
-        assert_eq!(e.cause(), Some(FailureCause::ProtocolViolation), "{verb}: {e:?}");
-        assert_eq!(e.data(), Some(serde_json::json!({"cause": "protocol_violation"})));
+        let e = pool
+            .check(req(format!(
+                "theorem a : True := trivial\n-- FAKE {verb}\n"
+            )))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.cause(),
+            Some(FailureCause::ProtocolViolation),
+            "{verb}: {e:?}"
+        );
+        assert_eq!(
+            e.data(),
+            Some(serde_json::json!({"cause": "protocol_violation"}))
+        );
         let c = pool.status().counters;
-        assert_eq!((c.compromised, c.retries, c.crashes, c.worker_failed), (n, 0, 0, n), "{verb}");
+        assert_eq!(
+            (c.compromised, c.retries, c.crashes, c.worker_failed),
+            (n, 0, 0, n),
+            "{verb}"
+        );
         wait_until("compromised worker gone", || !procs::alive(before[0])).await;
         // The next caller gets a fresh worker and the true verdict.
-        let r = pool.check(req("theorem bad : True := trivial\n-- FAKE error\n")).await.unwrap();
+        let r = pool
+            .check(req("theorem bad : True := trivial\n-- FAKE error\n"))
+            .await
+            .unwrap();
         assert_eq!(r.status, CheckStatus::Error, "{verb}");
         assert_ne!(pids(&pool, ""), before, "{verb}");
     }
@@ -285,15 +428,33 @@ async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
 /// suspect, so it is replaced, and the next check gets a fresh one.
 async fn unreadable_answer_is_unexpected_answer(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     let before = pids(&pool, "");
-    let p = leanpool_protocol::StatementParams { text: "theorem a : True := sorry\n".into(), timeout_ms: None };
+    let p = leanpool_protocol::StatementParams {
+        text: "theorem a : True := sorry\n".into(),
+        timeout_ms: None,
+    };
     let e = pool.normalize(p).await.unwrap_err();
-    assert_eq!((e.code(), e.cause()), (ErrorCode::WorkerFailed, Some(FailureCause::UnexpectedAnswer)), "{e:?}");
+    assert_eq!(
+        (e.code(), e.cause()),
+        (
+            ErrorCode::WorkerFailed,
+            Some(FailureCause::UnexpectedAnswer)
+        ),
+        "{e:?}"
+    );
     let c = pool.status().counters;
     assert_eq!((c.crashes, c.retries, c.worker_failed), (0, 0, 1));
     wait_until("the worker replaced", || !procs::alive(before[0])).await;
-    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.check(req("theorem b : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
     assert_ne!(pids(&pool, ""), before);
     finish(pool).await;
 }
@@ -301,8 +462,13 @@ async fn unreadable_answer_is_unexpected_answer(cx: Ctx) {
 /// `timeout_grace_ms = 0`: a time-out kills the worker at once (the
 /// behaviour before interrupts), and it is replaced.
 async fn timeout_replaces_the_worker(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 0, ..base_cfg() });
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let pool = cx.fake_pool(PoolConfig {
+        timeout_grace_ms: 0,
+        ..base_cfg()
+    });
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     let before = pids(&pool, "");
     let mut p = req("theorem a : True := trivial\n-- FAKE sleep 5000\n");
     p.timeout_ms = Some(200);
@@ -315,7 +481,13 @@ async fn timeout_replaces_the_worker(cx: Ctx) {
     })
     .await;
     assert!(!procs::alive(before[0]));
-    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.check(req("theorem b : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
     let c = pool.status().counters;
     assert_eq!((c.timeouts, c.timeout_kills), (1, 1), "{c:?}");
     finish(pool).await;
@@ -328,27 +500,57 @@ async fn timeout_replaces_the_worker(cx: Ctx) {
 /// arrived late, after the time-out (it must not leak into the next
 /// answer).
 async fn timeout_interrupted_keeps_the_worker(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 5_000, ..base_cfg() });
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let pool = cx.fake_pool(PoolConfig {
+        timeout_grace_ms: 5_000,
+        ..base_cfg()
+    });
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     let first = last_served(&cx);
     let mut p = req("theorem a : True := trivial\n-- FAKE error\n-- FAKE sleep 1500\n");
     p.timeout_ms = Some(200);
     let t = std::time::Instant::now();
     let r = pool.check(p).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout, "{r:?}");
-    assert!(t.elapsed() < Duration::from_millis(1500), "the time-out waited for the interrupt: {:?}", t.elapsed());
-    let r = pool.check(req("theorem b : True := trivial\n")).await.unwrap();
+    assert!(
+        t.elapsed() < Duration::from_millis(1500),
+        "the time-out waited for the interrupt: {:?}",
+        t.elapsed()
+    );
+    let r = pool
+        .check(req("theorem b : True := trivial\n"))
+        .await
+        .unwrap();
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
-    assert!(r.diagnostics.is_empty(), "the timed-out version's diagnostics leaked: {r:?}");
-    assert_eq!(last_served(&cx), first, "the worker was replaced, not interrupted");
+    assert!(
+        r.diagnostics.is_empty(),
+        "the timed-out version's diagnostics leaked: {r:?}"
+    );
+    assert_eq!(
+        last_served(&cx),
+        first,
+        "the worker was replaced, not interrupted"
+    );
     let c = pool.status().counters;
-    assert_eq!((c.timeouts, c.timeout_kills, c.spawns, c.compromised), (1, 0, 1, 0), "{c:?}");
+    assert_eq!(
+        (c.timeouts, c.timeout_kills, c.spawns, c.compromised),
+        (1, 0, 1, 0),
+        "{c:?}"
+    );
     // A request in line behind the interrupt: the edit holding only the
     // header is the fake's next `didChange` after the timed-out one.
     let log = cx.log_text();
     let lines: Vec<&str> = log.lines().map(|l| l.split_once(' ').unwrap().1).collect();
-    let at = lines.iter().position(|l| l.contains("FAKE sleep 1500")).unwrap();
-    assert_eq!(lines[at + 1], "", "the interrupt is a header-only edit: {lines:?}");
+    let at = lines
+        .iter()
+        .position(|l| l.contains("FAKE sleep 1500"))
+        .unwrap();
+    assert_eq!(
+        lines[at + 1],
+        "",
+        "the interrupt is a header-only edit: {lines:?}"
+    );
     finish(pool).await;
 }
 
@@ -356,20 +558,42 @@ async fn timeout_interrupted_keeps_the_worker(cx: Ctx) {
 /// its header (nobody waits for the grace); the interrupted worker, kept,
 /// becomes the spare.
 async fn timeout_interrupt_lets_the_spare_serve(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 8_000, ..spares_cfg() });
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let pool = cx.fake_pool(PoolConfig {
+        timeout_grace_ms: 8_000,
+        ..spares_cfg()
+    });
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
     let (serving, spare) = roles(&pool, "");
     let mut p = req("theorem a : True := trivial\n-- FAKE sleep 3000\n");
     p.timeout_ms = Some(200);
     let t = std::time::Instant::now();
     assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
-    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.check(req("theorem b : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
     assert_eq!(last_served(&cx), spare[0], "not served by the spare");
-    assert!(t.elapsed() < Duration::from_millis(2500), "waited for the interrupt: {:?}", t.elapsed());
-    wait_until("the interrupted worker kept as the spare", || roles(&pool, "") == (spare.clone(), serving.clone())).await;
+    assert!(
+        t.elapsed() < Duration::from_millis(2500),
+        "waited for the interrupt: {:?}",
+        t.elapsed()
+    );
+    wait_until("the interrupted worker kept as the spare", || {
+        roles(&pool, "") == (spare.clone(), serving.clone())
+    })
+    .await;
     let c = pool.status().counters;
-    assert_eq!((c.timeouts, c.timeout_kills, c.spawns, c.spare_takeovers), (1, 0, 2, 1), "{c:?}");
+    assert_eq!(
+        (c.timeouts, c.timeout_kills, c.spawns, c.spare_takeovers),
+        (1, 0, 2, 1),
+        "{c:?}"
+    );
     finish(pool).await;
 }
 
@@ -378,16 +602,31 @@ async fn timeout_interrupt_lets_the_spare_serve(cx: Ctx) {
 /// answer to a request the driver really sent is ignored (not taken for a
 /// forged frame), and the worker is kept.
 async fn timeout_in_the_barrier_keeps_the_worker(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 5_000, ..base_cfg() });
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let pool = cx.fake_pool(PoolConfig {
+        timeout_grace_ms: 5_000,
+        ..base_cfg()
+    });
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     let first = last_served(&cx);
     let mut p = req("theorem a : True := trivial\n-- FAKE slow_barrier 1500\n");
     p.timeout_ms = Some(300);
     assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
-    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.check(req("theorem b : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
     assert_eq!(last_served(&cx), first);
     let c = pool.status().counters;
-    assert_eq!((c.timeouts, c.timeout_kills, c.compromised, c.spawns), (1, 0, 0, 1), "{c:?}");
+    assert_eq!(
+        (c.timeouts, c.timeout_kills, c.compromised, c.spawns),
+        (1, 0, 0, 1),
+        "{c:?}"
+    );
     finish(pool).await;
 }
 
@@ -396,16 +635,31 @@ async fn timeout_in_the_barrier_keeps_the_worker(cx: Ctx) {
 /// cancel on demand): the caller already had its `timeout`, the worker is
 /// killed and replaced, and the next request is answered by the new one.
 async fn timeout_grace_expires_kills_and_replaces(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 1_000, ..base_cfg() });
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let pool = cx.fake_pool(PoolConfig {
+        timeout_grace_ms: 1_000,
+        ..base_cfg()
+    });
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     let first = last_served(&cx);
     let mut p = req("theorem a : True := trivial\n-- FAKE sleep 30000\n");
     p.timeout_ms = Some(200);
     let t = std::time::Instant::now();
     assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
-    assert!(t.elapsed() < Duration::from_millis(1000), "the time-out waited for the grace: {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(1000),
+        "the time-out waited for the grace: {:?}",
+        t.elapsed()
+    );
     assert!(procs::alive(first), "killed before its grace was over");
-    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.check(req("theorem b : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
     assert_ne!(last_served(&cx), first);
     assert!(!procs::alive(first));
     let c = pool.status().counters;
@@ -417,13 +671,24 @@ async fn timeout_grace_expires_kills_and_replaces(cx: Ctx) {
 /// it (an elaboration ignoring the cancel; the fake's spinning threads):
 /// not taken for an idle worker, killed when the grace is over.
 async fn timeout_while_lean_keeps_computing_kills(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 1_500, ..base_cfg() });
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let pool = cx.fake_pool(PoolConfig {
+        timeout_grace_ms: 1_500,
+        ..base_cfg()
+    });
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     let first = last_served(&cx);
     let mut p = req("theorem a : True := trivial\n-- FAKE spin_bg\n-- FAKE sleep 400\n");
     p.timeout_ms = Some(200);
     assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
-    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.check(req("theorem b : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
     assert_ne!(last_served(&cx), first, "a worker still computing was kept");
     let c = pool.status().counters;
     assert_eq!((c.timeouts, c.timeout_kills), (1, 1), "{c:?}");
@@ -435,9 +700,16 @@ async fn timeout_while_lean_keeps_computing_kills(cx: Ctx) {
 /// clamped to the configured range: the first request still gets its
 /// answer (300 ms were enough), the second times out at the maximum.
 async fn timeout_ms_is_clamped_to_the_configured_range(cx: Ctx) {
-    let cfg = PoolConfig { min_timeout_ms: 1_500, max_timeout_ms: 2_000, default_timeout_ms: 2_000, ..base_cfg() };
+    let cfg = PoolConfig {
+        min_timeout_ms: 1_500,
+        max_timeout_ms: 2_000,
+        default_timeout_ms: 2_000,
+        ..base_cfg()
+    };
     let pool = cx.fake_pool(cfg);
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     let before = pids(&pool, "");
     let mut p = req("theorem a : True := trivial\n-- FAKE sleep 300\n");
     p.timeout_ms = Some(1);
@@ -452,13 +724,26 @@ async fn timeout_ms_is_clamped_to_the_configured_range(cx: Ctx) {
 }
 
 async fn max_uses_recycles(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { max_uses: 2, ..base_cfg() });
+    let pool = cx.fake_pool(PoolConfig {
+        max_uses: 2,
+        ..base_cfg()
+    });
     let mut seen = vec![];
     for i in 0..3 {
-        pool.check(req(format!("theorem t{i} : True := trivial\n"))).await.unwrap();
+        pool.check(req(format!("theorem t{i} : True := trivial\n")))
+            .await
+            .unwrap();
         // Log lines are "<pid> <last line>": which process served it.
         let log = cx.log_text();
-        let pid: u32 = log.lines().last().unwrap().split(' ').next().unwrap().parse().unwrap();
+        let pid: u32 = log
+            .lines()
+            .last()
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
         seen.push(pid);
     }
     assert_eq!(seen[0], seen[1]);
@@ -469,15 +754,39 @@ async fn max_uses_recycles(cx: Ctx) {
 }
 
 async fn full_queue_is_overloaded(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { max_queue_per_key: 1, ..base_cfg() });
+    let pool = cx.fake_pool(PoolConfig {
+        max_queue_per_key: 1,
+        ..base_cfg()
+    });
     let p1 = pool.clone();
-    let a = tokio::spawn(async move { p1.check(req("theorem a : True := trivial\n-- FAKE sleep 800\n")).await });
-    wait_until("a busy", || pool.status().keys.iter().any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))).await;
+    let a = tokio::spawn(async move {
+        p1.check(req("theorem a : True := trivial\n-- FAKE sleep 800\n"))
+            .await
+    });
+    wait_until("a busy", || {
+        pool.status()
+            .keys
+            .iter()
+            .any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))
+    })
+    .await;
     let p2 = pool.clone();
     let b = tokio::spawn(async move { p2.check(req("theorem b : True := trivial\n")).await });
-    wait_until("b queued", || pool.status().keys.iter().any(|k| k.queue_depth == 1)).await;
-    let e = pool.check(req("theorem c : True := trivial\n")).await.unwrap_err();
-    assert_eq!(e, PoolError::Overloaded { queued: 1, limit: 1 });
+    wait_until("b queued", || {
+        pool.status().keys.iter().any(|k| k.queue_depth == 1)
+    })
+    .await;
+    let e = pool
+        .check(req("theorem c : True := trivial\n"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e,
+        PoolError::Overloaded {
+            queued: 1,
+            limit: 1
+        }
+    );
     assert_eq!(e.code(), ErrorCode::Overloaded);
     assert_eq!(a.await.unwrap().unwrap().status, CheckStatus::Ok);
     assert_eq!(b.await.unwrap().unwrap().status, CheckStatus::Ok);
@@ -488,17 +797,36 @@ async fn full_queue_is_overloaded(cx: Ctx) {
 async fn dropped_request_is_skipped(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     let p1 = pool.clone();
-    let a = tokio::spawn(async move { p1.check(req("theorem a : True := trivial\n-- FAKE sleep 600\n")).await });
-    wait_until("a busy", || pool.status().keys.iter().any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))).await;
+    let a = tokio::spawn(async move {
+        p1.check(req("theorem a : True := trivial\n-- FAKE sleep 600\n"))
+            .await
+    });
+    wait_until("a busy", || {
+        pool.status()
+            .keys
+            .iter()
+            .any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))
+    })
+    .await;
     // The caller of b goes away while b waits in the queue.
-    let gone = tokio::time::timeout(Duration::from_millis(100), pool.check(req("theorem dropped_b : True := trivial\n"))).await;
+    let gone = tokio::time::timeout(
+        Duration::from_millis(100),
+        pool.check(req("theorem dropped_b : True := trivial\n")),
+    )
+    .await;
     assert!(gone.is_err());
-    let c = pool.check(req("theorem c : True := trivial\n")).await.unwrap();
+    let c = pool
+        .check(req("theorem c : True := trivial\n"))
+        .await
+        .unwrap();
     assert_eq!(c.status, CheckStatus::Ok);
     a.await.unwrap().unwrap();
     let log = cx.log_text();
     assert!(log.contains("theorem c"), "{log}");
-    assert!(!log.contains("dropped_b"), "a dropped request was run:\n{log}");
+    assert!(
+        !log.contains("dropped_b"),
+        "a dropped request was run:\n{log}"
+    );
     assert_eq!(pool.status().counters.cancelled, 1);
     finish(pool).await;
 }
@@ -507,16 +835,40 @@ async fn dropped_request_is_skipped(cx: Ctx) {
 /// (a header-only edit) and, once it has finished that edit and gone
 /// quiet, the same worker serves the next caller (`cancel_kills` 0).
 async fn disconnect_interrupt_keeps_a_quiet_worker(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 5_000, ..base_cfg() });
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let pool = cx.fake_pool(PoolConfig {
+        timeout_grace_ms: 5_000,
+        ..base_cfg()
+    });
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     let first = last_served(&cx);
     let p1 = pool.clone();
-    let a = tokio::spawn(async move { p1.check(req("theorem gone : True := trivial\n-- FAKE sleep 3000\n")).await });
-    wait_until("a busy", || pool.status().keys.iter().any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))).await;
+    let a = tokio::spawn(async move {
+        p1.check(req("theorem gone : True := trivial\n-- FAKE sleep 3000\n"))
+            .await
+    });
+    wait_until("a busy", || {
+        pool.status()
+            .keys
+            .iter()
+            .any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))
+    })
+    .await;
     a.abort(); // the caller goes away mid-request
     let _ = a.await;
-    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
-    assert_eq!(last_served(&cx), first, "a quiet interrupted worker was not kept");
+    assert_eq!(
+        pool.check(req("theorem b : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
+    assert_eq!(
+        last_served(&cx),
+        first,
+        "a quiet interrupted worker was not kept"
+    );
     let c = pool.status().counters;
     assert_eq!((c.cancelled, c.cancel_kills, c.spawns), (1, 0, 1), "{c:?}");
     finish(pool).await;
@@ -529,29 +881,69 @@ async fn disconnect_interrupt_keeps_a_quiet_worker(cx: Ctx) {
 /// to steal the CPU from every later caller. It is killed when the grace
 /// is over and the next caller is served by a new worker.
 async fn attack_disconnect_leaving_lean_computing_kills_the_worker(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { timeout_grace_ms: 1_500, ..base_cfg() });
-    pool.check(req("theorem warm : True := trivial\n")).await.unwrap();
+    let pool = cx.fake_pool(PoolConfig {
+        timeout_grace_ms: 1_500,
+        ..base_cfg()
+    });
+    pool.check(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
     let first = last_served(&cx);
     let p1 = pool.clone();
-    let a = tokio::spawn(async move { p1.check(req("theorem gone : True := trivial\n-- FAKE spin_bg\n-- FAKE sleep 400\n")).await });
-    wait_until("a busy", || pool.status().keys.iter().any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))).await;
+    let a = tokio::spawn(async move {
+        p1.check(req(
+            "theorem gone : True := trivial\n-- FAKE spin_bg\n-- FAKE sleep 400\n",
+        ))
+        .await
+    });
+    wait_until("a busy", || {
+        pool.status()
+            .keys
+            .iter()
+            .any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))
+    })
+    .await;
     a.abort();
     let _ = a.await;
-    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
-    assert_ne!(last_served(&cx), first, "a worker still computing a departed caller's text was kept");
+    assert_eq!(
+        pool.check(req("theorem b : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
+    assert_ne!(
+        last_served(&cx),
+        first,
+        "a worker still computing a departed caller's text was kept"
+    );
     wait_until("the computing worker gone", || !procs::alive(first)).await;
     let c = pool.status().counters;
-    assert_eq!((c.cancelled, c.cancel_kills, c.timeouts, c.timeout_kills), (1, 1, 0, 0), "{c:?}");
+    assert_eq!(
+        (c.cancelled, c.cancel_kills, c.timeouts, c.timeout_kills),
+        (1, 1, 0, 0),
+        "{c:?}"
+    );
     finish(pool).await;
 }
 
 async fn lru_idle_worker_evicted_for_new_header(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    pool.check(req("import A\ntheorem a : True := trivial\n")).await.unwrap();
-    pool.check(req("import B\ntheorem b : True := trivial\n")).await.unwrap();
+    pool.check(req("import A\ntheorem a : True := trivial\n"))
+        .await
+        .unwrap();
+    pool.check(req("import B\ntheorem b : True := trivial\n"))
+        .await
+        .unwrap();
     let pb = pids(&pool, "import B\n");
     // Global max (2) reached; A has been idle longest.
-    assert_eq!(pool.check(req("import C\ntheorem c : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.check(req("import C\ntheorem c : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
     assert!(pids(&pool, "import A\n").is_empty());
     assert_eq!(pids(&pool, "import B\n"), pb);
     assert_eq!(pids(&pool, "import C\n").len(), 1);
@@ -563,16 +955,23 @@ async fn lru_idle_worker_evicted_for_new_header(cx: Ctx) {
 async fn idle_timeout_keeps_prewarm_minimum(cx: Ctx) {
     let cfg = PoolConfig {
         idle_timeout_ms: 200,
-        prewarm: vec![PrewarmEntry { header: "-- warm\n\nimport P   \n".into(), min: 1 }],
+        prewarm: vec![PrewarmEntry {
+            header: "-- warm\n\nimport P   \n".into(),
+            min: 1,
+        }],
         ..base_cfg()
     };
     let pool = cx.fake_pool(cfg);
     // The prewarm worker starts without any request.
     wait_until("prewarm worker idle", || {
-        pool.status().keys.iter().any(|k| k.header == "import P\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle))
+        pool.status().keys.iter().any(|k| {
+            k.header == "import P\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle)
+        })
     })
     .await;
-    pool.check(req("import Q\ntheorem q : True := trivial\n")).await.unwrap();
+    pool.check(req("import Q\ntheorem q : True := trivial\n"))
+        .await
+        .unwrap();
     wait_until("Q retired", || pids(&pool, "import Q\n").is_empty()).await;
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(pids(&pool, "import P\n").len(), 1);
@@ -581,11 +980,26 @@ async fn idle_timeout_keeps_prewarm_minimum(cx: Ctx) {
 }
 
 async fn memory_cap_kills_the_worker(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { rss_limit_bytes: Some(150 << 20), ..base_cfg() });
-    let e = pool.check(req("theorem a : True := trivial\n-- FAKE alloc 400\n")).await.unwrap_err();
-    assert!(matches!(e, PoolError::WorkerFailed { cause: FailureCause::MemoryCap, ref message } if message.contains("memory limit")), "{e:?}");
+    let pool = cx.fake_pool(PoolConfig {
+        rss_limit_bytes: Some(150 << 20),
+        ..base_cfg()
+    });
+    let e = pool
+        .check(req("theorem a : True := trivial\n-- FAKE alloc 400\n"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, PoolError::WorkerFailed { cause: FailureCause::MemoryCap, ref message } if message.contains("memory limit")),
+        "{e:?}"
+    );
     assert_eq!(pool.status().counters.memory_kills, 1);
-    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.check(req("theorem b : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
     finish(pool).await;
 }
 
@@ -593,23 +1007,62 @@ async fn memory_cap_kills_the_worker(cx: Ctx) {
 /// a few MB, so 150 MB of headroom lets a small request through and stops
 /// a 400 MB one; status shows the effective cap.
 async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { rss_headroom_bytes: Some(150 << 20), ..base_cfg() });
-    assert_eq!(pool.check(req("theorem a : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
-    let w = pool.status().keys.iter().flat_map(|k| k.workers.clone()).find(|w| w.pid.is_some()).unwrap();
+    let pool = cx.fake_pool(PoolConfig {
+        rss_headroom_bytes: Some(150 << 20),
+        ..base_cfg()
+    });
+    assert_eq!(
+        pool.check(req("theorem a : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
+    let w = pool
+        .status()
+        .keys
+        .iter()
+        .flat_map(|k| k.workers.clone())
+        .find(|w| w.pid.is_some())
+        .unwrap();
     let cap = w.rss_cap_bytes.expect("a cap in status");
-    assert!(cap > 150 << 20 && cap < 300 << 20, "cap {cap} should be the ready RSS + 150 MB");
-    let e = pool.check(req("theorem b : True := trivial\n-- FAKE alloc 400\n")).await.unwrap_err();
-    assert!(matches!(e, PoolError::WorkerFailed { cause: FailureCause::MemoryCap, ref message } if message.contains("memory limit")), "{e:?}");
+    assert!(
+        cap > 150 << 20 && cap < 300 << 20,
+        "cap {cap} should be the ready RSS + 150 MB"
+    );
+    let e = pool
+        .check(req("theorem b : True := trivial\n-- FAKE alloc 400\n"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, PoolError::WorkerFailed { cause: FailureCause::MemoryCap, ref message } if message.contains("memory limit")),
+        "{e:?}"
+    );
     assert_eq!(pool.status().counters.memory_kills, 1);
-    assert_eq!(pool.check(req("theorem c : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.check(req("theorem c : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
     finish(pool).await;
 }
 
 async fn failed_start_is_answered(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    let e = pool.check(req("import FakeDieOnOpen\ntheorem a : True := trivial\n")).await.unwrap_err();
+    let e = pool
+        .check(req("import FakeDieOnOpen\ntheorem a : True := trivial\n"))
+        .await
+        .unwrap_err();
     assert!(matches!(e, PoolError::SpawnFailed(_)), "{e:?}");
-    assert_eq!(pool.check(req("theorem b : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.check(req("theorem b : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
     assert_eq!(pool.status().counters.spawn_failures, 1);
     finish(pool).await;
 }
@@ -617,25 +1070,45 @@ async fn failed_start_is_answered(cx: Ctx) {
 async fn graceful_shutdown_finishes_queued_work(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     let p1 = pool.clone();
-    let a = tokio::spawn(async move { p1.check(req("theorem a : True := trivial\n-- FAKE sleep 300\n")).await });
+    let a = tokio::spawn(async move {
+        p1.check(req("theorem a : True := trivial\n-- FAKE sleep 300\n"))
+            .await
+    });
     let p2 = pool.clone();
     let b = tokio::spawn(async move { p2.check(req("theorem b : True := trivial\n")).await });
     wait_until("both accepted", || pool.status().counters.requests == 2).await;
     pool.shutdown(Duration::from_secs(5)).await;
     assert_eq!(a.await.unwrap().unwrap().status, CheckStatus::Ok);
     assert_eq!(b.await.unwrap().unwrap().status, CheckStatus::Ok);
-    assert_eq!(pool.check(req("theorem c : True := trivial\n")).await.unwrap_err(), PoolError::ShuttingDown);
+    assert_eq!(
+        pool.check(req("theorem c : True := trivial\n"))
+            .await
+            .unwrap_err(),
+        PoolError::ShuttingDown
+    );
     procs::assert_no_workers_left().await;
 }
 
 async fn shutdown_deadline_answers_in_flight(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     let p1 = pool.clone();
-    let a = tokio::spawn(async move { p1.check(req("theorem a : True := trivial\n-- FAKE sleep 5000\n")).await });
-    wait_until("a busy", || pool.status().keys.iter().any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))).await;
+    let a = tokio::spawn(async move {
+        p1.check(req("theorem a : True := trivial\n-- FAKE sleep 5000\n"))
+            .await
+    });
+    wait_until("a busy", || {
+        pool.status()
+            .keys
+            .iter()
+            .any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))
+    })
+    .await;
     let p2 = pool.clone();
     let b = tokio::spawn(async move { p2.check(req("theorem b : True := trivial\n")).await });
-    wait_until("b queued", || pool.status().keys.iter().any(|k| k.queue_depth == 1)).await;
+    wait_until("b queued", || {
+        pool.status().keys.iter().any(|k| k.queue_depth == 1)
+    })
+    .await;
     pool.shutdown(Duration::from_millis(100)).await;
     assert_eq!(a.await.unwrap().unwrap_err(), PoolError::ShuttingDown);
     assert_eq!(b.await.unwrap().unwrap_err(), PoolError::ShuttingDown);
@@ -643,7 +1116,13 @@ async fn shutdown_deadline_answers_in_flight(cx: Ctx) {
 }
 
 async fn dropping_the_pool_kills_workers(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { prewarm: vec![PrewarmEntry { header: String::new(), min: 1 }], ..base_cfg() });
+    let pool = cx.fake_pool(PoolConfig {
+        prewarm: vec![PrewarmEntry {
+            header: String::new(),
+            min: 1,
+        }],
+        ..base_cfg()
+    });
     wait_until("prewarm", || !pids(&pool, "").is_empty()).await;
     let pid = pids(&pool, "")[0];
     let clone = pool.clone();
@@ -654,8 +1133,13 @@ async fn dropping_the_pool_kills_workers(cx: Ctx) {
 }
 
 async fn rlimit_as_is_applied(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { rlimit_as_bytes: Some(64 << 30), ..base_cfg() });
-    pool.check(req("theorem a : True := trivial\n")).await.unwrap();
+    let pool = cx.fake_pool(PoolConfig {
+        rlimit_as_bytes: Some(64 << 30),
+        ..base_cfg()
+    });
+    pool.check(req("theorem a : True := trivial\n"))
+        .await
+        .unwrap();
     let pid = pids(&pool, "")[0];
     assert_eq!(procs::address_space_limit(pid), Some(64 << 30));
     finish(pool).await;
@@ -668,11 +1152,23 @@ async fn guard_rejection_touches_no_worker(cx: Ctx) {
         assert_eq!(r.status, CheckStatus::Rejected, "{text}");
         assert!(r.reason.is_some_and(|m| !m.is_empty()));
     }
-    let p = leanpool_protocol::StatementParams { text: "#eval 1\ntheorem t : True := trivial\n".into(), timeout_ms: None };
-    assert_eq!(pool.opt(p).await.unwrap().check.status, CheckStatus::Rejected);
+    let p = leanpool_protocol::StatementParams {
+        text: "#eval 1\ntheorem t : True := trivial\n".into(),
+        timeout_ms: None,
+    };
+    assert_eq!(
+        pool.opt(p).await.unwrap().check.status,
+        CheckStatus::Rejected
+    );
     let s = pool.status();
-    assert_eq!((s.counters.rejections, s.counters.spawns, s.workers), (3, 0, 0));
-    assert!(s.keys.is_empty(), "a rejected request created a header entry");
+    assert_eq!(
+        (s.counters.rejections, s.counters.spawns, s.workers),
+        (3, 0, 0)
+    );
+    assert!(
+        s.keys.is_empty(),
+        "a rejected request created a header entry"
+    );
     assert_eq!(cx.log_text(), "");
     finish(pool).await;
 }
@@ -684,19 +1180,47 @@ async fn guard_rejection_touches_no_worker(cx: Ctx) {
 /// refills the prewarm minimum behind it, the leased worker is no longer
 /// the pool's (requests go to the refill), and killing it leaves nothing.
 async fn lease_takes_the_spare_and_the_pool_refills(cx: Ctx) {
-    let cfg = PoolConfig { prewarm: vec![PrewarmEntry { header: "import P\n".into(), min: 1 }], ..base_cfg() };
+    let cfg = PoolConfig {
+        prewarm: vec![PrewarmEntry {
+            header: "import P\n".into(),
+            min: 1,
+        }],
+        ..base_cfg()
+    };
     let pool = cx.fake_pool(cfg);
     wait_until("prewarm worker idle", || {
-        pool.status().keys.iter().any(|k| k.header == "import P\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle))
+        pool.status().keys.iter().any(|k| {
+            k.header == "import P\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle)
+        })
     })
     .await;
     let spare = pids(&pool, "import P\n");
     // Header equal up to comments and blank lines: same key.
-    let leased = pool.lease("-- mine\nimport P\n\ntheorem x : True := trivial\n").await.unwrap();
-    assert_eq!(vec![leased.worker.pid()], spare, "the lease must take the ready spare");
-    wait_until("refilled", || pids(&pool, "import P\n").len() == 1 && pids(&pool, "import P\n") != spare).await;
-    assert_eq!(pool.check(req("import P\ntheorem t : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
-    assert_eq!(pool.status().workers, 1, "a leased worker does not count as the pool's");
+    let leased = pool
+        .lease("-- mine\nimport P\n\ntheorem x : True := trivial\n")
+        .await
+        .unwrap();
+    assert_eq!(
+        vec![leased.worker.pid()],
+        spare,
+        "the lease must take the ready spare"
+    );
+    wait_until("refilled", || {
+        pids(&pool, "import P\n").len() == 1 && pids(&pool, "import P\n") != spare
+    })
+    .await;
+    assert_eq!(
+        pool.check(req("import P\ntheorem t : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
+    assert_eq!(
+        pool.status().workers,
+        1,
+        "a leased worker does not count as the pool's"
+    );
     let mut w = leased.worker;
     assert!(w.is_alive());
     w.kill().await;
@@ -714,16 +1238,27 @@ async fn dropped_lease_leaves_the_worker_in_the_pool(cx: Ctx) {
     let r = tokio::time::timeout(Duration::from_millis(1), pool.lease("import R\n")).await;
     assert!(r.is_err(), "a fake worker cannot start within 1 ms");
     wait_until("worker idle", || {
-        pool.status().keys.iter().any(|k| k.header == "import R\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle))
+        pool.status().keys.iter().any(|k| {
+            k.header == "import R\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle)
+        })
     })
     .await;
-    assert_eq!(pool.check(req("import R\ntheorem t : True := trivial\n")).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.check(req("import R\ntheorem t : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
     assert_eq!(pool.status().counters.spawns, 1);
     finish(pool).await;
 }
 
 async fn concurrent_mix_every_request_answered(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig { max_queue_per_key: 64, ..base_cfg() });
+    let pool = cx.fake_pool(PoolConfig {
+        max_queue_per_key: 64,
+        ..base_cfg()
+    });
     let mut tasks = Vec::new();
     for i in 0..45 {
         let header = ["", "import A\n", "import B\n"][i % 3];
@@ -738,7 +1273,11 @@ async fn concurrent_mix_every_request_answered(cx: Ctx) {
     }
     for t in tasks {
         let (i, r) = t.await.unwrap();
-        let want = if i % 5 == 0 { CheckStatus::Error } else { CheckStatus::Ok };
+        let want = if i % 5 == 0 {
+            CheckStatus::Error
+        } else {
+            CheckStatus::Ok
+        };
         assert_eq!(r.unwrap().status, want, "request {i}");
     }
     let c = pool.status().counters;

@@ -17,8 +17,8 @@
 
 use leanpool_lean::LeanCommand;
 use leanpool_pool::{Pool, PoolConfig, PoolError, PrewarmEntry, WorkerState};
-use leanpool_testkit::procs;
 use leanpool_protocol::{CheckParams, CheckStatus};
+use leanpool_testkit::procs;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -27,7 +27,10 @@ use std::time::{Duration, Instant};
 fn decide_cases(n: usize) -> String {
     let vars = ["a", "b", "c", "d", "e", "f"];
     let binders: String = vars[..n].iter().map(|v| format!("∀ {v} < 10, ")).collect();
-    format!("theorem slow : {binders}{} < 100 := by decide\n", vars[..n].join(" + "))
+    format!(
+        "theorem slow : {binders}{} < 100 := by decide\n",
+        vars[..n].join(" + ")
+    )
 }
 
 const H: &str = "set_option maxHeartbeats 0\n";
@@ -37,7 +40,9 @@ const K_H: &str = "";
 
 /// Lean worker processes on the whole machine (anyone's).
 fn lean_workers_on_machine() -> usize {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
     dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| {
             let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
@@ -48,15 +53,28 @@ fn lean_workers_on_machine() -> usize {
 }
 
 fn req(text: impl Into<String>) -> CheckParams {
-    CheckParams { text: text.into(), timeout_ms: None, timings: false }
+    CheckParams {
+        text: text.into(),
+        timeout_ms: None,
+        timings: false,
+    }
 }
 
 fn pids_of(pool: &Pool, header: &str) -> Vec<u32> {
-    pool.status().keys.iter().filter(|k| k.header == header).flat_map(|k| k.workers.iter().filter_map(|w| w.pid)).collect()
+    pool.status()
+        .keys
+        .iter()
+        .filter(|k| k.header == header)
+        .flat_map(|k| k.workers.iter().filter_map(|w| w.pid))
+        .collect()
 }
 
 fn state_of(pool: &Pool, header: &str) -> Option<WorkerState> {
-    pool.status().keys.iter().find(|k| k.header == header).and_then(|k| k.workers.first().map(|w| w.state))
+    pool.status()
+        .keys
+        .iter()
+        .find(|k| k.header == header)
+        .and_then(|k| k.workers.first().map(|w| w.state))
 }
 
 async fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
@@ -72,7 +90,10 @@ async fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool)
 
 fn log(msg: &str) {
     static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    eprintln!("[pool_lean {:>7.1}s] {msg}", START.get_or_init(Instant::now).elapsed().as_secs_f64());
+    eprintln!(
+        "[pool_lean {:>7.1}s] {msg}",
+        START.get_or_init(Instant::now).elapsed().as_secs_f64()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -80,7 +101,10 @@ async fn pool_on_real_lean() {
     log("start");
     let lean = LeanCommand::detect().expect("a Lean installation is required (run scripts/setup)");
     let cfg = PoolConfig {
-        prewarm: vec![PrewarmEntry { header: H.to_string(), min: 1 }],
+        prewarm: vec![PrewarmEntry {
+            header: H.to_string(),
+            min: 1,
+        }],
         max_workers: 2,
         max_workers_per_key: 1,
         max_queue_per_key: 1,
@@ -105,16 +129,28 @@ async fn pool_on_real_lean() {
     let spawn_limit = Duration::from_secs(600);
 
     // Prewarm: the empty header's worker starts with no request.
-    wait_until("prewarm worker", spawn_limit, || state_of(&pool, K_H) == Some(WorkerState::Idle)).await;
+    wait_until("prewarm worker", spawn_limit, || {
+        state_of(&pool, K_H) == Some(WorkerState::Idle)
+    })
+    .await;
     log("prewarmed");
     note(&pool);
     // Memory short: no spare, and status says why.
     wait_until("spare refused for memory", Duration::from_secs(10), || {
-        pool.status().keys.iter().any(|k| k.header == K_H && k.spare_missing.as_deref().is_some_and(|m| m.contains("memory short")))
+        pool.status().keys.iter().any(|k| {
+            k.header == K_H
+                && k.spare_missing
+                    .as_deref()
+                    .is_some_and(|m| m.contains("memory short"))
+        })
     })
     .await;
     let st = pool.status();
-    assert_eq!((st.workers, st.keys[0].spares, st.keys[0].workers.len()), (1, 0, 1), "{st:?}");
+    assert_eq!(
+        (st.workers, st.keys[0].spares, st.keys[0].workers.len()),
+        (1, 0, 1),
+        "{st:?}"
+    );
 
     // SIGKILL mid-request: `decide` over 10^3 cases keeps the worker busy
     // for seconds; it is killed 300 ms in. Answered from the retry.
@@ -127,8 +163,16 @@ async fn pool_on_real_lean() {
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let victim = pids_of(&pool, K_H)[0];
-    assert_eq!(state_of(&pool, K_H), Some(WorkerState::Busy), "request finished before the kill");
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(victim as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    assert_eq!(
+        state_of(&pool, K_H),
+        Some(WorkerState::Busy),
+        "request finished before the kill"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(victim as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
     log(&format!("killed {victim} mid-request"));
     let r = k.await.unwrap().expect("answered after the retry");
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
@@ -148,41 +192,87 @@ async fn pool_on_real_lean() {
     while lean_workers_on_machine() > 1 && t.elapsed() < Duration::from_secs(600) {
         tokio::time::sleep(Duration::from_secs(5)).await;
     }
-    log(&format!("{} Lean workers on the machine before the second header", lean_workers_on_machine()));
+    log(&format!(
+        "{} Lean workers on the machine before the second header",
+        lean_workers_on_machine()
+    ));
     // Another import set (explicit `import Init`), so another key.
     let nat = "import Init\nset_option maxHeartbeats 0\nopen Nat\n";
     const K_NAT: &str = "import Init\n";
     let p = pool.clone();
-    let b1 = tokio::spawn(async move { p.check(req(format!("{nat}theorem b (n : Nat) : n + 0 = n := by simp\n"))).await });
+    let b1 = tokio::spawn(async move {
+        p.check(req(format!(
+            "{nat}theorem b (n : Nat) : n + 0 = n := by simp\n"
+        )))
+        .await
+    });
     wait_until("b1 queued", Duration::from_secs(30), || {
-        pool.status().keys.iter().any(|k| k.header == K_NAT && k.queue_depth == 1)
+        pool.status()
+            .keys
+            .iter()
+            .any(|k| k.header == K_NAT && k.queue_depth == 1)
     })
     .await;
     let same = "-- same imports\nimport Init  \n\nset_option maxHeartbeats 0\nopen Real\ntheorem b2 : 1 = 1 := rfl\n";
     let e = pool.check(req(same)).await.unwrap_err();
-    assert!(matches!(e, PoolError::Overloaded { queued: 1, limit: 1 }), "{e:?}");
-    let a = pool.check(req(format!("{H}theorem a : 2 + 2 = 4 := rfl\n"))).await.unwrap();
+    assert!(
+        matches!(
+            e,
+            PoolError::Overloaded {
+                queued: 1,
+                limit: 1
+            }
+        ),
+        "{e:?}"
+    );
+    let a = pool
+        .check(req(format!("{H}theorem a : 2 + 2 = 4 := rfl\n")))
+        .await
+        .unwrap();
     assert_eq!(a.status, CheckStatus::Ok);
     assert_eq!(b1.await.unwrap().unwrap().status, CheckStatus::Ok);
     let (p_h, p_nat) = (pids_of(&pool, K_H), pids_of(&pool, K_NAT));
     assert_eq!((p_h.len(), p_nat.len()), (1, 1));
     assert_ne!(p_h, p_nat);
     assert_eq!(pool.status().counters.overloaded, 1);
-    let rss: Vec<u64> = pool.status().keys.iter().flat_map(|k| k.workers.iter().filter_map(|w| w.rss_bytes)).collect();
-    assert!(rss.len() == 2 && rss.iter().all(|&b| b > 100 << 20), "RSS in status: {rss:?}");
+    let rss: Vec<u64> = pool
+        .status()
+        .keys
+        .iter()
+        .flat_map(|k| k.workers.iter().filter_map(|w| w.rss_bytes))
+        .collect();
+    assert!(
+        rss.len() == 2 && rss.iter().all(|&b| b > 100 << 20),
+        "RSS in status: {rss:?}"
+    );
     note(&pool);
     log("two headers served, overload refused");
 
     // Second and third use of the `open Nat` worker: max_uses = 3
     // recycles it.
-    let bad = pool.check(req(format!("{nat}\ntheorem c : 2 + 2 = 5 := by decide\n"))).await.unwrap();
+    let bad = pool
+        .check(req(format!("{nat}\ntheorem c : 2 + 2 = 5 := by decide\n")))
+        .await
+        .unwrap();
     assert_eq!(bad.status, CheckStatus::Error);
-    assert_eq!(bad.diagnostics[0].range.start.line, 4, "position in the caller's text (line 4: three header lines, a blank line, the theorem)");
+    assert_eq!(
+        bad.diagnostics[0].range.start.line, 4,
+        "position in the caller's text (line 4: three header lines, a blank line, the theorem)"
+    );
     assert_eq!(pool.status().counters.recycles, 0);
-    let r = pool.check(req(format!("{nat}theorem b3 : 3 = 3 := rfl\n"))).await.unwrap();
+    let r = pool
+        .check(req(format!("{nat}theorem b3 : 3 = 3 := rfl\n")))
+        .await
+        .unwrap();
     assert_eq!(r.status, CheckStatus::Ok);
-    wait_until("recycled", Duration::from_secs(30), || pool.status().counters.recycles == 1).await;
-    wait_until("recycled process gone", Duration::from_secs(30), || !procs::alive(p_nat[0])).await;
+    wait_until("recycled", Duration::from_secs(30), || {
+        pool.status().counters.recycles == 1
+    })
+    .await;
+    wait_until("recycled process gone", Duration::from_secs(30), || {
+        !procs::alive(p_nat[0])
+    })
+    .await;
     assert!(!pids_of(&pool, K_NAT).contains(&p_nat[0]));
     log("recycled after max_uses");
 
@@ -195,9 +285,17 @@ async fn pool_on_real_lean() {
     let r = pool.check(p).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout);
     assert_eq!(pool.status().counters.timeouts, 1);
-    wait_until("timed-out process gone", Duration::from_secs(30), || !procs::alive(before[0])).await;
+    wait_until("timed-out process gone", Duration::from_secs(30), || {
+        !procs::alive(before[0])
+    })
+    .await;
     wait_until("replacement slot", Duration::from_secs(30), || {
-        let k = pool.status().keys.into_iter().find(|k| k.header == K_H).unwrap();
+        let k = pool
+            .status()
+            .keys
+            .into_iter()
+            .find(|k| k.header == K_H)
+            .unwrap();
         k.workers.len() == 1 && k.workers[0].pid != Some(before[0])
     })
     .await;
@@ -207,24 +305,46 @@ async fn pool_on_real_lean() {
     // Status has what the daemon reports.
     let s = pool.status();
     assert!(s.workers <= 2);
-    assert!(s.latency.iter().any(|m| m.method == "check" && m.total.samples >= 5), "{:?}", s.latency);
+    assert!(
+        s.latency
+            .iter()
+            .any(|m| m.method == "check" && m.total.samples >= 5),
+        "{:?}",
+        s.latency
+    );
     println!("{}", serde_json::to_string_pretty(&s).unwrap());
 
     // Shutdown: no Lean process left.
     pool.shutdown(Duration::from_secs(30)).await;
     note(&pool);
     for pid in &seen_pids {
-        assert!(!procs::alive(*pid), "worker {pid} still running after shutdown");
+        assert!(
+            !procs::alive(*pid),
+            "worker {pid} still running after shutdown"
+        );
     }
     procs::assert_no_workers_left().await;
-    log(&format!("shutdown ok; {} worker processes seen, none left", seen_pids.len()));
+    log(&format!(
+        "shutdown ok; {} worker processes seen, none left",
+        seen_pids.len()
+    ));
 }
 
 /// `(serving, spare)` pids of `header` whose process is up and idle.
 fn roles(pool: &Pool, header: &str) -> (Vec<u32>, Vec<u32>) {
     let st = pool.status();
-    let ws: Vec<_> = st.keys.into_iter().filter(|k| k.header == header).flat_map(|k| k.workers).collect();
-    let up = |spare: bool| ws.iter().filter(|w| w.spare == spare && w.state == WorkerState::Idle).filter_map(|w| w.pid).collect();
+    let ws: Vec<_> = st
+        .keys
+        .into_iter()
+        .filter(|k| k.header == header)
+        .flat_map(|k| k.workers)
+        .collect();
+    let up = |spare: bool| {
+        ws.iter()
+            .filter(|w| w.spare == spare && w.state == WorkerState::Idle)
+            .filter_map(|w| w.pid)
+            .collect()
+    };
     (up(false), up(true))
 }
 
@@ -237,7 +357,10 @@ async fn spares_on_real_lean() {
     log("spares: start");
     let lean = LeanCommand::detect().expect("a Lean installation is required (run scripts/setup)");
     let cfg = PoolConfig {
-        prewarm: vec![PrewarmEntry { header: H.to_string(), min: 1 }],
+        prewarm: vec![PrewarmEntry {
+            header: H.to_string(),
+            min: 1,
+        }],
         max_workers: 2,
         max_workers_per_key: 1,
         spares_per_key: 1,
@@ -272,7 +395,8 @@ async fn spares_on_real_lean() {
     // replacement takes far longer than these requests to be ready).
     let variants = [
         format!("{H}theorem r0 : 0 + 1 = 1 + 0 := by omega\n"),
-        "open Nat\nset_option maxHeartbeats 0\ntheorem r1 (n : Nat) : succ n = n + 1 := rfl\n".to_string(),
+        "open Nat\nset_option maxHeartbeats 0\ntheorem r1 (n : Nat) : succ n = n + 1 := rfl\n"
+            .to_string(),
         "set_option pp.all true\nopen List\ntheorem r2 : 2 + 2 = 4 := rfl\n".to_string(),
     ];
     for text in variants {
@@ -280,12 +404,23 @@ async fn spares_on_real_lean() {
         assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
     }
     let c = pool.status().counters;
-    assert_eq!((c.recycles, c.spare_takeovers, c.cold_waits, c.spawns), (1, 1, 0, 2), "{c:?}");
-    assert_eq!(pool.status().keys.len(), 1, "one key for the three header variants");
+    assert_eq!(
+        (c.recycles, c.spare_takeovers, c.cold_waits, c.spawns),
+        (1, 1, 0, 2),
+        "{c:?}"
+    );
+    assert_eq!(
+        pool.status().keys.len(),
+        1,
+        "one key for the three header variants"
+    );
     assert_eq!(roles(&pool, K_H).0, spare, "the former spare serves now");
     // The spare answers in ~0.1 s; tearing down the recycled multi-GB
     // process may take the kernel longer.
-    wait_until("recycled worker gone", Duration::from_secs(30), || !procs::alive(serving[0])).await;
+    wait_until("recycled worker gone", Duration::from_secs(30), || {
+        !procs::alive(serving[0])
+    })
+    .await;
     log("spares: recycled worker's next request served by the spare");
 
     // Timeout on the (new) serving worker, once the recycled slot's
@@ -295,12 +430,22 @@ async fn spares_on_real_lean() {
     let mut p = req(format!("{H}{}", decide_cases(4)));
     p.timeout_ms = Some(2000);
     assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
-    let r = pool.check(req(format!("{H}theorem after : 1 = 1 := rfl\n"))).await.unwrap();
+    let r = pool
+        .check(req(format!("{H}theorem after : 1 = 1 := rfl\n")))
+        .await
+        .unwrap();
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
     let c = pool.status().counters;
-    assert_eq!((c.timeouts, c.spare_takeovers, c.cold_waits), (1, 2, 0), "{c:?}");
+    assert_eq!(
+        (c.timeouts, c.spare_takeovers, c.cold_waits),
+        (1, 2, 0),
+        "{c:?}"
+    );
     assert_eq!(roles(&pool, K_H).0, spare);
-    wait_until("timed-out process gone", Duration::from_secs(30), || !procs::alive(serving[0])).await;
+    wait_until("timed-out process gone", Duration::from_secs(30), || {
+        !procs::alive(serving[0])
+    })
+    .await;
     log("spares: timed-out worker's next request served by the spare; cold_waits 0");
 
     pool.shutdown(Duration::from_secs(30)).await;

@@ -145,7 +145,14 @@ impl CheckResult {
         } else {
             CheckStatus::Ok
         };
-        CheckResult { status, diagnostics, reason: None, declarations: vec![], elapsed_ms: None, worker_us: None }
+        CheckResult {
+            status,
+            diagnostics,
+            reason: None,
+            declarations: vec![],
+            elapsed_ms: None,
+            worker_us: None,
+        }
     }
 
     /// The answer for a text refused before reaching Lean, saying why.
@@ -179,7 +186,8 @@ impl CheckResult {
 /// older versions with single quotes; both count.
 pub fn is_sorry_warning(d: &Diagnostic) -> bool {
     d.severity == Severity::Warning
-        && (d.message.contains("declaration uses 'sorry'") || d.message.contains("declaration uses `sorry`"))
+        && (d.message.contains("declaration uses 'sorry'")
+            || d.message.contains("declaration uses `sorry`"))
 }
 
 #[cfg(test)]
@@ -188,19 +196,32 @@ mod tests {
 
     fn diag(sev: Severity, line: u32, msg: &str) -> Diagnostic {
         let p = Position { line, character: 0 };
-        Diagnostic { severity: sev, range: Range { start: p, end: p }, message: msg.into() }
+        Diagnostic {
+            severity: sev,
+            range: Range { start: p, end: p },
+            message: msg.into(),
+        }
     }
 
     #[test]
     fn status_logic() {
-        assert_eq!(CheckResult::from_diagnostics(vec![]).status, CheckStatus::Ok);
+        assert_eq!(
+            CheckResult::from_diagnostics(vec![]).status,
+            CheckStatus::Ok
+        );
         let s = vec![diag(Severity::Warning, 0, "declaration uses 'sorry'")];
-        assert_eq!(CheckResult::from_diagnostics(s.clone()).status, CheckStatus::Sorry);
+        assert_eq!(
+            CheckResult::from_diagnostics(s.clone()).status,
+            CheckStatus::Sorry
+        );
         let mut e = s;
         e.push(diag(Severity::Error, 3, "type mismatch"));
         assert_eq!(CheckResult::from_diagnostics(e).status, CheckStatus::Error);
         let s428 = vec![diag(Severity::Warning, 0, "declaration uses `sorry`")];
-        assert_eq!(CheckResult::from_diagnostics(s428).status, CheckStatus::Sorry);
+        assert_eq!(
+            CheckResult::from_diagnostics(s428).status,
+            CheckStatus::Sorry
+        );
         let w = vec![diag(Severity::Warning, 0, "unused variable `x`")];
         assert_eq!(CheckResult::from_diagnostics(w).status, CheckStatus::Ok);
     }

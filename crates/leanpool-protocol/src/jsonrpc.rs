@@ -65,14 +65,23 @@ pub struct Response {
 impl RpcError {
     /// An error with no `data`.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        RpcError { code, message: message.into(), data: None }
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
     }
 }
 
 impl Response {
     /// A success answer.
     pub fn ok(id: Id, result: Value) -> Self {
-        Response { jsonrpc: "2.0".into(), id, result: Some(result), error: None }
+        Response {
+            jsonrpc: "2.0".into(),
+            id,
+            result: Some(result),
+            error: None,
+        }
     }
     /// A failure answer with no `data`.
     pub fn err(id: Id, code: ErrorCode, message: impl Into<String>) -> Self {
@@ -204,7 +213,10 @@ impl ErrorCode {
 
     /// The code of an integer: a known variant when there is one.
     pub fn from_code(code: i64) -> ErrorCode {
-        ErrorCode::ALL.into_iter().find(|c| c.code() == code).unwrap_or(ErrorCode::Unknown(code))
+        ErrorCode::ALL
+            .into_iter()
+            .find(|c| c.code() == code)
+            .unwrap_or(ErrorCode::Unknown(code))
     }
 
     /// The name docs/protocol.md gives the code (`WORKER_FAILED`), `None`
@@ -279,8 +291,18 @@ mod tests {
     #[test]
     fn failure_causes_have_their_wire_names() {
         use FailureCause::*;
-        for c in [DiedTwice, LeanPanic, MemoryCap, ProtocolViolation, LeanError, UnexpectedAnswer] {
-            assert_eq!(serde_json::to_value(c).unwrap(), Value::String(c.as_str().into()));
+        for c in [
+            DiedTwice,
+            LeanPanic,
+            MemoryCap,
+            ProtocolViolation,
+            LeanError,
+            UnexpectedAnswer,
+        ] {
+            assert_eq!(
+                serde_json::to_value(c).unwrap(),
+                Value::String(c.as_str().into())
+            );
         }
     }
 
@@ -289,7 +311,13 @@ mod tests {
     #[test]
     fn error_codes_are_their_integers() {
         let ints: Vec<i64> = ErrorCode::ALL.iter().map(|c| c.code()).collect();
-        assert_eq!(ints, [-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003, -32004, -32005, -32006]);
+        assert_eq!(
+            ints,
+            [
+                -32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003, -32004, -32005,
+                -32006
+            ]
+        );
         for c in ErrorCode::ALL {
             let j = serde_json::to_string(&c).unwrap();
             assert_eq!(j, c.code().to_string());
@@ -307,12 +335,18 @@ mod tests {
     /// the answer: the integer is kept.
     #[test]
     fn an_unknown_error_code_decodes_and_keeps_its_integer() {
-        let r: Response = serde_json::from_str(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32042,"message":"new"}}"#).unwrap();
+        let r: Response = serde_json::from_str(
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32042,"message":"new"}}"#,
+        )
+        .unwrap();
         let e = r.error.unwrap();
         assert_eq!(e.code, ErrorCode::Unknown(-32042));
         assert_eq!(e.code.code(), -32042);
         assert_eq!(e.code.name(), None);
-        assert_eq!(serde_json::to_string(&e).unwrap(), r#"{"code":-32042,"message":"new"}"#);
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"code":-32042,"message":"new"}"#
+        );
         // An `Unknown` holding a known integer is that code.
         assert_eq!(ErrorCode::Unknown(-32003), ErrorCode::WorkerFailed);
         assert_eq!(ErrorCode::from_code(-32003).name(), Some("WORKER_FAILED"));

@@ -14,8 +14,8 @@
 //! ```
 
 use crate::{
-    CheckParams, CheckResult, GtedParams, GtedResult, LeaseParams, LeaseResult, NormalizeResult, OptResult, StatementParams, StatusResult,
-    VerifyParams, VerifyResult,
+    CheckParams, CheckResult, GtedParams, GtedResult, LeaseParams, LeaseResult, NormalizeResult,
+    OptResult, StatementParams, StatusResult, VerifyParams, VerifyResult,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -95,10 +95,15 @@ impl<'de> Deserialize<'de> for NoParams {
             fn visit_none<E: serde::de::Error>(self) -> Result<NoParams, E> {
                 Ok(NoParams)
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<NoParams, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<NoParams, A::Error> {
                 match m.next_key::<String>()? {
                     None => Ok(NoParams),
-                    Some(k) => Err(serde::de::Error::custom(format!("takes no params (got `{k}`)"))),
+                    Some(k) => Err(serde::de::Error::custom(format!(
+                        "takes no params (got `{k}`)"
+                    ))),
                 }
             }
         }
@@ -124,18 +129,50 @@ mod tests {
         n.sort();
         n.dedup();
         assert_eq!(n.len(), NAMES.len());
-        assert_eq!(NAMES, ["check", "verify", "normalize", "opt", "gted", "status", "lease", "ping", "shutdown"]);
+        assert_eq!(
+            NAMES,
+            [
+                "check",
+                "verify",
+                "normalize",
+                "opt",
+                "gted",
+                "status",
+                "lease",
+                "ping",
+                "shutdown"
+            ]
+        );
     }
 
     #[test]
     fn no_params_is_null_or_empty() {
         assert_eq!(serde_json::to_value(NoParams).unwrap(), Value::Null);
-        assert_eq!(serde_json::from_value::<NoParams>(Value::Null).unwrap(), NoParams);
-        assert_eq!(serde_json::from_value::<NoParams>(json!({})).unwrap(), NoParams);
-        for bad in [json!({"x": 1}), json!([]), json!([1]), json!(0), json!("x"), json!(false)] {
-            assert!(serde_json::from_value::<NoParams>(bad.clone()).is_err(), "{bad}");
+        assert_eq!(
+            serde_json::from_value::<NoParams>(Value::Null).unwrap(),
+            NoParams
+        );
+        assert_eq!(
+            serde_json::from_value::<NoParams>(json!({})).unwrap(),
+            NoParams
+        );
+        for bad in [
+            json!({"x": 1}),
+            json!([]),
+            json!([1]),
+            json!(0),
+            json!("x"),
+            json!(false),
+        ] {
+            assert!(
+                serde_json::from_value::<NoParams>(bad.clone()).is_err(),
+                "{bad}"
+            );
         }
         let r: ShutdownResult = serde_json::from_value(json!({"shutting_down": true})).unwrap();
-        assert_eq!(serde_json::to_string(&r).unwrap(), r#"{"shutting_down":true}"#);
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"shutting_down":true}"#
+        );
     }
 }

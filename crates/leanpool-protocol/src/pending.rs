@@ -74,7 +74,12 @@ impl<W> Pending<W> {
 
     /// An empty map that remembers at most `max` unwaited ids (at least 1).
     pub fn with_max_unwaited(max: usize) -> Self {
-        Pending { next_id: 1, waiting: HashMap::new(), unwaited: BTreeSet::new(), max_unwaited: max.max(1) }
+        Pending {
+            next_id: 1,
+            waiting: HashMap::new(),
+            unwaited: BTreeSet::new(),
+            max_unwaited: max.max(1),
+        }
     }
 
     fn next(&mut self) -> i64 {

@@ -354,9 +354,19 @@ mod tests {
 
     #[test]
     fn kinds_and_states_have_their_wire_names() {
-        assert_eq!(serde_json::to_string(&WorkerState::Idle).unwrap(), "\"idle\"");
-        for k in [BackendInfoKind::Native, BackendInfoKind::Wasm, BackendInfoKind::Unavailable] {
-            assert_eq!(serde_json::to_string(&k).unwrap(), format!("\"{}\"", k.as_str()));
+        assert_eq!(
+            serde_json::to_string(&WorkerState::Idle).unwrap(),
+            "\"idle\""
+        );
+        for k in [
+            BackendInfoKind::Native,
+            BackendInfoKind::Wasm,
+            BackendInfoKind::Unavailable,
+        ] {
+            assert_eq!(
+                serde_json::to_string(&k).unwrap(),
+                format!("\"{}\"", k.as_str())
+            );
         }
         for b in [BackendKind::Native, BackendKind::Wasm] {
             assert_eq!(BackendInfoKind::from(b).as_str(), b.as_str());

@@ -61,15 +61,33 @@ pub struct Node {
 impl Node {
     /// An operator node ([`NodeKind::Op`]) over `children`.
     pub fn op(label: impl Into<String>, children: Vec<Node>) -> Self {
-        Node { label: label.into(), kind: NodeKind::Op, scope: None, binder: None, children }
+        Node {
+            label: label.into(),
+            kind: NodeKind::Op,
+            scope: None,
+            binder: None,
+            children,
+        }
     }
     /// A leaf atom ([`NodeKind::Atom`]).
     pub fn atom(label: impl Into<String>) -> Self {
-        Node { label: label.into(), kind: NodeKind::Atom, scope: None, binder: None, children: vec![] }
+        Node {
+            label: label.into(),
+            kind: NodeKind::Atom,
+            scope: None,
+            binder: None,
+            children: vec![],
+        }
     }
     /// A leaf occurrence of the bound variable whose binder has id `scope`.
     pub fn bound(label: impl Into<String>, scope: u32) -> Self {
-        Node { label: label.into(), kind: NodeKind::BoundVar, scope: Some(scope), binder: None, children: vec![] }
+        Node {
+            label: label.into(),
+            kind: NodeKind::BoundVar,
+            scope: Some(scope),
+            binder: None,
+            children: vec![],
+        }
     }
     /// Number of nodes, root included.
     pub fn size(&self) -> usize {

@@ -9,8 +9,8 @@ use crate::framing::{Frame, FrameReader};
 use leanpool_protocol::method::{self, Method, NoParams};
 use leanpool_protocol::pending::{Completion, Pending};
 use leanpool_protocol::{
-    CheckParams, CheckResult, ErrorCode, GtedParams, GtedResult, Id, NormalizeResult, OptResult, Request, RpcError,
-    StatementParams, StatusResult, VerifyParams, VerifyResult,
+    CheckParams, CheckResult, ErrorCode, GtedParams, GtedResult, Id, NormalizeResult, OptResult,
+    Request, RpcError, StatementParams, StatusResult, VerifyParams, VerifyResult,
 };
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -132,13 +132,19 @@ impl Client {
         let path = path.as_ref();
         let stream = UnixStream::connect(path)
             .await
-            .map_err(|source| ClientError::Connect { path: path.to_owned(), source })?;
+            .map_err(|source| ClientError::Connect {
+                path: path.to_owned(),
+                source,
+            })?;
         Ok(Client::from_stream(stream))
     }
 
     /// Connects, retrying until `within` has passed: for clients that
     /// outlive a daemon restart.
-    pub async fn connect_retry(path: impl AsRef<Path>, within: Duration) -> Result<Client, ClientError> {
+    pub async fn connect_retry(
+        path: impl AsRef<Path>,
+        within: Duration,
+    ) -> Result<Client, ClientError> {
         let t0 = Instant::now();
         let mut pause = Duration::from_millis(20);
         loop {
@@ -157,7 +163,11 @@ impl Client {
     /// writer tasks (needs a tokio runtime).
     pub fn from_stream(stream: UnixStream) -> Client {
         let (rd, mut wr) = stream.into_split();
-        let calls = Arc::new(Mutex::new(Calls { pending: Pending::new(), closed: None, closed_by: None }));
+        let calls = Arc::new(Mutex::new(Calls {
+            pending: Pending::new(),
+            closed: None,
+            closed_by: None,
+        }));
         let (lines, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let p = calls.clone();
         let writer = tokio::spawn(async move {
@@ -170,7 +180,8 @@ impl Client {
         });
         let p = calls.clone();
         let reader = tokio::spawn(async move {
-            let mut frames = FrameReader::new(BufReader::with_capacity(64 << 10, rd), MAX_ANSWER_BYTES);
+            let mut frames =
+                FrameReader::new(BufReader::with_capacity(64 << 10, rd), MAX_ANSWER_BYTES);
             // An error addressed to no request (id null) is about the whole
             // connection (e.g. UNAUTHORIZED); pending calls inherit it.
             let mut general: Option<RpcError> = None;
@@ -180,14 +191,20 @@ impl Client {
                         Ok(r) => route(&p, r, &mut general),
                         Err(e) => break format!("undecodable answer: {e}"),
                     },
-                    Ok(Some(Frame::TooLarge { len, .. })) => break format!("answer of {len} bytes exceeds the client's cap"),
+                    Ok(Some(Frame::TooLarge { len, .. })) => {
+                        break format!("answer of {len} bytes exceeds the client's cap")
+                    }
                     Ok(None) => break "the daemon closed the connection".to_string(),
                     Err(e) => break format!("read failed: {e}"),
                 }
             };
             fail_all(&p, why, general);
         });
-        Client { lines, calls, tasks: [writer, reader] }
+        Client {
+            lines,
+            calls,
+            tasks: [writer, reader],
+        }
     }
 
     /// Sends one request and waits for its answer. Dropping the future
@@ -199,7 +216,11 @@ impl Client {
 
     /// [`Client::call`] returning the result exactly as the daemon encoded
     /// it (field order kept), e.g. to copy it into a file.
-    pub async fn call_raw(&self, method: &str, params: Value) -> Result<Box<RawValue>, ClientError> {
+    pub async fn call_raw(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Result<Box<RawValue>, ClientError> {
         let (tx, rx) = oneshot::channel();
         let id = {
             let mut c = self.calls.lock().unwrap();
@@ -211,16 +232,26 @@ impl Client {
             }
             c.pending.start(tx)
         };
-        let _forget = Forget { calls: &self.calls, id };
+        let _forget = Forget {
+            calls: &self.calls,
+            id,
+        };
         // `id` before `params` (struct field order) so that the daemon can
         // address even a too-large request's error to it.
-        let req = Request { jsonrpc: "2.0".into(), id: Id::Num(id), method: method.into(), params };
-        let mut line = serde_json::to_vec(&req).map_err(|e| ClientError::Encode(format!("`{method}`: {e}")))?;
+        let req = Request {
+            jsonrpc: "2.0".into(),
+            id: Id::Num(id),
+            method: method.into(),
+            params,
+        };
+        let mut line = serde_json::to_vec(&req)
+            .map_err(|e| ClientError::Encode(format!("`{method}`: {e}")))?;
         line.push(b'\n');
         if self.lines.send(line).is_err() {
             return Err(ClientError::Closed("writer stopped".into()));
         }
-        rx.await.unwrap_or_else(|_| Err(ClientError::Closed("connection dropped".into())))
+        rx.await
+            .unwrap_or_else(|_| Err(ClientError::Closed("connection dropped".into())))
     }
 
     /// Calls method `M` ([`leanpool_protocol::method`]): its name, params
@@ -231,10 +262,16 @@ impl Client {
 
     /// [`Client::call`] with typed params and result, for a method this
     /// crate does not know ([`Client::request`] for those it does).
-    pub async fn call_typed<P: Serialize, R: DeserializeOwned>(&self, method: &str, params: &P) -> Result<R, ClientError> {
-        let params = serde_json::to_value(params).map_err(|e| ClientError::Encode(format!("`{method}` params: {e}")))?;
+    pub async fn call_typed<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: &P,
+    ) -> Result<R, ClientError> {
+        let params = serde_json::to_value(params)
+            .map_err(|e| ClientError::Encode(format!("`{method}` params: {e}")))?;
         let raw = self.call_raw(method, params).await?;
-        serde_json::from_str(raw.get()).map_err(|e| ClientError::Decode(format!("`{method}` result: {e}")))
+        serde_json::from_str(raw.get())
+            .map_err(|e| ClientError::Decode(format!("`{method}` result: {e}")))
     }
 
     /// `check`: a Lean text elaborated and judged.
@@ -289,7 +326,9 @@ fn route(p: &Mutex<Calls>, r: RawResponse, general: &mut Option<RpcError>) {
     let reply = match (r.result, r.error) {
         (_, Some(e)) => Err(ClientError::Rpc(e)),
         (Some(v), None) => Ok(v),
-        (None, None) => Err(ClientError::Decode("answer with neither `result` nor `error`".into())),
+        (None, None) => Err(ClientError::Decode(
+            "answer with neither `result` nor `error`".into(),
+        )),
     };
     match r.id {
         Some(Id::Num(id)) => {

@@ -43,7 +43,13 @@ pub struct FrameReader<R> {
 impl<R: AsyncBufRead + Unpin> FrameReader<R> {
     /// A reader of `inner` that holds at most `max` bytes of a line.
     pub fn new(inner: R, max: usize) -> Self {
-        FrameReader { inner, max, line: Vec::new(), seen: 0, oversize: false }
+        FrameReader {
+            inner,
+            max,
+            line: Vec::new(),
+            seen: 0,
+            oversize: false,
+        }
     }
 
     /// The next frame, or `None` at a clean EOF.
@@ -62,13 +68,25 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             match avail.iter().position(|&b| b == b'\n') {
                 Some(i) => {
                     let (head, n) = (&avail[..i], i + 1);
-                    Self::push(&mut self.line, &mut self.seen, &mut self.oversize, self.max, head);
+                    Self::push(
+                        &mut self.line,
+                        &mut self.seen,
+                        &mut self.oversize,
+                        self.max,
+                        head,
+                    );
                     self.inner.consume(n);
                     return Ok(Some(self.take()));
                 }
                 None => {
                     let n = avail.len();
-                    Self::push(&mut self.line, &mut self.seen, &mut self.oversize, self.max, avail);
+                    Self::push(
+                        &mut self.line,
+                        &mut self.seen,
+                        &mut self.oversize,
+                        self.max,
+                        avail,
+                    );
                     self.inner.consume(n);
                 }
             }
@@ -81,14 +99,21 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             *oversize = true;
             line.truncate(OVERSIZE_PREFIX);
         }
-        let room = if *oversize { OVERSIZE_PREFIX.saturating_sub(line.len()) } else { bytes.len() };
+        let room = if *oversize {
+            OVERSIZE_PREFIX.saturating_sub(line.len())
+        } else {
+            bytes.len()
+        };
         line.extend_from_slice(&bytes[..room.min(bytes.len())]);
     }
 
     fn take(&mut self) -> Frame {
         let line = std::mem::take(&mut self.line);
         let frame = if self.oversize {
-            Frame::TooLarge { len: self.seen, prefix: line }
+            Frame::TooLarge {
+                len: self.seen,
+                prefix: line,
+            }
         } else {
             Frame::Line(line)
         };
@@ -146,8 +171,14 @@ mod tests {
     async fn exactly_max_is_accepted() {
         let mut input = vec![b'y'; 50];
         input.push(b'\n');
-        assert_eq!(frames(&input, 50, 7).await, vec![Frame::Line(vec![b'y'; 50])]);
-        assert!(matches!(frames(&input, 49, 7).await[0], Frame::TooLarge { len: 50, .. }));
+        assert_eq!(
+            frames(&input, 50, 7).await,
+            vec![Frame::Line(vec![b'y'; 50])]
+        );
+        assert!(matches!(
+            frames(&input, 49, 7).await[0],
+            Frame::TooLarge { len: 50, .. }
+        ));
     }
 
     proptest::proptest! {

@@ -40,7 +40,12 @@ pub trait Handler: Send + Sync + 'static {
     /// The result comes back already encoded so that it reaches the wire
     /// with its struct's field order (a `serde_json::Value` would sort the
     /// keys) and without an intermediate tree.
-    fn call(&self, method: &str, params: Value, ctx: &CallContext) -> impl Future<Output = Result<Box<RawValue>, RpcError>> + Send;
+    fn call(
+        &self,
+        method: &str,
+        params: Value,
+        ctx: &CallContext,
+    ) -> impl Future<Output = Result<Box<RawValue>, RpcError>> + Send;
 
     /// Stops taking work, lets in-flight work finish until `deadline`, then
     /// releases everything (the pool kills its Lean workers here).
@@ -59,7 +64,12 @@ pub trait Handler: Send + Sync + 'static {
     /// flight and reads nothing more from the connection until it returns;
     /// the future is dropped when the client hangs up or the daemon shuts
     /// down.
-    fn upgrade(&self, method: &str, _params: Value, _ctx: &CallContext) -> impl Future<Output = Result<Upgrade, RpcError>> + Send {
+    fn upgrade(
+        &self,
+        method: &str,
+        _params: Value,
+        _ctx: &CallContext,
+    ) -> impl Future<Output = Result<Upgrade, RpcError>> + Send {
         let e = method_not_found(method);
         async move { Err(e) }
     }
@@ -73,7 +83,10 @@ pub fn rpc_error(code: ErrorCode, message: impl Into<String>) -> RpcError {
 /// The answer for a method the handler does not serve
 /// (`METHOD_NOT_FOUND`, naming it).
 pub fn method_not_found(method: &str) -> RpcError {
-    rpc_error(ErrorCode::MethodNotFound, format!("unknown method `{method}`"))
+    rpc_error(
+        ErrorCode::MethodNotFound,
+        format!("unknown method `{method}`"),
+    )
 }
 
 /// Decodes `params` into a method's parameter type; absent params decode as
@@ -92,14 +105,26 @@ pub fn params<P: DeserializeOwned>(method: &str, params: Value) -> Result<P, Rpc
                 Value::Number(_) => "a number",
                 _ => "a boolean",
             };
-            return Err(rpc_error(ErrorCode::InvalidParams, format!("invalid params for `{method}`: params must be an object, not {kind}")));
+            return Err(rpc_error(
+                ErrorCode::InvalidParams,
+                format!("invalid params for `{method}`: params must be an object, not {kind}"),
+            ));
         }
     };
-    serde_json::from_value(params)
-        .map_err(|e| rpc_error(ErrorCode::InvalidParams, format!("invalid params for `{method}`: {e}")))
+    serde_json::from_value(params).map_err(|e| {
+        rpc_error(
+            ErrorCode::InvalidParams,
+            format!("invalid params for `{method}`: {e}"),
+        )
+    })
 }
 
 /// Encodes a method's result; failure here is a bug, reported as such.
 pub fn result<R: Serialize + ?Sized>(r: &R) -> Result<Box<RawValue>, RpcError> {
-    serde_json::value::to_raw_value(r).map_err(|e| rpc_error(ErrorCode::InternalError, format!("cannot encode result: {e}")))
+    serde_json::value::to_raw_value(r).map_err(|e| {
+        rpc_error(
+            ErrorCode::InternalError,
+            format!("cannot encode result: {e}"),
+        )
+    })
 }

@@ -59,19 +59,35 @@ fn into_request(value: Value) -> Result<Request, Box<Response>> {
     let invalid = |id: Id, msg: &str| Box::new(Response::err(id, ErrorCode::InvalidRequest, msg));
     let mut obj = match value {
         Value::Object(o) => o,
-        Value::Array(_) => {
-            return Err(invalid(Id::Null, "batch requests are not supported; pipeline single requests on one connection instead"))
-        }
+        Value::Array(_) => return Err(invalid(
+            Id::Null,
+            "batch requests are not supported; pipeline single requests on one connection instead",
+        )),
         _ => return Err(invalid(Id::Null, "a request must be a JSON object")),
     };
     let id = match obj.remove("id") {
-        None => return Err(invalid(Id::Null, "missing `id` (notifications are not supported: every request is answered)")),
+        None => {
+            return Err(invalid(
+                Id::Null,
+                "missing `id` (notifications are not supported: every request is answered)",
+            ))
+        }
         Some(Value::String(s)) => Id::Str(s),
         Some(Value::Number(n)) => match n.as_i64() {
             Some(i) => Id::Num(i),
-            None => return Err(invalid(Id::Null, "`id` must be a string or a 64-bit integer")),
+            None => {
+                return Err(invalid(
+                    Id::Null,
+                    "`id` must be a string or a 64-bit integer",
+                ))
+            }
         },
-        Some(_) => return Err(invalid(Id::Null, "`id` must be a string or a 64-bit integer")),
+        Some(_) => {
+            return Err(invalid(
+                Id::Null,
+                "`id` must be a string or a 64-bit integer",
+            ))
+        }
     };
     match obj.remove("jsonrpc") {
         Some(Value::String(v)) if v == "2.0" => {}
@@ -82,7 +98,12 @@ fn into_request(value: Value) -> Result<Request, Box<Response>> {
         _ => return Err(invalid(id, "`method` must be a string")),
     };
     let params = obj.remove("params").unwrap_or(Value::Null);
-    Ok(Request { jsonrpc: "2.0".into(), id, method, params })
+    Ok(Request {
+        jsonrpc: "2.0".into(),
+        id,
+        method,
+        params,
+    })
 }
 
 /// Best-effort id of a request we refused to parse whole: walks the
@@ -176,7 +197,9 @@ impl Scanner<'_> {
                     let raw = self.string()?;
                     return serde_json::from_slice::<String>(raw).ok().map(Id::Str);
                 }
-                while self.i < self.b.len() && (self.b[self.i] == b'-' || self.b[self.i].is_ascii_digit()) {
+                while self.i < self.b.len()
+                    && (self.b[self.i] == b'-' || self.b[self.i].is_ascii_digit())
+                {
                     self.i += 1;
                 }
                 self.ws();
@@ -209,37 +232,98 @@ mod tests {
 
     #[test]
     fn good_request() {
-        let d = decode(&line(r#"{"jsonrpc":"2.0","id":7,"method":"ping","params":{"a":1}}"#), 100);
+        let d = decode(
+            &line(r#"{"jsonrpc":"2.0","id":7,"method":"ping","params":{"a":1}}"#),
+            100,
+        );
         let Decoded::Call(r) = d else { panic!() };
         assert_eq!((r.id, r.method.as_str()), (Id::Num(7), "ping"));
-        let d = decode(&line("{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"status\"}\r"), 100);
-        assert!(matches!(d, Decoded::Call(Request { id: Id::Str(_), params: Value::Null, .. })));
+        let d = decode(
+            &line("{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"status\"}\r"),
+            100,
+        );
+        assert!(matches!(
+            d,
+            Decoded::Call(Request {
+                id: Id::Str(_),
+                params: Value::Null,
+                ..
+            })
+        ));
     }
 
     #[test]
     fn envelope_errors_are_addressed_when_possible() {
-        assert_eq!(err_of(decode(&line("{oops"), 100)), (Id::Null, ErrorCode::ParseError));
-        assert_eq!(err_of(decode(&Frame::Line(vec![b'"', 0xff, b'"']), 100)), (Id::Null, ErrorCode::ParseError));
-        assert_eq!(err_of(decode(&line("[1]"), 100)), (Id::Null, ErrorCode::InvalidRequest));
-        assert_eq!(err_of(decode(&line("3"), 100)), (Id::Null, ErrorCode::InvalidRequest));
-        assert_eq!(err_of(decode(&line(r#"{"jsonrpc":"2.0","method":"x"}"#), 100)), (Id::Null, ErrorCode::InvalidRequest));
-        assert_eq!(err_of(decode(&line(r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#), 100)), (Id::Null, ErrorCode::InvalidRequest));
-        assert_eq!(err_of(decode(&line(r#"{"jsonrpc":"1.0","id":4,"method":"x"}"#), 100)), (Id::Num(4), ErrorCode::InvalidRequest));
-        assert_eq!(err_of(decode(&line(r#"{"jsonrpc":"2.0","id":"q","method":5}"#), 100)), (Id::Str("q".into()), ErrorCode::InvalidRequest));
+        assert_eq!(
+            err_of(decode(&line("{oops"), 100)),
+            (Id::Null, ErrorCode::ParseError)
+        );
+        assert_eq!(
+            err_of(decode(&Frame::Line(vec![b'"', 0xff, b'"']), 100)),
+            (Id::Null, ErrorCode::ParseError)
+        );
+        assert_eq!(
+            err_of(decode(&line("[1]"), 100)),
+            (Id::Null, ErrorCode::InvalidRequest)
+        );
+        assert_eq!(
+            err_of(decode(&line("3"), 100)),
+            (Id::Null, ErrorCode::InvalidRequest)
+        );
+        assert_eq!(
+            err_of(decode(&line(r#"{"jsonrpc":"2.0","method":"x"}"#), 100)),
+            (Id::Null, ErrorCode::InvalidRequest)
+        );
+        assert_eq!(
+            err_of(decode(
+                &line(r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#),
+                100
+            )),
+            (Id::Null, ErrorCode::InvalidRequest)
+        );
+        assert_eq!(
+            err_of(decode(
+                &line(r#"{"jsonrpc":"1.0","id":4,"method":"x"}"#),
+                100
+            )),
+            (Id::Num(4), ErrorCode::InvalidRequest)
+        );
+        assert_eq!(
+            err_of(decode(
+                &line(r#"{"jsonrpc":"2.0","id":"q","method":5}"#),
+                100
+            )),
+            (Id::Str("q".into()), ErrorCode::InvalidRequest)
+        );
         assert_eq!(decode(&line("  \r"), 100), Decoded::Blank);
     }
 
     #[test]
     fn too_large_keeps_an_early_id() {
-        let f = Frame::TooLarge { len: 10_000, prefix: br#"{"jsonrpc":"2.0","id":42,"method":"check","params":{"text":"aaaa"#.to_vec() };
-        assert_eq!(err_of(decode(&f, 100)), (Id::Num(42), ErrorCode::RequestTooLarge));
+        let f = Frame::TooLarge {
+            len: 10_000,
+            prefix: br#"{"jsonrpc":"2.0","id":42,"method":"check","params":{"text":"aaaa"#.to_vec(),
+        };
+        assert_eq!(
+            err_of(decode(&f, 100)),
+            (Id::Num(42), ErrorCode::RequestTooLarge)
+        );
     }
 
     #[test]
     fn scan_id_cases() {
-        assert_eq!(scan_id(br#"{"id":"a\"b","method":"#), Id::Str("a\"b".into()));
-        assert_eq!(scan_id(br#" { "jsonrpc" : "2.0" , "id" : -3 , "p"#), Id::Num(-3));
-        assert_eq!(scan_id(br#"{"params":{"x":[1,{"id":9}]},"id":5}"#), Id::Num(5));
+        assert_eq!(
+            scan_id(br#"{"id":"a\"b","method":"#),
+            Id::Str("a\"b".into())
+        );
+        assert_eq!(
+            scan_id(br#" { "jsonrpc" : "2.0" , "id" : -3 , "p"#),
+            Id::Num(-3)
+        );
+        assert_eq!(
+            scan_id(br#"{"params":{"x":[1,{"id":9}]},"id":5}"#),
+            Id::Num(5)
+        );
         assert_eq!(scan_id(br#"{"params":{"text":"lo"#), Id::Null);
         assert_eq!(scan_id(br#"{"id":12"#), Id::Null, "number not finished");
         assert_eq!(scan_id(br#"{"a":true,"b":null,"id":1}"#), Id::Num(1));

@@ -137,7 +137,11 @@ impl<H: Handler> Server<H> {
             inflight: watch::channel(0).0,
             conns: AtomicU64::new(0),
         });
-        Ok(Server { listener, file, shared })
+        Ok(Server {
+            listener,
+            file,
+            shared,
+        })
     }
 
     /// A handle that starts this server's graceful shutdown.
@@ -179,16 +183,30 @@ impl<H: Handler> Server<H> {
         }
         drop(listener);
         let deadline = shared.opts.shutdown_deadline;
-        tracing::info!(deadline_ms = deadline.as_millis() as u64, in_flight = *shared.inflight.borrow(), "draining");
+        tracing::info!(
+            deadline_ms = deadline.as_millis() as u64,
+            in_flight = *shared.inflight.borrow(),
+            "draining"
+        );
         let mut inflight = shared.inflight.subscribe();
-        let drained = async { tokio::time::timeout(deadline, inflight.wait_for(|n| *n == 0)).await.is_ok() };
+        let drained = async {
+            tokio::time::timeout(deadline, inflight.wait_for(|n| *n == 0))
+                .await
+                .is_ok()
+        };
         let ((), drained) = tokio::join!(shared.handler.shutdown(deadline), drained);
         if !drained && *shared.inflight.borrow() > 0 {
-            tracing::warn!(in_flight = *shared.inflight.borrow(), "deadline passed; answering the rest SHUTTING_DOWN");
+            tracing::warn!(
+                in_flight = *shared.inflight.borrow(),
+                "deadline passed; answering the rest SHUTTING_DOWN"
+            );
         }
         shared.phase.send_replace(Phase::Closed);
         let closing = async { while conns.join_next().await.is_some() {} };
-        if tokio::time::timeout(Duration::from_secs(2), closing).await.is_err() {
+        if tokio::time::timeout(Duration::from_secs(2), closing)
+            .await
+            .is_err()
+        {
             conns.abort_all();
         }
         self.file.remove_file();
@@ -205,19 +223,35 @@ async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Share
         Err(e) => return tracing::warn!(conn, error = %e, "no peer credentials; dropping"),
     };
     if !shared.opts.allowed_uids.contains(&peer.uid) {
-        tracing::warn!(conn, uid = peer.uid, pid = peer.pid, "uid not allowed; rejecting");
-        return refuse(stream, ErrorCode::Unauthorized, format!("uid {} may not use this socket", peer.uid)).await;
+        tracing::warn!(
+            conn,
+            uid = peer.uid,
+            pid = peer.pid,
+            "uid not allowed; rejecting"
+        );
+        return refuse(
+            stream,
+            ErrorCode::Unauthorized,
+            format!("uid {} may not use this socket", peer.uid),
+        )
+        .await;
     }
     tracing::debug!(conn, uid = peer.uid, pid = peer.pid, "connected");
     let (rd, wr) = stream.into_split();
     let raw_fd = rd.as_ref().as_raw_fd();
     let (tx, rx) = mpsc::channel::<Vec<u8>>(1024);
     let (unsent, mut unsent_rx) = watch::channel(0usize);
-    let tx = Outbox { tx, unsent: Arc::new(unsent) };
+    let tx = Outbox {
+        tx,
+        unsent: Arc::new(unsent),
+    };
     let gone = Arc::new(Notify::new());
     let writer = tokio::spawn(write_loop(wr, rx, tx.unsent.clone(), gone.clone()));
     let opts = &shared.opts;
-    let mut reader = FrameReader::new(BufReader::with_capacity(64 << 10, rd), opts.max_request_bytes);
+    let mut reader = FrameReader::new(
+        BufReader::with_capacity(64 << 10, rd),
+        opts.max_request_bytes,
+    );
     let mut tasks = JoinSet::new();
     let mut phase = shared.phase.subscribe();
     let ctx = CallContext { peer, conn };
@@ -269,7 +303,11 @@ async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Share
         }
     }
     if vanished && !tasks.is_empty() {
-        tracing::info!(conn, pending = tasks.len(), "client went away; cancelling its requests");
+        tracing::info!(
+            conn,
+            pending = tasks.len(),
+            "client went away; cancelling its requests"
+        );
     }
     tasks.shutdown().await;
     drop(tx);
@@ -287,22 +325,40 @@ fn start<H: Handler>(
     tx: &Outbox,
     tasks: &mut JoinSet<()>,
 ) -> Option<Answer> {
-    let Request { id, method, params, .. } = req;
+    let Request {
+        id, method, params, ..
+    } = req;
     match method.as_str() {
         method::Ping::NAME => return Some(Answer::from_result(id, result(&params))),
         method::Shutdown::NAME => {
             if ctx.peer.uid != shared.opts.owner_uid {
-                let msg = format!("only the daemon's owner (uid {}) may shut it down", shared.opts.owner_uid);
-                return Some(Answer::Error(Response::err(id, ErrorCode::Unauthorized, msg)));
+                let msg = format!(
+                    "only the daemon's owner (uid {}) may shut it down",
+                    shared.opts.owner_uid
+                );
+                return Some(Answer::Error(Response::err(
+                    id,
+                    ErrorCode::Unauthorized,
+                    msg,
+                )));
             }
             tracing::info!(conn = ctx.conn, uid = ctx.peer.uid, "shutdown requested");
             ShutdownHandle(shared.phase.clone()).shutdown();
-            return Some(Answer::from_result(id, result(&ShutdownResult { shutting_down: true })));
+            return Some(Answer::from_result(
+                id,
+                result(&ShutdownResult {
+                    shutting_down: true,
+                }),
+            ));
         }
         _ => {}
     }
     if *shared.phase.borrow() != Phase::Running {
-        return Some(Answer::Error(Response::err(id, ErrorCode::ShuttingDown, "the daemon is shutting down")));
+        return Some(Answer::Error(Response::err(
+            id,
+            ErrorCode::ShuttingDown,
+            "the daemon is shutting down",
+        )));
     }
     shared.inflight.send_modify(|n| *n += 1);
     let guard = InFlight(shared.clone());
@@ -344,7 +400,10 @@ struct Panicked(String);
 impl Panicked {
     /// The answer to the request whose handler panicked.
     fn into_rpc_error(self) -> RpcError {
-        rpc_error(ErrorCode::InternalError, format!("leanpool failed on this request (a bug: {self})"))
+        rpc_error(
+            ErrorCode::InternalError,
+            format!("leanpool failed on this request (a bug: {self})"),
+        )
     }
 }
 
@@ -387,13 +446,23 @@ async fn upgrade<H: Handler>(
     idle: bool,
     fd: &impl AsRawFd,
 ) -> Upgraded {
-    let Request { id, method, params, .. } = req;
+    let Request {
+        id, method, params, ..
+    } = req;
     if !idle {
         let msg = format!("`{method}` takes its connection over: send it alone, once the connection's other answers have arrived");
-        return Upgraded::Refused(Answer::Error(Response::err(id, ErrorCode::InvalidRequest, msg)));
+        return Upgraded::Refused(Answer::Error(Response::err(
+            id,
+            ErrorCode::InvalidRequest,
+            msg,
+        )));
     }
     if *shared.phase.borrow() != Phase::Running {
-        return Upgraded::Refused(Answer::Error(Response::err(id, ErrorCode::ShuttingDown, "the daemon is shutting down")));
+        return Upgraded::Refused(Answer::Error(Response::err(
+            id,
+            ErrorCode::ShuttingDown,
+            "the daemon is shutting down",
+        )));
     }
     shared.inflight.send_modify(|n| *n += 1);
     let _guard = InFlight(shared.clone());
@@ -447,10 +516,16 @@ async fn run_tunnel(
     opts: &ServerOptions,
 ) {
     let (in_tx, in_rx) = mpsc::channel(TUNNEL_QUEUE);
-    let out = TunnelOut { out: tx.clone(), cap: opts.max_unsent_bytes_per_connection };
+    let out = TunnelOut {
+        out: tx.clone(),
+        cap: opts.max_unsent_bytes_per_connection,
+    };
     // The tunnel's answer has gone out: a panic in it ends the tunnel
     // (its connection closes) and nothing else.
-    let mut fut = CatchUnwind(Box::pin(t.run(TunnelIo { incoming: in_rx, out })));
+    let mut fut = CatchUnwind(Box::pin(t.run(TunnelIo {
+        incoming: in_rx,
+        out,
+    })));
     let mut in_tx = Some(in_tx);
     loop {
         let backlog = *unsent_rx.borrow_and_update() >= opts.max_unsent_bytes_per_connection;
@@ -501,7 +576,12 @@ impl Answer {
     fn from_result(id: Id, r: Result<Box<RawValue>, RpcError>) -> Answer {
         match r {
             Ok(raw) => Answer::Ok(id, raw),
-            Err(e) => Answer::Error(Response { jsonrpc: "2.0".into(), id, result: None, error: Some(e) }),
+            Err(e) => Answer::Error(Response {
+                jsonrpc: "2.0".into(),
+                id,
+                result: None,
+                error: Some(e),
+            }),
         }
     }
 
@@ -513,7 +593,14 @@ impl Answer {
             result: &'a RawValue,
         }
         let r = match self {
-            Answer::Ok(id, raw) => serde_json::to_writer(&mut *out, &OkLine { jsonrpc: "2.0", id, result: raw }),
+            Answer::Ok(id, raw) => serde_json::to_writer(
+                &mut *out,
+                &OkLine {
+                    jsonrpc: "2.0",
+                    id,
+                    result: raw,
+                },
+            ),
             Answer::Error(resp) => serde_json::to_writer(&mut *out, resp),
         };
         r.expect("an answer always encodes");

@@ -58,11 +58,22 @@ impl SocketFile {
 /// on the socket *before* `bind` (Linux applies an unbound socket's inode
 /// mode to the file it creates), so the file is never more open than asked,
 /// then set exactly after `bind` (the umask may have removed bits).
-pub fn bind(path: &Path, mode: u32) -> Result<(std::os::unix::net::UnixListener, SocketFile), BindError> {
-    let io_err = |source| BindError::Io { path: path.to_owned(), source };
+pub fn bind(
+    path: &Path,
+    mode: u32,
+) -> Result<(std::os::unix::net::UnixListener, SocketFile), BindError> {
+    let io_err = |source| BindError::Io {
+        path: path.to_owned(),
+        source,
+    };
     clear_stale(path)?;
-    let fd: OwnedFd = socket::socket(AddressFamily::Unix, SockType::Stream, SockFlag::SOCK_CLOEXEC, None)
-        .map_err(|e| io_err(e.into()))?;
+    let fd: OwnedFd = socket::socket(
+        AddressFamily::Unix,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(|e| io_err(e.into()))?;
     fchmod(fd.as_raw_fd(), Mode::from_bits_truncate(mode)).map_err(|e| io_err(e.into()))?;
     let addr = UnixAddr::new(path).map_err(|e| io_err(e.into()))?;
     socket::bind(fd.as_raw_fd(), &addr).map_err(|e| match e {
@@ -70,18 +81,30 @@ pub fn bind(path: &Path, mode: u32) -> Result<(std::os::unix::net::UnixListener,
         e => io_err(e.into()),
     })?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).map_err(io_err)?;
-    socket::listen(&fd, socket::Backlog::new(128).expect("valid backlog")).map_err(|e| io_err(e.into()))?;
+    socket::listen(&fd, socket::Backlog::new(128).expect("valid backlog"))
+        .map_err(|e| io_err(e.into()))?;
     let listener = std::os::unix::net::UnixListener::from(fd);
     listener.set_nonblocking(true).map_err(io_err)?;
     let m = std::fs::symlink_metadata(path).map_err(io_err)?;
-    Ok((listener, SocketFile { path: path.to_owned(), dev_ino: (m.dev(), m.ino()) }))
+    Ok((
+        listener,
+        SocketFile {
+            path: path.to_owned(),
+            dev_ino: (m.dev(), m.ino()),
+        },
+    ))
 }
 
 fn clear_stale(path: &Path) -> Result<(), BindError> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => return Err(BindError::Io { path: path.to_owned(), source }),
+        Err(source) => {
+            return Err(BindError::Io {
+                path: path.to_owned(),
+                source,
+            })
+        }
     };
     if !meta.file_type().is_socket() {
         return Err(BindError::NotASocket(path.to_owned()));
@@ -90,9 +113,15 @@ fn clear_stale(path: &Path) -> Result<(), BindError> {
         Ok(_) => Err(BindError::InUse(path.to_owned())),
         Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
             tracing::info!(socket = %path.display(), "removing stale socket");
-            std::fs::remove_file(path).map_err(|source| BindError::Io { path: path.to_owned(), source })
+            std::fs::remove_file(path).map_err(|source| BindError::Io {
+                path: path.to_owned(),
+                source,
+            })
         }
-        Err(source) => Err(BindError::Io { path: path.to_owned(), source }),
+        Err(source) => Err(BindError::Io {
+            path: path.to_owned(),
+            source,
+        }),
     }
 }
 
@@ -100,13 +129,21 @@ fn clear_stale(path: &Path) -> Result<(), BindError> {
 /// (`SO_PEERCRED`): unforgeable by the client.
 pub fn peer_cred(stream: &impl AsFd) -> io::Result<PeerCred> {
     let c = socket::getsockopt(stream, sockopt::PeerCredentials)?;
-    Ok(PeerCred { uid: c.uid(), gid: c.gid(), pid: c.pid() })
+    Ok(PeerCred {
+        uid: c.uid(),
+        gid: c.gid(),
+        pid: c.pid(),
+    })
 }
 
 /// True once the peer has closed its end entirely (not merely shut down its
 /// writing half): the kernel then reports `POLLHUP` on our side.
 pub fn peer_hung_up(fd: &impl AsRawFd) -> bool {
-    let mut p = libc::pollfd { fd: fd.as_raw_fd(), events: 0, revents: 0 };
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: 0,
+        revents: 0,
+    };
     // SAFETY: one valid pollfd, zero timeout.
     let n = unsafe { libc::poll(&mut p, 1, 0) };
     n > 0 && p.revents & (libc::POLLHUP | libc::POLLERR) != 0
@@ -127,7 +164,10 @@ mod tests {
         drop(l); // the file stays: a stale socket
         assert!(path.exists());
         let (_l2, f2) = bind(&path, 0o660).unwrap();
-        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o660);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o660
+        );
         f2.remove_file();
         assert!(!path.exists());
         std::fs::write(&path, "not a socket").unwrap();

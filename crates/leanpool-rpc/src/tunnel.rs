@@ -11,10 +11,10 @@
 //! client, the server stops reading from it ([`TunnelOut::backlogged`] lets
 //! the tunnel stop producing too).
 
+use crate::server::Outbox;
 use serde_json::value::RawValue;
 use std::future::Future;
 use std::pin::Pin;
-use crate::server::Outbox;
 use tokio::sync::mpsc;
 
 /// Lines read from a tunnelled connection that wait for the tunnel.

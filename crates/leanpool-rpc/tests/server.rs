@@ -22,26 +22,39 @@ struct Raw {
 impl Raw {
     async fn new(path: &std::path::Path) -> Raw {
         let (rd, wr) = UnixStream::connect(path).await.unwrap().into_split();
-        Raw { rd: BufReader::new(rd), wr }
+        Raw {
+            rd: BufReader::new(rd),
+            wr,
+        }
     }
     async fn send(&mut self, bytes: &[u8]) {
         self.wr.write_all(bytes).await.unwrap();
     }
     async fn recv(&mut self) -> Value {
         let mut line = String::new();
-        let n = tokio::time::timeout(Duration::from_secs(10), self.rd.read_line(&mut line)).await.unwrap().unwrap();
+        let n = tokio::time::timeout(Duration::from_secs(10), self.rd.read_line(&mut line))
+            .await
+            .unwrap()
+            .unwrap();
         assert!(n > 0, "connection closed");
         serde_json::from_str(&line).unwrap()
     }
     async fn eof(&mut self) -> bool {
         let mut line = String::new();
-        matches!(tokio::time::timeout(Duration::from_secs(10), self.rd.read_line(&mut line)).await, Ok(Ok(0)))
+        matches!(
+            tokio::time::timeout(Duration::from_secs(10), self.rd.read_line(&mut line)).await,
+            Ok(Ok(0))
+        )
     }
 }
 
 /// The answer's error code, read as the integer on the wire.
 fn code(v: &Value) -> ErrorCode {
-    ErrorCode::from_code(v["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {v}")))
+    ErrorCode::from_code(
+        v["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("not an error: {v}")),
+    )
 }
 
 #[tokio::test]
@@ -51,28 +64,41 @@ async fn bad_frames_are_answered_and_the_connection_survives() {
     c.send(b"{not json\n").await;
     let r = c.recv().await;
     assert_eq!((code(&r), &r["id"]), (ErrorCode::ParseError, &Value::Null));
-    c.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"st\xffatus\"}\n").await;
+    c.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"st\xffatus\"}\n")
+        .await;
     assert_eq!(code(&c.recv().await), ErrorCode::ParseError);
     c.send(b"\n   \r\n").await; // blank lines: no answer
     c.send(br#"{"jsonrpc":"2.0","id":2,"method":"nope"}"#).await;
     c.send(b"\n").await;
     let r = c.recv().await;
     assert_eq!((code(&r), &r["id"]), (ErrorCode::MethodNotFound, &json!(2)));
-    c.send(br#"{"jsonrpc":"2.0","id":"t","method":"sleep","params":{"ms":"soon"}}"#).await;
+    c.send(br#"{"jsonrpc":"2.0","id":"t","method":"sleep","params":{"ms":"soon"}}"#)
+        .await;
     c.send(b"\n").await;
     let r = c.recv().await;
-    assert_eq!((code(&r), &r["id"]), (ErrorCode::InvalidParams, &json!("t")));
+    assert_eq!(
+        (code(&r), &r["id"]),
+        (ErrorCode::InvalidParams, &json!("t"))
+    );
     let mut big = br#"{"jsonrpc":"2.0","id":3,"method":"sleep","params":{"value":""#.to_vec();
     big.extend(vec![b'a'; 100_000]);
     big.extend(b"\"}}\n");
     c.send(&big).await;
     let r = c.recv().await;
-    assert_eq!((code(&r), &r["id"]), (ErrorCode::RequestTooLarge, &json!(3)));
-    c.send(b"[{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"status\"}]\n").await;
+    assert_eq!(
+        (code(&r), &r["id"]),
+        (ErrorCode::RequestTooLarge, &json!(3))
+    );
+    c.send(b"[{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"status\"}]\n")
+        .await;
     assert_eq!(code(&c.recv().await), ErrorCode::InvalidRequest);
-    c.send(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"status\"}\r\n").await;
+    c.send(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"status\"}\r\n")
+        .await;
     let r = c.recv().await;
-    assert_eq!((&r["id"], &r["result"]), (&json!(5), &json!({"test": true})));
+    assert_eq!(
+        (&r["id"], &r["result"]),
+        (&json!(5), &json!({"test": true}))
+    );
 }
 
 #[tokio::test]
@@ -80,13 +106,17 @@ async fn pipelined_answers_come_as_they_finish() {
     let d = start(|_| {});
     let mut c = Raw::new(&d.path).await;
     for (id, ms) in [(1, 800), (2, 400), (3, 0)] {
-        let req = json!({"jsonrpc":"2.0","id":id,"method":"sleep","params":{"ms":ms,"value":id*10}});
+        let req =
+            json!({"jsonrpc":"2.0","id":id,"method":"sleep","params":{"ms":ms,"value":id*10}});
         c.send(format!("{req}\n").as_bytes()).await;
     }
     let mut order = vec![];
     for _ in 0..3 {
         let r = c.recv().await;
-        assert_eq!(r["result"].as_i64().unwrap(), r["id"].as_i64().unwrap() * 10);
+        assert_eq!(
+            r["result"].as_i64().unwrap(),
+            r["id"].as_i64().unwrap() * 10
+        );
         order.push(r["id"].as_i64().unwrap());
     }
     assert_eq!(order, vec![3, 2, 1]);
@@ -116,7 +146,10 @@ async fn disconnect_cancels_pending_work() {
     drop(c);
     let t0 = std::time::Instant::now();
     while d.counters.cancelled.load(Ordering::SeqCst) < 5 {
-        assert!(t0.elapsed() < Duration::from_secs(10), "pending calls were not cancelled");
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "pending calls were not cancelled"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -126,9 +159,13 @@ async fn uid_not_allowed_is_rejected() {
     let me = nix::unistd::geteuid().as_raw();
     let d = start(|o| o.allowed_uids = vec![me.wrapping_add(12345)]);
     let mut c = Raw::new(&d.path).await;
-    c.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"status\"}\n").await;
+    c.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"status\"}\n")
+        .await;
     let r = c.recv().await;
-    assert_eq!((code(&r), &r["id"]), (ErrorCode::Unauthorized, &Value::Null));
+    assert_eq!(
+        (code(&r), &r["id"]),
+        (ErrorCode::Unauthorized, &Value::Null)
+    );
     assert!(c.eof().await);
     // The Rust client surfaces it as the daemon's error, not a bare EOF.
     let client = d.client().await;
@@ -142,7 +179,10 @@ async fn shutdown_is_for_the_owner_only() {
     let me = nix::unistd::geteuid().as_raw();
     let d = start(|o| o.owner_uid = me.wrapping_add(1));
     let c = d.client().await;
-    assert_eq!(c.shutdown().await.unwrap_err().code(), Some(ErrorCode::Unauthorized));
+    assert_eq!(
+        c.shutdown().await.unwrap_err().code(),
+        Some(ErrorCode::Unauthorized)
+    );
     assert_eq!(c.ping(json!([1, "x"])).await.unwrap(), json!([1, "x"]));
     assert!(d.path.exists());
 }
@@ -164,7 +204,10 @@ async fn shutdown_drains_then_removes_the_socket() {
     // The accept loop stops right after the phase change; give it a moment.
     let t0 = std::time::Instant::now();
     while Client::connect(&d.path).await.is_ok() {
-        assert!(t0.elapsed() < Duration::from_secs(5), "still accepting after shutdown");
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "still accepting after shutdown"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(slow.await.unwrap().unwrap(), json!("done"));
@@ -197,7 +240,13 @@ async fn client_pipelines_many_calls_on_one_connection() {
     let mut js = tokio::task::JoinSet::new();
     for i in 0..200u64 {
         let c = c.clone();
-        js.spawn(async move { (i, c.call("sleep", json!({"ms": (i * 7) % 50, "value": i})).await) });
+        js.spawn(async move {
+            (
+                i,
+                c.call("sleep", json!({"ms": (i * 7) % 50, "value": i}))
+                    .await,
+            )
+        });
     }
     let mut seen = [false; 200];
     while let Some(r) = js.join_next().await {
@@ -227,7 +276,11 @@ async fn backpressure_bounds_inflight_per_connection() {
     assert_eq!(d.counters.started.load(Ordering::SeqCst), 12);
     // The handler itself counts the calls running at once: no waiting for
     // a fifth start that must not come.
-    assert_eq!(d.counters.max_running.load(Ordering::SeqCst), 4, "more than the cap ran at once (or never 4)");
+    assert_eq!(
+        d.counters.max_running.load(Ordering::SeqCst),
+        4,
+        "more than the cap ran at once (or never 4)"
+    );
 }
 
 /// The attack: a client pipelines requests with big answers and never
@@ -244,7 +297,10 @@ async fn a_client_that_never_reads_cannot_pin_unbounded_answers() {
     let writer = tokio::spawn(async move {
         let value = "v".repeat(VALUE);
         for i in 0..N {
-            let line = format!("{}\n", json!({"jsonrpc": "2.0", "id": i, "method": "sleep", "params": {"ms": 0, "value": value}}));
+            let line = format!(
+                "{}\n",
+                json!({"jsonrpc": "2.0", "id": i, "method": "sleep", "params": {"ms": 0, "value": value}})
+            );
             wr.write_all(line.as_bytes()).await.unwrap();
         }
         wr
@@ -262,13 +318,19 @@ async fn a_client_that_never_reads_cannot_pin_unbounded_answers() {
     // 1 MiB of answers, plus what the socket buffers and the writer's
     // buffer hold, plus the request being read: far fewer than N.
     eprintln!("requests taken while the client did not read: {last} of {N}");
-    assert!(last < 20, "the server kept reading: {last} of {N} requests taken");
+    assert!(
+        last < 20,
+        "the server kept reading: {last} of {N} requests taken"
+    );
     // The client reads again: everything is answered.
     let mut rd = BufReader::new(rd);
     let mut ids = Vec::new();
     for _ in 0..N {
         let mut line = String::new();
-        tokio::time::timeout(Duration::from_secs(20), rd.read_line(&mut line)).await.unwrap().unwrap();
+        tokio::time::timeout(Duration::from_secs(20), rd.read_line(&mut line))
+            .await
+            .unwrap()
+            .unwrap();
         let v: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["result"].as_str().map(str::len), Some(VALUE));
         ids.push(v["id"].as_u64().unwrap() as usize);
@@ -294,7 +356,13 @@ async fn connections_past_the_limit_are_refused_with_a_clear_error() {
     let mut c = Raw::new(&d.path).await;
     let r = c.recv().await;
     assert_eq!((code(&r), &r["id"]), (ErrorCode::Overloaded, &Value::Null));
-    assert!(r["error"]["message"].as_str().unwrap().contains("at most 2 connections"), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 2 connections"),
+        "{r}"
+    );
     assert!(c.eof().await);
     drop(a);
     // The server notices the closed connection on its own time.
@@ -307,7 +375,10 @@ async fn connections_past_the_limit_are_refused_with_a_clear_error() {
             break;
         }
         assert_eq!(code(&r), ErrorCode::Overloaded);
-        assert!(t0.elapsed() < Duration::from_secs(10), "a freed place was never reused");
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "a freed place was never reused"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     b.send(status).await;
@@ -326,8 +397,18 @@ async fn a_panicking_method_is_answered_internal_error() {
     let mut got = vec![raw.recv().await, raw.recv().await];
     got.sort_by_key(|v| v["id"].as_i64());
     assert_eq!(got[0]["id"], 1, "{got:?}");
-    assert_eq!(got[0]["error"]["code"], ErrorCode::InternalError.code(), "{got:?}");
-    assert!(got[0]["error"]["message"].as_str().unwrap().contains("the test handler's `panic` method"), "{got:?}");
+    assert_eq!(
+        got[0]["error"]["code"],
+        ErrorCode::InternalError.code(),
+        "{got:?}"
+    );
+    assert!(
+        got[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the test handler's `panic` method"),
+        "{got:?}"
+    );
     assert_eq!(got[1]["result"], json!({"test": true}), "{got:?}");
 }
 
@@ -342,11 +423,23 @@ async fn a_panicking_upgrade_is_answered_internal_error() {
     let mut other = Raw::new(&s.path).await;
     other.send(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"sleep\",\"params\":{\"ms\":300,\"value\":\"late\"}}\n").await;
     let mut raw = Raw::new(&s.path).await;
-    raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"upgrade_panic\"}\n").await;
+    raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"upgrade_panic\"}\n")
+        .await;
     let got = raw.recv().await;
-    assert_eq!((got["id"].clone(), code(&got)), (json!(1), ErrorCode::InternalError), "{got}");
-    assert!(got["error"]["message"].as_str().unwrap().contains("`upgrade_panic` method"), "{got}");
-    raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"status\"}\n").await;
+    assert_eq!(
+        (got["id"].clone(), code(&got)),
+        (json!(1), ErrorCode::InternalError),
+        "{got}"
+    );
+    assert!(
+        got["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`upgrade_panic` method"),
+        "{got}"
+    );
+    raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"status\"}\n")
+        .await;
     assert_eq!(raw.recv().await["result"], json!({"test": true}));
     assert_eq!(other.recv().await["result"], json!("late"));
     assert!(!s.task.is_finished());
@@ -359,12 +452,15 @@ async fn a_panicking_upgrade_is_answered_internal_error() {
 async fn a_panicking_tunnel_closes_only_its_connection() {
     let s = start(|_| {});
     let mut raw = Raw::new(&s.path).await;
-    raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tunnel_panic\"}\n").await;
+    raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tunnel_panic\"}\n")
+        .await;
     assert_eq!(raw.recv().await["result"], json!({"tunnel": true}));
     raw.send(b"anything\n").await;
     assert!(raw.eof().await, "the connection was not closed");
     let mut other = Raw::new(&s.path).await;
-    other.send(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"status\"}\n").await;
+    other
+        .send(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"status\"}\n")
+        .await;
     assert_eq!(other.recv().await["result"], json!({"test": true}));
     assert!(!s.task.is_finished());
 }

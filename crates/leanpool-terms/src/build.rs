@@ -101,8 +101,7 @@ pub fn squash_ws(s: &str) -> String {
 
 /// Label normalization for inner nodes (see module docs).
 pub fn normalize_label(s: &str) -> String {
-    squash_ws(&s.replace(['(', ')'], " "))
-        .replace("_ ,", "_,")
+    squash_ws(&s.replace(['(', ')'], " ")).replace("_ ,", "_,")
 }
 
 /// Label of a binder node.
@@ -152,12 +151,22 @@ impl TreeBuilder {
     pub fn fresh(&mut self, name: &str, kind: NodeKind) -> (Node, u32) {
         let id = self.next_id;
         self.next_id += 1;
-        let leaf = Node { label: name.to_owned(), kind, scope: Some(id), binder: None, children: vec![] };
+        let leaf = Node {
+            label: name.to_owned(),
+            kind,
+            scope: Some(id),
+            binder: None,
+            children: vec![],
+        };
         (leaf, id)
     }
 
     pub fn push_scope(&mut self, name: &str, id: u32, kind: NodeKind) {
-        self.stack.push(ScopeEntry { name: name.to_owned(), id, kind });
+        self.stack.push(ScopeEntry {
+            name: name.to_owned(),
+            id,
+            kind,
+        });
     }
 
     /// Tree of one `CodeWithInfos`.
@@ -171,7 +180,13 @@ impl TreeBuilder {
     fn leaf(&self, text: &str) -> Node {
         let label = squash_ws(text);
         if let Some(e) = self.stack.iter().rev().find(|e| e.name == label) {
-            return Node { label, kind: e.kind, scope: Some(e.id), binder: None, children: vec![] };
+            return Node {
+                label,
+                kind: e.kind,
+                scope: Some(e.id),
+                binder: None,
+                children: vec![],
+            };
         }
         Node::atom(label)
     }
@@ -179,8 +194,9 @@ impl TreeBuilder {
     fn tag(&mut self, pos: Option<SubexprPos>, body: &Tagged) -> Node {
         let mut pieces = Vec::new();
         flatten(body, &mut pieces);
-        let children: Vec<usize> =
-            (0..pieces.len()).filter(|&i| matches!(pieces[i], Piece::Child(..))).collect();
+        let children: Vec<usize> = (0..pieces.len())
+            .filter(|&i| matches!(pieces[i], Piece::Child(..)))
+            .collect();
         if children.is_empty() {
             return self.leaf(&body.strip_tags());
         }
@@ -190,7 +206,9 @@ impl TreeBuilder {
                 Piece::Child(..) => true,
             });
             if only_decoration {
-                let Piece::Child(p, b) = &pieces[children[0]] else { unreachable!() };
+                let Piece::Child(p, b) = &pieces[children[0]] else {
+                    unreachable!()
+                };
                 return self.tag(p.clone(), b);
             }
         }
@@ -218,8 +236,14 @@ impl TreeBuilder {
     fn binder_node(&mut self, pieces: &[Piece<'_>], sites: Vec<BinderSite>) -> Node {
         let parts = self.binder_parts(pieces, &sites);
         let merged = merge_binder_runs(parts);
-        let runs = merged.iter().filter(|p| matches!(p, Part::Binders(_))).count();
-        let others = merged.iter().filter(|p| matches!(p, Part::Child(_))).count();
+        let runs = merged
+            .iter()
+            .filter(|p| matches!(p, Part::Binders(_)))
+            .count();
+        let others = merged
+            .iter()
+            .filter(|p| matches!(p, Part::Child(_)))
+            .count();
         if runs == 1 && sites.len() > 1 && others == 1 {
             // `Q a b, body` is `Q a, Q b, body`: nest, one binder per node.
             return nest_binders(merged);
@@ -246,7 +270,9 @@ impl TreeBuilder {
                 Piece::Child(cp, b) => match layout.name_at.get(&i) {
                     None => {
                         let in_scope = i >= layout.body_start;
-                        let node = self.with_entries(if in_scope { &active } else { &[] }, |me| me.tag(cp.clone(), b));
+                        let node = self.with_entries(if in_scope { &active } else { &[] }, |me| {
+                            me.tag(cp.clone(), b)
+                        });
                         parts.push(Part::Child(node));
                         i += 1;
                     }
@@ -280,7 +306,9 @@ impl TreeBuilder {
             .map(|name| self.fresh(name, NodeKind::BoundVar))
             .collect();
         let ty_tree = sites[k].ty.map(|tp| {
-            let Piece::Child(tpos, tb) = &pieces[tp] else { unreachable!() };
+            let Piece::Child(tpos, tb) = &pieces[tp] else {
+                unreachable!()
+            };
             self.with_entries(active, |me| me.tag(tpos.clone(), tb))
         });
         if sites[k].name.is_none() {
@@ -305,7 +333,11 @@ impl TreeBuilder {
                 binder: Some(site.kind),
                 children: kids,
             });
-            active.push(ScopeEntry { name: leaf.label, id, kind: NodeKind::BoundVar });
+            active.push(ScopeEntry {
+                name: leaf.label,
+                id,
+                kind: NodeKind::BoundVar,
+            });
         }
         let last = &sites[*group.last().expect("non-empty")];
         (nodes, last.ty.unwrap_or(last.piece) + 1)
@@ -334,19 +366,36 @@ struct BinderLayout {
 
 impl BinderLayout {
     fn new(pieces: &[Piece<'_>], sites: &[BinderSite]) -> Self {
-        let name_at = sites.iter().enumerate().map(|(k, s)| (s.piece, k)).collect();
+        let name_at = sites
+            .iter()
+            .enumerate()
+            .map(|(k, s)| (s.piece, k))
+            .collect();
         let bracket_ends = sites
             .iter()
             .enumerate()
-            .filter(|(k, s)| s.bracketed && sites.get(k + 1).is_none_or(|n| n.ty != s.ty || n.ty.is_none()))
+            .filter(|(k, s)| {
+                s.bracketed
+                    && sites
+                        .get(k + 1)
+                        .is_none_or(|n| n.ty != s.ty || n.ty.is_none())
+            })
             .map(|(_, s)| s.ty.unwrap_or(s.piece))
             .collect();
-        let last_group_end = sites.iter().map(|s| s.ty.unwrap_or(s.piece)).max().unwrap_or(0);
+        let last_group_end = sites
+            .iter()
+            .map(|s| s.ty.unwrap_or(s.piece))
+            .max()
+            .unwrap_or(0);
         let body_start = (last_group_end + 1..pieces.len())
             .find(|&j| matches!(&pieces[j], Piece::Text(t) if is_body_separator(t)))
             .map(|j| j + 1)
             .unwrap_or(last_group_end + 1);
-        BinderLayout { name_at, bracket_ends, body_start }
+        BinderLayout {
+            name_at,
+            bracket_ends,
+            body_start,
+        }
     }
 
     /// Text piece `i` without the brackets that belong to binder groups:
@@ -354,7 +403,11 @@ impl BinderLayout {
     /// a group that just ended.
     fn strip_brackets<'s>(&self, sites: &[BinderSite], i: usize, text: &'s str) -> &'s str {
         let mut s = text;
-        if self.name_at.get(&(i + 1)).is_some_and(|&k| sites[k].bracketed) {
+        if self
+            .name_at
+            .get(&(i + 1))
+            .is_some_and(|&k| sites[k].bracketed)
+        {
             let t = s.trim_end();
             if let Some(c) = t.chars().last().filter(|c| OPENERS.contains(c)) {
                 s = &t[..t.len() - c.len_utf8()];
@@ -377,9 +430,13 @@ fn group_at(pieces: &[Piece<'_>], sites: &[BinderSite], k: usize) -> Vec<usize> 
     let first = &sites[k];
     let shares_type = |s: &BinderSite| s.name.is_some() && s.ty == first.ty && s.ty.is_some();
     let untyped_next_to_previous = |g: usize| {
-        sites[g].ty.is_none() && first.ty.is_none() && only_space_between(pieces, sites[g - 1].piece, sites[g].piece)
+        sites[g].ty.is_none()
+            && first.ty.is_none()
+            && only_space_between(pieces, sites[g - 1].piece, sites[g].piece)
     };
-    (k..sites.len()).take_while(|&g| g == k || shares_type(&sites[g]) || untyped_next_to_previous(g)).collect()
+    (k..sites.len())
+        .take_while(|&g| g == k || shares_type(&sites[g]) || untyped_next_to_previous(g))
+        .collect()
 }
 
 /// The pieces strictly between `a` and `b` are all whitespace text.
@@ -470,15 +527,20 @@ fn flat_binder_node(merged: Vec<Part>) -> Node {
 /// `fun x => t`, `fun x ↦ t`, `{x | p}`, `{x // p}`.
 fn is_body_separator(t: &str) -> bool {
     let t = t.trim_end();
-    t.ends_with(',') || t.ends_with("=>") || t.ends_with('↦') || t.ends_with('|') || t.ends_with("//")
+    t.ends_with(',')
+        || t.ends_with("=>")
+        || t.ends_with('↦')
+        || t.ends_with('|')
+        || t.ends_with("//")
 }
 
 /// What may follow a binder name (after whitespace): its type, the body
 /// separator, a binder predicate (`∀ x ∈ s`, `∃ n > 0`) or a closing bracket.
 fn may_follow_binder(t: &str) -> bool {
     let t = t.trim_start();
-    t.starts_with([':', ',', '|', '∈', '∉', '⊆', '⊂', '⊇', '⊃', '<', '≤', '>', '≥', '≠', '↦'])
-        || t.starts_with("=>")
+    t.starts_with([
+        ':', ',', '|', '∈', '∉', '⊆', '⊂', '⊇', '⊃', '<', '≤', '>', '≥', '≠', '↦',
+    ]) || t.starts_with("=>")
         || t.starts_with("in ")
         || t.starts_with("//")
         || t.starts_with(CLOSERS)
@@ -509,9 +571,9 @@ fn is_identifier(s: &str) -> bool {
 /// `∀ (x : α), p`.
 fn find_binders(pieces: &[Piece<'_>], own: Option<&SubexprPos>) -> Vec<BinderSite> {
     // The construct needs a body separator followed by a child.
-    let has_separator = pieces.windows(2).any(|w| {
-        matches!((&w[0], &w[1]), (Piece::Text(t), Piece::Child(..)) if is_body_separator(t))
-    });
+    let has_separator = pieces.windows(2).any(
+        |w| matches!((&w[0], &w[1]), (Piece::Text(t), Piece::Child(..)) if is_body_separator(t)),
+    );
     if !has_separator {
         return vec![];
     }
@@ -532,10 +594,16 @@ fn find_binders(pieces: &[Piece<'_>], own: Option<&SubexprPos>) -> Vec<BinderSit
 /// The named binding sites: text-only identifier children placed as a
 /// binder name is, and not at a plausible subterm position. Kind, type
 /// and brackets are set later ([`group_sites`]).
-fn named_sites(pieces: &[Piece<'_>], own: Option<&SubexprPos>, kids: &[(usize, Option<&SubexprPos>)]) -> Vec<BinderSite> {
+fn named_sites(
+    pieces: &[Piece<'_>],
+    own: Option<&SubexprPos>,
+    kids: &[(usize, Option<&SubexprPos>)],
+) -> Vec<BinderSite> {
     let mut sites: Vec<BinderSite> = Vec::new();
     for (n, &(i, q)) in kids.iter().enumerate() {
-        let Piece::Child(_, body) = &pieces[i] else { unreachable!() };
+        let Piece::Child(_, body) = &pieces[i] else {
+            unreachable!()
+        };
         if !is_text_only(body) {
             continue;
         }
@@ -543,11 +611,18 @@ fn named_sites(pieces: &[Piece<'_>], own: Option<&SubexprPos>, kids: &[(usize, O
         if !is_identifier(&name) {
             continue;
         }
-        let placed = preceded_like_a_binder(pieces, &sites, i, n == 0) && followed_like_a_binder(pieces, i);
+        let placed =
+            preceded_like_a_binder(pieces, &sites, i, n == 0) && followed_like_a_binder(pieces, i);
         if !placed || plausible_subterm(own, kids, i, q) {
             continue;
         }
-        sites.push(BinderSite { piece: i, name: Some(name), kind: BinderKind::Default, bracketed: false, ty: None });
+        sites.push(BinderSite {
+            piece: i,
+            name: Some(name),
+            kind: BinderKind::Default,
+            bracketed: false,
+            ty: None,
+        });
     }
     sites
 }
@@ -555,9 +630,16 @@ fn named_sites(pieces: &[Piece<'_>], own: Option<&SubexprPos>, kids: &[(usize, O
 /// Before a binder name: the previous name (directly or after
 /// whitespace), an opening bracket, or, for the tag's first child, the
 /// construct's leading text (`∀ `, `fun `).
-fn preceded_like_a_binder(pieces: &[Piece<'_>], sites: &[BinderSite], i: usize, first_child: bool) -> bool {
+fn preceded_like_a_binder(
+    pieces: &[Piece<'_>],
+    sites: &[BinderSite],
+    i: usize,
+    first_child: bool,
+) -> bool {
     let after_prev_name = sites.last().is_some_and(|s| {
-        s.piece + 1 == i || (s.piece + 2 == i && text_at(pieces, s.piece + 1).is_some_and(|t| t.trim().is_empty()))
+        s.piece + 1 == i
+            || (s.piece + 2 == i
+                && text_at(pieces, s.piece + 1).is_some_and(|t| t.trim().is_empty()))
     });
     let before = if i == 0 { None } else { text_at(pieces, i - 1) };
     after_prev_name
@@ -586,18 +668,27 @@ fn plausible_subterm(
     i: usize,
     q: Option<&SubexprPos>,
 ) -> bool {
-    let (Some(own), Some(q)) = (own, q) else { return false };
+    let (Some(own), Some(q)) = (own, q) else {
+        return false;
+    };
     own.is_strict_prefix_of(q)
         && q.0[own.0.len()..].iter().all(|&c| c <= 1)
         && kids.iter().all(|&(j, p)| {
-            j == i || p.is_none_or(|p| p != q && !p.is_strict_prefix_of(q) && !q.is_strict_prefix_of(p))
+            j == i
+                || p.is_none_or(|p| {
+                    p != q && !p.is_strict_prefix_of(q) && !q.is_strict_prefix_of(p)
+                })
         })
 }
 
 /// Anonymous instance binders: a child in `[`…`]` of the construct's own
 /// text, before the body (`∀ {α : Type} [BEq α], p`), inserted in piece
 /// order.
-fn add_anonymous_instances(pieces: &[Piece<'_>], kids: &[(usize, Option<&SubexprPos>)], sites: &mut Vec<BinderSite>) {
+fn add_anonymous_instances(
+    pieces: &[Piece<'_>],
+    kids: &[(usize, Option<&SubexprPos>)],
+    sites: &mut Vec<BinderSite>,
+) {
     let first_sep = (0..pieces.len())
         .find(|&j| matches!(&pieces[j], Piece::Text(t) if is_body_separator(t)))
         .unwrap_or(pieces.len());
@@ -605,11 +696,23 @@ fn add_anonymous_instances(pieces: &[Piece<'_>], kids: &[(usize, Option<&Subexpr
         if i > first_sep || sites.iter().any(|s| s.piece == i) {
             continue;
         }
-        let before = i.checked_sub(1).and_then(|j| text_at(pieces, j)).is_some_and(|t| t.trim_end().ends_with('['));
+        let before = i
+            .checked_sub(1)
+            .and_then(|j| text_at(pieces, j))
+            .is_some_and(|t| t.trim_end().ends_with('['));
         let after = text_at(pieces, i + 1).is_some_and(|t| t.trim_start().starts_with(']'));
         if before && after {
             let at = sites.partition_point(|s| s.piece < i);
-            sites.insert(at, BinderSite { piece: i, name: None, kind: BinderKind::InstImplicit, bracketed: true, ty: Some(i) });
+            sites.insert(
+                at,
+                BinderSite {
+                    piece: i,
+                    name: None,
+                    kind: BinderKind::InstImplicit,
+                    bracketed: true,
+                    ty: Some(i),
+                },
+            );
         }
     }
 }
@@ -650,7 +753,10 @@ fn group_sites(pieces: &[Piece<'_>], sites: &mut [BinderSite]) {
 /// piece `first` and whose closing text is piece `close_at`; `None`
 /// without a matching pair.
 fn group_brackets(pieces: &[Piece<'_>], first: usize, close_at: usize) -> Option<BinderKind> {
-    let open = first.checked_sub(1).and_then(|j| text_at(pieces, j)).and_then(|t| t.trim_end().chars().last());
+    let open = first
+        .checked_sub(1)
+        .and_then(|j| text_at(pieces, j))
+        .and_then(|t| t.trim_end().chars().last());
     let close = text_at(pieces, close_at).and_then(|t| t.trim_start().chars().next());
     match (open, close) {
         (Some('('), Some(')')) => Some(BinderKind::Default),
@@ -694,16 +800,29 @@ mod tests {
     /// `∀ (c : Nat), a + c < b + c` shaped like Lean's goal output.
     fn forall_goal(var: &str) -> Value {
         let sum = |x: &str, p: &str| {
-            tag(p, app(vec![tag(&format!("{p}/0/1"), text(x)), text(" + "), tag(&format!("{p}/1"), text(var))]))
+            tag(
+                p,
+                app(vec![
+                    tag(&format!("{p}/0/1"), text(x)),
+                    text(" + "),
+                    tag(&format!("{p}/1"), text(var)),
+                ]),
+            )
         };
-        tag("/", app(vec![
-            text("∀ ("),
-            tag("/", text(var)),
-            text(" : "),
-            tag("/0", text("Nat")),
-            text("), "),
-            tag("/1", app(vec![sum("a", "/1/0/1"), text(" < "), sum("b", "/1/1")])),
-        ]))
+        tag(
+            "/",
+            app(vec![
+                text("∀ ("),
+                tag("/", text(var)),
+                text(" : "),
+                tag("/0", text("Nat")),
+                text("), "),
+                tag(
+                    "/1",
+                    app(vec![sum("a", "/1/0/1"), text(" < "), sum("b", "/1/1")]),
+                ),
+            ]),
+        )
     }
 
     #[test]
@@ -736,12 +855,22 @@ mod tests {
     #[test]
     fn parentheses_do_not_matter() {
         // `x * (y + z)`: the parenthesizer's parens sit in the parent's text.
-        let v = tag("/", app(vec![
-            tag("/0/1", text("x")),
-            text(" * ("),
-            tag("/1", app(vec![tag("/1/0/1", text("y")), text(" + "), tag("/1/1", text("z"))])),
-            text(")"),
-        ]));
+        let v = tag(
+            "/",
+            app(vec![
+                tag("/0/1", text("x")),
+                text(" * ("),
+                tag(
+                    "/1",
+                    app(vec![
+                        tag("/1/0/1", text("y")),
+                        text(" + "),
+                        tag("/1/1", text("z")),
+                    ]),
+                ),
+                text(")"),
+            ]),
+        );
         let n = build(v);
         assert_eq!(n.label, "_ * _");
         assert_eq!(n.children[1].label, "_ + _");
@@ -753,20 +882,30 @@ mod tests {
     #[test]
     fn grouped_binders_split_and_kinds() {
         // `∀ {α : Type} (a b : α), a = b` (positions as the delaborator gives).
-        let v = tag("/", app(vec![
-            text("∀ {"),
-            tag("/", text("α")),
-            text(" : "),
-            tag("/0", text("Type")),
-            text("} ("),
-            tag("/1", text("a")),
-            text(" "),
-            tag("/1/1", text("b")),
-            text(" : "),
-            tag("/1/0", text("α")),
-            text("), "),
-            tag("/1/1/1", app(vec![tag("/1/1/1/0/1", text("a")), text(" = "), tag("/1/1/1/1", text("b"))])),
-        ]));
+        let v = tag(
+            "/",
+            app(vec![
+                text("∀ {"),
+                tag("/", text("α")),
+                text(" : "),
+                tag("/0", text("Type")),
+                text("} ("),
+                tag("/1", text("a")),
+                text(" "),
+                tag("/1/1", text("b")),
+                text(" : "),
+                tag("/1/0", text("α")),
+                text("), "),
+                tag(
+                    "/1/1/1",
+                    app(vec![
+                        tag("/1/1/1/0/1", text("a")),
+                        text(" = "),
+                        tag("/1/1/1/1", text("b")),
+                    ]),
+                ),
+            ]),
+        );
         let n = build(v);
         // Nested: ∀ {α}, ∀ (a), ∀ (b), a = b
         assert_eq!(n.label, "∀ _, _");
@@ -789,14 +928,20 @@ mod tests {
     fn big_operator_scope_excludes_the_range() {
         // `∑ i ∈ s, f i` = Finset.sum s (fun i => f i): `i` at /1, s at /0/1,
         // body at /1/1. A free `i` in `s` must not bind to the sum's `i`.
-        let v = tag("/", app(vec![
-            text("∑ "),
-            tag("/1", text("i")),
-            text(" ∈ "),
-            tag("/0/1", app(vec![text("Finset.range "), tag("/0/1/1", text("i"))])),
-            text(", "),
-            tag("/1/1", app(vec![text("f "), tag("/1/1/1", text("i"))])),
-        ]));
+        let v = tag(
+            "/",
+            app(vec![
+                text("∑ "),
+                tag("/1", text("i")),
+                text(" ∈ "),
+                tag(
+                    "/0/1",
+                    app(vec![text("Finset.range "), tag("/0/1/1", text("i"))]),
+                ),
+                text(", "),
+                tag("/1/1", app(vec![text("f "), tag("/1/1/1", text("i"))])),
+            ]),
+        );
         let mut b = TreeBuilder::new();
         let (_, outer) = b.fresh("i", NodeKind::BoundVar);
         b.push_scope("i", outer, NodeKind::BoundVar);
@@ -815,15 +960,32 @@ mod tests {
         // Lean ≥ 4.x tags binder names with hole-iterator positions, which
         // serialize as "/", "/", "/0", "/1", "/2", … (here colliding with
         // the real domain "/0" and a prefix of the body "/1/1/1/1/1").
-        let v = tag("/", app(vec![
-            text("∀ ("),
-            tag("/", text("a")), text(" "), tag("/", text("b")), text(" "),
-            tag("/0", text("c")), text(" "), tag("/1", text("d")), text(" "), tag("/2", text("e")),
-            text(" : "),
-            tag("/0", text("Nat")),
-            text("), "),
-            tag("/1/1/1/1/1", app(vec![tag("/1/1/1/1/1/0/1", text("a")), text(" = "), tag("/1/1/1/1/1/1", text("e"))])),
-        ]));
+        let v = tag(
+            "/",
+            app(vec![
+                text("∀ ("),
+                tag("/", text("a")),
+                text(" "),
+                tag("/", text("b")),
+                text(" "),
+                tag("/0", text("c")),
+                text(" "),
+                tag("/1", text("d")),
+                text(" "),
+                tag("/2", text("e")),
+                text(" : "),
+                tag("/0", text("Nat")),
+                text("), "),
+                tag(
+                    "/1/1/1/1/1",
+                    app(vec![
+                        tag("/1/1/1/1/1/0/1", text("a")),
+                        text(" = "),
+                        tag("/1/1/1/1/1/1", text("e")),
+                    ]),
+                ),
+            ]),
+        );
         let n = build(v);
         let mut names = vec![];
         let mut cur = &n;
@@ -840,42 +1002,78 @@ mod tests {
     #[test]
     fn pairs_and_set_builder() {
         // `(x, y)`: real subterm positions, so no binders.
-        let v = tag("/", app(vec![text("("), tag("/0/1", text("x")), text(", "), tag("/1", text("y")), text(")")]));
+        let v = tag(
+            "/",
+            app(vec![
+                text("("),
+                tag("/0/1", text("x")),
+                text(", "),
+                tag("/1", text("y")),
+                text(")"),
+            ]),
+        );
         let n = build(v);
         assert_eq!(n.label, "_, _");
         assert!(n.children.iter().all(|c| c.kind == NodeKind::Atom));
         // `{x | p x}`: the braces are notation, not an implicit binder.
-        let v = tag("/", app(vec![
-            text("{"),
-            tag("/", text("x")),
-            text(" | "),
-            tag("/1/1", app(vec![text("p "), tag("/1/1/1", text("x"))])),
-            text("}"),
-        ]));
+        let v = tag(
+            "/",
+            app(vec![
+                text("{"),
+                tag("/", text("x")),
+                text(" | "),
+                tag("/1/1", app(vec![text("p "), tag("/1/1/1", text("x"))])),
+                text("}"),
+            ]),
+        );
         let n = build(v);
         assert_eq!(n.label, "{_ | _}");
         assert_eq!(n.children[0].binder, Some(BinderKind::Default));
-        assert_eq!(n.children[1].children[0].scope, n.children[0].children[0].scope);
+        assert_eq!(
+            n.children[1].children[0].scope,
+            n.children[0].children[0].scope
+        );
     }
 
     #[test]
     fn subtype() {
         // `{ x // 0 < x }` (core's `Subtype`): `x` binds in the predicate.
-        let v = tag("/", app(vec![
-            text("{ "),
-            tag("/", text("x")),
-            text(" // "),
-            tag("/1/1", app(vec![tag("/1/1/0/1", text("0")), text(" < "), tag("/1/1/1", text("x"))])),
-            text(" }"),
-        ]));
+        let v = tag(
+            "/",
+            app(vec![
+                text("{ "),
+                tag("/", text("x")),
+                text(" // "),
+                tag(
+                    "/1/1",
+                    app(vec![
+                        tag("/1/1/0/1", text("0")),
+                        text(" < "),
+                        tag("/1/1/1", text("x")),
+                    ]),
+                ),
+                text(" }"),
+            ]),
+        );
         let n = build(v);
         assert_eq!(n.label, "{ _ // _ }");
-        assert_eq!(n.children[1].children[1].scope, n.children[0].children[0].scope);
+        assert_eq!(
+            n.children[1].children[1].scope,
+            n.children[0].children[0].scope
+        );
     }
 
     #[test]
     fn whitespace_and_line_breaks_in_labels() {
-        let v = tag("/", app(vec![text("Nat.gcd\n    "), tag("/0/1", text("a")), text("  "), tag("/1", text("b"))]));
+        let v = tag(
+            "/",
+            app(vec![
+                text("Nat.gcd\n    "),
+                tag("/0/1", text("a")),
+                text("  "),
+                tag("/1", text("b")),
+            ]),
+        );
         assert_eq!(build(v).label, "Nat.gcd _ _");
     }
 }

@@ -38,19 +38,39 @@ pub fn parse_first_goal(v: &Value) -> Result<Option<Goal>, ShapeError> {
     if v.is_null() {
         return Ok(None);
     }
-    let goals = v.get("goals").and_then(Value::as_array).ok_or_else(|| err("no `goals` array"))?;
-    let Some(g) = goals.first() else { return Ok(None) };
+    let goals = v
+        .get("goals")
+        .and_then(Value::as_array)
+        .ok_or_else(|| err("no `goals` array"))?;
+    let Some(g) = goals.first() else {
+        return Ok(None);
+    };
     let target = Tagged::parse(g.get("type").ok_or_else(|| err("goal without `type`"))?)?;
     let mut hyps = Vec::new();
-    for (bundle, h) in g.get("hyps").and_then(Value::as_array).ok_or_else(|| err("goal without `hyps`"))?.iter().enumerate() {
-        let names = h.get("names").and_then(Value::as_array).ok_or_else(|| err("hyp without `names`"))?;
+    for (bundle, h) in g
+        .get("hyps")
+        .and_then(Value::as_array)
+        .ok_or_else(|| err("goal without `hyps`"))?
+        .iter()
+        .enumerate()
+    {
+        let names = h
+            .get("names")
+            .and_then(Value::as_array)
+            .ok_or_else(|| err("hyp without `names`"))?;
         let fvars = h.get("fvarIds").and_then(Value::as_array);
         let ty = Tagged::parse(h.get("type").ok_or_else(|| err("hyp without `type`"))?)?;
         let flag = |k: &str| h.get(k).and_then(Value::as_bool).unwrap_or(false);
         for (i, n) in names.iter().enumerate() {
             hyps.push(Hyp {
-                name: n.as_str().ok_or_else(|| err("hyp name is not a string"))?.to_owned(),
-                fvar_id: fvars.and_then(|f| f.get(i)).and_then(Value::as_str).map(str::to_owned),
+                name: n
+                    .as_str()
+                    .ok_or_else(|| err("hyp name is not a string"))?
+                    .to_owned(),
+                fvar_id: fvars
+                    .and_then(|f| f.get(i))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
                 ty: ty.clone(),
                 is_instance: flag("isInstance"),
                 is_type: flag("isType"),
@@ -88,7 +108,9 @@ pub struct InteractiveDiag {
 }
 
 pub fn parse_interactive_diagnostics(v: &Value) -> Result<Vec<InteractiveDiag>, ShapeError> {
-    let arr = v.as_array().ok_or_else(|| err("interactive diagnostics: not an array"))?;
+    let arr = v
+        .as_array()
+        .ok_or_else(|| err("interactive diagnostics: not an array"))?;
     arr.iter()
         .map(|d| {
             let line = d
@@ -96,8 +118,15 @@ pub fn parse_interactive_diagnostics(v: &Value) -> Result<Vec<InteractiveDiag>, 
                 .and_then(Value::as_u64)
                 .ok_or_else(|| err("diagnostic without range"))? as u32;
             let severity = d.get("severity").and_then(Value::as_u64).unwrap_or(1);
-            let message = Tagged::parse(d.get("message").ok_or_else(|| err("diagnostic without message"))?)?;
-            Ok(InteractiveDiag { line, severity, message })
+            let message = Tagged::parse(
+                d.get("message")
+                    .ok_or_else(|| err("diagnostic without message"))?,
+            )?;
+            Ok(InteractiveDiag {
+                line,
+                severity,
+                message,
+            })
         })
         .collect()
 }

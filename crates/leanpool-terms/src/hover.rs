@@ -25,23 +25,41 @@ pub struct HoverAnswer {
 }
 
 fn pos_of(v: &Value) -> Option<Position> {
-    Some(Position { line: v.get("line")?.as_u64()? as u32, character: v.get("character")?.as_u64()? as u32 })
+    Some(Position {
+        line: v.get("line")?.as_u64()? as u32,
+        character: v.get("character")?.as_u64()? as u32,
+    })
 }
 
 /// Reads an LSP `Hover` (or `null`) asked at `at`.
 pub fn parse_hover(at: Position, v: &Value) -> HoverAnswer {
-    let range = v.get("range").and_then(|r| Some(Range { start: pos_of(r.get("start")?)?, end: pos_of(r.get("end")?)? }));
-    let contents = v.get("contents").and_then(|c| {
-        c.get("value").and_then(Value::as_str).map(str::to_owned).or_else(|| c.as_str().map(str::to_owned))
+    let range = v.get("range").and_then(|r| {
+        Some(Range {
+            start: pos_of(r.get("start")?)?,
+            end: pos_of(r.get("end")?)?,
+        })
     });
-    HoverAnswer { at, range, contents }
+    let contents = v.get("contents").and_then(|c| {
+        c.get("value")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| c.as_str().map(str::to_owned))
+    });
+    HoverAnswer {
+        at,
+        range,
+        contents,
+    }
 }
 
 /// Reads one line of the recorded samples
 /// (`{"character", "row", "column", "range"?, "contents"?}`).
 pub fn parse_sample(v: &Value) -> Option<(char, HoverAnswer)> {
     let ch = v.get("character")?.as_str()?.chars().next()?;
-    let at = Position { line: v.get("row")?.as_u64()? as u32, character: v.get("column")?.as_u64()? as u32 };
+    let at = Position {
+        line: v.get("row")?.as_u64()? as u32,
+        character: v.get("column")?.as_u64()? as u32,
+    };
     Some((ch, parse_hover(at, v)))
 }
 
@@ -65,7 +83,9 @@ pub async fn hover_each_char(
             "textDocument": { "uri": worker.uri() },
             "position": { "line": at.line, "character": at.character },
         });
-        let v = worker.request("textDocument/hover", params, timeout).await?;
+        let v = worker
+            .request("textDocument/hover", params, timeout)
+            .await?;
         out.push(parse_hover(at, &v));
     }
     Ok(out)
@@ -88,7 +108,10 @@ pub fn ranges_within(answers: &[HoverAnswer], lo: Position, hi: Position) -> Vec
 /// (marked `BoundVar`), as the paper marks variables.
 pub fn tree_from_ranges(text: &str, ranges: &[Range], answers: &[HoverAnswer]) -> Node {
     let idx = LineIndex::new(text);
-    let mut spans: Vec<(usize, usize)> = ranges.iter().map(|r| (idx.offset(r.start), idx.offset(r.end))).collect();
+    let mut spans: Vec<(usize, usize)> = ranges
+        .iter()
+        .map(|r| (idx.offset(r.start), idx.offset(r.end)))
+        .collect();
     // Outer first: by start ascending, then end descending.
     spans.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     spans.dedup();
@@ -113,7 +136,10 @@ pub fn tree_from_ranges(text: &str, ranges: &[Range], answers: &[HoverAnswer]) -
                 return; // partial overlap: not a tree
             }
         }
-        into.push(Tmp { span: s, kids: vec![] });
+        into.push(Tmp {
+            span: s,
+            kids: vec![],
+        });
     }
     let mut forest = Vec::new();
     for s in spans {
@@ -123,7 +149,13 @@ pub fn tree_from_ranges(text: &str, ranges: &[Range], answers: &[HoverAnswer]) -
         if t.kids.is_empty() {
             let label = squash_ws(&text[t.span.0..t.span.1]);
             return if locals.contains(&label) {
-                Node { label, kind: NodeKind::BoundVar, scope: None, binder: None, children: vec![] }
+                Node {
+                    label,
+                    kind: NodeKind::BoundVar,
+                    scope: None,
+                    binder: None,
+                    children: vec![],
+                }
             } else {
                 Node::atom(label)
             };
@@ -134,7 +166,9 @@ pub fn tree_from_ranges(text: &str, ranges: &[Range], answers: &[HoverAnswer]) -
         let head = t.kids.len() >= 2
             && t.kids[0].kids.is_empty()
             && t.kids[0].span.0 == t.span.0
-            && text[t.kids[0].span.1..t.kids[1].span.0].chars().all(char::is_whitespace);
+            && text[t.kids[0].span.1..t.kids[1].span.0]
+                .chars()
+                .all(char::is_whitespace);
         let kids: Vec<&Tmp> = t.kids.iter().skip(usize::from(head)).collect();
         let mut label = String::new();
         let mut at = t.span.0;
@@ -149,9 +183,15 @@ pub fn tree_from_ranges(text: &str, ranges: &[Range], answers: &[HoverAnswer]) -
             // A parenthesized term: its range adds nothing.
             return to_node(kids[0], text, locals);
         }
-        Node::op(label, kids.iter().map(|k| to_node(k, text, locals)).collect())
+        Node::op(
+            label,
+            kids.iter().map(|k| to_node(k, text, locals)).collect(),
+        )
     }
-    Node::op("theorem", forest.iter().map(|t| to_node(t, text, &locals)).collect())
+    Node::op(
+        "theorem",
+        forest.iter().map(|t| to_node(t, text, &locals)).collect(),
+    )
 }
 
 #[cfg(test)]
@@ -161,16 +201,46 @@ mod tests {
     #[test]
     fn nesting_and_labels() {
         let text = "theorem t (a : Nat) : a + 1 = 1 + a := sorry";
-        let r = |s: u32, e: u32| Range { start: Position { line: 0, character: s }, end: Position { line: 0, character: e } };
+        let r = |s: u32, e: u32| Range {
+            start: Position {
+                line: 0,
+                character: s,
+            },
+            end: Position {
+                line: 0,
+                character: e,
+            },
+        };
         // (a : Nat), a, Nat, a + 1 = 1 + a, a + 1, a, 1, 1 + a, 1, a
-        let ranges = vec![r(10, 19), r(11, 12), r(15, 18), r(22, 35), r(22, 27), r(22, 23), r(26, 27), r(30, 35), r(30, 31), r(34, 35)];
-        let ans = vec![HoverAnswer { at: Position { line: 0, character: 11 }, range: Some(r(11, 12)), contents: Some("```lean\na : Nat\n```".into()) }];
+        let ranges = vec![
+            r(10, 19),
+            r(11, 12),
+            r(15, 18),
+            r(22, 35),
+            r(22, 27),
+            r(22, 23),
+            r(26, 27),
+            r(30, 35),
+            r(30, 31),
+            r(34, 35),
+        ];
+        let ans = vec![HoverAnswer {
+            at: Position {
+                line: 0,
+                character: 11,
+            },
+            range: Some(r(11, 12)),
+            contents: Some("```lean\na : Nat\n```".into()),
+        }];
         let t = tree_from_ranges(text, &ranges, &ans);
         assert_eq!(t.children.len(), 2);
         assert_eq!(t.children[0].label, "_ : _");
         assert_eq!(t.children[0].children[0].kind, NodeKind::BoundVar);
         assert_eq!(t.children[1].label, "_ = _");
         assert_eq!(t.children[1].children[0].label, "_ + _");
-        assert_eq!(t.children[1].children[1].children[1].kind, NodeKind::BoundVar);
+        assert_eq!(
+            t.children[1].children[1].children[1].kind,
+            NodeKind::BoundVar
+        );
     }
 }

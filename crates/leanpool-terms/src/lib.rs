@@ -71,8 +71,8 @@ use goals::{message_exprs, parse_first_goal, parse_interactive_diagnostics, Goal
 use leanpool_lean::guard::GuardPolicy;
 use leanpool_lean::{Worker, WorkerError};
 use leanpool_protocol::{
-    is_sorry_warning, Binder, BinderKind, CheckResult, CheckStatus, GtedNode, Node, NodeKind, Normalized,
-    NormalizeResult, OptResult, StatementParams,
+    is_sorry_warning, Binder, BinderKind, CheckResult, CheckStatus, GtedNode, Node, NodeKind,
+    NormalizeResult, Normalized, OptResult, StatementParams,
 };
 use serde_json::{json, Value};
 use source::{StatementDoc, CANONICAL_NAME};
@@ -146,12 +146,20 @@ pub async fn analyze_on_with(
     let requests_before = worker.lsp_requests();
     let count = |w: &Worker| (w.lsp_requests() - requests_before) as u32;
     if let Err(reason) = leanpool_lean::check::screen_with(&params.text, guard) {
-        return Ok(Analysis { check: CheckResult::rejected(reason.to_string()), statement: None, lean_requests: 0 });
+        return Ok(Analysis {
+            check: CheckResult::rejected(reason.to_string()),
+            statement: None,
+            lean_requests: 0,
+        });
     }
     let doc = match StatementDoc::new(&params.text) {
         Ok(d) => d,
         Err(e) => {
-            return Ok(Analysis { check: CheckResult::rejected(e.to_string()), statement: None, lean_requests: 0 })
+            return Ok(Analysis {
+                check: CheckResult::rejected(e.to_string()),
+                statement: None,
+                lean_requests: 0,
+            })
         }
     };
     if doc.header != worker.header() {
@@ -164,7 +172,10 @@ pub async fn analyze_on_with(
         ))
         .into());
     }
-    let timeout = params.timeout_ms.map(Duration::from_millis).unwrap_or(default_timeout);
+    let timeout = params
+        .timeout_ms
+        .map(Duration::from_millis)
+        .unwrap_or(default_timeout);
     let diags = match worker.elaborate(&doc.text, timeout).await {
         Ok(d) => d,
         Err(WorkerError::Timeout) => {
@@ -189,7 +200,11 @@ pub async fn analyze_on_with(
         .collect();
     let check = CheckResult::from_diagnostics(diags);
     if check.status == CheckStatus::Error {
-        return Ok(Analysis { check, statement: None, lean_requests: count(worker) });
+        return Ok(Analysis {
+            check,
+            statement: None,
+            lean_requests: count(worker),
+        });
     }
     let at = leanpool_lean::lsp::position_to_lsp(doc.sorry);
     let mut refs = Vec::new();
@@ -199,7 +214,11 @@ pub async fn analyze_on_with(
     if worker.is_alive() {
         let _ = worker.rpc_release(refs);
     }
-    Ok(Analysis { check, statement: Some(read?), lean_requests: count(worker) })
+    Ok(Analysis {
+        check,
+        statement: Some(read?),
+        lean_requests: count(worker),
+    })
 }
 
 /// The RPC half of [`analyze_on_with`]: goal, binder kinds, Prop-ness.
@@ -211,16 +230,30 @@ async fn read_statement(
     timeout: Duration,
     refs: &mut Vec<Value>,
 ) -> Result<Statement, TermsError> {
-    let goals = worker.rpc_call("Lean.Widget.getInteractiveGoals", at, json!({
-        "textDocument": { "uri": worker.uri() },
-        "position": at,
-    }), timeout).await?;
+    let goals = worker
+        .rpc_call(
+            "Lean.Widget.getInteractiveGoals",
+            at,
+            json!({
+                "textDocument": { "uri": worker.uri() },
+                "position": at,
+            }),
+            timeout,
+        )
+        .await?;
     leanpool_lean::collect_rpc_refs(&goals, refs);
     let goal = parse_first_goal(&goals)
         .map_err(|e| unreadable(e.to_string()))?
         .ok_or_else(|| unreadable("no goal at the `sorry` of the statement"))?;
     let line_range = json!({ "lineRange": { "start": doc.check_line, "end": doc.check_line + 1 } });
-    let idiags = worker.rpc_call("Lean.Widget.getInteractiveDiagnostics", at, line_range, timeout).await?;
+    let idiags = worker
+        .rpc_call(
+            "Lean.Widget.getInteractiveDiagnostics",
+            at,
+            line_range,
+            timeout,
+        )
+        .await?;
     leanpool_lean::collect_rpc_refs(&idiags, refs);
     let kinds = binder_kinds(&idiags, doc.check_line, goal.hyps.len())?;
     let mut is_prop = vec![false; goal.hyps.len()];
@@ -244,21 +277,35 @@ async fn read_statement(
         .into_iter()
         .zip(kinds)
         .zip(is_prop)
-        .map(|((h, kind), is_prop)| StatementBinder { name: h.name, kind, ty: h.ty, is_prop })
+        .map(|((h, kind), is_prop)| StatementBinder {
+            name: h.name,
+            kind,
+            ty: h.ty,
+            is_prop,
+        })
         .collect();
-    Ok(Statement { binders, conclusion: target })
+    Ok(Statement {
+        binders,
+        conclusion: target,
+    })
 }
 
 /// Binder kinds of the first `n` binders of `stmt`'s type, from the
 /// `#check @stmt` message (see the crate docs, step 3).
-pub fn binder_kinds(idiags: &Value, check_line: u32, n: usize) -> Result<Vec<BinderKind>, TermsError> {
+pub fn binder_kinds(
+    idiags: &Value,
+    check_line: u32,
+    n: usize,
+) -> Result<Vec<BinderKind>, TermsError> {
     let diags = parse_interactive_diagnostics(idiags).map_err(|e| unreadable(e.to_string()))?;
     let msg = diags
         .iter()
         .find(|d| d.line == check_line && d.severity == 3)
         .ok_or_else(|| unreadable("no `#check` message for the statement"))?;
     let exprs = message_exprs(&msg.message).map_err(|e| unreadable(e.to_string()))?;
-    let ty = exprs.last().ok_or_else(|| unreadable("`#check` message without an expression"))?;
+    let ty = exprs
+        .last()
+        .ok_or_else(|| unreadable("`#check` message without an expression"))?;
     telescope_kinds(ty, n)
 }
 
@@ -292,13 +339,24 @@ async fn type_is_prop(
     timeout: Duration,
     refs: &mut Vec<Value>,
 ) -> Result<bool, TermsError> {
-    let Tagged::Tag(payload, _) = ty else { return Ok(false) };
-    let Some(info) = payload.get("info") else { return Ok(false) };
+    let Tagged::Tag(payload, _) = ty else {
+        return Ok(false);
+    };
+    let Some(info) = payload.get("info") else {
+        return Ok(false);
+    };
     let popup = worker
-        .rpc_call("Lean.Widget.InteractiveDiagnostics.infoToInteractive", at, info.clone(), timeout)
+        .rpc_call(
+            "Lean.Widget.InteractiveDiagnostics.infoToInteractive",
+            at,
+            info.clone(),
+            timeout,
+        )
         .await?;
     leanpool_lean::collect_rpc_refs(&popup, refs);
-    let Some(t) = popup.get("type").filter(|t| !t.is_null()) else { return Ok(false) };
+    let Some(t) = popup.get("type").filter(|t| !t.is_null()) else {
+        return Ok(false);
+    };
     let t = Tagged::parse(t).map_err(|e| unreadable(e.to_string()))?;
     Ok(t.strip_tags().trim() == "Prop")
 }
@@ -333,7 +391,12 @@ impl Statement {
             binders: self
                 .binders
                 .iter()
-                .map(|b| Binder { name: b.name.clone(), kind: b.kind, ty: squash_ws(&b.ty.strip_tags()), is_prop: b.is_prop })
+                .map(|b| Binder {
+                    name: b.name.clone(),
+                    kind: b.kind,
+                    ty: squash_ws(&b.ty.strip_tags()),
+                    is_prop: b.is_prop,
+                })
                 .collect(),
             conclusion,
         }
@@ -345,7 +408,11 @@ impl Statement {
         let mut b = TreeBuilder::new();
         let mut children = Vec::with_capacity(self.binders.len() + 1);
         for sb in &self.binders {
-            let kind = if sb.is_prop { NodeKind::Hypothesis } else { NodeKind::BoundVar };
+            let kind = if sb.is_prop {
+                NodeKind::Hypothesis
+            } else {
+                NodeKind::BoundVar
+            };
             // Pre-order ids: the binder's name before binders inside its type.
             let (leaf, id) = b.fresh(&sb.name, kind);
             let ty = b.term(&sb.ty);
@@ -380,12 +447,19 @@ pub async fn normalize_on_with(
     guard: &GuardPolicy,
 ) -> Result<NormalizeResult, TermsError> {
     let a = analyze_on_with(worker, params, timeout, guard).await?;
-    Ok(NormalizeResult { check: a.check, normalized: a.statement.as_ref().map(Statement::normalized) })
+    Ok(NormalizeResult {
+        check: a.check,
+        normalized: a.statement.as_ref().map(Statement::normalized),
+    })
 }
 
 /// Library `opt`: the normalized statement and its operator tree, in both
 /// formats, with the number of LSP requests it cost.
-pub async fn opt_on(worker: &mut Worker, params: &StatementParams, timeout: Duration) -> Result<OptResult, TermsError> {
+pub async fn opt_on(
+    worker: &mut Worker,
+    params: &StatementParams,
+    timeout: Duration,
+) -> Result<OptResult, TermsError> {
     opt_on_with(worker, params, timeout, &GuardPolicy::default()).await
 }
 
@@ -418,8 +492,15 @@ mod tests {
     fn an_answer_of_the_wrong_shape_is_unreadable() {
         let e = binder_kinds(&json!({"not": "diagnostics"}), 3, 1).unwrap_err();
         assert!(matches!(e, TermsError::Unreadable(_)), "{e:?}");
-        assert!(e.to_string().starts_with("LSP protocol error: unexpected TaggedText JSON"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("LSP protocol error: unexpected TaggedText JSON"),
+            "{e}"
+        );
         let none = binder_kinds(&json!([]), 3, 1).unwrap_err();
-        assert_eq!(none.to_string(), "LSP protocol error: no `#check` message for the statement");
+        assert_eq!(
+            none.to_string(),
+            "LSP protocol error: no `#check` message for the statement"
+        );
     }
 }

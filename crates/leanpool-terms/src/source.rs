@@ -113,27 +113,48 @@ impl From<lex::LexError> for SourceError {
     }
 }
 
-const MODIFIERS: &[&str] = &["private", "protected", "public", "noncomputable", "partial", "nonrec", "unsafe"];
+const MODIFIERS: &[&str] = &[
+    "private",
+    "protected",
+    "public",
+    "noncomputable",
+    "partial",
+    "nonrec",
+    "unsafe",
+];
 
 /// Finds the statement among `toks` (the guard's token stream of `text`),
 /// looking only at tokens starting at or after `from`.
-pub fn find_statement_in(text: &str, toks: &[Token], from: usize) -> Result<StatementSpan, SourceError> {
+pub fn find_statement_in(
+    text: &str,
+    toks: &[Token],
+    from: usize,
+) -> Result<StatementSpan, SourceError> {
     // Tokens read inside string literals are not the text's own tokens.
-    let toks: Vec<&Token> = toks.iter().filter(|t| !t.nested && t.start >= from).collect();
+    let toks: Vec<&Token> = toks
+        .iter()
+        .filter(|t| !t.nested && t.start >= from)
+        .collect();
     let src = |t: &Token| &text[t.start..t.end];
     let is_word = |t: &Token, w: &str| t.kind == Kind::Ident && src(t) == w;
     let is_sym = |t: &Token, w: &str| t.kind == Kind::Symbol && t.text == w;
     // 1. The keyword (as written: `«theorem»` is a name, not the keyword).
     let k = toks
         .iter()
-        .position(|t| ["theorem", "lemma", "example"].iter().any(|w| is_word(t, w)))
+        .position(|t| {
+            ["theorem", "lemma", "example"]
+                .iter()
+                .any(|w| is_word(t, w))
+        })
         .ok_or(SourceError::NoDeclaration)?;
     let kw = toks[k];
     // 2. The command's start: doc comment, attributes, modifiers.
     let mut c = k;
     while let Some(j) = c.checked_sub(1) {
         let t = toks[j];
-        if (t.kind == Kind::DocComment && t.text == "/--") || MODIFIERS.iter().any(|w| is_word(t, w)) {
+        if (t.kind == Kind::DocComment && t.text == "/--")
+            || MODIFIERS.iter().any(|w| is_word(t, w))
+        {
             c = j;
         } else if is_sym(t, "]") {
             // `@[…]`: back to the matching `[`, which must follow `@`.
@@ -186,7 +207,13 @@ pub fn find_statement_in(text: &str, toks: &[Token], from: usize) -> Result<Stat
         }
         sig_end = t.end;
     }
-    Ok(StatementSpan { command: toks[c].start, keyword: kw.start, sig_start, sig_end, name })
+    Ok(StatementSpan {
+        command: toks[c].start,
+        keyword: kw.start,
+        sig_start,
+        sig_end,
+        name,
+    })
 }
 
 /// [`find_statement_in`] for a text of its own.
@@ -246,7 +273,11 @@ impl StatementDoc {
         let toks = lex::tokenize(base)?;
         let hdr = document.header.len();
         let span = find_statement_in(base, &toks, hdr)?;
-        let newline_before = if span.command > 0 && !base[..span.command].ends_with('\n') { "\n" } else { "" };
+        let newline_before = if span.command > 0 && !base[..span.command].ends_with('\n') {
+            "\n"
+        } else {
+            ""
+        };
         let prefix = format!("{newline_before}{}", options_prefix(&[]));
         let tail_options = options_prefix(&[("pp.piBinderNames", "true")]);
         let name = format!("theorem {CANONICAL_NAME}");
@@ -267,7 +298,11 @@ impl StatementDoc {
             .iter()
             .zip(&at)
             .filter_map(|(p, &sent)| match p {
-                Piece::Copied(r) => Some(Segment { sent, doc: r.start, len: r.len() }),
+                Piece::Copied(r) => Some(Segment {
+                    sent,
+                    doc: r.start,
+                    len: r.len(),
+                }),
                 Piece::Written(_) => None,
             })
             .collect();
@@ -296,18 +331,24 @@ impl StatementDoc {
             .find(|s| off >= s.sent && off <= s.sent + s.len && s.len > 0)
             .map(|s| s.doc + (off - s.sent))
             .unwrap_or(self.anchor);
-        self.document.to_caller(LineIndex::new(&self.document.text).position(doc_off))
+        self.document
+            .to_caller(LineIndex::new(&self.document.text).position(doc_off))
     }
 
     pub fn range_to_caller(&self, r: leanpool_protocol::Range) -> leanpool_protocol::Range {
-        leanpool_protocol::Range { start: self.to_caller(r.start), end: self.to_caller(r.end) }
+        leanpool_protocol::Range {
+            start: self.to_caller(r.start),
+            end: self.to_caller(r.end),
+        }
     }
 
     /// `true` if a position of `text` lies in text copied from the caller
     /// (as opposed to text leanpool wrote: the name, `sorry`, options).
     pub fn is_verbatim(&self, pos: Position) -> bool {
         let off = LineIndex::new(&self.text).offset(pos);
-        self.segments.iter().any(|s| s.len > 0 && off >= s.sent && off < s.sent + s.len)
+        self.segments
+            .iter()
+            .any(|s| s.len > 0 && off >= s.sent && off < s.sent + s.len)
     }
 
     /// `true` if a line of `text` belongs to the `#check` leanpool added.
@@ -326,7 +367,10 @@ mod tests {
         let s = find_statement(b).unwrap();
         assert_eq!(&b[s.keyword..s.keyword + 7], "theorem");
         assert_eq!(s.name.as_deref(), Some("foo.bar"));
-        assert_eq!(&b[s.sig_start..s.sig_end], " (a : Nat) (h : a = (1 : Nat)) : a + 0 = 1");
+        assert_eq!(
+            &b[s.sig_start..s.sig_end],
+            " (a : Nat) (h : a = (1 : Nat)) : a + 0 = 1"
+        );
     }
 
     #[test]
@@ -334,7 +378,10 @@ mod tests {
         let b = "example (x : Nat := 3) (s : String := \":=\") : x = x := rfl";
         let s = find_statement(b).unwrap();
         assert_eq!(s.name, None);
-        assert_eq!(&b[s.sig_start..s.sig_end], " (x : Nat := 3) (s : String := \":=\") : x = x");
+        assert_eq!(
+            &b[s.sig_start..s.sig_end],
+            " (x : Nat := 3) (s : String := \":=\") : x = x"
+        );
         let b = "lemma h' : True";
         let s = find_statement(b).unwrap();
         assert_eq!(s.name.as_deref(), Some("h'"));
@@ -351,12 +398,20 @@ mod tests {
         let caller = "import Init\n\ntheorem 𝓝foo (a b : Nat) (h : a < b) : ∀ c, a + c < b + c := by\n  omega\n";
         let d = StatementDoc::new(caller).unwrap();
         assert!(d.text.starts_with("import Init\n"));
-        assert!(d.text.contains("theorem stmt (a b : Nat) (h : a < b) : ∀ c, a + c < b + c := by\n  sorry\n"));
+        assert!(d.text.contains(
+            "theorem stmt (a b : Nat) (h : a < b) : ∀ c, a + c < b + c := by\n  sorry\n"
+        ));
         assert!(d.text.ends_with("#check @stmt\n"));
         assert_eq!(d.signature, "(a b : Nat) (h : a < b) : ∀ c, a + c < b + c");
-        assert_eq!(&d.text[d.decl.clone()], "theorem stmt (a b : Nat) (h : a < b) : ∀ c, a + c < b + c");
+        assert_eq!(
+            &d.text[d.decl.clone()],
+            "theorem stmt (a b : Nat) (h : a < b) : ∀ c, a + c < b + c"
+        );
         let idx = LineIndex::new(&d.text);
-        assert_eq!(&d.text[idx.offset(d.sorry)..idx.offset(d.sorry) + 5], "sorry");
+        assert_eq!(
+            &d.text[idx.offset(d.sorry)..idx.offset(d.sorry) + 5],
+            "sorry"
+        );
         // `h` in the sent text maps to `h` in the caller's text (the
         // caller's line has an astral character before it).
         let sent_h = d.text.find("(h :").unwrap() + 1;
@@ -366,7 +421,13 @@ mod tests {
         assert_eq!(p.line, 2);
         // Text leanpool wrote maps to the keyword.
         let p = d.to_caller(d.sorry);
-        assert_eq!(p, Position { line: 2, character: 0 });
+        assert_eq!(
+            p,
+            Position {
+                line: 2,
+                character: 0
+            }
+        );
     }
 
     /// Issue 10: the old statement finder did not know raw strings, so it
@@ -378,11 +439,20 @@ mod tests {
         let t = "theorem t : r#\"x\" #eval (424301 : Nat) := 1\"# = \"\" := sorry";
         let d = StatementDoc::new(t).unwrap();
         assert_eq!(d.signature, ": r#\"x\" #eval (424301 : Nat) := 1\"# = \"\"");
-        assert!(d.text.contains("theorem stmt : r#\"x\" #eval (424301 : Nat) := 1\"# = \"\" := by\n  sorry\n"), "{}", d.text);
+        assert!(
+            d.text.contains(
+                "theorem stmt : r#\"x\" #eval (424301 : Nat) := 1\"# = \"\" := by\n  sorry\n"
+            ),
+            "{}",
+            d.text
+        );
         for hashes in ["#", "##", "###"] {
             let t = format!("theorem t : r{hashes}\"\" := \"{hashes} = \"\" := sorry");
             let s = find_statement(&t).unwrap();
-            assert_eq!(&t[s.sig_start..s.sig_end], format!(" : r{hashes}\"\" := \"{hashes} = \"\""));
+            assert_eq!(
+                &t[s.sig_start..s.sig_end],
+                format!(" : r{hashes}\"\" := \"{hashes} = \"\"")
+            );
         }
     }
 
@@ -393,14 +463,22 @@ mod tests {
         assert_eq!(d.header, "import Init\n");
         let body = &d.text[d.header.len()..];
         assert!(
-            body.starts_with("           \nopen Nat\nset_option maxHeartbeats 0\nset_option pp.all false in\n"),
+            body.starts_with(
+                "           \nopen Nat\nset_option maxHeartbeats 0\nset_option pp.all false in\n"
+            ),
             "{body}"
         );
         assert!(body.contains("set_option pp.inaccessibleNames true in\n/-- doc -/\n@[simp] private theorem stmt (n : Nat) : n = n := by\n  sorry\n"), "{body}");
         // `open` maps back to the caller's `open`.
         let idx = LineIndex::new(&d.text);
         let p = d.to_caller(idx.position(d.text.find("open").unwrap()));
-        assert_eq!(p, Position { line: 1, character: 0 });
+        assert_eq!(
+            p,
+            Position {
+                line: 1,
+                character: 0
+            }
+        );
     }
 
     #[test]

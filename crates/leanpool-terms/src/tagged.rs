@@ -48,18 +48,30 @@ impl Tagged {
         let (k, inner) = obj.iter().next().expect("len 1");
         match k.as_str() {
             "text" => Ok(Tagged::Text(
-                inner.as_str().ok_or_else(|| shape("text is not a string", v))?.to_owned(),
+                inner
+                    .as_str()
+                    .ok_or_else(|| shape("text is not a string", v))?
+                    .to_owned(),
             )),
             "append" => {
-                let arr = inner.as_array().ok_or_else(|| shape("append is not an array", v))?;
-                Ok(Tagged::Append(arr.iter().map(Tagged::parse).collect::<Result<_, _>>()?))
+                let arr = inner
+                    .as_array()
+                    .ok_or_else(|| shape("append is not an array", v))?;
+                Ok(Tagged::Append(
+                    arr.iter().map(Tagged::parse).collect::<Result<_, _>>()?,
+                ))
             }
             "tag" => {
-                let arr = inner.as_array().ok_or_else(|| shape("tag is not an array", v))?;
+                let arr = inner
+                    .as_array()
+                    .ok_or_else(|| shape("tag is not an array", v))?;
                 if arr.len() != 2 {
                     return Err(shape("tag is not a pair", v));
                 }
-                Ok(Tagged::Tag(arr[0].clone(), Box::new(Tagged::parse(&arr[1])?)))
+                Ok(Tagged::Tag(
+                    arr[0].clone(),
+                    Box::new(Tagged::parse(&arr[1])?),
+                ))
             }
             _ => Err(shape("unknown TaggedText constructor", v)),
         }
@@ -203,9 +215,15 @@ mod tests {
     #[test]
     fn positions_both_encodings() {
         assert_eq!(SubexprPos::parse(&json!("/")), Some(SubexprPos(vec![])));
-        assert_eq!(SubexprPos::parse(&json!("/1/0/1")), Some(SubexprPos(vec![1, 0, 1])));
+        assert_eq!(
+            SubexprPos::parse(&json!("/1/0/1")),
+            Some(SubexprPos(vec![1, 0, 1]))
+        );
         // Nat encoding: 1 then base-4 digits 1,0,1 = 0b1_01_00_01 = 64+16+1.
-        assert_eq!(SubexprPos::parse(&json!(81)), Some(SubexprPos(vec![1, 0, 1])));
+        assert_eq!(
+            SubexprPos::parse(&json!(81)),
+            Some(SubexprPos(vec![1, 0, 1]))
+        );
         assert_eq!(SubexprPos::parse(&json!(1)), Some(SubexprPos(vec![])));
         assert_eq!(SubexprPos::parse(&json!("/4")), None);
         assert_eq!(SubexprPos::parse(&json!("1/0")), None);

@@ -9,21 +9,35 @@ use leanpool_terms::{binder_kinds, Statement, StatementBinder};
 use serde_json::Value;
 
 fn load(name: &str) -> Value {
-    let p = format!("{}/tests/fixtures/recorded/{name}.json", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))).unwrap()
+    let p = format!(
+        "{}/tests/fixtures/recorded/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}")))
+        .unwrap()
 }
 
 /// The statement as `analyze_on` would assemble it (`is_prop` is not in
 /// these two answers; it is taken as false here).
 fn statement(v: &Value) -> Statement {
     let goal = parse_first_goal(&v["goals"]).unwrap().expect("a goal");
-    let kinds = binder_kinds(&v["check"], v["check_line"].as_u64().unwrap() as u32, goal.hyps.len()).unwrap();
+    let kinds = binder_kinds(
+        &v["check"],
+        v["check_line"].as_u64().unwrap() as u32,
+        goal.hyps.len(),
+    )
+    .unwrap();
     Statement {
         binders: goal
             .hyps
             .into_iter()
             .zip(kinds)
-            .map(|(h, kind)| StatementBinder { name: h.name, kind, ty: h.ty, is_prop: false })
+            .map(|(h, kind)| StatementBinder {
+                name: h.name,
+                kind,
+                ty: h.ty,
+                is_prop: false,
+            })
             .collect(),
         conclusion: goal.target,
     }
@@ -37,8 +51,14 @@ fn done_when_statement() {
     assert_eq!(t.children[3].label, "∀ _, _");
     assert_eq!(t.children[3].children[1].label, "_ < _");
     assert_eq!(t.children[3].children[1].children[0].label, "_ + _");
-    assert_eq!(t.children[3].children[1].children[0].children[0].scope, Some(0));
-    assert_eq!(s.normalized().statement, "theorem stmt (a : Nat) (b : Nat) (h : a < b) : ∀ (c : Nat), a + c < b + c");
+    assert_eq!(
+        t.children[3].children[1].children[0].children[0].scope,
+        Some(0)
+    );
+    assert_eq!(
+        s.normalized().statement,
+        "theorem stmt (a : Nat) (b : Nat) (h : a < b) : ∀ (c : Nat), a + c < b + c"
+    );
 }
 
 #[test]
@@ -46,7 +66,17 @@ fn binder_kinds_from_check_message() {
     let s = statement(&load("kinds"));
     let kinds: Vec<BinderKind> = s.binders.iter().map(|b| b.kind).collect();
     use BinderKind::*;
-    assert_eq!(kinds, [Implicit, InstImplicit, InstImplicit, StrictImplicit, StrictImplicit, Default]);
+    assert_eq!(
+        kinds,
+        [
+            Implicit,
+            InstImplicit,
+            InstImplicit,
+            StrictImplicit,
+            StrictImplicit,
+            Default
+        ]
+    );
 }
 
 #[test]

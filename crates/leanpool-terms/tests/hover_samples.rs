@@ -36,10 +36,20 @@ fn paper_ranges(n: u32) -> BTreeSet<Range> {
         .lines()
         .flat_map(|l| {
             let v: Value = serde_json::from_str(l).unwrap();
-            v.as_object().unwrap().values().map(|r| {
-                let p = |x: &Value| Position { line: x[0].as_u64().unwrap() as u32, character: x[1].as_u64().unwrap() as u32 };
-                Range { start: p(&r[0]), end: p(&r[1]) }
-            }).collect::<Vec<_>>()
+            v.as_object()
+                .unwrap()
+                .values()
+                .map(|r| {
+                    let p = |x: &Value| Position {
+                        line: x[0].as_u64().unwrap() as u32,
+                        character: x[1].as_u64().unwrap() as u32,
+                    };
+                    Range {
+                        start: p(&r[0]),
+                        end: p(&r[1]),
+                    }
+                })
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -73,7 +83,12 @@ fn recovers_the_papers_ranges_and_trees() {
         // the tree builder does; every range of theirs must be ours.
         assert!(want.is_subset(&got_no_parens), "label_code_{n}");
         let tree: Node = tree_from_ranges(&text, &got, &answers);
-        let paper: GtedNode = serde_json::from_str(&fixture(&format!("paper-ast/label_code_{n}.json"))).unwrap();
-        assert_eq!(squash_tree(&GtedNode::from(&tree)), squash_tree(&paper), "label_code_{n}");
+        let paper: GtedNode =
+            serde_json::from_str(&fixture(&format!("paper-ast/label_code_{n}.json"))).unwrap();
+        assert_eq!(
+            squash_tree(&GtedNode::from(&tree)),
+            squash_tree(&paper),
+            "label_code_{n}"
+        );
     }
 }

@@ -36,13 +36,23 @@ fn available_gb() -> u64 {
 }
 
 /// Runs `f` with the shared worker (spawned on first use, header empty).
-fn with_worker<T>(f: impl for<'w> FnOnce(&'w mut Worker) -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'w>>) -> T {
+fn with_worker<T>(
+    f: impl for<'w> FnOnce(
+        &'w mut Worker,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'w>>,
+) -> T {
     RT.block_on(async {
         let mut guard = WORKER.lock().await;
         if guard.as_mut().is_none_or(|w| !w.is_alive()) {
-            assert!(available_gb() >= 9, "less than 9 GB available: not starting a Lean worker");
-            let command = LeanCommand::detect().expect("Lean is required for these tests (run scripts/setup)");
-            let w = Worker::spawn(&WorkerConfig::new(command), "").await.expect("spawn Lean worker");
+            assert!(
+                available_gb() >= 9,
+                "less than 9 GB available: not starting a Lean worker"
+            );
+            let command = LeanCommand::detect()
+                .expect("Lean is required for these tests (run scripts/setup)");
+            let w = Worker::spawn(&WorkerConfig::new(command), "")
+                .await
+                .expect("spawn Lean worker");
             *guard = Some(w);
         }
         f(guard.as_mut().unwrap()).await
@@ -50,12 +60,19 @@ fn with_worker<T>(f: impl for<'w> FnOnce(&'w mut Worker) -> std::pin::Pin<Box<dy
 }
 
 fn opt(text: &str) -> OptResult {
-    let p = StatementParams { text: text.to_owned(), timeout_ms: None };
-    with_worker(move |w| Box::pin(async move { leanpool_terms::opt_on(w, &p, TIMEOUT).await.expect("opt") }))
+    let p = StatementParams {
+        text: text.to_owned(),
+        timeout_ms: None,
+    };
+    with_worker(move |w| {
+        Box::pin(async move { leanpool_terms::opt_on(w, &p, TIMEOUT).await.expect("opt") })
+    })
 }
 
 fn tree(r: &OptResult) -> &Node {
-    r.tree.as_ref().unwrap_or_else(|| panic!("no tree: {:?}", r.check))
+    r.tree
+        .as_ref()
+        .unwrap_or_else(|| panic!("no tree: {:?}", r.check))
 }
 
 #[test]
@@ -65,7 +82,10 @@ fn done_when_example() {
     let t = tree(&r);
     assert_eq!(t.label, "theorem");
     assert_eq!(t.children.len(), 4);
-    let names: Vec<&str> = t.children[..3].iter().map(|b| b.children[0].label.as_str()).collect();
+    let names: Vec<&str> = t.children[..3]
+        .iter()
+        .map(|b| b.children[0].label.as_str())
+        .collect();
     assert_eq!(names, ["a", "b", "h"]);
     for b in &t.children[..3] {
         assert_eq!(b.binder, Some(BinderKind::Default));
@@ -80,9 +100,15 @@ fn done_when_example() {
     assert_eq!(body.children[0].label, "_ + _");
     // `a` in the conclusion is the statement's `a` (scope 0), `c` the ∀'s.
     assert_eq!(body.children[0].children[0].scope, Some(0));
-    assert_eq!(body.children[0].children[1].scope, concl.children[0].children[0].scope);
+    assert_eq!(
+        body.children[0].children[1].scope,
+        concl.children[0].children[0].scope
+    );
     let n = r.normalized.as_ref().unwrap();
-    assert_eq!(n.statement, "theorem stmt (a : Nat) (b : Nat) (h : a < b) : ∀ (c : Nat), a + c < b + c");
+    assert_eq!(
+        n.statement,
+        "theorem stmt (a : Nat) (b : Nat) (h : a < b) : ∀ (c : Nat), a + c < b + c"
+    );
     let requests = r.lean_requests.unwrap();
     eprintln!("lean requests for the done-when statement: {requests}");
     assert!(requests <= 6, "{requests} requests");
@@ -93,7 +119,11 @@ fn four_binder_kinds_one_per_variable() {
     let r = opt("theorem k {α : Type} [inst : Inhabited α] [BEq α] ⦃x y : α⦄ (h : x = y) : y = x := by sorry");
     assert_eq!(r.check.status, CheckStatus::Ok, "{:?}", r.check);
     let n = r.normalized.as_ref().unwrap();
-    let kinds: Vec<(String, BinderKind, bool)> = n.binders.iter().map(|b| (b.name.clone(), b.kind, b.is_prop)).collect();
+    let kinds: Vec<(String, BinderKind, bool)> = n
+        .binders
+        .iter()
+        .map(|b| (b.name.clone(), b.kind, b.is_prop))
+        .collect();
     use BinderKind::*;
     assert_eq!(kinds[0], ("α".into(), Implicit, false));
     assert_eq!(kinds[1], ("inst".into(), InstImplicit, false));
@@ -107,7 +137,17 @@ fn four_binder_kinds_one_per_variable() {
     );
     let t = tree(&r);
     let labels: Vec<&str> = t.children[..6].iter().map(|b| b.label.as_str()).collect();
-    assert_eq!(labels, ["{_ : _}", "[_ : _]", "[_ : _]", "⦃_ : _⦄", "⦃_ : _⦄", "(_ : _)"]);
+    assert_eq!(
+        labels,
+        [
+            "{_ : _}",
+            "[_ : _]",
+            "[_ : _]",
+            "⦃_ : _⦄",
+            "⦃_ : _⦄",
+            "(_ : _)"
+        ]
+    );
 }
 
 #[test]
@@ -122,7 +162,10 @@ fn nested_forall_exists() {
     assert_eq!(e.label, "∃ _, _");
     let f2 = &e.children[1];
     assert_eq!(f2.label, "∀ _, _");
-    let ids: Vec<u32> = [f1, e, f2].iter().map(|n| n.children[0].children[0].scope.unwrap()).collect();
+    let ids: Vec<u32> = [f1, e, f2]
+        .iter()
+        .map(|n| n.children[0].children[0].scope.unwrap())
+        .collect();
     assert_eq!(ids, [0, 1, 2]);
     let lt = &f2.children[1];
     assert_eq!(lt.label, "_ < _");
@@ -148,11 +191,19 @@ fn astral_plane_name() {
     let bad = "theorem a (𝓝x : Nat) : 𝓝x = \"s\" := by sorry";
     let r = opt(bad);
     assert_eq!(r.check.status, CheckStatus::Error);
-    let d = r.check.diagnostics.iter().find(|d| d.severity == leanpool_protocol::Severity::Error).unwrap();
+    let d = r
+        .check
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == leanpool_protocol::Severity::Error)
+        .unwrap();
     let col = d.range.start.character as usize;
     let utf16: Vec<u16> = bad.encode_utf16().collect();
     let at = String::from_utf16(&utf16[col..]).unwrap();
-    assert!(at.starts_with("\"s\"") || at.starts_with("𝓝x = "), "error at {at:?}");
+    assert!(
+        at.starts_with("\"s\"") || at.starts_with("𝓝x = "),
+        "error at {at:?}"
+    );
 }
 
 #[test]
@@ -172,15 +223,29 @@ fn ill_typed_statement_is_an_error() {
     let r = opt(text);
     assert_eq!(r.check.status, CheckStatus::Error);
     assert!(r.normalized.is_none() && r.tree.is_none() && r.gted_tree.is_none());
-    assert!(r.check.diagnostics.iter().all(|d| d.range.start.line == 0), "{:?}", r.check.diagnostics);
+    assert!(
+        r.check.diagnostics.iter().all(|d| d.range.start.line == 0),
+        "{:?}",
+        r.check.diagnostics
+    );
     // Our own `#check` / `sorry` never shows up.
-    assert!(r.check.diagnostics.iter().all(|d| !d.message.contains("stmt")), "{:?}", r.check.diagnostics);
+    assert!(
+        r.check
+            .diagnostics
+            .iter()
+            .all(|d| !d.message.contains("stmt")),
+        "{:?}",
+        r.check.diagnostics
+    );
 }
 
 #[test]
 fn deterministic_bytes() {
-    let text = "theorem d {α : Type} [Inhabited α] (xs : List α) (h : xs ≠ []) : ∃ y, y ∈ xs := by sorry";
-    let outs: Vec<String> = (0..3).map(|_| serde_json::to_string(&opt(text)).unwrap()).collect();
+    let text =
+        "theorem d {α : Type} [Inhabited α] (xs : List α) (h : xs ≠ []) : ∃ y, y ∈ xs := by sorry";
+    let outs: Vec<String> = (0..3)
+        .map(|_| serde_json::to_string(&opt(text)).unwrap())
+        .collect();
     assert_eq!(outs[0], outs[1]);
     assert_eq!(outs[1], outs[2]);
 }
@@ -202,9 +267,17 @@ fn record_fixtures() {
         let (goals, diags) = with_worker(|w| {
             Box::pin(async move {
                 w.elaborate(&doc.text, TIMEOUT).await.unwrap();
-                let at = lsp_types::Position { line: doc.sorry.line, character: doc.sorry.character };
+                let at = lsp_types::Position {
+                    line: doc.sorry.line,
+                    character: doc.sorry.character,
+                };
                 let goals = w
-                    .rpc_call("Lean.Widget.getInteractiveGoals", at, json!({"textDocument": {"uri": w.uri()}, "position": at}), TIMEOUT)
+                    .rpc_call(
+                        "Lean.Widget.getInteractiveGoals",
+                        at,
+                        json!({"textDocument": {"uri": w.uri()}, "position": at}),
+                        TIMEOUT,
+                    )
                     .await
                     .unwrap();
                 let diags = w
@@ -221,7 +294,11 @@ fn record_fixtures() {
         });
         let doc = StatementDoc::new(text).unwrap();
         let v = json!({"statement": text, "document": doc.text, "check_line": doc.check_line, "goals": goals, "check": diags});
-        std::fs::write(format!("{dir}/{name}.json"), serde_json::to_string_pretty(&v).unwrap() + "\n").unwrap();
+        std::fs::write(
+            format!("{dir}/{name}.json"),
+            serde_json::to_string_pretty(&v).unwrap() + "\n",
+        )
+        .unwrap();
     }
 }
 
@@ -232,12 +309,32 @@ fn record_fixtures() {
 fn configured_guard_policy_is_honoured() {
     let text = "@[my_tag] theorem tagged (n : Nat) : n + 0 = n := by sorry";
     assert_eq!(opt(text).check.status, CheckStatus::Rejected);
-    let policy = leanpool_lean::guard::GuardPolicy { extra_attributes: vec!["my_tag".into()], ..Default::default() };
-    let p = StatementParams { text: text.to_owned(), timeout_ms: None };
-    let r = with_worker(move |w| Box::pin(async move { leanpool_terms::opt_on_with(w, &p, TIMEOUT, &policy).await.expect("opt") }));
+    let policy = leanpool_lean::guard::GuardPolicy {
+        extra_attributes: vec!["my_tag".into()],
+        ..Default::default()
+    };
+    let p = StatementParams {
+        text: text.to_owned(),
+        timeout_ms: None,
+    };
+    let r = with_worker(move |w| {
+        Box::pin(async move {
+            leanpool_terms::opt_on_with(w, &p, TIMEOUT, &policy)
+                .await
+                .expect("opt")
+        })
+    });
     // Lean itself does not know the attribute: an error, not a rejection.
     assert_eq!(r.check.status, CheckStatus::Error, "{:?}", r.check);
-    assert!(r.check.reason.is_none() && r.check.diagnostics.iter().any(|d| d.message.contains("my_tag")), "{:?}", r.check);
+    assert!(
+        r.check.reason.is_none()
+            && r.check
+                .diagnostics
+                .iter()
+                .any(|d| d.message.contains("my_tag")),
+        "{:?}",
+        r.check
+    );
 }
 
 /// The RPC references in Lean's answers (goal and hypothesis infos) are
@@ -248,18 +345,26 @@ fn rpc_references_are_released() {
     let text = "theorem rel (a b : Nat) (h : a ≤ b) : a < b + 1 := by sorry";
     let (released, first, second) = with_worker(move |w| {
         Box::pin(async move {
-            let p = StatementParams { text: text.to_owned(), timeout_ms: None };
+            let p = StatementParams {
+                text: text.to_owned(),
+                timeout_ms: None,
+            };
             let before = w.rpc_refs_released();
             let first = leanpool_terms::opt_on(w, &p, TIMEOUT).await.expect("opt");
             let released = w.rpc_refs_released() - before;
-            let second = leanpool_terms::opt_on(w, &p, TIMEOUT).await.expect("opt again");
+            let second = leanpool_terms::opt_on(w, &p, TIMEOUT)
+                .await
+                .expect("opt again");
             (released, first, second)
         })
     });
     assert_eq!(first.check.status, CheckStatus::Ok, "{:?}", first.check);
     // At least the infos of the three hypotheses and the target.
     assert!(released >= 4, "released {released} references");
-    assert_eq!(serde_json::to_string(&first.tree).unwrap(), serde_json::to_string(&second.tree).unwrap());
+    assert_eq!(
+        serde_json::to_string(&first.tree).unwrap(),
+        serde_json::to_string(&second.tree).unwrap()
+    );
 }
 
 /// Issue 10 part 2, a sample (every 53rd generated case, ~500 cases in a
@@ -282,10 +387,9 @@ fn lexer_beliefs_match_what_lean_reads_on_generated_adversarial_texts() {
     let all = lexdiff::cases(500_000);
     let sample: Vec<lexdiff::Case> = all.iter().step_by(53).cloned().collect();
     let plan = lexdiff::plan(&sample, 60, 990_000);
-    let (live, dead): (usize, usize) = plan
-        .batches
-        .iter()
-        .fold((0, 0), |(l, d), b| (l + b.live.len(), d + b.payloads.len() - b.live.len()));
+    let (live, dead): (usize, usize) = plan.batches.iter().fold((0, 0), |(l, d), b| {
+        (l + b.live.len(), d + b.payloads.len() - b.live.len())
+    });
     eprintln!(
         "[lexdiff] {} cases, {} refused by the guard, {} documents, {live} payloads believed live, {dead} dead",
         plan.cases,
@@ -293,7 +397,10 @@ fn lexer_beliefs_match_what_lean_reads_on_generated_adversarial_texts() {
         plan.batches.len()
     );
     assert!(plan.batches.iter().any(|b| b.statement) && plan.batches.iter().any(|b| !b.statement));
-    assert!(live > 20 && dead > 20, "the sample must exercise both beliefs");
+    assert!(
+        live > 20 && dead > 20,
+        "the sample must exercise both beliefs"
+    );
     let batches = plan.batches.clone();
     let (holes, safe, printed_n) = with_worker(move |w| {
         Box::pin(async move {
@@ -308,7 +415,11 @@ fn lexer_beliefs_match_what_lean_reads_on_generated_adversarial_texts() {
                 }
                 for (n, believed, lean) in lexdiff::disagreements(b, &printed) {
                     let what = format!("payload {n}: guard believed live={believed}, Lean printed={lean}\n--- caller text:\n{}\n--- sent:\n{}", b.caller, b.sent);
-                    if believed { safe.push(what) } else { holes.push(what) }
+                    if believed {
+                        safe.push(what)
+                    } else {
+                        holes.push(what)
+                    }
                 }
             }
             (holes, safe, printed_n)
@@ -322,7 +433,12 @@ fn lexer_beliefs_match_what_lean_reads_on_generated_adversarial_texts() {
     if let Some(first) = safe.first() {
         eprintln!("[lexdiff] first safe-direction case:\n{first}");
     }
-    assert!(holes.is_empty(), "{} payloads Lean read as code that the guard believed dead; first:\n{}", holes.len(), holes[0]);
+    assert!(
+        holes.is_empty(),
+        "{} payloads Lean read as code that the guard believed dead; first:\n{}",
+        holes.len(),
+        holes[0]
+    );
 }
 
 /// Issue 10's smuggling attacks, exactly as filed, through `check`,
@@ -342,34 +458,63 @@ fn attacks_of_issue_10_never_reach_lean_as_code() {
     ];
     let sent = [
         ("check", "open Nat \"\n--\"\n\" #eval (424401 : Nat) \"\n"),
-        ("normalize", "theorem t : r#\"x\" #eval (424301 : Nat) := 1\"# = \"\" := sorry"),
-        ("opt", "theorem t : r#\"x\" #eval (424301 : Nat) := 1\"# = \"\" := sorry"),
+        (
+            "normalize",
+            "theorem t : r#\"x\" #eval (424301 : Nat) := 1\"# = \"\" := sorry",
+        ),
+        (
+            "opt",
+            "theorem t : r#\"x\" #eval (424301 : Nat) := 1\"# = \"\" := sorry",
+        ),
     ];
     let results = with_worker(move |w| {
         Box::pin(async move {
             let mut out = Vec::new();
             for t in refused {
-                let p = CheckParams { text: t.into(), timeout_ms: None, timings: false };
-                let r = leanpool_lean::check_on(w, &p, TIMEOUT).await.expect("check");
+                let p = CheckParams {
+                    text: t.into(),
+                    timeout_ms: None,
+                    timings: false,
+                };
+                let r = leanpool_lean::check_on(w, &p, TIMEOUT)
+                    .await
+                    .expect("check");
                 out.push((t.to_string(), "check", r.status, r.diagnostics));
-                let p = StatementParams { text: t.into(), timeout_ms: None };
+                let p = StatementParams {
+                    text: t.into(),
+                    timeout_ms: None,
+                };
                 let r = leanpool_terms::opt_on(w, &p, TIMEOUT).await.expect("opt");
                 out.push((t.to_string(), "opt", r.check.status, r.check.diagnostics));
             }
             for (method, t) in sent {
                 let (status, diags) = match method {
                     "check" => {
-                        let p = CheckParams { text: t.into(), timeout_ms: None, timings: false };
-                        let r = leanpool_lean::check_on(w, &p, TIMEOUT).await.expect("check");
+                        let p = CheckParams {
+                            text: t.into(),
+                            timeout_ms: None,
+                            timings: false,
+                        };
+                        let r = leanpool_lean::check_on(w, &p, TIMEOUT)
+                            .await
+                            .expect("check");
                         (r.status, r.diagnostics)
                     }
                     "normalize" => {
-                        let p = StatementParams { text: t.into(), timeout_ms: None };
-                        let r = leanpool_terms::normalize_on(w, &p, TIMEOUT).await.expect("normalize");
+                        let p = StatementParams {
+                            text: t.into(),
+                            timeout_ms: None,
+                        };
+                        let r = leanpool_terms::normalize_on(w, &p, TIMEOUT)
+                            .await
+                            .expect("normalize");
                         (r.check.status, r.check.diagnostics)
                     }
                     _ => {
-                        let p = StatementParams { text: t.into(), timeout_ms: None };
+                        let p = StatementParams {
+                            text: t.into(),
+                            timeout_ms: None,
+                        };
                         let r = leanpool_terms::opt_on(w, &p, TIMEOUT).await.expect("opt");
                         (r.check.status, r.check.diagnostics)
                     }
@@ -380,17 +525,27 @@ fn attacks_of_issue_10_never_reach_lean_as_code() {
         })
     });
     for (text, method, status, diags) in &results[..refused.len() * 2] {
-        assert_eq!(*status, CheckStatus::Rejected, "{method} on {text:?}: {diags:?}");
+        assert_eq!(
+            *status,
+            CheckStatus::Rejected,
+            "{method} on {text:?}: {diags:?}"
+        );
     }
     for (text, method, status, diags) in &results[refused.len() * 2..] {
         assert_ne!(*status, CheckStatus::Rejected, "{method} on {text:?}");
         assert!(
-            !diags.iter().any(|d| d.message.contains("424401") || d.message.contains("424301")),
+            !diags
+                .iter()
+                .any(|d| d.message.contains("424401") || d.message.contains("424301")),
             "{method} on {text:?}: the payload ran: {diags:?}"
         );
     }
     // The raw string is the statement's, whole: it elaborates.
     for (text, method, status, diags) in &results[results.len() - 2..] {
-        assert_ne!(*status, CheckStatus::Error, "{method} on {text:?}: {diags:?}");
+        assert_ne!(
+            *status,
+            CheckStatus::Error,
+            "{method} on {text:?}: {diags:?}"
+        );
     }
 }

@@ -110,10 +110,17 @@ struct Fake<W: Write> {
 pub fn serve() -> ! {
     let chatty = std::env::args().any(|a| a == CHATTY);
     let mut input = BufReader::new(std::io::stdin().lock());
-    let mut fake = Fake { out: std::io::stdout().lock(), chatty, answered: vec![], released: vec![] };
+    let mut fake = Fake {
+        out: std::io::stdout().lock(),
+        chatty,
+        answered: vec![],
+        released: vec![],
+    };
     if chatty {
         eprintln!("[DEBUG: fake server on stderr]");
-        fake.out.write_all(b"[DEBUG:wasm] start-up chatter on stdout\n").unwrap();
+        fake.out
+            .write_all(b"[DEBUG:wasm] start-up chatter on stdout\n")
+            .unwrap();
         fake.out.flush().unwrap();
     }
     while let Some(msg) = read_message(&mut input) {
@@ -159,7 +166,9 @@ impl<W: Write> Fake<W> {
     fn send(&mut self, msg: &Value) {
         let body = serde_json::to_vec(msg).unwrap();
         if self.chatty {
-            self.out.write_all(b"[DEBUG: noise before a frame] Content-\n").unwrap();
+            self.out
+                .write_all(b"[DEBUG: noise before a frame] Content-\n")
+                .unwrap();
         }
         write!(self.out, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
         self.out.write_all(&body).unwrap();
@@ -200,7 +209,11 @@ impl<W: Write> Fake<W> {
                 self.elaborate(&doc["uri"], &doc["version"], text);
             }
             "textDocument/didChange" => {
-                let text = params["contentChanges"].as_array().and_then(|c| c.last()).and_then(|c| c["text"].as_str()).unwrap_or("");
+                let text = params["contentChanges"]
+                    .as_array()
+                    .and_then(|c| c.last())
+                    .and_then(|c| c["text"].as_str())
+                    .unwrap_or("");
                 if let Ok(path) = std::env::var("FAKE_LOG") {
                     // The caller's last line, not leanpool's verdict trailer.
                     let last = text
@@ -208,13 +221,20 @@ impl<W: Write> Fake<W> {
                         .lines()
                         .rfind(|l| !l.starts_with("#check ") && !l.contains("#print axioms "))
                         .unwrap_or("");
-                    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+                    let mut f = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(path)
+                        .unwrap();
                     writeln!(f, "{} {last}", std::process::id()).unwrap();
                 }
                 let doc = &params["textDocument"];
                 self.elaborate(&doc["uri"], &doc["version"], text);
             }
-            "$/lean/rpc/connect" => self.answer(id.unwrap_or(&Value::Null), json!({"sessionId": RPC_SESSION})),
+            "$/lean/rpc/connect" => self.answer(
+                id.unwrap_or(&Value::Null),
+                json!({"sessionId": RPC_SESSION}),
+            ),
             "$/lean/rpc/call" => {
                 let id = id.unwrap_or(&Value::Null).clone();
                 if params["sessionId"] != json!(RPC_SESSION) {
@@ -229,8 +249,14 @@ impl<W: Write> Fake<W> {
                 self.released.extend(refs.iter().map(|r| r["p"].clone()));
             }
             // The fake's own introspection, for the driver's tests.
-            "test/released" => self.answer(id.unwrap_or(&Value::Null), Value::Array(self.released.clone())),
-            "test/answered" => self.answer(id.unwrap_or(&Value::Null), Value::Array(self.answered.clone())),
+            "test/released" => self.answer(
+                id.unwrap_or(&Value::Null),
+                Value::Array(self.released.clone()),
+            ),
+            "test/answered" => self.answer(
+                id.unwrap_or(&Value::Null),
+                Value::Array(self.answered.clone()),
+            ),
             m => {
                 if m == "textDocument/waitForDiagnostics" {
                     let ms = BARRIER_DELAY_MS.swap(0, Ordering::SeqCst);
@@ -316,7 +342,8 @@ impl<W: Write> Fake<W> {
             }
             if let Some(name) = line.strip_prefix("#check ") {
                 let at = json!({"start": {"line": i, "character": 0}, "end": {"line": i, "character": 6}});
-                diags.push(json!({"range": at, "severity": 3, "message": format!("{name} : Prop")}));
+                diags
+                    .push(json!({"range": at, "severity": 3, "message": format!("{name} : Prop")}));
                 continue;
             }
             if let Some(j) = line.find("#print axioms") {
@@ -329,7 +356,9 @@ impl<W: Write> Fake<W> {
             if let Some(j) = line.find("bad") {
                 let c = utf16(&line[..j]);
                 let at = json!({"start": {"line": i, "character": c}, "end": {"line": i, "character": c + 3}});
-                diags.push(json!({"range": at, "severity": 1, "message": "unknown identifier 'bad'"}));
+                diags.push(
+                    json!({"range": at, "severity": 1, "message": "unknown identifier 'bad'"}),
+                );
             }
         }
         if hang {

@@ -41,7 +41,10 @@ impl Ctx {
         leanpool_lean::LeanCommand {
             program: std::env::current_exe().unwrap(),
             args: args.iter().map(|a| a.to_string()).collect(),
-            env: vec![(fake_lean::ENV.into(), "1".into()), ("FAKE_LOG".into(), self.log().display().to_string())],
+            env: vec![
+                (fake_lean::ENV.into(), "1".into()),
+                ("FAKE_LOG".into(), self.log().display().to_string()),
+            ],
             cwd: None,
             backend: leanpool_lean::BackendKind::Native,
             version: None,
@@ -68,7 +71,10 @@ pub fn fake_pool_config() -> leanpool_pool::PoolConfig {
         max_workers_per_key: 1,
         spares_per_key: 0,
         start_timeout_ms: 10_000,
-        sandbox: leanpool_lean::SandboxConfig { mode: leanpool_lean::SandboxMode::Off, ..Default::default() },
+        sandbox: leanpool_lean::SandboxConfig {
+            mode: leanpool_lean::SandboxMode::Off,
+            ..Default::default()
+        },
         ..leanpool_pool::PoolConfig::default()
     }
 }
@@ -92,13 +98,24 @@ pub fn main(tests: Vec<(&'static str, TestFn)>) {
         fake_lean::serve();
     }
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let selected: Vec<_> = tests.into_iter().filter(|(n, _)| filter.as_deref().is_none_or(|f| n.contains(f))).collect();
+    let selected: Vec<_> = tests
+        .into_iter()
+        .filter(|(n, _)| filter.as_deref().is_none_or(|f| n.contains(f)))
+        .collect();
     println!("\nrunning {} tests (fake Lean worker)", selected.len());
     let mut failed = Vec::new();
     for (name, f) in selected {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        let cx = Ctx { dir: tempfile::tempdir().unwrap() };
-        let r = rt.block_on(async move { tokio::spawn(tokio::time::timeout(Duration::from_secs(60), f(cx))).await });
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let cx = Ctx {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        let r = rt.block_on(async move {
+            tokio::spawn(tokio::time::timeout(Duration::from_secs(60), f(cx))).await
+        });
         drop(rt);
         let ok = matches!(r, Ok(Ok(())));
         println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });

@@ -17,7 +17,9 @@ fn stat(pid: u32) -> Option<(u32, char)> {
 /// pool's workers (the test starts no other children).
 pub fn worker_children() -> Vec<u32> {
     let me = std::process::id();
-    let Ok(dir) = std::fs::read_dir("/proc") else { return vec![] };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
     dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|&pid| matches!(stat(pid), Some((ppid, st)) if ppid == me && st != 'Z'))
         .collect()
@@ -39,14 +41,20 @@ pub async fn assert_no_workers_left() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let left: Vec<(u32, Option<(u32, char)>)> = worker_children().into_iter().map(|p| (p, stat(p))).collect();
+    let left: Vec<(u32, Option<(u32, char)>)> = worker_children()
+        .into_iter()
+        .map(|p| (p, stat(p)))
+        .collect();
     panic!("worker processes left behind (pid, (ppid, state)): {left:?}");
 }
 
 /// Cleanup between tests: SIGKILL whatever children remain.
 pub fn kill_all_workers() {
     for pid in worker_children() {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGKILL);
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
     }
 }
 
@@ -54,5 +62,9 @@ pub fn kill_all_workers() {
 pub fn address_space_limit(pid: u32) -> Option<u64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
     let line = text.lines().find(|l| l.starts_with("Max address space"))?;
-    line["Max address space".len()..].split_whitespace().next()?.parse().ok()
+    line["Max address space".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }

@@ -42,16 +42,22 @@ enum Command {
     /// Print the Lean backend in use, its version and library path, and a verdict.
     Doctor(cmd::doctor::Args),
     /// Check that a Lean file elaborates (locally, or through a daemon with --socket).
-    #[command(after_help = "Exit: 0 status ok; 1 any other status (sorry included); 2 leanpool error; 141 stdout closed.")]
+    #[command(
+        after_help = "Exit: 0 status ok; 1 any other status (sorry included); 2 leanpool error; 141 stdout closed."
+    )]
     Check(cmd::check::Args),
     /// Judge a proof against a fixed statement: `proved` only if the theorem
     /// exists with exactly the statement's type, without sorry or new axioms.
     Verify(cmd::verify::Args),
     /// Print a statement as Lean elaborated it.
-    #[command(after_help = "Exit: 0 status ok or sorry; 1 any other status; 2 leanpool error; 141 stdout closed.")]
+    #[command(
+        after_help = "Exit: 0 status ok or sorry; 1 any other status; 2 leanpool error; 141 stdout closed."
+    )]
     Normalize(cmd::normalize::Args),
     /// Print a statement's operator tree.
-    #[command(after_help = "Exit: 0 status ok or sorry; 1 any other status; 2 leanpool error; 141 stdout closed.")]
+    #[command(
+        after_help = "Exit: 0 status ok or sorry; 1 any other status; 2 leanpool error; 141 stdout closed."
+    )]
     Opt(cmd::opt::Args),
     /// Tree edit distance similarity of operator trees (no Lean needed).
     #[command(subcommand)]

@@ -34,9 +34,20 @@ fn run_with_closed_stdout(args: &[&str]) -> Output {
 
 fn assert_quiet_141(args: &[&str], out: &Output) {
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(141), "leanpool {args:?}: status {:?}, stderr {stderr}", out.status);
-    assert!(!stderr.contains("panicked"), "leanpool {args:?} panicked: {stderr}");
-    assert!(stderr.is_empty(), "leanpool {args:?} should stop quietly: {stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(141),
+        "leanpool {args:?}: status {:?}, stderr {stderr}",
+        out.status
+    );
+    assert!(
+        !stderr.contains("panicked"),
+        "leanpool {args:?} panicked: {stderr}"
+    );
+    assert!(
+        stderr.is_empty(),
+        "leanpool {args:?} should stop quietly: {stderr}"
+    );
 }
 
 fn tree_files(dir: &Path) -> (String, String) {
@@ -44,21 +55,36 @@ fn tree_files(dir: &Path) -> (String, String) {
     let b = dir.join("b.json");
     std::fs::write(&a, r#"{"label":"_ - _","kind":"op","children":[{"label":"a","kind":"bound_var","scope":0},{"label":"b","kind":"bound_var","scope":1}]}"#).unwrap();
     std::fs::write(&b, r#"{"content":"_ + _","children":[{"content":"y","variable_freecost":true},{"content":"x","variable_freecost":true}]}"#).unwrap();
-    (a.to_str().unwrap().to_string(), b.to_str().unwrap().to_string())
+    (
+        a.to_str().unwrap().to_string(),
+        b.to_str().unwrap().to_string(),
+    )
 }
 
 #[test]
 fn closed_stdout_gted_score_and_doctor_stop_quietly() {
     let tmp = tempfile::tempdir().unwrap();
     let (a, b) = tree_files(tmp.path());
-    for args in [vec!["gted", "score", &a, &b], vec!["gted", "score", "--json", &a, &b], vec!["doctor"]] {
+    for args in [
+        vec!["gted", "score", &a, &b],
+        vec!["gted", "score", "--json", &a, &b],
+        vec!["doctor"],
+    ] {
         let out = run_with_closed_stdout(&args);
         assert_quiet_141(&args, &out);
     }
     // The same command with an open stdout succeeds and prints: the 141
     // above comes from the closed pipe, not from the command failing.
-    let ok = Command::new(env!("CARGO_BIN_EXE_leanpool")).args(["gted", "score", &a, &b]).output().unwrap();
-    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    let ok = Command::new(env!("CARGO_BIN_EXE_leanpool"))
+        .args(["gted", "score", &a, &b])
+        .output()
+        .unwrap();
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
     assert!(!ok.stdout.is_empty());
 }
 
@@ -112,7 +138,11 @@ fn closed_stdout_check_normalize_opt_stop_quietly() {
             args.push("--json");
         }
         let out = run_with_closed_stdout(&args);
-        assert_eq!(daemon.join().unwrap(), method, "the CLI asked the stand-in daemon");
+        assert_eq!(
+            daemon.join().unwrap(),
+            method,
+            "the CLI asked the stand-in daemon"
+        );
         assert_quiet_141(&args, &out);
     }
     // With an open stdout the same `error` answer prints and exits 1.
@@ -123,16 +153,27 @@ fn closed_stdout_check_normalize_opt_stop_quietly() {
         .output()
         .unwrap();
     daemon.join().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("status: error"));
 }
 
 #[test]
 fn help_documents_the_exit_codes() {
-    let out = Command::new(env!("CARGO_BIN_EXE_leanpool")).arg("--help").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_leanpool"))
+        .arg("--help")
+        .output()
+        .unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     for code in ["  0 ", "  1 ", "  2 ", "  3 ", "  141 "] {
-        assert!(help.contains(code), "--help lacks exit code {code:?}: {help}");
+        assert!(
+            help.contains(code),
+            "--help lacks exit code {code:?}: {help}"
+        );
     }
 }
 
@@ -158,11 +199,27 @@ fn closed_stdout_gted_eval_and_local_verify_stop_quietly() {
     }
     // With an open stdout: `gted eval` prints and exits 0, `verify` prints
     // the rejection and exits 1 (so 141 above is the pipe's doing).
-    let eval = Command::new(env!("CARGO_BIN_EXE_leanpool")).args(["gted", "eval", data]).output().unwrap();
-    assert_eq!(eval.status.code(), Some(0), "{}", String::from_utf8_lossy(&eval.stderr));
+    let eval = Command::new(env!("CARGO_BIN_EXE_leanpool"))
+        .args(["gted", "eval", data])
+        .output()
+        .unwrap();
+    assert_eq!(
+        eval.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&eval.stderr)
+    );
     assert!(String::from_utf8_lossy(&eval.stdout).contains("pairs: 0"));
-    let verify = Command::new(env!("CARGO_BIN_EXE_leanpool")).args(["verify", stmt, proof]).output().unwrap();
-    assert_eq!(verify.status.code(), Some(1), "{}", String::from_utf8_lossy(&verify.stderr));
+    let verify = Command::new(env!("CARGO_BIN_EXE_leanpool"))
+        .args(["verify", stmt, proof])
+        .output()
+        .unwrap();
+    assert_eq!(
+        verify.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
     assert!(String::from_utf8_lossy(&verify.stdout).contains("status: rejected"));
 }
 
@@ -173,7 +230,10 @@ fn closed_stdout_status_stops_quietly_and_batch_is_unaffected() {
     // Lean methods answer SPAWN_FAILED).
     let d = Daemon::start(tmp.path(), "", Lean::Off);
     let socket = d.socket.to_str().unwrap();
-    for args in [vec!["status", "--socket", socket], vec!["status", "--json", "--socket", socket]] {
+    for args in [
+        vec!["status", "--socket", socket],
+        vec!["status", "--json", "--socket", socket],
+    ] {
         let out = run_with_closed_stdout(&args);
         assert_quiet_141(&args, &out);
     }
@@ -183,16 +243,31 @@ fn closed_stdout_status_stops_quietly_and_batch_is_unaffected() {
     let input = tmp.path().join("in.jsonl");
     let output = tmp.path().join("out.jsonl");
     std::fs::write(&input, "{\"id\": 1, \"text\": \"theorem a : True := trivial\"}\n{\"id\": \"b\", \"text\": \"theorem b : 1 = 1 := rfl\"}\n").unwrap();
-    let args = ["batch", input.to_str().unwrap(), output.to_str().unwrap(), "--socket", socket];
+    let args = [
+        "batch",
+        input.to_str().unwrap(),
+        output.to_str().unwrap(),
+        "--socket",
+        socket,
+    ];
     let out = run_with_closed_stdout(&args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    let lines: Vec<serde_json::Value> =
-        std::fs::read_to_string(&output).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&output)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 2, "{lines:?}");
-    assert_eq!((&lines[0]["id"], &lines[1]["id"]), (&serde_json::json!(1), &serde_json::json!("b")));
-    assert!(lines.iter().all(|l| l["error"]["code"].is_i64()), "{lines:?}");
+    assert_eq!(
+        (&lines[0]["id"], &lines[1]["id"]),
+        (&serde_json::json!(1), &serde_json::json!("b"))
+    );
+    assert!(
+        lines.iter().all(|l| l["error"]["code"].is_i64()),
+        "{lines:?}"
+    );
 }
 
 #[test]
@@ -235,9 +310,21 @@ fn closed_stdout_lsp_stops_quietly() {
     };
     drop(stdin);
     let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-    assert_eq!(status.code(), Some(141), "status {status:?}, stderr {stderr}");
-    assert!(stderr.is_empty(), "leanpool lsp should stop quietly: {stderr}");
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(
+        status.code(),
+        Some(141),
+        "status {status:?}, stderr {stderr}"
+    );
+    assert!(
+        stderr.is_empty(),
+        "leanpool lsp should stop quietly: {stderr}"
+    );
 }
 
 /// The Lean-backed paths cannot be driven here without Lean; what keeps
@@ -248,7 +335,16 @@ fn closed_stdout_lsp_stops_quietly() {
 #[test]
 fn every_stdout_write_goes_through_the_closed_pipe_rule() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let forbidden = ["std::print", "std::println", "std::io::stdout", "io::stdout()", "stdout().lock", "tokio::io::stdout", "libc::write", "print_stdout"];
+    let forbidden = [
+        "std::print",
+        "std::println",
+        "std::io::stdout",
+        "io::stdout()",
+        "stdout().lock",
+        "tokio::io::stdout",
+        "libc::write",
+        "print_stdout",
+    ];
     let mut files = vec![root.join("src/main.rs")];
     for e in std::fs::read_dir(root.join("src/cmd")).unwrap() {
         files.push(e.unwrap().path());
@@ -257,15 +353,30 @@ fn every_stdout_write_goes_through_the_closed_pipe_rule() {
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
         for bad in forbidden {
-            assert!(!text.contains(bad), "{} writes to stdout around the closed-pipe rule: `{bad}`", f.display());
+            assert!(
+                !text.contains(bad),
+                "{} writes to stdout around the closed-pipe rule: `{bad}`",
+                f.display()
+            );
         }
     }
     // The macros are defined before every other module (textual scope).
     let main = std::fs::read_to_string(root.join("src/main.rs")).unwrap();
-    let (macros, cmd) = (main.find("#[macro_use]\nmod stdout;").expect("stdout module with #[macro_use]"), main.find("mod cmd;").unwrap());
+    let (macros, cmd) = (
+        main.find("#[macro_use]\nmod stdout;")
+            .expect("stdout module with #[macro_use]"),
+        main.find("mod cmd;").unwrap(),
+    );
     assert!(macros < cmd, "`mod stdout` must come before `mod cmd`");
     // The LSP bridge: one stdout, wrapped.
     let lsp = std::fs::read_to_string(root.join("../leanpool-lsp/src/lib.rs")).unwrap();
-    assert_eq!(lsp.matches("tokio::io::stdout()").count(), 1, "leanpool-lsp opens stdout once");
-    assert!(lsp.contains("StdoutWatch { inner: tokio::io::stdout()"), "leanpool-lsp's stdout is the watched writer");
+    assert_eq!(
+        lsp.matches("tokio::io::stdout()").count(),
+        1,
+        "leanpool-lsp opens stdout once"
+    );
+    assert!(
+        lsp.contains("StdoutWatch { inner: tokio::io::stdout()"),
+        "leanpool-lsp's stdout is the watched writer"
+    );
 }

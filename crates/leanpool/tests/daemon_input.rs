@@ -34,7 +34,11 @@ fn recv(r: &mut BufReader<UnixStream>) -> Value {
 
 /// The answer's error code, read as the integer on the wire.
 fn code(v: &Value) -> ErrorCode {
-    ErrorCode::from_code(v["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {v}")))
+    ErrorCode::from_code(
+        v["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("not an error: {v}")),
+    )
 }
 
 fn vm_hwm_kib(pid: i32) -> u64 {
@@ -46,7 +50,11 @@ fn vm_hwm_kib(pid: i32) -> u64 {
 #[test]
 fn bad_frames_get_errors_and_the_connection_survives() {
     let dir = tempfile::tempdir().unwrap();
-    let d = Daemon::start(dir.path(), &format!("max_request_bytes = {MAX}\n"), Lean::Off);
+    let d = Daemon::start(
+        dir.path(),
+        &format!("max_request_bytes = {MAX}\n"),
+        Lean::Off,
+    );
     let (mut r, mut w) = connect(&d);
     let cases: Vec<(Vec<u8>, ErrorCode, Value)> = vec![
         (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"".to_vec(), ErrorCode::ParseError, Value::Null),
@@ -68,10 +76,21 @@ fn bad_frames_get_errors_and_the_connection_survives() {
         w.write_all(&line).unwrap();
         w.write_all(b"\n").unwrap();
         let a = recv(&mut r);
-        assert_eq!((code(&a), &a["id"]), (want, &id), "for {}", String::from_utf8_lossy(&line[..line.len().min(80)]));
+        assert_eq!(
+            (code(&a), &a["id"]),
+            (want, &id),
+            "for {}",
+            String::from_utf8_lossy(&line[..line.len().min(80)])
+        );
         // Still the same, working connection.
-        w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"alive\",\"method\":\"ping\",\"params\":true}\n").unwrap();
-        assert_eq!(recv(&mut r), json!({"jsonrpc": "2.0", "id": "alive", "result": true}));
+        w.write_all(
+            b"{\"jsonrpc\":\"2.0\",\"id\":\"alive\",\"method\":\"ping\",\"params\":true}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            recv(&mut r),
+            json!({"jsonrpc": "2.0", "id": "alive", "result": true})
+        );
     }
 }
 
@@ -82,17 +101,28 @@ fn a_huge_line_is_skipped_without_being_buffered() {
     let (mut r, mut w) = connect(&d);
     let before = vm_hwm_kib(d.pid());
     let chunk = vec![b'a'; 1 << 20];
-    w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":\"").unwrap();
+    w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":\"")
+        .unwrap();
     for _ in 0..256 {
         w.write_all(&chunk).unwrap(); // 256 MiB in one line
     }
-    w.write_all(b"\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":2}\n").unwrap();
+    w.write_all(b"\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":2}\n")
+        .unwrap();
     let a = recv(&mut r);
-    assert_eq!((code(&a), &a["id"]), (ErrorCode::RequestTooLarge, &json!(1)));
-    assert!(a["error"]["message"].as_str().unwrap().contains("268435"), "{a}");
+    assert_eq!(
+        (code(&a), &a["id"]),
+        (ErrorCode::RequestTooLarge, &json!(1))
+    );
+    assert!(
+        a["error"]["message"].as_str().unwrap().contains("268435"),
+        "{a}"
+    );
     assert_eq!(recv(&mut r)["result"], json!(2));
     let grew_mib = (vm_hwm_kib(d.pid()) - before) / 1024;
-    assert!(grew_mib < 32, "daemon peak RSS grew by {grew_mib} MiB for a 256 MiB line");
+    assert!(
+        grew_mib < 32,
+        "daemon peak RSS grew by {grew_mib} MiB for a 256 MiB line"
+    );
 }
 
 /// Mutated frames sent to a live daemon over one connection: exactly one
@@ -101,7 +131,11 @@ fn a_huge_line_is_skipped_without_being_buffered() {
 fn live_fuzz() {
     const N: usize = 5000;
     let dir = tempfile::tempdir().unwrap();
-    let mut d = Daemon::start(dir.path(), &format!("max_request_bytes = {MAX}\n"), Lean::Off);
+    let mut d = Daemon::start(
+        dir.path(),
+        &format!("max_request_bytes = {MAX}\n"),
+        Lean::Off,
+    );
     let mut rng = StdRng::seed_from_u64(0x5eed_da3e);
     let seeds = fuzzgen::seeds();
     let mut input = Vec::new();
@@ -109,7 +143,14 @@ fn live_fuzz() {
     let mut n = 0;
     while n < N {
         let f = fuzzgen::frame(&mut rng, &seeds, MAX);
-        let frame = if f.len() > MAX { Frame::TooLarge { len: f.len(), prefix: f.clone() } } else { Frame::Line(f.clone()) };
+        let frame = if f.len() > MAX {
+            Frame::TooLarge {
+                len: f.len(),
+                prefix: f.clone(),
+            }
+        } else {
+            Frame::Line(f.clone())
+        };
         match decode(&frame, MAX) {
             // A valid `shutdown` would (rightly) stop the daemon mid-test.
             Decoded::Call(req) if req.method == "shutdown" => continue,
@@ -145,9 +186,14 @@ fn live_fuzz() {
     let w = sender.join().unwrap();
     // Nothing extra: a ping is the very next answer.
     let mut w2 = w.try_clone().unwrap();
-    w2.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"last\",\"method\":\"ping\"}\n").unwrap();
+    w2.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"last\",\"method\":\"ping\"}\n")
+        .unwrap();
     assert_eq!(recv(&mut r)["id"], json!("last"));
-    assert!(d.child.try_wait().unwrap().is_none(), "daemon died:\n{}", d.logs());
+    assert!(
+        d.child.try_wait().unwrap().is_none(),
+        "daemon died:\n{}",
+        d.logs()
+    );
     eprintln!("live fuzz: {N} frames, {expected} answers");
     drop(w);
     d.signal(nix::sys::signal::Signal::SIGTERM);
@@ -170,16 +216,40 @@ fn huge_gted_trees_and_array_params_are_refused_and_the_daemon_lives() {
     let hwm_before = vm_hwm_kib(d.pid());
     w.write_all(format!("{req}\n").as_bytes()).unwrap();
     let a = recv(&mut r);
-    assert_eq!((code(&a), &a["id"]), (ErrorCode::InvalidParams, &json!(1)), "{a}");
-    assert!(a["error"]["message"].as_str().unwrap().contains("more than 2000 nodes"), "{a}");
+    assert_eq!(
+        (code(&a), &a["id"]),
+        (ErrorCode::InvalidParams, &json!(1)),
+        "{a}"
+    );
+    assert!(
+        a["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than 2000 nodes"),
+        "{a}"
+    );
     let grew_mib = vm_hwm_kib(d.pid()).saturating_sub(hwm_before) >> 10;
-    assert!(grew_mib < 1024, "the daemon's peak memory grew by {grew_mib} MiB");
-    for (id, params) in [(2, json!(["x"])), (3, json!(["theorem t : True := trivial", 100, false]))] {
+    assert!(
+        grew_mib < 1024,
+        "the daemon's peak memory grew by {grew_mib} MiB"
+    );
+    for (id, params) in [
+        (2, json!(["x"])),
+        (3, json!(["theorem t : True := trivial", 100, false])),
+    ] {
         let req = json!({"jsonrpc": "2.0", "id": id, "method": "check", "params": params});
         w.write_all(format!("{req}\n").as_bytes()).unwrap();
         let a = recv(&mut r);
-        assert_eq!((code(&a), &a["id"]), (ErrorCode::InvalidParams, &json!(id)), "{a}");
+        assert_eq!(
+            (code(&a), &a["id"]),
+            (ErrorCode::InvalidParams, &json!(id)),
+            "{a}"
+        );
     }
-    w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"alive\",\"method\":\"ping\",\"params\":true}\n").unwrap();
-    assert_eq!(recv(&mut r), json!({"jsonrpc": "2.0", "id": "alive", "result": true}));
+    w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"alive\",\"method\":\"ping\",\"params\":true}\n")
+        .unwrap();
+    assert_eq!(
+        recv(&mut r),
+        json!({"jsonrpc": "2.0", "id": "alive", "result": true})
+    );
 }

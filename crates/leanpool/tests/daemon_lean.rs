@@ -25,10 +25,18 @@ fn bad(i: u32) -> String {
 }
 
 fn lines(p: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
-fn batch(socket: &std::path::Path, input: &std::path::Path, output: &std::path::Path) -> (i32, String) {
+fn batch(
+    socket: &std::path::Path,
+    input: &std::path::Path,
+    output: &std::path::Path,
+) -> (i32, String) {
     let out = Command::new(BIN)
         .args(["batch"])
         .arg(input)
@@ -38,7 +46,10 @@ fn batch(socket: &std::path::Path, input: &std::path::Path, output: &std::path::
         .args(["--method", "check", "--concurrency", "3"])
         .output()
         .unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -56,27 +67,46 @@ async fn daemon_on_real_lean() {
         json!({"id": "c", "text": "theorem s : 1 = 1 := sorry"}),
         json!({"id": 4, "text": ok(4)}),
     ];
-    std::fs::write(&input, items.iter().map(|v| format!("{v}\n")).collect::<String>()).unwrap();
+    std::fs::write(
+        &input,
+        items.iter().map(|v| format!("{v}\n")).collect::<String>(),
+    )
+    .unwrap();
     let (code, err) = batch(&d.socket, &input, &output);
     assert_eq!(code, 0, "{err}\n{}", d.logs());
     let out = lines(&output);
-    let got: Vec<(Value, Value)> = out.iter().map(|l| (l["id"].clone(), l["result"]["status"].clone())).collect();
+    let got: Vec<(Value, Value)> = out
+        .iter()
+        .map(|l| (l["id"].clone(), l["result"]["status"].clone()))
+        .collect();
     assert_eq!(
         got,
-        vec![(json!("a"), json!("ok")), (json!(2), json!("error")), (json!("c"), json!("sorry")), (json!(4), json!("ok"))],
+        vec![
+            (json!("a"), json!("ok")),
+            (json!(2), json!("error")),
+            (json!("c"), json!("sorry")),
+            (json!(4), json!("ok"))
+        ],
         "{out:?}"
     );
     // Resume: nothing left to do; then a torn file is repaired and completed.
     let (code, err) = batch(&d.socket, &input, &output);
     assert_eq!(code, 0);
-    assert!(err.contains("0 answered now") && err.contains("4 already"), "{err}");
+    assert!(
+        err.contains("0 answered now") && err.contains("4 already"),
+        "{err}"
+    );
     let full = std::fs::read_to_string(&output).unwrap();
     let first_two: String = full.lines().take(2).map(|l| format!("{l}\n")).collect();
     std::fs::write(&output, format!("{first_two}{{\"id\":\"c\",\"res")).unwrap();
     let (code, err) = batch(&d.socket, &input, &output);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("2 answered now"), "{err}");
-    assert_eq!(std::fs::read_to_string(&output).unwrap(), full, "resumed file differs from the one-shot file");
+    assert_eq!(
+        std::fs::read_to_string(&output).unwrap(),
+        full,
+        "resumed file differs from the one-shot file"
+    );
 
     // 4 concurrent clients x 3 checks on the one worker, answers matched.
     let mut js = tokio::task::JoinSet::new();
@@ -88,12 +118,26 @@ async fn daemon_on_real_lean() {
             for j in 0..3u32 {
                 let c = c.clone();
                 let i = 10 + k * 3 + j;
-                let (text, want) = if i % 2 == 0 { (ok(i), CheckStatus::Ok) } else { (bad(i), CheckStatus::Error) };
+                let (text, want) = if i % 2 == 0 {
+                    (ok(i), CheckStatus::Ok)
+                } else {
+                    (bad(i), CheckStatus::Error)
+                };
                 mine.spawn(async move {
-                    let r = c.check(&CheckParams { text, timeout_ms: None, timings: false }).await.unwrap();
+                    let r = c
+                        .check(&CheckParams {
+                            text,
+                            timeout_ms: None,
+                            timings: false,
+                        })
+                        .await
+                        .unwrap();
                     assert_eq!(r.status, want, "statement {i}: {r:?}");
                     if want == CheckStatus::Error {
-                        assert!(r.diagnostics.iter().any(|d| d.message.contains("decide")), "{r:?}");
+                        assert!(
+                            r.diagnostics.iter().any(|d| d.message.contains("decide")),
+                            "{r:?}"
+                        );
                     }
                 });
             }
@@ -113,23 +157,39 @@ async fn daemon_on_real_lean() {
     let mut answers = vec![];
     for _ in 0..3 {
         let ci = Client::connect(&d.socket).await.unwrap();
-        answers.push(ci.call_raw("check", same.clone()).await.unwrap().get().to_string());
+        answers.push(
+            ci.call_raw("check", same.clone())
+                .await
+                .unwrap()
+                .get()
+                .to_string(),
+        );
     }
-    assert!(answers.iter().all(|a| a == &answers[0]), "answers differ: {answers:#?}");
+    assert!(
+        answers.iter().all(|a| a == &answers[0]),
+        "answers differ: {answers:#?}"
+    );
     let r: Value = serde_json::from_str(&answers[0]).unwrap();
     assert_eq!(r["status"], "error", "{r}");
     assert_eq!(r["diagnostics"].as_array().map(Vec::len), Some(2), "{r}");
 
     // The Python example against the same daemon.
     let py = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/python_client.py"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/python_client.py"
+        ))
         .arg("--socket")
         .arg(&d.socket)
         .arg("check")
         .arg(json!({"text": bad(3)}).to_string())
         .output()
         .unwrap();
-    assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
+    assert!(
+        py.status.success(),
+        "{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
     let r: Value = serde_json::from_slice(&py.stdout).unwrap();
     assert_eq!(r["status"], "error");
 
@@ -137,11 +197,26 @@ async fn daemon_on_real_lean() {
     attack_disconnect_does_not_stall_the_next_caller(&d, &c).await;
 
     // `leanpool check FILE --socket`: exit 0 for ok, 1 otherwise.
-    for (name, text, code, status) in [("good.lean", ok(5), 0, "ok"), ("bad.lean", bad(5), 1, "error")] {
+    for (name, text, code, status) in [
+        ("good.lean", ok(5), 0, "ok"),
+        ("bad.lean", bad(5), 1, "error"),
+    ] {
         let f = dir.path().join(name);
         std::fs::write(&f, &text).unwrap();
-        let out = Command::new(BIN).arg("check").arg(&f).arg("--socket").arg(&d.socket).arg("--json").output().unwrap();
-        assert_eq!(out.status.code(), Some(code), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new(BIN)
+            .arg("check")
+            .arg(&f)
+            .arg("--socket")
+            .arg(&d.socket)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let r: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(r["status"], status);
     }
@@ -156,9 +231,16 @@ async fn daemon_on_real_lean() {
     let sent = 4 + 2 + 12 + 3 + 1 + 2; // batch, resumed batch, clients, determinism, Python, CLI
     assert!(st.pool.counters.requests >= sent, "{:?}", st.pool.counters);
     assert!(alive(pid));
-    let human = Command::new(BIN).args(["status", "--socket"]).arg(&d.socket).output().unwrap();
+    let human = Command::new(BIN)
+        .args(["status", "--socket"])
+        .arg(&d.socket)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&human.stdout);
-    assert!(human.status.success() && text.contains(&pid.to_string()) && text.contains("check"), "{text}");
+    assert!(
+        human.status.success() && text.contains(&pid.to_string()) && text.contains("check"),
+        "{text}"
+    );
 
     // A client that goes away: its queued requests never reach Lean. They
     // queue behind the start of a worker for a new header (tens of seconds),
@@ -170,16 +252,27 @@ async fn daemon_on_real_lean() {
         let mut lines = String::new();
         for i in 1..=3 {
             let text = format!("import Init\n{}", ok(20 + i));
-            lines.push_str(&format!("{}\n", json!({"jsonrpc": "2.0", "id": i, "method": "check", "params": {"text": text}})));
+            lines.push_str(&format!(
+                "{}\n",
+                json!({"jsonrpc": "2.0", "id": i, "method": "check", "params": {"text": text}})
+            ));
         }
         s.write_all(lines.as_bytes()).await.unwrap();
         let t0 = std::time::Instant::now();
         loop {
             let st = c.status().await.unwrap();
-            if st.pool.keys.iter().any(|k| k.header.contains("import Init") && k.queue_depth == 3) {
+            if st
+                .pool
+                .keys
+                .iter()
+                .any(|k| k.header.contains("import Init") && k.queue_depth == 3)
+            {
                 break;
             }
-            assert!(t0.elapsed() < Duration::from_secs(60), "requests never queued: {st:?}");
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "requests never queued: {st:?}"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     } // dropped: the connection closes with 3 requests queued
@@ -190,22 +283,43 @@ async fn daemon_on_real_lean() {
             assert_eq!(now.requests, before.requests + 3);
             break;
         }
-        assert!(t0.elapsed() < Duration::from_secs(600), "queued requests of a departed client were not cancelled: {now:?}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(600),
+            "queued requests of a departed client were not cancelled: {now:?}"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
     // SIGTERM: graceful, socket removed, no Lean process left.
     let st = c.status().await.unwrap();
-    let pids: Vec<i32> = st.pool.keys.iter().flat_map(|k| k.workers.iter().filter_map(|w| w.pid.map(|p| p as i32))).collect();
+    let pids: Vec<i32> = st
+        .pool
+        .keys
+        .iter()
+        .flat_map(|k| k.workers.iter().filter_map(|w| w.pid.map(|p| p as i32)))
+        .collect();
     drop(c);
     let spawned = children_of(d.pid());
-    assert!(pids.iter().all(|p| spawned.contains(p)), "workers {pids:?} are not children of the daemon: {spawned:?}");
+    assert!(
+        pids.iter().all(|p| spawned.contains(p)),
+        "workers {pids:?} are not children of the daemon: {spawned:?}"
+    );
     d.signal(Signal::SIGTERM);
-    assert!(d.wait_exit(Duration::from_secs(60)).success(), "{}", d.logs());
+    assert!(
+        d.wait_exit(Duration::from_secs(60)).success(),
+        "{}",
+        d.logs()
+    );
     assert!(!d.socket.exists(), "socket left behind");
     assert!(!alive(pid), "Lean worker {pid} survived the daemon");
-    assert!(pids.iter().all(|p| !alive(*p)), "workers {pids:?} survived the daemon");
-    assert!(spawned.iter().all(|p| !alive(*p)), "children left: {spawned:?}");
+    assert!(
+        pids.iter().all(|p| !alive(*p)),
+        "workers {pids:?} survived the daemon"
+    );
+    assert!(
+        spawned.iter().all(|p| !alive(*p)),
+        "children left: {spawned:?}"
+    );
 }
 
 /// Issue 10: an attacker sends a slow `decide` with a long limit and hangs
@@ -215,19 +329,32 @@ async fn daemon_on_real_lean() {
 /// spawn, no time-out kill) answers the victim.
 async fn attack_disconnect_does_not_stall_the_next_caller(d: &Daemon, c: &Client) {
     let before = c.status().await.unwrap().pool;
-    let victim = before.keys.iter().flat_map(|k| &k.workers).find_map(|w| w.pid).expect("a worker") as i32;
+    let victim = before
+        .keys
+        .iter()
+        .flat_map(|k| &k.workers)
+        .find_map(|w| w.pid)
+        .expect("a worker") as i32;
     // A `decide` over 10^6 cases: Lean does not stop its computation on a
     // new edit (seen on WASM Lean: its threads stayed busy after the
     // interrupting edit was done).
     let slow = "theorem slow : ∀ a < 10, ∀ b < 10, ∀ c < 10, ∀ d < 10, ∀ e < 10, ∀ f < 10, \
                 a + b + c + d + e + f < 100 := by decide\n";
     let attacker = Client::connect(&d.socket).await.unwrap();
-    let p = CheckParams { text: slow.into(), timeout_ms: Some(600_000), timings: false };
+    let p = CheckParams {
+        text: slow.into(),
+        timeout_ms: Some(600_000),
+        timings: false,
+    };
     let running = tokio::spawn(async move { attacker.check(&p).await });
     // Wait for the event (the worker busy with it), not for a fixed time.
     loop {
         let s = c.status().await.unwrap().pool;
-        if s.keys.iter().flat_map(|k| &k.workers).any(|w| w.state == leanpool_pool::WorkerState::Busy) {
+        if s.keys
+            .iter()
+            .flat_map(|k| &k.workers)
+            .any(|w| w.state == leanpool_pool::WorkerState::Busy)
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -235,11 +362,25 @@ async fn attack_disconnect_does_not_stall_the_next_caller(d: &Daemon, c: &Client
     running.abort(); // drops the attacker's connection
     let _ = running.await;
     // The next caller is answered (not after the attacker's 600 s limit)...
-    let r = c.check(&CheckParams { text: ok(7), timeout_ms: None, timings: false }).await.unwrap();
+    let r = c
+        .check(&CheckParams {
+            text: ok(7),
+            timeout_ms: None,
+            timings: false,
+        })
+        .await
+        .unwrap();
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
     let after = c.status().await.unwrap().pool;
-    assert_eq!(after.counters.cancelled, before.counters.cancelled + 1, "{after:?}");
-    assert_eq!(after.counters.timeouts, before.counters.timeouts, "{after:?}");
+    assert_eq!(
+        after.counters.cancelled,
+        before.counters.cancelled + 1,
+        "{after:?}"
+    );
+    assert_eq!(
+        after.counters.timeouts, before.counters.timeouts,
+        "{after:?}"
+    );
     // ...and no process is left computing the departed caller's text:
     // the worker was killed (it did not go quiet within
     // `timeout_grace_ms`) and replaced, or it is kept and idle.
@@ -247,12 +388,23 @@ async fn attack_disconnect_does_not_stall_the_next_caller(d: &Daemon, c: &Client
         let cpu = cpu_share(victim, Duration::from_secs(1)).await;
         assert!(cpu < 0.5, "the kept worker {victim} still computes the departed caller's text ({cpu:.2} cores): {after:?}");
         println!("disconnect attack: worker {victim} interrupted and kept, {cpu:.2} cores over 1 s after the next answer");
-        assert_eq!(after.counters.cancel_kills, before.counters.cancel_kills, "{after:?}");
+        assert_eq!(
+            after.counters.cancel_kills, before.counters.cancel_kills,
+            "{after:?}"
+        );
         assert_eq!(after.counters.spawns, before.counters.spawns, "{after:?}");
     } else {
-        assert_eq!(after.counters.cancel_kills, before.counters.cancel_kills + 1, "{after:?}");
+        assert_eq!(
+            after.counters.cancel_kills,
+            before.counters.cancel_kills + 1,
+            "{after:?}"
+        );
         println!("disconnect attack: worker {victim} still computing after the grace, killed and replaced");
-        assert_eq!(after.counters.spawns, before.counters.spawns + 1, "{after:?}");
+        assert_eq!(
+            after.counters.spawns,
+            before.counters.spawns + 1,
+            "{after:?}"
+        );
     }
 }
 
@@ -263,9 +415,13 @@ async fn cpu_share(pid: i32, window: Duration) -> f64 {
         let rest = s.rfind(')').map(|i| &s[i + 2..]).unwrap_or("");
         // Fields after the name: state is the 1st, utime the 12th, stime the 13th.
         let f: Vec<&str> = rest.split_whitespace().collect();
-        f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+        f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+            + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
     }
-    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok().flatten().unwrap_or(100) as f64;
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64;
     let t0 = ticks(pid);
     tokio::time::sleep(window).await;
     (ticks(pid).saturating_sub(t0)) as f64 / hz / window.as_secs_f64()
@@ -276,10 +432,25 @@ async fn cpu_share(pid: i32, window: Duration) -> f64 {
 /// every local run costs a worker start).
 fn cli_opt_and_normalize_through_the_daemon(d: &Daemon, dir: &std::path::Path) {
     let f = dir.join("terms.lean");
-    std::fs::write(&f, "theorem t (a b : Nat) (h : a < b) : ∀ c, a + c < b + c := by\n  omega\n").unwrap();
+    std::fs::write(
+        &f,
+        "theorem t (a b : Nat) (h : a < b) : ∀ c, a + c < b + c := by\n  omega\n",
+    )
+    .unwrap();
     let run = |args: &[&str]| {
-        let out = Command::new(BIN).args(args).arg(&f).arg("--socket").arg(&d.socket).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new(BIN)
+            .args(args)
+            .arg(&f)
+            .arg("--socket")
+            .arg(&d.socket)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice::<Value>(&out.stdout).unwrap()
     };
     let g = run(&["opt", "--gted"]);
@@ -289,12 +460,21 @@ fn cli_opt_and_normalize_through_the_daemon(d: &Daemon, dir: &std::path::Path) {
 
     let n = run(&["normalize", "--json"]);
     assert_eq!(n["check"]["status"], "ok");
-    assert_eq!(n["normalized"]["statement"], "theorem stmt (a : Nat) (b : Nat) (h : a < b) : ∀ (c : Nat), a + c < b + c");
+    assert_eq!(
+        n["normalized"]["statement"],
+        "theorem stmt (a : Nat) (b : Nat) (h : a < b) : ∀ (c : Nat), a + c < b + c"
+    );
     assert_eq!(n["normalized"]["binders"][2]["is_prop"], true);
 }
 
 fn vp(statement: &str, proof: &str) -> VerifyParams {
-    VerifyParams { header: String::new(), statement: statement.into(), proof: proof.into(), timeout_ms: None, timings: false }
+    VerifyParams {
+        header: String::new(),
+        statement: statement.into(),
+        proof: proof.into(),
+        timeout_ms: None,
+        timings: false,
+    }
 }
 
 /// `verify` (issue 11 part 2) through the daemon, its CLI, batch and the
@@ -303,21 +483,44 @@ async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) {
     let stmt = "theorem v1 (n : Nat) : n + 0 = n := by sorry";
     let r = c.verify(&vp(stmt, "by\n  simp")).await.unwrap();
     assert_eq!(r.status, VerifyStatus::Proved, "{r:?}");
-    assert!(r.diagnostics.is_empty() && r.statement_diagnostics.is_empty(), "{r:?}");
+    assert!(
+        r.diagnostics.is_empty() && r.statement_diagnostics.is_empty(),
+        "{r:?}"
+    );
     // A wrong proof: the error is positioned in the proof's own text.
     // (`exact rfl` would be right: `n + 0` reduces to `n`; `0 + n` does not.)
-    let r = c.verify(&vp(stmt, "by\n  exact Nat.zero_add n")).await.unwrap();
+    let r = c
+        .verify(&vp(stmt, "by\n  exact Nat.zero_add n"))
+        .await
+        .unwrap();
     assert_eq!(r.status, VerifyStatus::Error, "{r:?}");
-    assert!(r.diagnostics.iter().any(|d| d.severity == leanpool_protocol::Severity::Error && d.range.start.line == 1), "{r:?}");
+    assert!(
+        r.diagnostics
+            .iter()
+            .any(|d| d.severity == leanpool_protocol::Severity::Error && d.range.start.line == 1),
+        "{r:?}"
+    );
     // `sorry` inside a `have`: the warning is on the theorem's name, in
     // the statement's coordinates.
-    let r = c.verify(&vp("theorem v2 : 1 = 1 := sorry", "by\n  have h : 1 = 1 := sorry\n  exact h")).await.unwrap();
+    let r = c
+        .verify(&vp(
+            "theorem v2 : 1 = 1 := sorry",
+            "by\n  have h : 1 = 1 := sorry\n  exact h",
+        ))
+        .await
+        .unwrap();
     assert_eq!(r.status, VerifyStatus::Sorry, "{r:?}");
     assert_eq!(r.statement_diagnostics[0].range.start.character, 8, "{r:?}");
     // A different statement: the proof proves `2 + 2 = 4`, the statement says 5.
-    let r = c.verify(&vp("theorem v3 : 2 + 2 = 5", "(by decide : 2 + 2 = 4)")).await.unwrap();
+    let r = c
+        .verify(&vp("theorem v3 : 2 + 2 = 5", "(by decide : 2 + 2 = 4)"))
+        .await
+        .unwrap();
     assert_eq!(r.status, VerifyStatus::Error, "{r:?}");
-    assert!(r.diagnostics.iter().any(|d| d.range.start.line == 0), "{r:?}");
+    assert!(
+        r.diagnostics.iter().any(|d| d.range.start.line == 0),
+        "{r:?}"
+    );
     // Escapes, refused before Lean: close the theorem early and declare
     // something, add an axiom, `#guard_msgs`, change an option, restate.
     for (name, proof) in [
@@ -327,19 +530,39 @@ async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) {
         ("option", "by\n  set_option maxRecDepth 100000 in decide"),
         ("unbalanced", "(by decide))\ntheorem w : True := trivial"),
     ] {
-        let r = c.verify(&vp("theorem v3 : 2 + 2 = 5", proof)).await.unwrap();
+        let r = c
+            .verify(&vp("theorem v3 : 2 + 2 = 5", proof))
+            .await
+            .unwrap();
         assert_eq!(r.status, VerifyStatus::Rejected, "{name}: {r:?}");
     }
     // A statement with a proof already attached is not a statement.
-    let r = c.verify(&vp("theorem v4 : True := trivial", "trivial")).await.unwrap();
+    let r = c
+        .verify(&vp("theorem v4 : True := trivial", "trivial"))
+        .await
+        .unwrap();
     assert_eq!(r.status, VerifyStatus::Rejected, "{r:?}");
 
     // CLI: `leanpool verify STATEMENT PROOF --socket --json`, exit 0 when proved.
     let (sf, pf) = (dir.join("stmt.lean"), dir.join("proof.lean"));
     std::fs::write(&sf, stmt).unwrap();
     std::fs::write(&pf, "by simp\n").unwrap();
-    let out = Command::new(BIN).arg("verify").arg(&sf).arg(&pf).arg("--socket").arg(&d.socket).arg("--json").output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(BIN)
+        .arg("verify")
+        .arg(&sf)
+        .arg(&pf)
+        .arg("--socket")
+        .arg(&d.socket)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // batch --method verify.
     let (input, output) = (dir.join("vin.jsonl"), dir.join("vout.jsonl"));
@@ -347,7 +570,11 @@ async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) {
         json!({"id": 1, "statement": stmt, "proof": "by simp"}),
         json!({"id": 2, "header": "", "statement": "theorem v5 : False", "proof": "sorry\naxiom a : False"}),
     ];
-    std::fs::write(&input, items.iter().map(|v| format!("{v}\n")).collect::<String>()).unwrap();
+    std::fs::write(
+        &input,
+        items.iter().map(|v| format!("{v}\n")).collect::<String>(),
+    )
+    .unwrap();
     let out = Command::new(BIN)
         .arg("batch")
         .arg(&input)
@@ -357,20 +584,35 @@ async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) {
         .args(["--method", "verify"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let got: Vec<Value> = lines(&output).iter().map(|l| l["result"]["status"].clone()).collect();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Vec<Value> = lines(&output)
+        .iter()
+        .map(|l| l["result"]["status"].clone())
+        .collect();
     assert_eq!(got, [json!("proved"), json!("rejected")]);
 
     // The Python client's `verify`.
     let py = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/python_client.py"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/python_client.py"
+        ))
         .arg("--socket")
         .arg(&d.socket)
         .arg("verify")
         .arg(json!({"statement": stmt, "proof": "by simp"}).to_string())
         .output()
         .unwrap();
-    assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
+    assert!(
+        py.status.success(),
+        "{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
     let r: Value = serde_json::from_slice(&py.stdout).unwrap();
     assert_eq!(r["status"], "proved", "{r}");
 }

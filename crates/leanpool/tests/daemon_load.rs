@@ -100,7 +100,14 @@ async fn clients_reconnect_across_daemon_restarts() {
             let mut client = Client::connect(&socket).await.unwrap();
             let mut reconnects = 0;
             for i in 0..REQS {
-                let v = call_surviving(&mut client, &socket, "ping", json!({"c": c, "i": i}), &mut reconnects).await;
+                let v = call_surviving(
+                    &mut client,
+                    &socket,
+                    "ping",
+                    json!({"c": c, "i": i}),
+                    &mut reconnects,
+                )
+                .await;
                 assert_eq!(v, json!({"c": c, "i": i}));
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
@@ -123,7 +130,10 @@ async fn clients_reconnect_across_daemon_restarts() {
         reconnects += r.unwrap();
     }
     let d = restarts.await.unwrap();
-    assert!(reconnects >= CLIENTS, "clients did not see the restarts ({reconnects} reconnects)");
+    assert!(
+        reconnects >= CLIENTS,
+        "clients did not see the restarts ({reconnects} reconnects)"
+    );
     eprintln!("{CLIENTS} clients x {REQS} requests across a SIGTERM and a SIGKILL restart: all answered, {reconnects} reconnects");
     assert!(d.child.id() > 0);
 }

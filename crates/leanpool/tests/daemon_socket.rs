@@ -40,7 +40,11 @@ fn socket_mode_default_and_configured_and_sigterm_removes_it() {
     let mut d = Daemon::start(dir.path(), "", Lean::Off);
     assert_eq!(mode(&d.socket), 0o600);
     d.signal(Signal::SIGTERM);
-    assert!(d.wait_exit(Duration::from_secs(15)).success(), "{}", d.logs());
+    assert!(
+        d.wait_exit(Duration::from_secs(15)).success(),
+        "{}",
+        d.logs()
+    );
     assert!(!d.socket.exists(), "SIGTERM left the socket behind");
 
     let mut d = Daemon::start(dir.path(), "socket_mode = \"0660\"\n", Lean::Off);
@@ -53,12 +57,31 @@ fn socket_mode_default_and_configured_and_sigterm_removes_it() {
 #[test]
 fn uid_outside_the_allowed_list_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
-    let d = Daemon::start(dir.path(), &format!("allowed_uids = [{}]\n", me().wrapping_add(4242)), Lean::Off);
-    let r = exchange(&d.socket, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").expect("an answer before EOF");
-    assert_eq!((r["error"]["code"].as_i64(), &r["id"]), (Some(ErrorCode::Unauthorized.code()), &Value::Null));
-    let out = Command::new(BIN).args(["status", "--socket"]).arg(&d.socket).output().unwrap();
+    let d = Daemon::start(
+        dir.path(),
+        &format!("allowed_uids = [{}]\n", me().wrapping_add(4242)),
+        Lean::Off,
+    );
+    let r = exchange(
+        &d.socket,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n",
+    )
+    .expect("an answer before EOF");
+    assert_eq!(
+        (r["error"]["code"].as_i64(), &r["id"]),
+        (Some(ErrorCode::Unauthorized.code()), &Value::Null)
+    );
+    let out = Command::new(BIN)
+        .args(["status", "--socket"])
+        .arg(&d.socket)
+        .output()
+        .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("-32004"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("-32004"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(d.logs().contains("uid not allowed"), "{}", d.logs());
 }
 
@@ -69,20 +92,48 @@ fn stale_socket_is_replaced_live_one_and_plain_file_are_not() {
     drop(std::os::unix::net::UnixListener::bind(&path).unwrap()); // stale
     let mut d = Daemon::start(dir.path(), "", Lean::Off);
     // A second daemon on a live socket refuses and leaves it alone.
-    let out = Command::new(BIN).args(["serve", "--socket"]).arg(&d.socket).env("LEANPOOL_BACKEND_JSON", "/nonexistent").output().unwrap();
+    let out = Command::new(BIN)
+        .args(["serve", "--socket"])
+        .arg(&d.socket)
+        .env("LEANPOOL_BACKEND_JSON", "/nonexistent")
+        .output()
+        .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("already listening"), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(exchange(&d.socket, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":1}\n").unwrap()["result"] == json!(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("already listening"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        exchange(
+            &d.socket,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":1}\n"
+        )
+        .unwrap()["result"]
+            == json!(1)
+    );
     // SIGKILL leaves a stale socket; the next daemon takes over.
     d.signal(Signal::SIGKILL);
     d.wait_exit(Duration::from_secs(5));
     assert!(d.socket.exists());
     let d2 = Daemon::start(dir.path(), "", Lean::Off);
-    assert!(exchange(&d2.socket, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":2}\n").unwrap()["result"] == json!(2));
+    assert!(
+        exchange(
+            &d2.socket,
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":2}\n"
+        )
+        .unwrap()["result"]
+            == json!(2)
+    );
     drop(d2);
     // Not a socket: never deleted.
     std::fs::write(&path, "precious").unwrap();
-    let out = Command::new(BIN).args(["serve", "--socket"]).arg(&path).env("LEANPOOL_BACKEND_JSON", "/nonexistent").output().unwrap();
+    let out = Command::new(BIN)
+        .args(["serve", "--socket"])
+        .arg(&path)
+        .env("LEANPOOL_BACKEND_JSON", "/nonexistent")
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "precious");
 }
@@ -91,12 +142,21 @@ fn stale_socket_is_replaced_live_one_and_plain_file_are_not() {
 fn json_logs_are_one_object_per_line() {
     let dir = tempfile::tempdir().unwrap();
     let mut d = Daemon::start(dir.path(), "log_format = \"json\"\n", Lean::Off);
-    exchange(&d.socket, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"nope\"}\n");
+    exchange(
+        &d.socket,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"nope\"}\n",
+    );
     d.signal(Signal::SIGTERM);
     d.wait_exit(Duration::from_secs(15));
     let logs = d.logs();
-    let events: Vec<Value> = logs.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
-    let msgs: Vec<&str> = events.iter().filter_map(|e| e["fields"]["message"].as_str()).collect();
+    let events: Vec<Value> = logs
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let msgs: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["fields"]["message"].as_str())
+        .collect();
     for want in ["listening", "request failed", "draining", "stopped"] {
         assert!(msgs.contains(&want), "no `{want}` event in {msgs:?}");
     }
@@ -124,14 +184,36 @@ fn another_uid_is_checked_by_the_kernel_credentials() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let script = dir.path().join("python_client.py");
-    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/python_client.py"), &script).unwrap();
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/python_client.py"
+        ),
+        &script,
+    )
+    .unwrap();
     let as_nobody = |socket: &std::path::Path, args: &[&str]| {
         use std::os::unix::process::CommandExt;
-        let out = Command::new("python3").arg(&script).arg("--socket").arg(socket).args(args).uid(NOBODY).gid(NOBODY).output().unwrap();
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+        let out = Command::new("python3")
+            .arg(&script)
+            .arg("--socket")
+            .arg(socket)
+            .args(args)
+            .uid(NOBODY)
+            .gid(NOBODY)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
     };
     // Allowed, but not the owner: may ping, may not shut down.
-    let cfg = format!("socket_mode = \"0666\"\nallowed_uids = [{}, {NOBODY}]\n", me());
+    let cfg = format!(
+        "socket_mode = \"0666\"\nallowed_uids = [{}, {NOBODY}]\n",
+        me()
+    );
     let mut d = Daemon::start(dir.path(), &cfg, Lean::Off);
     let (code, out) = as_nobody(&d.socket, &["ping", "[7]"]);
     assert_eq!(code, Some(0), "{out}");
@@ -150,7 +232,11 @@ fn another_uid_is_checked_by_the_kernel_credentials() {
     d.signal(Signal::SIGTERM);
     d.wait_exit(Duration::from_secs(15));
     // Default mode 0600: the kernel refuses the connection itself.
-    let _d = Daemon::start(dir.path(), &format!("allowed_uids = [{}, {NOBODY}]\n", me()), Lean::Off);
+    let _d = Daemon::start(
+        dir.path(),
+        &format!("allowed_uids = [{}, {NOBODY}]\n", me()),
+        Lean::Off,
+    );
     let (code, out) = as_nobody(&_d.socket, &["ping"]);
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("Permission denied"), "{out}");

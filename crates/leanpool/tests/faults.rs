@@ -43,7 +43,10 @@ idle_timeout_ms = 0\nmax_uses = 30\nstart_timeout_ms = 600000\ndefault_timeout_m
 health_interval_ms = 200\nrss_poll_ms = 50\nrss_headroom_bytes = 629145600\n[[pool.prewarm]]\nheader = \"\"\nmin = 1\n";
 
 fn kills() -> usize {
-    std::env::var("LEANPOOL_FAULT_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(6)
+    std::env::var("LEANPOOL_FAULT_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6)
 }
 
 /// True theorems that keep a warm worker busy for a few seconds, so a
@@ -55,27 +58,46 @@ fn slow(tag: &str, theorems: usize) -> String {
 }
 
 fn req(text: String) -> CheckParams {
-    CheckParams { text, timeout_ms: None, timings: false }
+    CheckParams {
+        text,
+        timeout_ms: None,
+        timings: false,
+    }
 }
 
 fn workers(st: &StatusResult) -> Vec<(Option<u32>, WorkerState)> {
-    st.pool.keys.iter().flat_map(|k| k.workers.iter().map(|w| (w.pid, w.state))).collect()
+    st.pool
+        .keys
+        .iter()
+        .flat_map(|k| k.workers.iter().map(|w| (w.pid, w.state)))
+        .collect()
 }
 
-async fn wait_for(c: &Client, what: &str, within: Duration, f: impl Fn(&[(Option<u32>, WorkerState)]) -> bool) -> StatusResult {
+async fn wait_for(
+    c: &Client,
+    what: &str,
+    within: Duration,
+    f: impl Fn(&[(Option<u32>, WorkerState)]) -> bool,
+) -> StatusResult {
     let t = Instant::now();
     loop {
         let st = c.status().await.unwrap();
         if f(&workers(&st)) {
             return st;
         }
-        assert!(t.elapsed() < within, "{what}: not within {within:?}: {:?}", workers(&st));
+        assert!(
+            t.elapsed() < within,
+            "{what}: not within {within:?}: {:?}",
+            workers(&st)
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
 fn idle_pid(ws: &[(Option<u32>, WorkerState)]) -> Option<u32> {
-    ws.iter().find(|w| w.1 == WorkerState::Idle).and_then(|w| w.0)
+    ws.iter()
+        .find(|w| w.1 == WorkerState::Idle)
+        .and_then(|w| w.0)
 }
 
 /// Statements that make the elaborator itself compute with huge numbers
@@ -109,7 +131,11 @@ async fn sigkill_timeout_daemon_restart_memory_cap_and_panic_on_real_lean() {
     // SIGTERM: graceful, and no Lean process of either daemon is left.
     drop(c2);
     d2.signal(Signal::SIGTERM);
-    assert!(d2.wait_exit(Duration::from_secs(60)).success(), "{}", d2.logs());
+    assert!(
+        d2.wait_exit(Duration::from_secs(60)).success(),
+        "{}",
+        d2.logs()
+    );
     for pid in seen {
         assert!(!alive(pid as i32), "Lean worker {pid} survived the daemon");
     }
@@ -124,10 +150,21 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
     let st = wait_for(c, "prewarmed worker", READY, |w| idle_pid(w).is_some()).await;
     let first = idle_pid(&workers(&st)).unwrap();
     seen.push(first);
-    let w = st.pool.keys.iter().flat_map(|k| &k.workers).find(|w| w.pid == Some(first)).unwrap();
+    let w = st
+        .pool
+        .keys
+        .iter()
+        .flat_map(|k| &k.workers)
+        .find(|w| w.pid == Some(first))
+        .unwrap();
     let cap = w.rss_cap_bytes.expect("status shows the memory cap");
     assert!(cap > 629145600 && w.rss_bytes.unwrap() < cap, "{w:?}");
-    let r = c.check(&req("theorem small (a b : Nat) : a + b = b + a := by omega\n".into())).await.unwrap();
+    let r = c
+        .check(&req(
+            "theorem small (a b : Nat) : a + b = b + a := by omega\n".into(),
+        ))
+        .await
+        .unwrap();
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
 
     // A statement that eats memory: stopped by the cap, answered, the
@@ -138,12 +175,27 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
     assert!(m.contains("memory limit"), "{m}\n{}", d.logs());
     eprintln!("memory cap {cap} B: answered after {:?}: {m}", t.elapsed());
     let st = c.status().await.unwrap();
-    assert_eq!((st.pool.counters.memory_kills, st.pool.counters.retries), (1, 0), "{:?}", st.pool.counters);
-    assert!(d.child.try_wait().unwrap().is_none(), "daemon died:\n{}", d.logs());
-    let st = wait_for(c, "replacement worker", READY, |w| idle_pid(w).is_some_and(|p| p != first)).await;
+    assert_eq!(
+        (st.pool.counters.memory_kills, st.pool.counters.retries),
+        (1, 0),
+        "{:?}",
+        st.pool.counters
+    );
+    assert!(
+        d.child.try_wait().unwrap().is_none(),
+        "daemon died:\n{}",
+        d.logs()
+    );
+    let st = wait_for(c, "replacement worker", READY, |w| {
+        idle_pid(w).is_some_and(|p| p != first)
+    })
+    .await;
     let second = idle_pid(&workers(&st)).unwrap();
     seen.push(second);
-    assert!(!alive(first as i32), "the worker over its cap is still running");
+    assert!(
+        !alive(first as i32),
+        "the worker over its cap is still running"
+    );
 
     // A statement on which Lean panics: answered at once (not at the time
     // limit: the WASM worker would hang), not retried, worker replaced.
@@ -155,9 +207,15 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
         eprintln!("panic: answered after {:?}: {m}", t.elapsed());
         let counters = c.status().await.unwrap().pool.counters;
         assert_eq!((counters.crashes, counters.retries), (1, 0), "{counters:?}");
-        let st = wait_for(c, "worker after the panic", READY, |w| idle_pid(w).is_some_and(|p| p != second)).await;
+        let st = wait_for(c, "worker after the panic", READY, |w| {
+            idle_pid(w).is_some_and(|p| p != second)
+        })
+        .await;
         seen.push(idle_pid(&workers(&st)).unwrap());
-        assert!(!alive(second as i32), "the panicked worker is still running");
+        assert!(
+            !alive(second as i32),
+            "the panicked worker is still running"
+        );
     }
 }
 
@@ -170,22 +228,43 @@ async fn sigkill_mid_request(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
     let (mut landed, mut attempts) = (0usize, 0usize);
     while landed < n {
         attempts += 1;
-        assert!(attempts <= 2 * n + 5, "only {landed} of {attempts} kills landed mid-request");
+        assert!(
+            attempts <= 2 * n + 5,
+            "only {landed} of {attempts} kills landed mid-request"
+        );
         let i = attempts;
-        let st = wait_for(c, "idle worker before a kill", READY, |w| idle_pid(w).is_some()).await;
+        let st = wait_for(c, "idle worker before a kill", READY, |w| {
+            idle_pid(w).is_some()
+        })
+        .await;
         let victim = idle_pid(&workers(&st)).unwrap();
         seen.push(victim);
-        let (c1, c2) = (Client::connect(&d.socket).await.unwrap(), Client::connect(&d.socket).await.unwrap());
+        let (c1, c2) = (
+            Client::connect(&d.socket).await.unwrap(),
+            Client::connect(&d.socket).await.unwrap(),
+        );
         let running = tokio::spawn(async move { c1.check(&req(slow(&format!("k{i}"), 60))).await });
-        wait_for(c, "victim busy", Duration::from_secs(120), |w| w.iter().any(|x| x.1 == WorkerState::Busy)).await;
+        wait_for(c, "victim busy", Duration::from_secs(120), |w| {
+            w.iter().any(|x| x.1 == WorkerState::Busy)
+        })
+        .await;
         // Queued behind the victim's request: must be answered too.
-        let queued = tokio::spawn(async move { c2.check(&req(format!("theorem q{i} : {i} + 1 = {} := rfl\n", i + 1))).await });
+        let queued = tokio::spawn(async move {
+            c2.check(&req(format!("theorem q{i} : {i} + 1 = {} := rfl\n", i + 1)))
+                .await
+        });
         tokio::time::sleep(Duration::from_millis(100 + (i as u64 * 173) % 900)).await;
         let mid = !running.is_finished();
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(victim as i32), Signal::SIGKILL).unwrap();
-        let r = running.await.unwrap().unwrap_or_else(|e| panic!("kill {i}: request unanswered: {e}\n{}", d.logs()));
+        let r = running
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("kill {i}: request unanswered: {e}\n{}", d.logs()));
         assert_eq!(r.status, CheckStatus::Ok, "kill {i}: {r:?}");
-        let q = queued.await.unwrap().unwrap_or_else(|e| panic!("kill {i}: queued request unanswered: {e}"));
+        let q = queued
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("kill {i}: queued request unanswered: {e}"));
         assert_eq!(q.status, CheckStatus::Ok, "kill {i}: {q:?}");
         if mid {
             landed += 1;
@@ -193,7 +272,10 @@ async fn sigkill_mid_request(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
         eprintln!("kill {i}: pid {victim}, mid-request {mid} ({landed}/{n})");
     }
     let counters = c.status().await.unwrap().pool.counters;
-    assert!(counters.crashes - start.crashes >= landed as u64, "{counters:?}");
+    assert!(
+        counters.crashes - start.crashes >= landed as u64,
+        "{counters:?}"
+    );
     assert_eq!(counters.worker_failed, start.worker_failed, "{counters:?}");
     eprintln!(
         "{landed} SIGKILLs mid-request ({attempts} attempts): all {} requests answered ok (crashes {}, retries {})",
@@ -201,13 +283,24 @@ async fn sigkill_mid_request(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
         counters.crashes - start.crashes,
         counters.retries - start.retries
     );
-    assert!(d.child.try_wait().unwrap().is_none(), "daemon died:\n{}", d.logs());
+    assert!(
+        d.child.try_wait().unwrap().is_none(),
+        "daemon died:\n{}",
+        d.logs()
+    );
 }
 
 /// Far more work than the limit allows: answered at once; Lean is
 /// interrupted and the same process serves on (no start).
-async fn timeout_interrupts_lean_and_keeps_the_worker(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
-    let st = wait_for(c, "idle worker before the timeout", READY, |w| idle_pid(w).is_some()).await;
+async fn timeout_interrupts_lean_and_keeps_the_worker(
+    d: &mut Daemon,
+    c: &Client,
+    seen: &mut Vec<u32>,
+) {
+    let st = wait_for(c, "idle worker before the timeout", READY, |w| {
+        idle_pid(w).is_some()
+    })
+    .await;
     let before = idle_pid(&workers(&st)).unwrap();
     let spawns = st.pool.counters.spawns;
     seen.push(before);
@@ -216,32 +309,70 @@ async fn timeout_interrupts_lean_and_keeps_the_worker(d: &mut Daemon, c: &Client
     let t = Instant::now();
     let r = c.check(&p).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout, "{r:?}");
-    eprintln!("timeout: 1500 ms limit answered `timeout` after {:?}", t.elapsed());
+    eprintln!(
+        "timeout: 1500 ms limit answered `timeout` after {:?}",
+        t.elapsed()
+    );
     assert!(r.reason.as_deref().unwrap_or("").contains("1500"), "{r:?}");
     let t = Instant::now();
-    let r = c.check(&req("theorem after_timeout : 2 + 2 = 4 := rfl\n".into())).await.unwrap();
+    let r = c
+        .check(&req("theorem after_timeout : 2 + 2 = 4 := rfl\n".into()))
+        .await
+        .unwrap();
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
-    assert!(r.diagnostics.is_empty(), "diagnostics of the timed-out version leaked: {r:?}");
-    eprintln!("timeout: next check answered {:?} after the time-out", t.elapsed());
-    let r = c.check(&req("theorem after_timeout_false : 2 + 2 = 5 := by decide\n".into())).await.unwrap();
+    assert!(
+        r.diagnostics.is_empty(),
+        "diagnostics of the timed-out version leaked: {r:?}"
+    );
+    eprintln!(
+        "timeout: next check answered {:?} after the time-out",
+        t.elapsed()
+    );
+    let r = c
+        .check(&req(
+            "theorem after_timeout_false : 2 + 2 = 5 := by decide\n".into(),
+        ))
+        .await
+        .unwrap();
     assert_eq!(r.status, CheckStatus::Error, "{r:?}");
-    assert!(r.diagnostics.iter().all(|d| d.range.start.line == 0), "{r:?}");
+    assert!(
+        r.diagnostics.iter().all(|d| d.range.start.line == 0),
+        "{r:?}"
+    );
     let st = c.status().await.unwrap();
     let now: Vec<u32> = workers(&st).iter().filter_map(|w| w.0).collect();
-    assert_eq!(now, vec![before], "the timed-out worker was replaced, not interrupted\n{}", d.logs());
+    assert_eq!(
+        now,
+        vec![before],
+        "the timed-out worker was replaced, not interrupted\n{}",
+        d.logs()
+    );
     let k = &st.pool.counters;
-    assert_eq!((k.timeouts, k.timeout_kills, k.spawns, k.compromised), (1, 0, spawns, 0), "{k:?}");
+    assert_eq!(
+        (k.timeouts, k.timeout_kills, k.spawns, k.compromised),
+        (1, 0, spawns, 0),
+        "{k:?}"
+    );
     for l in d.logs().lines().filter(|l| l.contains("interrupt")) {
         eprintln!("daemon: {l}");
     }
-    assert!(d.child.try_wait().unwrap().is_none(), "daemon died:\n{}", d.logs());
+    assert!(
+        d.child.try_wait().unwrap().is_none(),
+        "daemon died:\n{}",
+        d.logs()
+    );
 }
 
 /// Daemon restart (SIGKILL, then a new daemon on the same socket, with
 /// `MEM_CONFIG`) while three clients keep checking: every check is answered
 /// `ok`, each client reconnecting on its own; the old daemon's workers are
 /// gone. Returns the new daemon.
-async fn daemon_restart_while_clients_check(mut d: Daemon, c: Client, dir: &std::path::Path, seen: &mut Vec<u32>) -> (Daemon, Client) {
+async fn daemon_restart_while_clients_check(
+    mut d: Daemon,
+    c: Client,
+    dir: &std::path::Path,
+    seen: &mut Vec<u32>,
+) -> (Daemon, Client) {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut js = tokio::task::JoinSet::new();
     for k in 0..3usize {
@@ -252,9 +383,15 @@ async fn daemon_restart_while_clients_check(mut d: Daemon, c: Client, dir: &std:
             // At least 2 answers, and until told to stop (after the restart).
             while answered < 2 || !stop.load(std::sync::atomic::Ordering::SeqCst) {
                 i += 1;
-                let p = serde_json::to_value(req(format!("theorem c{k}_{i} : {i} + {k} = {} := rfl\n", i + k))).unwrap();
-                let r: leanpool_protocol::CheckResult =
-                    serde_json::from_value(call_surviving(&mut client, &socket, "check", p, &mut reconnects).await).unwrap();
+                let p = serde_json::to_value(req(format!(
+                    "theorem c{k}_{i} : {i} + {k} = {} := rfl\n",
+                    i + k
+                )))
+                .unwrap();
+                let r: leanpool_protocol::CheckResult = serde_json::from_value(
+                    call_surviving(&mut client, &socket, "check", p, &mut reconnects).await,
+                )
+                .unwrap();
                 assert_eq!(r.status, CheckStatus::Ok, "client {k} check {i}: {r:?}");
                 answered += 1;
                 tokio::time::sleep(Duration::from_millis(200)).await;
@@ -263,7 +400,10 @@ async fn daemon_restart_while_clients_check(mut d: Daemon, c: Client, dir: &std:
         });
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let old = workers(&c.status().await.unwrap()).iter().filter_map(|w| w.0).collect::<Vec<_>>();
+    let old = workers(&c.status().await.unwrap())
+        .iter()
+        .filter_map(|w| w.0)
+        .collect::<Vec<_>>();
     seen.extend(&old);
     drop(c);
     // SIGKILL: the daemon gets no chance to clean up. Its workers read EOF
@@ -275,24 +415,46 @@ async fn daemon_restart_while_clients_check(mut d: Daemon, c: Client, dir: &std:
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     for pid in &old {
-        assert!(!alive(*pid as i32), "Lean worker {pid} outlived its SIGKILLed daemon by 30 s");
+        assert!(
+            !alive(*pid as i32),
+            "Lean worker {pid} outlived its SIGKILLed daemon by 30 s"
+        );
     }
     let d2 = Daemon::start(dir, MEM_CONFIG, Lean::Real);
     let c2 = Client::connect(&d2.socket).await.unwrap();
     // Clients are answered by the new daemon's worker once it is warm.
     let t = Instant::now();
-    while c2.status().await.unwrap().pool.latency.iter().all(|l| l.method != "check" || l.total.samples < 3) {
-        assert!(t.elapsed() < READY, "clients were not answered by the new daemon:\n{}", d2.logs());
+    while c2
+        .status()
+        .await
+        .unwrap()
+        .pool
+        .latency
+        .iter()
+        .all(|l| l.method != "check" || l.total.samples < 3)
+    {
+        assert!(
+            t.elapsed() < READY,
+            "clients were not answered by the new daemon:\n{}",
+            d2.logs()
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     let mut total_reconnects = 0;
     while let Some(r) = js.join_next().await {
         let (answered, reconnects) = r.unwrap();
-        assert!(answered >= 2 && reconnects >= 1, "answered {answered}, reconnects {reconnects}");
+        assert!(
+            answered >= 2 && reconnects >= 1,
+            "answered {answered}, reconnects {reconnects}"
+        );
         total_reconnects += reconnects;
     }
     eprintln!("daemon restart: {total_reconnects} reconnects over 3 clients");
-    seen.extend(workers(&c2.status().await.unwrap()).iter().filter_map(|w| w.0));
+    seen.extend(
+        workers(&c2.status().await.unwrap())
+            .iter()
+            .filter_map(|w| w.0),
+    );
     (d2, c2)
 }

@@ -26,7 +26,8 @@ use std::time::{Duration, Instant};
 // start per refill, not two).
 const CONFIG: &str = "[pool]\nmax_workers = 2\nmax_workers_per_key = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n";
 
-const TEXT: &str = "theorem bad : 1 + 1 = 3 := by decide\ntheorem sorried (n : Nat) : n + 0 = n := by\n  sorry\n";
+const TEXT: &str =
+    "theorem bad : 1 + 1 = 3 := by decide\ntheorem sorried (n : Nat) : n + 0 = n := by\n  sorry\n";
 const URI: &str = "file:///tmp/leanpool-lsp-test/Test.lean";
 
 struct Lsp {
@@ -97,7 +98,14 @@ impl Lsp {
             eprint!("[lsp] {line}");
             log.lock().unwrap().push_str(&line);
         });
-        Lsp { child, stdin, next_id: 1, rx, seen: vec![], stderr }
+        Lsp {
+            child,
+            stdin,
+            next_id: 1,
+            rx,
+            seen: vec![],
+            stderr,
+        }
     }
 
     fn send(&mut self, v: Value) {
@@ -136,7 +144,9 @@ impl Lsp {
         self.send(m);
         let until = Instant::now() + within;
         loop {
-            let m = self.next(until).unwrap_or_else(|| panic!("no answer to {method} within {within:?}"));
+            let m = self
+                .next(until)
+                .unwrap_or_else(|| panic!("no answer to {method} within {within:?}"));
             if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
                 return m;
             }
@@ -151,15 +161,27 @@ impl Lsp {
 
     /// Waits for a `publishDiagnostics` of `URI` matching `pred` (among
     /// those already seen since `from`, then new ones).
-    fn diagnostics_where(&mut self, from: usize, within: Duration, pred: impl Fn(&Value) -> bool) -> Value {
-        let is = |m: &Value| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == URI && pred(&m["params"]);
+    fn diagnostics_where(
+        &mut self,
+        from: usize,
+        within: Duration,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let is = |m: &Value| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == URI
+                && pred(&m["params"])
+        };
         if let Some(m) = self.seen[from..].iter().rev().find(|m| is(m)) {
             return m["params"].clone();
         }
         let until = Instant::now() + within;
         loop {
             let m = self.next(until).unwrap_or_else(|| {
-                let got: Vec<_> = self.seen[from..].iter().filter(|m| m["method"] == "textDocument/publishDiagnostics").collect();
+                let got: Vec<_> = self.seen[from..]
+                    .iter()
+                    .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+                    .collect();
                 panic!("no matching diagnostics within {within:?}; got {got:#?}")
             });
             if is(&m) {
@@ -179,9 +201,17 @@ impl Lsp {
     /// Pid of the worker serving the document (the last one logged).
     fn leased_pid(&self) -> i32 {
         let log = self.stderr.lock().unwrap();
-        let line = log.lines().rfind(|l| l.contains("document on a leased worker")).expect("a lease logged");
+        let line = log
+            .lines()
+            .rfind(|l| l.contains("document on a leased worker"))
+            .expect("a lease logged");
         let at = line.find("pid=").expect("pid in the log line") + 4;
-        line[at..].split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+        line[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
     }
 }
 
@@ -190,7 +220,12 @@ fn messages(d: &Value) -> Vec<(u64, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|x| (x["range"]["start"]["line"].as_u64().unwrap(), x["message"].as_str().unwrap().to_string()))
+        .map(|x| {
+            (
+                x["range"]["start"]["line"].as_u64().unwrap(),
+                x["message"].as_str().unwrap().to_string(),
+            )
+        })
         .collect()
 }
 
@@ -213,11 +248,21 @@ fn editor_session_on_a_warm_worker() {
     let long = Duration::from_secs(900);
     let short = Duration::from_secs(60);
 
-    let init = lsp.result("initialize", json!({ "processId": null, "rootUri": null, "capabilities": {} }), short);
+    let init = lsp.result(
+        "initialize",
+        json!({ "processId": null, "rootUri": null, "capabilities": {} }),
+        short,
+    );
     let caps = &init["capabilities"];
     assert_eq!(caps["hoverProvider"], true);
-    assert_eq!(caps["textDocumentSync"]["change"], 2, "incremental sync, as Lean's server");
-    assert_eq!(caps["semanticTokensProvider"]["legend"]["tokenTypes"][23], "leanSorryLike");
+    assert_eq!(
+        caps["textDocumentSync"]["change"], 2,
+        "incremental sync, as Lean's server"
+    );
+    assert_eq!(
+        caps["semanticTokensProvider"]["legend"]["tokenTypes"][23],
+        "leanSorryLike"
+    );
     lsp.notify("initialized", json!({}));
 
     // The spare for files without imports becomes ready first: the file
@@ -225,7 +270,9 @@ fn editor_session_on_a_warm_worker() {
     wait_for("the spare worker", long, || lsp.log_has("worker ready"));
     let opened = Instant::now();
     lsp.notify("textDocument/didOpen", json!({ "textDocument": { "uri": URI, "languageId": "lean4", "version": 1, "text": TEXT } }));
-    let d = lsp.diagnostics_where(0, short, |p| p["version"] == 1 && p["diagnostics"].as_array().unwrap().len() >= 2);
+    let d = lsp.diagnostics_where(0, short, |p| {
+        p["version"] == 1 && p["diagnostics"].as_array().unwrap().len() >= 2
+    });
     let first_diagnostics = opened.elapsed();
     let mut m = messages(&d);
     m.sort();
@@ -235,12 +282,29 @@ fn editor_session_on_a_warm_worker() {
     assert_eq!(m[1].0, 1);
     assert!(m[1].1.contains("sorry"), "{m:?}");
     // Ranges in the editor's own text: the error is on `decide` (columns 30..36).
-    let err = d["diagnostics"].as_array().unwrap().iter().find(|x| x["severity"] == 1).unwrap().clone();
-    assert_eq!(err["range"]["start"], json!({ "line": 0, "character": 30 }), "{err}");
-    eprintln!("FIGURE lsp didOpen -> first complete diagnostics on a warm worker: {:.2} s", first_diagnostics.as_secs_f64());
+    let err = d["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["severity"] == 1)
+        .unwrap()
+        .clone();
+    assert_eq!(
+        err["range"]["start"],
+        json!({ "line": 0, "character": 30 }),
+        "{err}"
+    );
+    eprintln!(
+        "FIGURE lsp didOpen -> first complete diagnostics on a warm worker: {:.2} s",
+        first_diagnostics.as_secs_f64()
+    );
 
     // waitForDiagnostics is answered (a barrier for the version).
-    lsp.result("textDocument/waitForDiagnostics", json!({ "uri": URI, "version": 1 }), short);
+    lsp.result(
+        "textDocument/waitForDiagnostics",
+        json!({ "uri": URI, "version": 1 }),
+        short,
+    );
 
     // Hover on `Nat` (line 1, columns 21..24) and the goal at the `sorry`.
     let h = lsp.result("textDocument/hover", pos(1, 22), short);
@@ -248,7 +312,10 @@ fn editor_session_on_a_warm_worker() {
     assert_eq!(h["range"]["start"]["line"], 1, "{h}");
     let g = lsp.result("$/lean/plainGoal", pos(2, 2), short);
     let goal = g["goals"][0].as_str().unwrap_or_default().to_string();
-    assert!(goal.contains("n : Nat") && goal.contains("⊢ n + 0 = n"), "{g}");
+    assert!(
+        goal.contains("n : Nat") && goal.contains("⊢ n + 0 = n"),
+        "{g}"
+    );
 
     // The infoview's RPC: connect, then a call at the sorry.
     let s = lsp.result("$/lean/rpc/connect", json!({ "uri": URI }), short);
@@ -257,8 +324,14 @@ fn editor_session_on_a_warm_worker() {
     let call = json!({ "textDocument": { "uri": URI }, "position": { "line": 2, "character": 2 }, "sessionId": session,
         "method": "Lean.Widget.getInteractiveGoals", "params": { "textDocument": { "uri": URI }, "position": { "line": 2, "character": 2 } } });
     let goals = lsp.result("$/lean/rpc/call", call, short);
-    assert!(goals["goals"].as_array().is_some_and(|a| a.len() == 1), "{goals}");
-    lsp.notify("$/lean/rpc/keepAlive", json!({ "uri": URI, "sessionId": session }));
+    assert!(
+        goals["goals"].as_array().is_some_and(|a| a.len() == 1),
+        "{goals}"
+    );
+    lsp.notify(
+        "$/lean/rpc/keepAlive",
+        json!({ "uri": URI, "sessionId": session }),
+    );
 
     // Documents that are not open: a proper error, not silence.
     let r = lsp.request("textDocument/hover", json!({ "textDocument": { "uri": "file:///nope.lean" }, "position": { "line": 0, "character": 0 } }), short);
@@ -268,7 +341,9 @@ fn editor_session_on_a_warm_worker() {
     let mark = lsp.seen.len();
     lsp.notify("textDocument/didChange", json!({ "textDocument": { "uri": URI, "version": 2 },
         "contentChanges": [{ "range": { "start": { "line": 0, "character": 22 }, "end": { "line": 0, "character": 23 } }, "text": "2" }] }));
-    let d = lsp.diagnostics_where(mark, short, |p| p["version"] == 2 && p["diagnostics"].as_array().unwrap().len() == 1);
+    let d = lsp.diagnostics_where(mark, short, |p| {
+        p["version"] == 2 && p["diagnostics"].as_array().unwrap().len() == 1
+    });
     assert!(messages(&d)[0].1.contains("sorry"), "{d}");
 
     // An edit the guard refuses: shown as a diagnostic at the command,
@@ -279,43 +354,101 @@ fn editor_session_on_a_warm_worker() {
     let d = lsp.diagnostics_where(mark, short, |p| p["version"] == 3);
     let refused = &d["diagnostics"][0];
     assert_eq!(d["diagnostics"].as_array().unwrap().len(), 1, "{d}");
-    assert!(refused["message"].as_str().unwrap().contains("refused"), "{d}");
-    assert_eq!(refused["range"]["start"], json!({ "line": 3, "character": 0 }), "{d}");
+    assert!(
+        refused["message"].as_str().unwrap().contains("refused"),
+        "{d}"
+    );
+    assert_eq!(
+        refused["range"]["start"],
+        json!({ "line": 3, "character": 0 }),
+        "{d}"
+    );
     let r = lsp.request("$/lean/plainGoal", pos(2, 2), short);
-    assert!(r["error"]["message"].as_str().unwrap_or_default().contains("refused"), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("refused"),
+        "{r}"
+    );
     // Taken out again: Lean's diagnostics are back.
     let mark = lsp.seen.len();
     lsp.notify("textDocument/didChange", json!({ "textDocument": { "uri": URI, "version": 4 },
         "contentChanges": [{ "range": { "start": { "line": 3, "character": 0 }, "end": { "line": 4, "character": 0 } }, "text": "" }] }));
-    let d = lsp.diagnostics_where(mark, short, |p| p["version"] == 4 && p["diagnostics"].as_array().unwrap().iter().any(|x| x["message"].as_str().unwrap().contains("sorry")));
+    let d = lsp.diagnostics_where(mark, short, |p| {
+        p["version"] == 4
+            && p["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|x| x["message"].as_str().unwrap().contains("sorry"))
+    });
     assert_eq!(d["diagnostics"].as_array().unwrap().len(), 1, "{d}");
 
     // The document's worker is killed under it: once the refill behind
     // the lease is warm, SIGKILL; the file is re-opened on the refill with
     // a diagnostic saying so, next to Lean's own, and answers again.
     let first = lsp.leased_pid();
-    wait_for("the refill behind the lease", long, || lsp.log_count("worker ready") >= 2);
+    wait_for("the refill behind the lease", long, || {
+        lsp.log_count("worker ready") >= 2
+    });
     let mark = lsp.seen.len();
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(first), nix::sys::signal::Signal::SIGKILL).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(first),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
     let d = lsp.diagnostics_where(mark, short, |p| {
-        let msgs: Vec<String> = p["diagnostics"].as_array().unwrap().iter().map(|x| x["message"].as_str().unwrap_or_default().to_string()).collect();
-        msgs.iter().any(|m| m.contains("sorry")) && msgs.iter().any(|m| m.contains("re-opened on a fresh worker"))
+        let msgs: Vec<String> = p["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["message"].as_str().unwrap_or_default().to_string())
+            .collect();
+        msgs.iter().any(|m| m.contains("sorry"))
+            && msgs
+                .iter()
+                .any(|m| m.contains("re-opened on a fresh worker"))
     });
     assert_eq!(d["version"], 4, "{d}");
-    let note = d["diagnostics"].as_array().unwrap().iter().find(|x| x["source"] == "leanpool").unwrap().clone();
+    let note = d["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["source"] == "leanpool")
+        .unwrap()
+        .clone();
     assert_eq!(note["severity"], 2, "{note}");
-    assert!(note["message"].as_str().unwrap().contains("stopped"), "{note}");
-    assert_eq!(d["diagnostics"].as_array().unwrap().len(), 2, "sorry + the note: {d}");
+    assert!(
+        note["message"].as_str().unwrap().contains("stopped"),
+        "{note}"
+    );
+    assert_eq!(
+        d["diagnostics"].as_array().unwrap().len(),
+        2,
+        "sorry + the note: {d}"
+    );
     let replacement = lsp.leased_pid();
     assert_ne!(replacement, first, "a new worker serves the file");
     assert!(!alive(first));
     let g = lsp.result("$/lean/plainGoal", pos(2, 2), short);
-    assert!(g["goals"][0].as_str().unwrap_or_default().contains("⊢ n + 0 = n"), "{g}");
+    assert!(
+        g["goals"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("⊢ n + 0 = n"),
+        "{g}"
+    );
     assert!(alive(replacement));
 
     // Close: the worker is recycled (killed), not kept.
-    lsp.notify("textDocument/didClose", json!({ "textDocument": { "uri": URI } }));
-    wait_for("the document's worker to be killed", short, || !alive(replacement));
+    lsp.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": URI } }),
+    );
+    wait_for("the document's worker to be killed", short, || {
+        !alive(replacement)
+    });
     let r = lsp.request("$/lean/plainGoal", pos(2, 2), short);
     assert_eq!(r["error"]["code"], -32602, "{r}");
 
@@ -328,7 +461,9 @@ fn editor_session_on_a_warm_worker() {
     // message after `exit` (Neovim sends a second `shutdown`) must not
     // keep it alive either.
     // (Written even if the process is already gone: a broken pipe is fine.)
-    let _ = lsp.stdin.write_all(&frame(&json!({ "jsonrpc": "2.0", "id": 999, "method": "shutdown" })));
+    let _ = lsp.stdin.write_all(&frame(
+        &json!({ "jsonrpc": "2.0", "id": 999, "method": "shutdown" }),
+    ));
     let _ = lsp.stdin.flush();
     let until = Instant::now() + short;
     loop {
@@ -336,11 +471,16 @@ fn editor_session_on_a_warm_worker() {
             assert!(st.success(), "{st:?}");
             break;
         }
-        assert!(Instant::now() < until, "leanpool lsp did not exit after `exit` (stdin open)");
+        assert!(
+            Instant::now() < until,
+            "leanpool lsp did not exit after `exit` (stdin open)"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     drop(lsp.stdin);
-    wait_for("no Lean process left", short, || kids.iter().all(|&k| !alive(k)));
+    wait_for("no Lean process left", short, || {
+        kids.iter().all(|&k| !alive(k))
+    });
 }
 
 /// `leanpool lsp --socket`: the document's worker is leased from a running
@@ -354,43 +494,89 @@ fn editor_session_on_a_warm_worker() {
 #[test]
 fn editor_session_through_a_daemon_lease() {
     let dir = tempfile::tempdir().unwrap();
-    let daemon = Daemon::start(dir.path(), "[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n", Lean::Real);
+    let daemon = Daemon::start(
+        dir.path(),
+        "[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n",
+        Lean::Real,
+    );
     let mut lsp = Lsp::start_with(&["lsp", "--socket", daemon.socket.to_str().unwrap()]);
     let long = Duration::from_secs(900);
     let short = Duration::from_secs(60);
-    lsp.result("initialize", json!({ "processId": null, "rootUri": null, "capabilities": {} }), short);
+    lsp.result(
+        "initialize",
+        json!({ "processId": null, "rootUri": null, "capabilities": {} }),
+        short,
+    );
     lsp.notify("initialized", json!({}));
     lsp.notify("textDocument/didOpen", json!({ "textDocument": { "uri": URI, "languageId": "lean4", "version": 1, "text": TEXT } }));
-    let d = lsp.diagnostics_where(0, long, |p| p["version"] == 1 && p["diagnostics"].as_array().unwrap().len() >= 2);
+    let d = lsp.diagnostics_where(0, long, |p| {
+        p["version"] == 1 && p["diagnostics"].as_array().unwrap().len() >= 2
+    });
     let mut m = messages(&d);
     m.sort();
     assert_eq!(m.len(), 2, "{d}");
     assert!(m[0].0 == 0 && m[0].1.contains("decide"), "{m:?}");
     assert!(m[1].0 == 1 && m[1].1.contains("sorry"), "{m:?}");
-    let err = d["diagnostics"].as_array().unwrap().iter().find(|x| x["severity"] == 1).unwrap().clone();
-    assert_eq!(err["range"]["start"], json!({ "line": 0, "character": 30 }), "{err}");
+    let err = d["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["severity"] == 1)
+        .unwrap()
+        .clone();
+    assert_eq!(
+        err["range"]["start"],
+        json!({ "line": 0, "character": 30 }),
+        "{err}"
+    );
     let h = lsp.result("textDocument/hover", pos(1, 22), short);
     assert!(h["contents"].to_string().contains("Nat"), "{h}");
     let g = lsp.result("$/lean/plainGoal", pos(2, 2), short);
-    assert!(g["goals"][0].as_str().unwrap_or_default().contains("⊢ n + 0 = n"), "{g}");
+    assert!(
+        g["goals"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("⊢ n + 0 = n"),
+        "{g}"
+    );
 
     // The lease is the daemon's, counted; other callers are answered.
     let leased = lsp.leased_pid();
-    assert!(daemon_support::children_of(daemon.pid()).contains(&leased), "the daemon's worker serves the file");
+    assert!(
+        daemon_support::children_of(daemon.pid()).contains(&leased),
+        "the daemon's worker serves the file"
+    );
     let st = rpc(&daemon.socket, "status", json!({}));
-    assert_eq!((st["daemon"]["leases"]["active"].as_u64(), st["daemon"]["leases"]["granted"].as_u64()), (Some(1), Some(1)), "{st}");
-    assert_eq!(rpc(&daemon.socket, "ping", json!("still served")), json!("still served"));
+    assert_eq!(
+        (
+            st["daemon"]["leases"]["active"].as_u64(),
+            st["daemon"]["leases"]["granted"].as_u64()
+        ),
+        (Some(1), Some(1)),
+        "{st}"
+    );
+    assert_eq!(
+        rpc(&daemon.socket, "ping", json!("still served")),
+        json!("still served")
+    );
 
     let mark = lsp.seen.len();
     lsp.notify("textDocument/didChange", json!({ "textDocument": { "uri": URI, "version": 2 },
         "contentChanges": [{ "range": { "start": { "line": 0, "character": 22 }, "end": { "line": 0, "character": 23 } }, "text": "2" }] }));
-    let d = lsp.diagnostics_where(mark, short, |p| p["version"] == 2 && p["diagnostics"].as_array().unwrap().len() == 1);
+    let d = lsp.diagnostics_where(mark, short, |p| {
+        p["version"] == 2 && p["diagnostics"].as_array().unwrap().len() == 1
+    });
     assert!(messages(&d)[0].1.contains("sorry"), "{d}");
 
     // Close: the connection ends, the daemon kills the worker.
-    lsp.notify("textDocument/didClose", json!({ "textDocument": { "uri": URI } }));
+    lsp.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": URI } }),
+    );
     wait_for("the leased worker to be killed", short, || !alive(leased));
-    wait_for("the lease to be freed", short, || rpc(&daemon.socket, "status", json!({}))["daemon"]["leases"]["active"] == 0);
+    wait_for("the lease to be freed", short, || {
+        rpc(&daemon.socket, "status", json!({}))["daemon"]["leases"]["active"] == 0
+    });
     lsp.result("shutdown", Value::Null, short);
     lsp.notify("exit", Value::Null);
     let until = Instant::now() + short;
@@ -403,7 +589,14 @@ fn editor_session_through_a_daemon_lease() {
 /// One request on a fresh connection to the daemon; its `result`.
 fn rpc(socket: &std::path::Path, method: &str, params: Value) -> Value {
     let mut s = std::os::unix::net::UnixStream::connect(socket).unwrap();
-    s.write_all(format!("{}\n", json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params })).as_bytes()).unwrap();
+    s.write_all(
+        format!(
+            "{}\n",
+            json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params })
+        )
+        .as_bytes(),
+    )
+    .unwrap();
     let mut line = String::new();
     BufReader::new(s).read_line(&mut line).unwrap();
     let v: Value = serde_json::from_str(&line).unwrap();
@@ -462,7 +655,9 @@ fn neovim_headless_session() {
     let until = Instant::now() + Duration::from_secs(1200);
     let status = loop {
         if server.is_none() {
-            server = std::fs::read_to_string(&pidfile).ok().and_then(|s| s.trim().parse::<i32>().ok());
+            server = std::fs::read_to_string(&pidfile)
+                .ok()
+                .and_then(|s| s.trim().parse::<i32>().ok());
         }
         if let Some(s) = server {
             workers.extend(children_of(s));
@@ -473,17 +668,24 @@ fn neovim_headless_session() {
         if Instant::now() > until {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("nvim did not finish; server log:\n{}", std::fs::read_to_string(&log).unwrap_or_default());
+            panic!(
+                "nvim did not finish; server log:\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
         }
         std::thread::sleep(Duration::from_millis(200));
     };
     let server_log = std::fs::read_to_string(&log).unwrap_or_default();
-    let record: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap_or_else(|e| {
-        panic!("no record from nvim ({e}), exit {status:?}; server log:\n{server_log}")
-    }))
-    .unwrap();
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(&result).unwrap_or_else(|e| {
+            panic!("no record from nvim ({e}), exit {status:?}; server log:\n{server_log}")
+        }))
+        .unwrap();
     eprintln!("nvim record: {record:#}");
-    assert!(status.success() && record.get("error").is_none(), "nvim: {status:?} {record:#}\nserver log:\n{server_log}");
+    assert!(
+        status.success() && record.get("error").is_none(),
+        "nvim: {status:?} {record:#}\nserver log:\n{server_log}"
+    );
 
     // What the server sent for the opened text: the error on `decide`
     // (0:30..0:36) and the `sorry` warning on the theorem's name (1:8..1:15),
@@ -494,24 +696,57 @@ fn neovim_headless_session() {
         .iter()
         .find(|p| p["diagnostics"].as_array().is_some_and(|a| a.len() == 2))
         .unwrap_or_else(|| panic!("no complete diagnostics: {record:#}"));
-    assert_eq!(first["uri"], format!("file://{}", file.display()), "{first}");
+    assert_eq!(
+        first["uri"],
+        format!("file://{}", file.display()),
+        "{first}"
+    );
     let mut ds: Vec<Value> = first["diagnostics"].as_array().unwrap().clone();
     ds.sort_by_key(|x| x["range"]["start"]["line"].as_u64());
     assert_eq!(ds[0]["severity"], 1, "{first}");
-    assert_eq!(ds[0]["range"], json!({ "start": { "line": 0, "character": 30 }, "end": { "line": 0, "character": 36 } }), "{first}");
-    assert!(ds[0]["message"].as_str().unwrap().contains("decide"), "{first}");
+    assert_eq!(
+        ds[0]["range"],
+        json!({ "start": { "line": 0, "character": 30 }, "end": { "line": 0, "character": 36 } }),
+        "{first}"
+    );
+    assert!(
+        ds[0]["message"].as_str().unwrap().contains("decide"),
+        "{first}"
+    );
     assert_eq!(ds[1]["severity"], 2, "{first}");
-    assert_eq!(ds[1]["range"]["start"], json!({ "line": 1, "character": 8 }), "{first}");
+    assert_eq!(
+        ds[1]["range"]["start"],
+        json!({ "line": 1, "character": 8 }),
+        "{first}"
+    );
     assert_eq!(ds[1]["message"], "declaration uses `sorry`", "{first}");
     // What Neovim shows (0-based lines, byte columns: the text is ASCII).
     let shown = record["opened"].as_array().unwrap();
     assert_eq!(shown.len(), 2, "{record:#}");
-    assert_eq!((shown[0]["lnum"].as_u64(), shown[0]["col"].as_u64(), shown[0]["end_col"].as_u64()), (Some(0), Some(30), Some(36)), "{record:#}");
-    assert_eq!((shown[1]["lnum"].as_u64(), shown[1]["col"].as_u64()), (Some(1), Some(8)), "{record:#}");
-    eprintln!("FIGURE nvim attach -> diagnostics shown, warm worker: {:.0} ms", record["open_ms"].as_f64().unwrap());
+    assert_eq!(
+        (
+            shown[0]["lnum"].as_u64(),
+            shown[0]["col"].as_u64(),
+            shown[0]["end_col"].as_u64()
+        ),
+        (Some(0), Some(30), Some(36)),
+        "{record:#}"
+    );
+    assert_eq!(
+        (shown[1]["lnum"].as_u64(), shown[1]["col"].as_u64()),
+        (Some(1), Some(8)),
+        "{record:#}"
+    );
+    eprintln!(
+        "FIGURE nvim attach -> diagnostics shown, warm worker: {:.0} ms",
+        record["open_ms"].as_f64().unwrap()
+    );
 
     let hover = &record["hover"];
-    assert!(hover["err"].is_null() && hover["result"]["contents"].to_string().contains("Nat"), "{hover}");
+    assert!(
+        hover["err"].is_null() && hover["result"]["contents"].to_string().contains("Nat"),
+        "{hover}"
+    );
     let goal = &record["goal"];
     let g = goal["result"]["goals"][0].as_str().unwrap_or_default();
     assert!(g.contains("n : Nat") && g.contains("⊢ n + 0 = n"), "{goal}");
@@ -523,11 +758,18 @@ fn neovim_headless_session() {
     assert_eq!(after[0]["lnum"], 1, "{record:#}");
     let last = record["published"].as_array().unwrap().last().unwrap();
     assert_eq!(last["diagnostics"].as_array().unwrap().len(), 1, "{last}");
-    assert_eq!(last["diagnostics"][0]["message"], "declaration uses `sorry`", "{last}");
+    assert_eq!(
+        last["diagnostics"][0]["message"], "declaration uses `sorry`",
+        "{last}"
+    );
 
     // Stopped cleanly: the server and every Lean worker it started are gone.
     assert_eq!(record["stopped"], true, "{record:#}");
     let server = server.expect("the server wrote its pid");
     assert!(!workers.is_empty(), "the server started no worker?");
-    wait_for("the server and its workers to exit", Duration::from_secs(60), || !alive(server) && workers.iter().all(|&w| !alive(w)));
+    wait_for(
+        "the server and its workers to exit",
+        Duration::from_secs(60),
+        || !alive(server) && workers.iter().all(|&w| !alive(w)),
+    );
 }

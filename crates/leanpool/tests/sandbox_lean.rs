@@ -27,11 +27,21 @@ const CONFIG: &str = "[guard]\nenabled = false\n\n[pool]\nmax_workers = 1\nmax_w
 
 async fn check(c: &Client, body: &str) -> CheckResult {
     let text = format!("{HEADER}{body}\n");
-    c.check(&CheckParams { text, timeout_ms: None, timings: false }).await.unwrap()
+    c.check(&CheckParams {
+        text,
+        timeout_ms: None,
+        timings: false,
+    })
+    .await
+    .unwrap()
 }
 
 fn messages(r: &CheckResult) -> String {
-    r.diagnostics.iter().map(|d| d.message.as_str()).collect::<Vec<_>>().join("\n")
+    r.diagnostics
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// An `#eval` that runs `action` (an `IO Unit`) and reports `RAN` or
@@ -63,7 +73,12 @@ fn start_daemon(dir: &Path) -> Daemon {
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .expect("spawn leanpool serve");
-    let d = Daemon { child, socket, log, dir: dir.to_owned() };
+    let d = Daemon {
+        child,
+        socket,
+        log,
+        dir: dir.to_owned(),
+    };
     d.wait_ready();
     d
 }
@@ -83,11 +98,23 @@ async fn guard_off_code_cannot_escape_the_worker_sandbox() {
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("leanpool-worker-"))
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("leanpool-worker-")
+        })
         .collect();
     assert_eq!(private.len(), 1, "expected one worker dir: {private:?}");
     let inside = private[0].join("scratch.txt");
-    let r = check(&c, &attempt(&format!("IO.FS.writeFile \"{}\" \"scratch-ok\"", inside.display()))).await;
+    let r = check(
+        &c,
+        &attempt(&format!(
+            "IO.FS.writeFile \"{}\" \"scratch-ok\"",
+            inside.display()
+        )),
+    )
+    .await;
     assert!(messages(&r).contains("RAN"), "{r:?}");
     assert_eq!(std::fs::read_to_string(&inside).unwrap(), "scratch-ok");
 
@@ -97,7 +124,11 @@ async fn guard_off_code_cannot_escape_the_worker_sandbox() {
 
     // The same worker still answers ordinary checks correctly.
     let pids = |st: &leanpool_daemon::StatusResult| -> Vec<Option<u32>> {
-        st.pool.keys.iter().flat_map(|k| k.workers.iter().map(|w| w.pid)).collect()
+        st.pool
+            .keys
+            .iter()
+            .flat_map(|k| k.workers.iter().map(|w| w.pid))
+            .collect()
     };
     let before = pids(&c.status().await.unwrap());
     assert_eq!(before.len(), 1, "{before:?}");
@@ -105,10 +136,18 @@ async fn guard_off_code_cannot_escape_the_worker_sandbox() {
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
     let r = check(&c, "theorem after_bad : 2 + 2 = 5 := by decide").await;
     assert_eq!(r.status, CheckStatus::Error, "{r:?}");
-    assert_eq!(pids(&c.status().await.unwrap()), before, "the worker was replaced");
+    assert_eq!(
+        pids(&c.status().await.unwrap()),
+        before,
+        "the worker was replaced"
+    );
 
     // Last (it costs the worker): the frame forgery of issue 10.
-    forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(&c, before[0].expect("worker pid")).await;
+    forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
+        &c,
+        before[0].expect("worker pid"),
+    )
+    .await;
 }
 
 /// Issue 10 part 4, on real Lean: code that runs in the worker writes one
@@ -120,7 +159,10 @@ async fn guard_off_code_cannot_escape_the_worker_sandbox() {
 /// `protocol_violation`, the worker is killed (not reused, not retried),
 /// `compromised` counts it, and the next caller's false theorem is an
 /// `error` (on a fresh worker).
-async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(c: &Client, pid: u32) {
+async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
+    c: &Client,
+    pid: u32,
+) {
     let before = c.status().await.unwrap().pool.counters;
     assert_eq!(before.compromised, 0, "{before:?}");
     let body = format!(
@@ -157,7 +199,11 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
          let _ ← IO.wait t"
     );
     let e = c
-        .check(&CheckParams { text: format!("{HEADER}{forge}\n"), timeout_ms: None, timings: false })
+        .check(&CheckParams {
+            text: format!("{HEADER}{forge}\n"),
+            timeout_ms: None,
+            timings: false,
+        })
         .await
         .expect_err("the forged frame was not noticed");
     let rpc = match e {
@@ -165,13 +211,23 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
         other => panic!("expected WORKER_FAILED, got {other}"),
     };
     assert_eq!(rpc.code, ErrorCode::WorkerFailed, "{rpc:?}");
-    assert_eq!(rpc.data, Some(serde_json::json!({"cause": "protocol_violation"})), "{rpc:?}");
+    assert_eq!(
+        rpc.data,
+        Some(serde_json::json!({"cause": "protocol_violation"})),
+        "{rpc:?}"
+    );
     let after = c.status().await.unwrap().pool.counters;
     assert_eq!(after.compromised, 1, "{after:?}");
-    assert_eq!(after.retries, before.retries, "a compromised worker's request is not retried: {after:?}");
+    assert_eq!(
+        after.retries, before.retries,
+        "a compromised worker's request is not retried: {after:?}"
+    );
     let t = std::time::Instant::now();
     while std::path::Path::new(&format!("/proc/{pid}")).exists() {
-        assert!(t.elapsed().as_secs() < 30, "the compromised worker {pid} is still alive");
+        assert!(
+            t.elapsed().as_secs() < 30,
+            "the compromised worker {pid} is still alive"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     // The next caller's false theorem is not `ok` (a fresh worker judges it).
@@ -180,8 +236,16 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
     let r = check(c, "theorem good : 2 + 2 = 4 := by decide").await;
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
     let st = c.status().await.unwrap();
-    let now: Vec<Option<u32>> = st.pool.keys.iter().flat_map(|k| k.workers.iter().map(|w| w.pid)).collect();
-    assert!(!now.contains(&Some(pid)), "the compromised worker was reused: {now:?}");
+    let now: Vec<Option<u32>> = st
+        .pool
+        .keys
+        .iter()
+        .flat_map(|k| k.workers.iter().map(|w| w.pid))
+        .collect();
+    assert!(
+        !now.contains(&Some(pid)),
+        "the compromised worker was reused: {now:?}"
+    );
     assert_eq!(st.pool.counters.compromised, 1);
 }
 
@@ -190,13 +254,24 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
 /// does not appear.
 async fn sandbox_blocks_writefile_outside_private_dir(c: &Client, dir: &Path) {
     let target = dir.join("pwned.txt");
-    let r = check(c, &attempt(&format!("IO.FS.writeFile \"{}\" \"pwned\"", target.display()))).await;
+    let r = check(
+        c,
+        &attempt(&format!(
+            "IO.FS.writeFile \"{}\" \"pwned\"",
+            target.display()
+        )),
+    )
+    .await;
     let m = messages(&r);
     assert!(m.contains("DENIED"), "{r:?}");
     assert!(!m.contains("RAN"), "{r:?}");
     assert!(!target.exists(), "the file appeared on the host");
     // Without the try/catch: an error, never ok.
-    let r = check(c, &format!("#eval IO.FS.writeFile \"{}\" \"pwned\"", target.display())).await;
+    let r = check(
+        c,
+        &format!("#eval IO.FS.writeFile \"{}\" \"pwned\"", target.display()),
+    )
+    .await;
     assert_eq!(r.status, CheckStatus::Error, "{r:?}");
     assert!(!target.exists(), "the file appeared on the host");
 }
@@ -211,7 +286,11 @@ async fn sandbox_blocks_readfile_of_host_secret(c: &Client, dir: &Path) {
     let all = serde_json::to_string(&r).unwrap();
     assert!(!all.contains("TOP-SECRET-4711"), "the secret leaked: {all}");
     assert_eq!(r.status, CheckStatus::Error, "{r:?}");
-    let r = check(c, &attempt(&format!("let _ ← IO.FS.readFile \"{}\"", secret.display()))).await;
+    let r = check(
+        c,
+        &attempt(&format!("let _ ← IO.FS.readFile \"{}\"", secret.display())),
+    )
+    .await;
     assert!(messages(&r).contains("DENIED"), "{r:?}");
 }
 
@@ -250,6 +329,9 @@ async fn sandbox_blocks_tcp_connect_to_localhost(c: &Client) {
     // and failed.
     assert!(m.contains("DENIED"), "{r:?}");
     listener.set_nonblocking(true).unwrap();
-    assert!(listener.accept().is_err(), "a connection from the worker arrived: {r:?}");
+    assert!(
+        listener.accept().is_err(),
+        "a connection from the worker arrived: {r:?}"
+    );
     eprintln!("tcp connect attempt answered: {m}");
 }

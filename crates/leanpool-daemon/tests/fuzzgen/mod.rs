@@ -8,7 +8,6 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use serde_json::{json, Value};
 
-
 pub fn seeds() -> Vec<Value> {
     let tree = json!({"content": "theorem", "children": [{"content": " _ + _ ", "children": [
         {"content": "a", "variable_freecost": true}, {"content": "b", "variable_freecost": true}]}]});
@@ -34,14 +33,53 @@ fn random_value(rng: &mut StdRng, depth: u32) -> Value {
         3 => json!(rng.gen::<f64>() * 1e300),
         4 => {
             let n = rng.gen_range(0..12);
-            json!((0..n).map(|_| char::from_u32(rng.gen_range(0..0x3000)).unwrap_or('?')).collect::<String>())
+            json!((0..n)
+                .map(|_| char::from_u32(rng.gen_range(0..0x3000)).unwrap_or('?'))
+                .collect::<String>())
         }
-        5 => Value::Array((0..rng.gen_range(0..4)).map(|_| random_value(rng, depth + 1)).collect()),
+        5 => Value::Array(
+            (0..rng.gen_range(0..4))
+                .map(|_| random_value(rng, depth + 1))
+                .collect(),
+        ),
         6 => {
-            let keys = ["text", "a", "b", "mode", "content", "children", "label", "kind", "timeout_ms", "id", "x"];
-            Value::Object((0..rng.gen_range(0..4)).map(|_| (keys[rng.gen_range(0..keys.len())].to_string(), random_value(rng, depth + 1))).collect())
+            let keys = [
+                "text",
+                "a",
+                "b",
+                "mode",
+                "content",
+                "children",
+                "label",
+                "kind",
+                "timeout_ms",
+                "id",
+                "x",
+            ];
+            Value::Object(
+                (0..rng.gen_range(0..4))
+                    .map(|_| {
+                        (
+                            keys[rng.gen_range(0..keys.len())].to_string(),
+                            random_value(rng, depth + 1),
+                        )
+                    })
+                    .collect(),
+            )
         }
-        _ => json!(["alpha", "paper", "plain", "op", "atom", "bound_var", "2.0", "check", "gted"][rng.gen_range(0..9)]),
+        _ => json!(
+            [
+                "alpha",
+                "paper",
+                "plain",
+                "op",
+                "atom",
+                "bound_var",
+                "2.0",
+                "check",
+                "gted"
+            ][rng.gen_range(0..9)]
+        ),
     }
 }
 
@@ -71,7 +109,25 @@ fn mutate_value(rng: &mut StdRng, v: &mut Value) {
     }
 }
 
-const TOKENS: &[&[u8]] = &[b"null", b"[", b"{", b"}", b"\"", b"\\u0000", b"\\ud800", b"1e999", b"-", b"\xff\xfe", b"\xc3", b"\"id\":", b":", b",", b"\r", b"\x00", b"\"params\":"];
+const TOKENS: &[&[u8]] = &[
+    b"null",
+    b"[",
+    b"{",
+    b"}",
+    b"\"",
+    b"\\u0000",
+    b"\\ud800",
+    b"1e999",
+    b"-",
+    b"\xff\xfe",
+    b"\xc3",
+    b"\"id\":",
+    b":",
+    b",",
+    b"\r",
+    b"\x00",
+    b"\"params\":",
+];
 
 /// One frame: a seed mutated structurally, textually, or both.
 pub fn frame(rng: &mut StdRng, seeds: &[Value], max: usize) -> Vec<u8> {
@@ -82,7 +138,11 @@ pub fn frame(rng: &mut StdRng, seeds: &[Value], max: usize) -> Vec<u8> {
         }
     }
     let mut b = serde_json::to_vec(&v).unwrap();
-    let ops = if rng.gen_ratio(1, 2) { 0 } else { rng.gen_range(1..5) };
+    let ops = if rng.gen_ratio(1, 2) {
+        0
+    } else {
+        rng.gen_range(1..5)
+    };
     for _ in 0..ops {
         let at = rng.gen_range(0..=b.len());
         match rng.gen_range(0..7) {
@@ -114,4 +174,3 @@ pub fn frame(rng: &mut StdRng, seeds: &[Value], max: usize) -> Vec<u8> {
     b.retain(|&c| c != b'\n');
     b
 }
-

@@ -126,7 +126,12 @@ fn err(offset: usize, construct: &str, reason: &str) -> LexError {
 
 impl<'a> Lexer<'a> {
     fn new(src: &'a str) -> Self {
-        Lexer { src, out: Vec::new(), comments: Vec::new(), resumes: Vec::new() }
+        Lexer {
+            src,
+            out: Vec::new(),
+            comments: Vec::new(),
+            resumes: Vec::new(),
+        }
     }
 
     /// Lean resuming after a failed character literal must land where the
@@ -135,7 +140,12 @@ impl<'a> Lexer<'a> {
     /// less. Inside a token or a comment it would read differently (a
     /// keyword at the end of a name, `xyrun_cmd`; a comment's text).
     fn verify_resumes(&self) -> Result<(), LexError> {
-        let spans: Vec<(usize, usize)> = self.out.iter().filter(|t| !t.nested).map(|t| (t.start, t.end)).collect();
+        let spans: Vec<(usize, usize)> = self
+            .out
+            .iter()
+            .filter(|t| !t.nested)
+            .map(|t| (t.start, t.end))
+            .collect();
         let inside = |v: &[(usize, usize)], r: usize| {
             let k = v.partition_point(|&(s, _)| s < r);
             k > 0 && v[k - 1].1 > r
@@ -235,7 +245,9 @@ impl<'a> Lexer<'a> {
                 && matches!(c, '"' | '«' | '`' | 'r')
                 && (c != 'r' || self.raw_string_start(n))
                 && self.out.last().is_some_and(|t| {
-                    t.kind == Kind::Symbol && !t.text.is_ascii() && !CORE_UNICODE_TOKENS.contains(&t.text.as_str())
+                    t.kind == Kind::Symbol
+                        && !t.text.is_ascii()
+                        && !CORE_UNICODE_TOKENS.contains(&t.text.as_str())
                 })
             {
                 return Err(err(
@@ -289,7 +301,8 @@ impl<'a> Lexer<'a> {
                     // or one a `notation` in the text declares (`('`). So
                     // brackets are no exception (the `lexdiff` bench found
                     // `0]'"' /- "` hiding a command from the guard only).
-                    let after_symbol = glued && self.out.last().is_some_and(|t| t.kind == Kind::Symbol);
+                    let after_symbol =
+                        glued && self.out.last().is_some_and(|t| t.kind == Kind::Symbol);
                     self.char_lit(i, space, after_symbol)?
                 }
                 '\'' => {
@@ -551,10 +564,12 @@ impl<'a> Lexer<'a> {
         // a term inside braces does not end exactly at its `}`, Lean's error
         // recovery goes on reading the string's text as code.
         let mut sub = Lexer::new(body);
-        sub.code(0, false, depth + 1).and_then(|_| sub.verify_resumes()).map_err(|e| LexError {
-            offset: e.offset + i + 1,
-            ..e
-        })?;
+        sub.code(0, false, depth + 1)
+            .and_then(|_| sub.verify_resumes())
+            .map_err(|e| LexError {
+                offset: e.offset + i + 1,
+                ..e
+            })?;
         self.out.extend(sub.out.into_iter().map(|t| Token {
             start: t.start + i + 1,
             end: t.end + i + 1,
@@ -625,7 +640,9 @@ impl<'a> Lexer<'a> {
     /// Reject if a string, `«` name, raw string or comment opens between
     /// `from` and the end of its line.
     fn check_no_opener_on_line(&self, from: usize, at: usize, what: &str) -> Result<(), LexError> {
-        let end = self.src[from..].find('\n').map_or(self.src.len(), |k| from + k);
+        let end = self.src[from..]
+            .find('\n')
+            .map_or(self.src.len(), |k| from + k);
         let mut j = from;
         while j < end {
             if self.opens_region(j, false) {
@@ -776,5 +793,6 @@ pub(crate) fn is_invisible(c: char) -> bool {
 /// Non-ASCII symbols that are tokens of core Lean (so a literal glued after
 /// one is lexed the same with or without a library's tokens).
 const CORE_UNICODE_TOKENS: &[&str] = &[
-    "⟨", "⟩", "←", "→", "↔", "∀", "∃", "¬", "∧", "∨", "≠", "≤", "≥", "∈", "∉", "×", "∘", "⦃", "⦄", "λ", "↑", "▸",
+    "⟨", "⟩", "←", "→", "↔", "∀", "∃", "¬", "∧", "∨", "≠", "≤", "≥", "∈", "∉", "×", "∘", "⦃", "⦄",
+    "λ", "↑", "▸",
 ];

@@ -3,13 +3,15 @@
 
 use leanpool_protocol::{GtedParams, RpcError};
 use leanpool_rpc::handler::{method_not_found, params, result};
-use leanpool_rpc::{CallContext, Client, Handler, Server, ServerOptions, ShutdownHandle, Tunnel, TunnelIo, Upgrade};
-use std::future::Future;
-use std::pin::Pin;
+use leanpool_rpc::{
+    CallContext, Client, Handler, Server, ServerOptions, ShutdownHandle, Tunnel, TunnelIo, Upgrade,
+};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,7 +48,12 @@ impl Drop for DropFlag {
 }
 
 impl Handler for TestHandler {
-    async fn call(&self, method: &str, p: Value, _ctx: &CallContext) -> Result<Box<RawValue>, RpcError> {
+    async fn call(
+        &self,
+        method: &str,
+        p: Value,
+        _ctx: &CallContext,
+    ) -> Result<Box<RawValue>, RpcError> {
         self.0.started.fetch_add(1, Ordering::SeqCst);
         let now = self.0.running.fetch_add(1, Ordering::SeqCst) + 1;
         self.0.max_running.fetch_max(now, Ordering::SeqCst);
@@ -87,10 +94,18 @@ impl Handler for TestHandler {
     /// only): `upgrade_panic` panics before answering, `tunnel_panic`
     /// answers `{"tunnel": true}`, then its tunnel panics on the first
     /// line it reads.
-    async fn upgrade(&self, method: &str, _p: Value, _ctx: &CallContext) -> Result<Upgrade, RpcError> {
+    async fn upgrade(
+        &self,
+        method: &str,
+        _p: Value,
+        _ctx: &CallContext,
+    ) -> Result<Upgrade, RpcError> {
         match method {
             "upgrade_panic" => panic!("the test handler's `upgrade_panic` method"),
-            _ => Ok(Upgrade { answer: result(&json!({"tunnel": true}))?, tunnel: Box::new(PanicTunnel) }),
+            _ => Ok(Upgrade {
+                answer: result(&json!({"tunnel": true}))?,
+                tunnel: Box::new(PanicTunnel),
+            }),
         }
     }
 }
@@ -131,5 +146,11 @@ pub fn start(tweak: impl FnOnce(&mut ServerOptions)) -> Running {
     let server = Server::bind(opts, TestHandler(counters.clone())).expect("bind");
     let stop = server.shutdown_handle();
     let task = tokio::spawn(server.run());
-    Running { dir, path, counters, stop, task }
+    Running {
+        dir,
+        path,
+        counters,
+        stop,
+        task,
+    }
 }

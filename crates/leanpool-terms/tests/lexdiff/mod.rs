@@ -30,21 +30,27 @@ use std::collections::BTreeSet;
 
 /// What a glue is followed by: the opener, then a filler on the same line.
 pub const GLUES: &[&str] = &[
-    " ", "=", ":", ":=", "+", "-", "*", "/", "<", ">", "<-", "->", "|", "||", "&", "^", "%", "$", "!", "?",
-    "~", "@", "#", ".", ",", ";", "(", ")", "[", "]", "{", "}", "⟨", "⟩", "←", "→", "∀", "↔", "∑", "x", "x'",
-    "1", "0x", "\"s\"", "'c'", "`n", "«n»",
+    " ", "=", ":", ":=", "+", "-", "*", "/", "<", ">", "<-", "->", "|", "||", "&", "^", "%", "$",
+    "!", "?", "~", "@", "#", ".", ",", ";", "(", ")", "[", "]", "{", "}", "⟨", "⟩", "←", "→", "∀",
+    "↔", "∑", "x", "x'", "1", "0x", "\"s\"", "'c'", "`n", "«n»",
 ];
 
 /// Openers glued after the glue.
 pub const OPENERS: &[&str] = &[
-    "--", "---", "/-", "/--", "/-!", "/--/", "/-/", "/-/-", "/- /-", "\"", "r\"", "r#\"", "r##\"", "'", "''",
-    "'\"'", "'\\''", "«", "`«", "s!\"", "m!\"{", "\\", "/", "-",
+    "--", "---", "/-", "/--", "/-!", "/--/", "/-/", "/-/-", "/- /-", "\"", "r\"", "r#\"", "r##\"",
+    "'", "''", "'\"'", "'\\''", "«", "`«", "s!\"", "m!\"{", "\\", "/", "-",
 ];
 
 /// Second openers at the end of the line (filler) and the closer line
 /// that ends them in either reading.
-pub const FILLERS: &[(&str, &str)] =
-    &[("", ""), (" \"", "-- \""), (" /-", "-- -/"), (" r#\"", "-- \"#"), (" «", "-- »"), (" -/ \"", "-- \"")];
+pub const FILLERS: &[(&str, &str)] = &[
+    ("", ""),
+    (" \"", "-- \""),
+    (" /-", "-- -/"),
+    (" r#\"", "-- \"#"),
+    (" «", "-- »"),
+    (" -/ \"", "-- \""),
+];
 
 /// Where the glue sits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +99,12 @@ fn opener_closer(o: &str) -> &'static str {
 pub fn cases(first: u32) -> Vec<Case> {
     let mut out = Vec::new();
     let mut n = first;
-    for place in [Place::Header, Place::Body, Place::StatementBody, Place::Signature] {
+    for place in [
+        Place::Header,
+        Place::Body,
+        Place::StatementBody,
+        Place::Signature,
+    ] {
         for (gi, g) in GLUES.iter().enumerate() {
             for o in OPENERS {
                 for (f, c) in FILLERS {
@@ -103,9 +114,18 @@ pub fn cases(first: u32) -> Vec<Case> {
                         Place::Signature => format!("theorem s{gi} : 1 = 1"),
                     };
                     let closer = opener_closer(o);
-                    let tail = if place == Place::Signature { " = 1 := rfl" } else { "" };
-                    let text = format!("{lead}{g}{o}{f}\n#check ({n} : Nat)\n{c}\n{closer}{tail}\n");
-                    out.push(Case { place, text, payloads: vec![n] });
+                    let tail = if place == Place::Signature {
+                        " = 1 := rfl"
+                    } else {
+                        ""
+                    };
+                    let text =
+                        format!("{lead}{g}{o}{f}\n#check ({n} : Nat)\n{c}\n{closer}{tail}\n");
+                    out.push(Case {
+                        place,
+                        text,
+                        payloads: vec![n],
+                    });
                     n += 1;
                 }
             }
@@ -175,7 +195,14 @@ fn build(statement: bool, cases: &[&Case], sync: u32) -> Option<Batch> {
         Document::new(&caller).ok()?.text
     };
     let live = believed_live(&sent, &payloads)?;
-    Some(Batch { statement, caller, sent, payloads, live, sync })
+    Some(Batch {
+        statement,
+        caller,
+        sent,
+        payloads,
+        live,
+        sync,
+    })
 }
 
 /// Statistics of a run.
@@ -193,7 +220,10 @@ pub struct Plan {
 /// cases.
 pub fn plan(cases: &[Case], per_batch: usize, sync_first: u32) -> Plan {
     let policy = GuardPolicy::default();
-    let mut p = Plan { cases: cases.len(), ..Plan::default() };
+    let mut p = Plan {
+        cases: cases.len(),
+        ..Plan::default()
+    };
     let mut sync = sync_first;
     for statement in [false, true] {
         let mine: Vec<&Case> = cases
@@ -218,12 +248,16 @@ pub fn plan(cases: &[Case], per_batch: usize, sync_first: u32) -> Plan {
             })
             .collect();
         // Body cases in chunks; each statement batch takes one signature case.
-        let (sigs, bodies): (Vec<&Case>, Vec<&Case>) = mine.iter().partition(|c| c.place == Place::Signature);
+        let (sigs, bodies): (Vec<&Case>, Vec<&Case>) =
+            mine.iter().partition(|c| c.place == Place::Signature);
         let mut sigs = sigs.into_iter();
         let mut chunks: Vec<Vec<&Case>> = bodies.chunks(per_batch).map(|c| c.to_vec()).collect();
         if statement {
             for s in sigs.by_ref() {
-                match chunks.iter_mut().find(|c| !c.iter().any(|x| x.place == Place::Signature)) {
+                match chunks
+                    .iter_mut()
+                    .find(|c| !c.iter().any(|x| x.place == Place::Signature))
+                {
                     Some(c) => c.push(s),
                     None => chunks.push(vec![s]),
                 }

@@ -81,12 +81,21 @@ const INTERRUPTED: i32 = 3;
 pub async fn run(args: Args) -> anyhow::Result<i32> {
     let items = read_input(&args.input, args.method)?;
     let done = prepare_output(&args.output)?;
-    let todo: Vec<Item> = items.into_iter().filter(|i| !done.contains(&key(&i.id))).collect();
+    let todo: Vec<Item> = items
+        .into_iter()
+        .filter(|i| !done.contains(&key(&i.id)))
+        .collect();
     let skipped = done.len();
     let client = Arc::new(Client::connect(&args.socket).await.with_context(|| {
-        format!("is `leanpool serve --socket {}` running?", args.socket.display())
+        format!(
+            "is `leanpool serve --socket {}` running?",
+            args.socket.display()
+        )
     })?);
-    let mut out = std::fs::OpenOptions::new().append(true).create(true).open(&args.output)?;
+    let mut out = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&args.output)?;
     let before = pool_counters(&client).await;
     let bar = progress(todo.len() as u64);
     let method = match args.method {
@@ -105,7 +114,11 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     let mut last_sync = Instant::now();
     let mut fatal: Option<ClientError> = None;
     loop {
-        while fatal.is_none() && tasks.len() < concurrency && next_start < todo.len() && next_start < next_write + window {
+        while fatal.is_none()
+            && tasks.len() < concurrency
+            && next_start < todo.len()
+            && next_start < next_write + window
+        {
             let (c, i) = (client.clone(), next_start);
             let mut params = todo[i].params.clone();
             if let Some(t) = args.timeout_ms {
@@ -114,16 +127,29 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             tasks.spawn(async move { (i, call_with_retry(&c, method, params).await) });
             next_start += 1;
         }
-        let Some(joined) = tasks.join_next().await else { break };
+        let Some(joined) = tasks.join_next().await else {
+            break;
+        };
         let (i, answer) = joined.context("batch task panicked")?;
         let id = &todo[i].id;
         // Results are copied as the daemon encoded them (field order kept).
         let mut bytes = match answer {
-            Ok(result) => serde_json::to_vec(&Line { id, result: Some(&result), error: None })?,
+            Ok(result) => serde_json::to_vec(&Line {
+                id,
+                result: Some(&result),
+                error: None,
+            })?,
             Err(ClientError::Rpc(e)) if !transient(e.code) => {
                 errors += 1;
-                let error = ItemError { code: e.code, message: &e.message };
-                serde_json::to_vec(&Line { id, result: None, error: Some(error) })?
+                let error = ItemError {
+                    code: e.code,
+                    message: &e.message,
+                };
+                serde_json::to_vec(&Line {
+                    id,
+                    result: None,
+                    error: Some(error),
+                })?
             }
             Err(e) => {
                 // The daemon is gone or shutting down: stop starting work;
@@ -182,7 +208,11 @@ fn transient(code: ErrorCode) -> bool {
     code == ErrorCode::Overloaded || code == ErrorCode::ShuttingDown
 }
 
-async fn call_with_retry(c: &Client, method: &str, params: Value) -> Result<Box<RawValue>, ClientError> {
+async fn call_with_retry(
+    c: &Client,
+    method: &str,
+    params: Value,
+) -> Result<Box<RawValue>, ClientError> {
     let mut pause = Duration::from_millis(100);
     for _ in 0..12 {
         match c.call_raw(method, params.clone()).await {
@@ -202,7 +232,8 @@ fn key(id: &Value) -> String {
 }
 
 fn read_input(path: &Path, method: Method) -> anyhow::Result<Vec<Item>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut items = Vec::new();
     let mut seen = HashSet::new();
     for (n, line) in text.lines().enumerate() {
@@ -242,12 +273,19 @@ fn parse_item(v: &Value, method: Method) -> anyhow::Result<Item> {
     let text = match (s("text"), s("header"), s("statement")) {
         (Some(t), None, None) => t.to_string(),
         (None, Some(h), Some(st)) => {
-            let sep = if h.is_empty() || h.ends_with('\n') { "" } else { "\n" };
+            let sep = if h.is_empty() || h.ends_with('\n') {
+                ""
+            } else {
+                "\n"
+            };
             format!("{h}{sep}{st}")
         }
         _ => bail!("expected `text`, or `header` and `statement` (strings)"),
     };
-    Ok(Item { id, params: json!({ "text": text }) })
+    Ok(Item {
+        id,
+        params: json!({ "text": text }),
+    })
 }
 
 /// Reads the ids already answered in `path` and cuts a torn last line.
@@ -259,7 +297,10 @@ fn prepare_output(path: &Path) -> anyhow::Result<HashSet<String>> {
     };
     let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     if complete < bytes.len() {
-        eprintln!("leanpool batch: dropping a torn last line of {}", path.display());
+        eprintln!(
+            "leanpool batch: dropping a torn last line of {}",
+            path.display()
+        );
         let f = std::fs::OpenOptions::new().write(true).open(path)?;
         f.set_len(complete as u64)?;
         f.sync_data()?;
@@ -269,8 +310,13 @@ fn prepare_output(path: &Path) -> anyhow::Result<HashSet<String>> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let v: Value = serde_json::from_slice(line)
-            .with_context(|| format!("{}:{}: not a leanpool batch line; refusing to append", path.display(), n + 1))?;
+        let v: Value = serde_json::from_slice(line).with_context(|| {
+            format!(
+                "{}:{}: not a leanpool batch line; refusing to append",
+                path.display(),
+                n + 1
+            )
+        })?;
         match v.get("id") {
             Some(id) => done.insert(key(id)),
             None => bail!("{}:{}: line without `id`", path.display(), n + 1),
@@ -301,14 +347,24 @@ mod tests {
         let i = parse_item(&json!({"id": 1, "text": "theorem t : True := trivial"}), c).unwrap();
         assert_eq!(i.params, json!({"text": "theorem t : True := trivial"}));
         let i = parse_item(&json!({"id": "a", "header": "import Init", "statement": "theorem t : True := trivial"}), c).unwrap();
-        assert_eq!(i.params, json!({"text": "import Init\ntheorem t : True := trivial"}));
+        assert_eq!(
+            i.params,
+            json!({"text": "import Init\ntheorem t : True := trivial"})
+        );
         assert!(parse_item(&json!({"id": 1}), c).is_err());
         assert!(parse_item(&json!({"text": "x"}), c).is_err());
         assert!(parse_item(&json!({"id": [1], "text": "x"}), c).is_err());
         assert!(parse_item(&json!({"id": 1, "text": "x", "header": "y"}), c).is_err());
         let v = Method::Verify;
-        let i = parse_item(&json!({"id": 1, "statement": "theorem t : True := sorry", "proof": "trivial"}), v).unwrap();
-        assert_eq!(i.params, json!({"statement": "theorem t : True := sorry", "proof": "trivial"}));
+        let i = parse_item(
+            &json!({"id": 1, "statement": "theorem t : True := sorry", "proof": "trivial"}),
+            v,
+        )
+        .unwrap();
+        assert_eq!(
+            i.params,
+            json!({"statement": "theorem t : True := sorry", "proof": "trivial"})
+        );
         assert!(parse_item(&json!({"id": 1, "statement": "theorem t : True"}), v).is_err());
         assert!(parse_item(&json!({"id": 1, "text": "theorem t : True := trivial"}), v).is_err());
     }
@@ -317,7 +373,11 @@ mod tests {
     fn resume_truncates_a_torn_line() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("out.jsonl");
-        std::fs::write(&p, "{\"id\":1,\"result\":{}}\n{\"id\":\"b\",\"error\":{}}\n{\"id\":3,\"res").unwrap();
+        std::fs::write(
+            &p,
+            "{\"id\":1,\"result\":{}}\n{\"id\":\"b\",\"error\":{}}\n{\"id\":3,\"res",
+        )
+        .unwrap();
         let done = prepare_output(&p).unwrap();
         assert_eq!(done, HashSet::from(["1".to_string(), "\"b\"".to_string()]));
         assert!(std::fs::read_to_string(&p).unwrap().ends_with("{}}\n"));

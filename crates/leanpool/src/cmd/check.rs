@@ -23,7 +23,11 @@ pub struct Args {
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
     let text = read_text(&args.file)?;
-    let params = CheckParams { text, timeout_ms: args.via.timeout_ms, timings: true };
+    let params = CheckParams {
+        text,
+        timeout_ms: args.via.timeout_ms,
+        timings: true,
+    };
     let started = Instant::now();
     let mut result = match &args.via.socket {
         Some(socket) => crate::cmd::remote::check(socket, params).await?,
@@ -41,14 +45,21 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     } else {
         print!("{}", human(&args.file, &result));
     }
-    Ok(if result.status == CheckStatus::Ok { 0 } else { 1 })
+    Ok(if result.status == CheckStatus::Ok {
+        0
+    } else {
+        1
+    })
 }
 
 /// `file:line:col: severity: message` lines (1-based, columns in UTF-16
 /// units like the JSON), then a status line.
 fn human(file: &Path, r: &CheckResult) -> String {
     let mut out = diagnostic_lines(file, r);
-    let status = serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let status = serde_json::to_value(r.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
     out.push_str(&format!("status: {status}"));
     if let Some(reason) = &r.reason {
         out.push_str(&format!(" ({reason})"));
@@ -93,9 +104,15 @@ mod tests {
         let p = |line, character| Position { line, character };
         let r = CheckResult::from_diagnostics(vec![Diagnostic {
             severity: Severity::Error,
-            range: Range { start: p(2, 4), end: p(2, 9) },
+            range: Range {
+                start: p(2, 4),
+                end: p(2, 9),
+            },
             message: "unknown identifier 'x'".into(),
         }]);
-        assert_eq!(human(Path::new("a.lean"), &r), "a.lean:3:5: error: unknown identifier 'x'\nstatus: error\n");
+        assert_eq!(
+            human(Path::new("a.lean"), &r),
+            "a.lean:3:5: error: unknown identifier 'x'\nstatus: error\n"
+        );
     }
 }

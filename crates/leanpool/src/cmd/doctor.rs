@@ -29,7 +29,11 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         }
     };
     let mut problems: Vec<String> = vec![];
-    println!("backend:   {} (from {})", command.backend.as_str(), command.source);
+    println!(
+        "backend:   {} (from {})",
+        command.backend.as_str(),
+        command.source
+    );
     let mut program = command.program.display().to_string();
     for a in &command.args {
         program.push(' ');
@@ -37,11 +41,18 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     }
     println!("program:   {program}");
     if !is_executable(&command.program) {
-        problems.push(format!("{} is not an executable file", command.program.display()));
+        problems.push(format!(
+            "{} is not an executable file",
+            command.program.display()
+        ));
     }
     match command.version(Duration::from_secs(180)).await {
         Ok(v) => {
-            let how = if command.version.is_some() { "recorded at set-up" } else { "from --version" };
+            let how = if command.version.is_some() {
+                "recorded at set-up"
+            } else {
+                "from --version"
+            };
             println!("lean:      {v} ({how})");
         }
         Err(e) => {
@@ -52,7 +63,14 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     match command.lean_path() {
         Some(p) => {
             let has_init = std::env::split_paths(&p).any(|d| d.join("Init.olean").is_file());
-            println!("LEAN_PATH: {p}{}", if has_init { "" } else { " (no Init.olean there)" });
+            println!(
+                "LEAN_PATH: {p}{}",
+                if has_init {
+                    ""
+                } else {
+                    " (no Init.olean there)"
+                }
+            );
             if !has_init {
                 problems.push("LEAN_PATH has no Init.olean".into());
             }
@@ -61,19 +79,31 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     }
     // Provenance (what `status` reports too): the library's identity.
     let described = command.clone();
-    match tokio::task::spawn_blocking(move || leanpool_lean::provenance::library_identity(&described)).await? {
+    match tokio::task::spawn_blocking(move || {
+        leanpool_lean::provenance::library_identity(&described)
+    })
+    .await?
+    {
         Ok(l) => println!("library:   {}", super::status::library(&l)),
         Err(e) => {
             println!("library:   unknown");
             problems.push(format!("cannot identify the library: {e}"));
         }
     }
-    let sandbox = SandboxConfig { mode: args.sandbox, ..SandboxConfig::default() };
+    let sandbox = SandboxConfig {
+        mode: args.sandbox,
+        ..SandboxConfig::default()
+    };
     match Plan::new(&command, &sandbox) {
         Ok(plan) => {
             println!("sandbox:   {}", plan.summary());
             if plan.mode != SandboxMode::Off {
-                let list = |v: &[std::path::PathBuf]| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ");
+                let list = |v: &[std::path::PathBuf]| {
+                    v.iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
                 println!("  read+exec: {}", list(&plan.read_exec));
                 println!("  read:      {}", list(&plan.read));
                 println!("  devices:   {}", list(&plan.devices));
@@ -81,7 +111,11 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             }
         }
         Err(e) => {
-            println!("sandbox:   {} (Landlock ABI {}): unavailable", args.sandbox.as_str(), landlock_abi());
+            println!(
+                "sandbox:   {} (Landlock ABI {}): unavailable",
+                args.sandbox.as_str(),
+                landlock_abi()
+            );
             problems.push(e.to_string());
         }
     }
@@ -99,19 +133,34 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     );
     if args.deep && problems.is_empty() {
         let started = Instant::now();
-        let params = CheckParams { text: DEEP_TEXT.into(), timeout_ms: None, timings: false };
+        let params = CheckParams {
+            text: DEEP_TEXT.into(),
+            timeout_ms: None,
+            timings: false,
+        };
         let mut cfg = WorkerConfig::new(command.clone());
         cfg.sandbox = sandbox;
         match check_once(&cfg, &params, Duration::from_secs(120)).await {
             Ok(r) if r.status == CheckStatus::Ok => {
-                println!("deep:      `{}` ok in {:.1} s (start + check)", DEEP_TEXT.trim(), started.elapsed().as_secs_f64())
+                println!(
+                    "deep:      `{}` ok in {:.1} s (start + check)",
+                    DEEP_TEXT.trim(),
+                    started.elapsed().as_secs_f64()
+                )
             }
-            Ok(r) => problems.push(format!("deep check gave {:?}: {:?}", r.status, r.diagnostics)),
+            Ok(r) => problems.push(format!(
+                "deep check gave {:?}: {:?}",
+                r.status, r.diagnostics
+            )),
             Err(e) => problems.push(format!("deep check failed: {e}")),
         }
     }
     if problems.is_empty() {
-        let what = if args.deep { "a worker checked a theorem" } else { "run with --deep to start a worker" };
+        let what = if args.deep {
+            "a worker checked a theorem"
+        } else {
+            "run with --deep to start a worker"
+        };
         println!("verdict:   OK ({what})");
         Ok(0)
     } else {
@@ -122,5 +171,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
 
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    p.metadata()
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
 }

@@ -29,7 +29,10 @@ impl Via {
     /// The config of a local worker for `command`.
     pub fn worker_config(&self, command: LeanCommand) -> WorkerConfig {
         let mut cfg = WorkerConfig::new(command);
-        cfg.sandbox = SandboxConfig { mode: self.sandbox, ..SandboxConfig::default() };
+        cfg.sandbox = SandboxConfig {
+            mode: self.sandbox,
+            ..SandboxConfig::default()
+        };
         cfg
     }
 }
@@ -42,7 +45,11 @@ pub fn read_text(file: &Path) -> anyhow::Result<String> {
 pub async fn with_local_worker<T>(
     via: &Via,
     text: &str,
-    f: impl for<'w> FnOnce(&'w mut Worker) -> std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<T>> + 'w>>,
+    f: impl for<'w> FnOnce(
+        &'w mut Worker,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = anyhow::Result<T>> + 'w>,
+    >,
 ) -> anyhow::Result<T> {
     let command = LeanCommand::detect()?;
     let mut worker = Worker::spawn(&via.worker_config(command), &header_key(text)).await?;

@@ -8,10 +8,10 @@
 //! stderr: stdout is the LSP channel.
 
 use anyhow::Context;
+use leanpool_daemon::DaemonConfig;
 use leanpool_lean::LeanCommand;
 use leanpool_lsp::{BridgeConfig, Source};
 use leanpool_pool::{Pool, PrewarmEntry};
-use leanpool_daemon::DaemonConfig;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -63,15 +63,22 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     // same protections as the daemon's workers.
     let mut pool_cfg = cfg.pool_config();
     for h in &args.prewarm {
-        pool_cfg.prewarm.push(PrewarmEntry { header: h.clone(), min: 1 });
+        pool_cfg.prewarm.push(PrewarmEntry {
+            header: h.clone(),
+            min: 1,
+        });
     }
     if args.no_prewarm {
         pool_cfg.prewarm.clear();
     } else if pool_cfg.prewarm.is_empty() {
-        pool_cfg.prewarm.push(PrewarmEntry { header: String::new(), min: 1 });
+        pool_cfg.prewarm.push(PrewarmEntry {
+            header: String::new(),
+            min: 1,
+        });
     }
     let guard = pool_cfg.guard.clone();
-    let cmd = LeanCommand::detect().context("no Lean backend (run scripts/setup, or see `leanpool doctor`)")?;
+    let cmd = LeanCommand::detect()
+        .context("no Lean backend (run scripts/setup, or see `leanpool doctor`)")?;
     match leanpool_lean::sandbox::Plan::new(&cmd, &pool_cfg.sandbox) {
         Ok(plan) => tracing::info!(sandbox = %plan.summary(), "worker sandbox"),
         // Workers will not start; every document gets this as a diagnostic.
@@ -89,5 +96,9 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
 fn init_logs() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
 }

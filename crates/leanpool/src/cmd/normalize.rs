@@ -21,7 +21,10 @@ pub struct Args {
 
 /// The statement request for `file` with the command's options.
 pub fn read_params(file: &Path, via: &Via) -> anyhow::Result<StatementParams> {
-    Ok(StatementParams { text: read_text(file)?, timeout_ms: via.timeout_ms })
+    Ok(StatementParams {
+        text: read_text(file)?,
+        timeout_ms: via.timeout_ms,
+    })
 }
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
@@ -31,7 +34,9 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         None => {
             let p = params.clone();
             with_local_worker(&args.via, &params.text, move |w| {
-                Box::pin(async move { Ok(leanpool_terms::normalize_on(w, &p, DEFAULT_TIMEOUT).await?) })
+                Box::pin(
+                    async move { Ok(leanpool_terms::normalize_on(w, &p, DEFAULT_TIMEOUT).await?) },
+                )
             })
             .await?
         }

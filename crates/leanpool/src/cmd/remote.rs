@@ -1,7 +1,10 @@
 //! One-shot calls to a running daemon, for the subcommands' `--socket`.
 
 use anyhow::Context;
-use leanpool_protocol::{CheckParams, CheckResult, NormalizeResult, OptResult, StatementParams, VerifyParams, VerifyResult};
+use leanpool_protocol::{
+    CheckParams, CheckResult, NormalizeResult, OptResult, StatementParams, VerifyParams,
+    VerifyResult,
+};
 use leanpool_rpc::Client;
 use std::path::Path;
 

@@ -6,10 +6,10 @@
 //! `shutdown_deadline_ms`, kill the Lean workers, remove the socket.
 
 use anyhow::Context;
-use leanpool_lean::LeanCommand;
-use leanpool_pool::Pool;
 use leanpool_daemon::config::LogFormat;
 use leanpool_daemon::{BackendInfo, DaemonConfig, PoolHandler, SandboxInfo};
+use leanpool_lean::LeanCommand;
+use leanpool_pool::Pool;
 use leanpool_rpc::Server;
 use std::path::PathBuf;
 use tokio::signal::unix::{signal, SignalKind};
@@ -40,7 +40,10 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             let described = cmd.clone();
             let sandbox_cfg = cfg.sandbox.clone();
             let b = tokio::task::spawn_blocking(move || describe(&described, &sandbox_cfg)).await?;
-            let library = b.library.as_ref().and_then(|l| l.mathlib_rev.clone().or(l.oleans_sha256.clone()));
+            let library = b
+                .library
+                .as_ref()
+                .and_then(|l| l.mathlib_rev.clone().or(l.oleans_sha256.clone()));
             tracing::info!(
                 backend = %b.kind,
                 version = b.version.as_deref().unwrap_or("?"),
@@ -57,15 +60,20 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             if !cfg.guard.enabled {
                 tracing::warn!("input guard disabled by config ([guard] enabled = false): Lean runs callers' code");
             }
-            PoolHandler::new(Pool::new(cmd, cfg.pool_config()), &args.socket, b).with_gted_limits(cfg.gted_limits()).with_max_leases(cfg.max_leases)
+            PoolHandler::new(Pool::new(cmd, cfg.pool_config()), &args.socket, b)
+                .with_gted_limits(cfg.gted_limits())
+                .with_max_leases(cfg.max_leases)
         }
         Err(e) => {
             tracing::warn!(error = %e, "no Lean backend; serving gted and status only");
             let b = BackendInfo::unavailable(e.to_string());
-            PoolHandler::without_lean(e.to_string(), cfg.pool_config(), &args.socket, b).with_gted_limits(cfg.gted_limits()).with_max_leases(cfg.max_leases)
+            PoolHandler::without_lean(e.to_string(), cfg.pool_config(), &args.socket, b)
+                .with_gted_limits(cfg.gted_limits())
+                .with_max_leases(cfg.max_leases)
         }
     };
-    let server = Server::bind(cfg.server_options(&args.socket), handler).context("cannot start the daemon")?;
+    let server = Server::bind(cfg.server_options(&args.socket), handler)
+        .context("cannot start the daemon")?;
     let stop = server.shutdown_handle();
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
@@ -87,7 +95,10 @@ fn init_logs(json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let b = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
+    let b = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi);
     if json {
         b.json().init();
     } else {
@@ -105,8 +116,16 @@ pub fn describe(command: &LeanCommand, sandbox: &leanpool_lean::SandboxConfig) -
         Err(e) => (None, Some(e.to_string())),
     };
     let sandbox = match leanpool_lean::sandbox::Plan::new(command, sandbox) {
-        Ok(plan) => SandboxInfo { mode: sandbox.mode.as_str().into(), summary: plan.summary(), available: true },
-        Err(e) => SandboxInfo { mode: sandbox.mode.as_str().into(), summary: e.to_string(), available: false },
+        Ok(plan) => SandboxInfo {
+            mode: sandbox.mode.as_str().into(),
+            summary: plan.summary(),
+            available: true,
+        },
+        Err(e) => SandboxInfo {
+            mode: sandbox.mode.as_str().into(),
+            summary: e.to_string(),
+            available: false,
+        },
     };
     BackendInfo {
         kind: command.backend.into(),

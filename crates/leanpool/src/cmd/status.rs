@@ -1,8 +1,8 @@
 //! `leanpool status --socket PATH [--json]`: a running daemon's pool.
 
 use anyhow::Context;
-use leanpool_pool::{Percentiles, PoolStatus};
 use leanpool_daemon::StatusResult;
+use leanpool_pool::{Percentiles, PoolStatus};
 use leanpool_rpc::Client;
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -18,9 +18,12 @@ pub struct Args {
 }
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
-    let client = Client::connect(&args.socket)
-        .await
-        .with_context(|| format!("is `leanpool serve --socket {}` running?", args.socket.display()))?;
+    let client = Client::connect(&args.socket).await.with_context(|| {
+        format!(
+            "is `leanpool serve --socket {}` running?",
+            args.socket.display()
+        )
+    })?;
     let s = client.status().await?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&s)?);
@@ -36,7 +39,14 @@ pub fn human(s: &StatusResult) -> String {
     let d = &s.daemon;
     let p: &PoolStatus = &s.pool;
     let mut o = String::new();
-    let _ = writeln!(o, "leanpool {}  pid {}  up {}  socket {}", d.version, d.pid, uptime(d.uptime_ms), d.socket);
+    let _ = writeln!(
+        o,
+        "leanpool {}  pid {}  up {}  socket {}",
+        d.version,
+        d.pid,
+        uptime(d.uptime_ms),
+        d.socket
+    );
     let _ = write!(o, "backend {}", d.backend.kind);
     if let Some(v) = &d.backend.version {
         let _ = write!(o, "  {v}");
@@ -52,7 +62,16 @@ pub fn human(s: &StatusResult) -> String {
         let _ = writeln!(o, "library unknown ({e})");
     }
     if let Some(sb) = &d.backend.sandbox {
-        let _ = writeln!(o, "sandbox {}{}", sb.summary, if sb.available { "" } else { "  WORKERS CANNOT START" });
+        let _ = writeln!(
+            o,
+            "sandbox {}{}",
+            sb.summary,
+            if sb.available {
+                ""
+            } else {
+                "  WORKERS CANNOT START"
+            }
+        );
     }
     if let Some(l) = &d.leases {
         // Editor leases (`leanpool lsp --socket`): each holds a whole worker
@@ -66,30 +85,62 @@ pub fn human(s: &StatusResult) -> String {
         }
         let _ = writeln!(o, "){}", if l.max == 0 { "  leasing off" } else { "" });
     }
-    let recycle = if p.max_uses == 0 { "never recycled".to_string() } else { format!("recycled after {} uses", p.max_uses) };
+    let recycle = if p.max_uses == 0 {
+        "never recycled".to_string()
+    } else {
+        format!("recycled after {} uses", p.max_uses)
+    };
     let _ = writeln!(
         o,
         "workers {}/{} ({recycle}, {} spare(s) per header){}",
         p.workers,
         p.max_workers,
         p.spares_per_key,
-        if p.shutting_down { "  SHUTTING DOWN" } else { "" }
+        if p.shutting_down {
+            "  SHUTTING DOWN"
+        } else {
+            ""
+        }
     );
     if !p.keys.is_empty() {
-        let _ = writeln!(o, "\n{:<36} {:>3} {:>5}  {:>4} {:>8} {:<8} {:>6} {:>9} {:>9}", "HEADER", "MIN", "QUEUE", "SLOT", "PID", "STATE", "USES", "RSS", "RSS CAP");
+        let _ = writeln!(
+            o,
+            "\n{:<36} {:>3} {:>5}  {:>4} {:>8} {:<8} {:>6} {:>9} {:>9}",
+            "HEADER", "MIN", "QUEUE", "SLOT", "PID", "STATE", "USES", "RSS", "RSS CAP"
+        );
         for k in &p.keys {
             let header = short(&k.header, 36);
             if k.workers.is_empty() {
-                let _ = writeln!(o, "{header:<36} {:>3} {:>5}  (no workers)", k.min, k.queue_depth);
+                let _ = writeln!(
+                    o,
+                    "{header:<36} {:>3} {:>5}  (no workers)",
+                    k.min, k.queue_depth
+                );
             }
             for (i, w) in k.workers.iter().enumerate() {
-                let (h, min, q) = if i == 0 { (header.as_str(), k.min.to_string(), k.queue_depth.to_string()) } else { ("", String::new(), String::new()) };
+                let (h, min, q) = if i == 0 {
+                    (
+                        header.as_str(),
+                        k.min.to_string(),
+                        k.queue_depth.to_string(),
+                    )
+                } else {
+                    ("", String::new(), String::new())
+                };
                 let pid = w.pid.map_or("-".into(), |p| p.to_string());
                 let rss = w.rss_bytes.map_or("-".into(), bytes);
                 let cap = w.rss_cap_bytes.map_or("-".into(), bytes);
                 let state = format!("{:?}", w.state).to_lowercase();
-                let state = if w.spare { format!("spare:{}", &state[..state.len().min(4)]) } else { state };
-                let _ = writeln!(o, "{h:<36} {min:>3} {q:>5}  {:>4} {pid:>8} {state:<8} {:>6} {rss:>9} {cap:>9}", w.id, w.uses);
+                let state = if w.spare {
+                    format!("spare:{}", &state[..state.len().min(4)])
+                } else {
+                    state
+                };
+                let _ = writeln!(
+                    o,
+                    "{h:<36} {min:>3} {q:>5}  {:>4} {pid:>8} {state:<8} {:>6} {rss:>9} {cap:>9}",
+                    w.id, w.uses
+                );
             }
             if let Some(why) = &k.spare_missing {
                 let _ = writeln!(o, "{:<36} no spare: {why}", "");
@@ -97,10 +148,21 @@ pub fn human(s: &StatusResult) -> String {
         }
     }
     if !p.latency.is_empty() {
-        let _ = writeln!(o, "\n{:<10} {:>8}  {:>30}  {:>30}", "METHOD", "REQUESTS", "TOTAL p50/p90/p99 ms", "ON WORKER p50/p90/p99 ms");
+        let _ = writeln!(
+            o,
+            "\n{:<10} {:>8}  {:>30}  {:>30}",
+            "METHOD", "REQUESTS", "TOTAL p50/p90/p99 ms", "ON WORKER p50/p90/p99 ms"
+        );
         for l in &p.latency {
             let svc = l.service.as_ref().map_or("-".into(), pct);
-            let _ = writeln!(o, "{:<10} {:>8}  {:>30}  {:>30}", l.method, l.requests, pct(&l.total), svc);
+            let _ = writeln!(
+                o,
+                "{:<10} {:>8}  {:>30}  {:>30}",
+                l.method,
+                l.requests,
+                pct(&l.total),
+                svc
+            );
         }
     }
     let c = serde_json::to_value(&p.counters).unwrap_or_default();
@@ -111,15 +173,29 @@ pub fn human(s: &StatusResult) -> String {
         .filter(|(_, v)| v.as_u64().is_some_and(|n| n > 0))
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
-    let _ = writeln!(o, "\ncounters: {}", if nonzero.is_empty() { "all zero".into() } else { nonzero.join(", ") });
+    let _ = writeln!(
+        o,
+        "\ncounters: {}",
+        if nonzero.is_empty() {
+            "all zero".into()
+        } else {
+            nonzero.join(", ")
+        }
+    );
     o
 }
 
 /// A library identity on one line (also used by `doctor`).
 pub fn library(l: &leanpool_protocol::LibraryIdentity) -> String {
     match (&l.mathlib_rev, &l.oleans_sha256) {
-        (Some(rev), _) => format!("Mathlib {rev} (from {})", l.manifest.as_deref().unwrap_or("?")),
-        (None, Some(sha)) => format!("oleans sha256 {sha} ({} .olean files on LEAN_PATH)", l.olean_files.unwrap_or(0)),
+        (Some(rev), _) => format!(
+            "Mathlib {rev} (from {})",
+            l.manifest.as_deref().unwrap_or("?")
+        ),
+        (None, Some(sha)) => format!(
+            "oleans sha256 {sha} ({} .olean files on LEAN_PATH)",
+            l.olean_files.unwrap_or(0)
+        ),
         (None, None) => l.kind.clone(),
     }
 }
@@ -130,11 +206,18 @@ fn pct(p: &Percentiles) -> String {
 
 /// The header on one line, cut to `n` characters.
 fn short(h: &str, n: usize) -> String {
-    let one = if h.trim().is_empty() { "(empty header)".to_string() } else { h.split_whitespace().collect::<Vec<_>>().join(" ") };
+    let one = if h.trim().is_empty() {
+        "(empty header)".to_string()
+    } else {
+        h.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
     if one.chars().count() <= n {
         one
     } else {
-        one.chars().take(n - 1).chain(std::iter::once('…')).collect()
+        one.chars()
+            .take(n - 1)
+            .chain(std::iter::once('…'))
+            .collect()
     }
 }
 
@@ -158,11 +241,17 @@ fn uptime(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use leanpool_pool::{KeyStatus, MethodLatency, WorkerState, WorkerStatus};
     use leanpool_daemon::{BackendInfo, DaemonStatus};
+    use leanpool_pool::{KeyStatus, MethodLatency, WorkerState, WorkerStatus};
 
     fn pct(ms: f64) -> Percentiles {
-        Percentiles { samples: 3, p50_ms: ms, p90_ms: ms * 2.0, p99_ms: ms * 3.0, max_ms: ms * 3.0 }
+        Percentiles {
+            samples: 3,
+            p50_ms: ms,
+            p90_ms: ms * 2.0,
+            p99_ms: ms * 3.0,
+            max_ms: ms * 3.0,
+        }
     }
 
     #[test]
@@ -173,21 +262,51 @@ mod tests {
                 pid: 7,
                 uptime_ms: 3_723_000,
                 socket: "/tmp/s".into(),
-                backend: BackendInfo { kind: leanpool_protocol::BackendInfoKind::Wasm, version: Some("Lean 4".into()), ..BackendInfo::unavailable(String::new()) },
+                backend: BackendInfo {
+                    kind: leanpool_protocol::BackendInfoKind::Wasm,
+                    version: Some("Lean 4".into()),
+                    ..BackendInfo::unavailable(String::new())
+                },
                 verdict: None,
                 leases: None,
             },
             pool: PoolStatus {
                 keys: vec![
-                    KeyStatus { header: String::new(), caller: None, min: 0, queue_depth: 2, workers: vec![], spares: 0, spare_missing: None },
+                    KeyStatus {
+                        header: String::new(),
+                        caller: None,
+                        min: 0,
+                        queue_depth: 2,
+                        workers: vec![],
+                        spares: 0,
+                        spare_missing: None,
+                    },
                     KeyStatus {
                         caller: None,
-                        header: "import Mathlib\nopen Real Nat Topology ∀ very long header that goes on".into(),
+                        header:
+                            "import Mathlib\nopen Real Nat Topology ∀ very long header that goes on"
+                                .into(),
                         min: 1,
                         queue_depth: 0,
                         workers: vec![
-                            WorkerStatus { id: 1, pid: Some(4242), state: WorkerState::Busy, uses: 12, rss_bytes: Some(6 << 30), rss_cap_bytes: Some(7 << 30), spare: false },
-                            WorkerStatus { id: 2, pid: None, state: WorkerState::Starting, uses: 0, rss_bytes: None, rss_cap_bytes: None, spare: true },
+                            WorkerStatus {
+                                id: 1,
+                                pid: Some(4242),
+                                state: WorkerState::Busy,
+                                uses: 12,
+                                rss_bytes: Some(6 << 30),
+                                rss_cap_bytes: Some(7 << 30),
+                                spare: false,
+                            },
+                            WorkerStatus {
+                                id: 2,
+                                pid: None,
+                                state: WorkerState::Starting,
+                                uses: 0,
+                                rss_bytes: None,
+                                rss_cap_bytes: None,
+                                spare: true,
+                            },
                         ],
                         spares: 1,
                         spare_missing: Some("memory short: 100 MB available".into()),
@@ -197,19 +316,43 @@ mod tests {
                 max_workers: 2,
                 max_uses: 30,
                 spares_per_key: 1,
-                latency: vec![MethodLatency { method: "check".into(), requests: 3, total: pct(200.0), service: None }],
-                counters: leanpool_pool::Counters { requests: 3, timeouts: 1, ..Default::default() },
+                latency: vec![MethodLatency {
+                    method: "check".into(),
+                    requests: 3,
+                    total: pct(200.0),
+                    service: None,
+                }],
+                counters: leanpool_pool::Counters {
+                    requests: 3,
+                    timeouts: 1,
+                    ..Default::default()
+                },
                 shutting_down: false,
             },
         };
         let t = human(&s);
-        assert!(t.contains("up 1h02m") && t.contains("backend wasm  Lean 4"), "{t}");
-        assert!(t.contains("workers 2/2 (recycled after 30 uses, 1 spare(s) per header)"), "{t}");
-        assert!(t.contains("spare:star") && t.contains("no spare: memory short: 100 MB available"), "{t}");
+        assert!(
+            t.contains("up 1h02m") && t.contains("backend wasm  Lean 4"),
+            "{t}"
+        );
+        assert!(
+            t.contains("workers 2/2 (recycled after 30 uses, 1 spare(s) per header)"),
+            "{t}"
+        );
+        assert!(
+            t.contains("spare:star") && t.contains("no spare: memory short: 100 MB available"),
+            "{t}"
+        );
         assert!(!t.contains("library") && !t.contains("sandbox"), "{t}");
-        assert!(t.contains("(empty header)") && t.contains("(no workers)"), "{t}");
+        assert!(
+            t.contains("(empty header)") && t.contains("(no workers)"),
+            "{t}"
+        );
         assert!(t.contains("import Mathlib open Real Nat Topolo…"), "{t}");
-        assert!(t.contains("4242") && t.contains("busy") && t.contains("6.0 GiB"), "{t}");
+        assert!(
+            t.contains("4242") && t.contains("busy") && t.contains("6.0 GiB"),
+            "{t}"
+        );
         assert!(t.contains("RSS CAP") && t.contains("7.0 GiB"), "{t}");
         assert!(t.contains("200.0 / 400.0 / 600.0"), "{t}");
         assert!(t.contains("counters: requests 3, timeouts 1"), "{t}");
@@ -225,20 +368,42 @@ mod tests {
             oleans_sha256: Some("ab12".into()),
             olean_files: Some(3),
         });
-        s.daemon.backend.sandbox =
-            Some(leanpool_daemon::SandboxInfo { mode: "required".into(), summary: "required (Landlock ABI 7): fs".into(), available: true });
+        s.daemon.backend.sandbox = Some(leanpool_daemon::SandboxInfo {
+            mode: "required".into(),
+            summary: "required (Landlock ABI 7): fs".into(),
+            available: true,
+        });
         let t = human(&s);
-        assert!(t.contains("library oleans sha256 ab12 (3 .olean files on LEAN_PATH)"), "{t}");
+        assert!(
+            t.contains("library oleans sha256 ab12 (3 .olean files on LEAN_PATH)"),
+            "{t}"
+        );
         assert!(t.contains("sandbox required (Landlock ABI 7): fs\n"), "{t}");
         s.daemon.backend.sandbox.as_mut().unwrap().available = false;
         assert!(human(&s).contains("WORKERS CANNOT START"));
         // Leases, when the daemon reports them.
         assert!(!human(&s).contains("leases"));
-        s.daemon.leases = Some(leanpool_protocol::LeaseStatus { active: 1, max: 2, granted: 5, refused_texts: 0, compromised: 1 });
+        s.daemon.leases = Some(leanpool_protocol::LeaseStatus {
+            active: 1,
+            max: 2,
+            granted: 5,
+            refused_texts: 0,
+            compromised: 1,
+        });
         let t = human(&s);
-        assert!(t.contains("leases 1/2 (5 granted, 1 workers killed as compromised)\n"), "{t}");
+        assert!(
+            t.contains("leases 1/2 (5 granted, 1 workers killed as compromised)\n"),
+            "{t}"
+        );
         assert!(!t.contains("refused"), "{t}");
-        s.daemon.leases = Some(leanpool_protocol::LeaseStatus { active: 0, max: 0, granted: 0, refused_texts: 3, compromised: 0 });
-        assert!(human(&s).contains("leases 0/0 (0 granted, 3 texts refused by the guard)  leasing off\n"));
+        s.daemon.leases = Some(leanpool_protocol::LeaseStatus {
+            active: 0,
+            max: 0,
+            granted: 0,
+            refused_texts: 3,
+            compromised: 0,
+        });
+        assert!(human(&s)
+            .contains("leases 0/0 (0 granted, 3 texts refused by the guard)  leasing off\n"));
     }
 }

@@ -36,9 +36,16 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             Err(reason) => VerifyResult::rejected(reason.to_string()),
             Ok(a) => {
                 let command = LeanCommand::detect()?;
-                let mut w = Worker::spawn(&WorkerConfig::new(command), &header_key(&a.text)).await?;
+                let mut w =
+                    Worker::spawn(&WorkerConfig::new(command), &header_key(&a.text)).await?;
                 let policy = leanpool_lean::guard::GuardPolicy::default();
-                let r = leanpool_lean::verify::verify_on_with(&mut w, &params, DEFAULT_TIMEOUT, &policy).await;
+                let r = leanpool_lean::verify::verify_on_with(
+                    &mut w,
+                    &params,
+                    DEFAULT_TIMEOUT,
+                    &policy,
+                )
+                .await;
                 w.kill().await;
                 r?
             }
@@ -47,7 +54,10 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string(&result)?);
     } else {
-        for (file, ds) in [(&args.proof, &result.diagnostics), (&args.statement, &result.statement_diagnostics)] {
+        for (file, ds) in [
+            (&args.proof, &result.diagnostics),
+            (&args.statement, &result.statement_diagnostics),
+        ] {
             for d in ds {
                 let sev = match d.severity {
                     Severity::Error => "error",
@@ -55,7 +65,13 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
                     Severity::Information => "info",
                     Severity::Hint => "hint",
                 };
-                println!("{}:{}:{}: {sev}: {}", file.display(), d.range.start.line + 1, d.range.start.character + 1, d.message);
+                println!(
+                    "{}:{}:{}: {sev}: {}",
+                    file.display(),
+                    d.range.start.line + 1,
+                    d.range.start.character + 1,
+                    d.message
+                );
             }
         }
         let status = serde_json::to_value(result.status)?;
@@ -65,5 +81,9 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         }
         println!();
     }
-    Ok(if result.status == VerifyStatus::Proved { 0 } else { 1 })
+    Ok(if result.status == VerifyStatus::Proved {
+        0
+    } else {
+        1
+    })
 }

@@ -42,14 +42,24 @@ impl Daemon {
         let n = std::fs::read_dir(dir).unwrap().count();
         let log = dir.join(format!("daemon-{n}.log"));
         let mut cmd = Command::new(BIN);
-        cmd.args(["serve", "--socket"]).arg(&socket).arg("--config").arg(&cfg);
-        cmd.env("RUST_LOG", "info").stdin(Stdio::null()).stdout(Stdio::null());
+        cmd.args(["serve", "--socket"])
+            .arg(&socket)
+            .arg("--config")
+            .arg(&cfg);
+        cmd.env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null());
         cmd.stderr(std::fs::File::create(&log).unwrap());
         if lean == Lean::Off {
             cmd.env("LEANPOOL_BACKEND_JSON", dir.join("no-lean-here.json"));
         }
         let child = cmd.spawn().expect("spawn leanpool serve");
-        Daemon { child, socket, log, dir: dir.to_owned() }
+        Daemon {
+            child,
+            socket,
+            log,
+            dir: dir.to_owned(),
+        }
     }
 
     pub fn wait_ready(&self) {
@@ -58,7 +68,11 @@ impl Daemon {
             if std::os::unix::net::UnixStream::connect(&self.socket).is_ok() {
                 return;
             }
-            assert!(t0.elapsed() < Duration::from_secs(30), "daemon not ready after 30 s:\n{}", self.logs());
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "daemon not ready after 30 s:\n{}",
+                self.logs()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -78,7 +92,11 @@ impl Daemon {
             if let Some(st) = self.child.try_wait().unwrap() {
                 return st;
             }
-            assert!(t0.elapsed() < within, "daemon still running after {within:?}:\n{}", self.logs());
+            assert!(
+                t0.elapsed() < within,
+                "daemon still running after {within:?}:\n{}",
+                self.logs()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -110,11 +128,20 @@ impl Drop for Daemon {
 pub fn children_of(pid: i32) -> Vec<i32> {
     let mut out = vec![];
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else { continue };
+        let Ok(p) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
         // Fields after the parenthesized command name: state, ppid, ...
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else { continue };
-        let ppid = rest.split_whitespace().nth(1).and_then(|s| s.parse::<i32>().ok());
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
+            continue;
+        };
+        let ppid = rest
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse::<i32>().ok());
         if ppid == Some(pid) {
             out.push(p);
         }
@@ -125,7 +152,9 @@ pub fn children_of(pid: i32) -> Vec<i32> {
 pub fn alive(pid: i32) -> bool {
     // A zombie still has a /proc entry; treat it as gone.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rfind(')').is_some_and(|i| !stat[i + 2..].starts_with('Z')),
+        Ok(stat) => stat
+            .rfind(')')
+            .is_some_and(|i| !stat[i + 2..].starts_with('Z')),
         Err(_) => false,
     }
 }
@@ -153,7 +182,9 @@ pub async fn call_surviving(
         }
         *reconnects += 1;
         tokio::time::sleep(Duration::from_millis(20)).await;
-        *client = Client::connect_retry(socket, Duration::from_secs(60)).await.expect("daemon came back");
+        *client = Client::connect_retry(socket, Duration::from_secs(60))
+            .await
+            .expect("daemon came back");
     }
 }
 
@@ -162,6 +193,11 @@ pub async fn call_surviving(
 pub async fn connect_expecting_lean(d: &Daemon) -> leanpool_rpc::Client {
     let c = leanpool_rpc::Client::connect(&d.socket).await.unwrap();
     let st = c.status().await.unwrap();
-    assert_ne!(st.daemon.backend.kind, leanpool_protocol::BackendInfoKind::Unavailable, "Lean is not installed (run scripts/setup): {:?}", st.daemon.backend);
+    assert_ne!(
+        st.daemon.backend.kind,
+        leanpool_protocol::BackendInfoKind::Unavailable,
+        "Lean is not installed (run scripts/setup): {:?}",
+        st.daemon.backend
+    );
     c
 }
