@@ -11,6 +11,47 @@ pub struct StatusResult {
     pub daemon: DaemonStatus,
     /// Its pool of Lean workers.
     pub pool: PoolStatus,
+    /// The result cache (absent from daemons without one, e.g. a library
+    /// user's handler).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheStatus>,
+}
+
+/// The daemon's result cache (`[cache]`, see "Result cache" in
+/// docs/protocol.md). Counters since the daemon started; `entries` and
+/// `bytes` are the store's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheStatus {
+    /// Whether answers are looked up and stored.
+    pub enabled: bool,
+    /// Why the cache is off (config, an unidentified library, a store that
+    /// could not be opened).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The store file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// What opening the store found: `intact`, `repaired` (an interrupted
+    /// write undone) or `discarded` (damaged beyond repair, replaced by an
+    /// empty store).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened: Option<String>,
+    /// Requests answered from the store.
+    pub hits: u64,
+    /// Requests looked up and not found (they ran on a worker).
+    pub misses: u64,
+    /// Requests answered by an identical request running at the same time.
+    pub in_flight_joins: u64,
+    /// Requests that asked to bypass the cache (`"cache": false`).
+    pub bypassed: u64,
+    /// Entries found damaged (failed their digest) and removed.
+    pub corrupt: u64,
+    /// Entries in the store.
+    pub entries: u64,
+    /// Bytes of those entries.
+    pub bytes: u64,
+    /// The size cap (`[cache] max_bytes`).
+    pub max_bytes: u64,
 }
 
 /// The daemon process.

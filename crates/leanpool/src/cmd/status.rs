@@ -270,6 +270,7 @@ mod tests {
                 verdict: None,
                 leases: None,
             },
+            cache: None,
             pool: PoolStatus {
                 keys: vec![
                     KeyStatus {
