@@ -112,6 +112,7 @@ impl PoolHandler {
                 Ok(p) => p.status(),
                 Err((_, cfg)) => idle_status(cfg)?,
             },
+            cache: None,
         })
     }
 
