@@ -1,0 +1,116 @@
+"""Client, AsyncClient and Daemon against a real daemon that has no Lean
+(transport, pipelining, typed errors); Lean itself: test_lean.py."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+import leanpool
+from leanpool import errors
+
+
+def test_ping_round_trips_unicode(nolean_daemon):
+    with nolean_daemon.client() as c:
+        assert c.ping({"s": "é ∀ 🎉", "n": 1}) == {"s": "é ∀ 🎉", "n": 1}
+
+
+def test_error_answers_raise_one_class_per_code(nolean_daemon):
+    with nolean_daemon.client() as c:
+        with pytest.raises(errors.MethodNotFound) as e:
+            c.call("chek", {"text": "x"})
+        assert e.value.code == -32601
+        with pytest.raises(errors.InvalidParams) as e:
+            c.gted({"content": "x"}, {"content": "x"}, mode="fuzzy")
+        assert "fuzzy" in e.value.message
+        with pytest.raises(errors.SpawnFailed):
+            c.check("theorem t : True := trivial")
+        assert isinstance(e.value, leanpool.LeanpoolError)
+
+
+def test_error_from_wire_knows_every_documented_code():
+    for code, cls in [(-32700, errors.ParseError), (-32600, errors.InvalidRequest), (-32601, errors.MethodNotFound),
+                      (-32602, errors.InvalidParams), (-32603, errors.InternalError), (-32001, errors.RequestTooLarge),
+                      (-32002, errors.Overloaded), (-32003, errors.WorkerFailed), (-32004, errors.Unauthorized),
+                      (-32005, errors.ShuttingDown), (-32006, errors.SpawnFailed)]:
+        e = errors.error_from_wire({"code": code, "message": "m", "data": {"cause": "died_twice"}})
+        assert type(e) is cls and e.code == code
+    assert errors.error_from_wire({"code": -32003, "message": "m", "data": {"cause": "lean_panic"}}).cause == "lean_panic"
+    assert type(errors.error_from_wire({"code": -31999, "message": "new"})) is errors.UnknownCodeError
+
+
+def test_map_pipelines_and_keeps_input_order(nolean_daemon):
+    with nolean_daemon.client() as c:
+        out = c.map("ping", [{"i": i} for i in range(3000)], progress=True, max_in_flight=512)
+    assert out == [{"i": i} for i in range(3000)]
+
+
+def test_map_returns_or_raises_per_item_errors(nolean_daemon):
+    items = [{"a": {"content": "x"}, "b": {"content": "x"}}, {"a": {"content": "x"}, "b": {"content": "x"}, "mode": "bad"}]
+    with nolean_daemon.client() as c:
+        ok, bad = c.map("gted", items, return_exceptions=True)
+        assert ok.similarity == 1.0 and isinstance(bad, errors.InvalidParams)
+        with pytest.raises(errors.InvalidParams):
+            c.map("gted", items)
+
+
+def test_client_is_thread_safe(nolean_daemon):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with nolean_daemon.client() as c, ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda i: c.ping(i), range(400)))
+    assert got == list(range(400))
+
+
+def test_async_client_pipelines(nolean_daemon):
+    async def run():
+        async with leanpool.AsyncClient(nolean_daemon.socket) as c:
+            many = await asyncio.gather(*(c.ping(i) for i in range(500)))
+            mapped = await c.map("ping", list(range(500)) and [{"i": i} for i in range(500)], progress=True)
+            with pytest.raises(errors.MethodNotFound):
+                await c.call("nope")
+            st = await c.status()
+            return many, mapped, st
+
+    many, mapped, st = asyncio.run(run())
+    assert many == list(range(500))
+    assert mapped == [{"i": i} for i in range(500)]
+    assert st.daemon.backend.kind == "unavailable" and st.pool.counters.requests >= 0
+
+
+def test_connecting_to_nothing_says_what_to_do(tmp_path):
+    with pytest.raises(errors.ConnectionLost) as e:
+        leanpool.Client(tmp_path / "none.sock")
+    assert "leanpool serve" in str(e.value)
+
+
+def test_pending_requests_fail_when_the_daemon_goes_away():
+    d = leanpool.Daemon(require_lean=False, env={"LEANPOOL_BACKEND_JSON": "/nonexistent/backend.json"})
+    c = d.client()
+    assert c.ping(1) == 1
+    d.stop()
+    assert not d.running
+    with pytest.raises(errors.ConnectionLost):
+        c.ping(2)
+    c.close()
+
+
+def test_daemon_with_config_file_and_socket(tmp_path):
+    cfg = tmp_path / "lp.toml"
+    cfg.write_text("gted_max_nodes = 3\n")
+    sock = tmp_path / "d.sock"
+    with leanpool.Daemon(cfg, socket=sock, require_lean=False, env={"LEANPOOL_BACKEND_JSON": "/x.json"}) as d:
+        assert d.socket == str(sock)
+        with d.client() as c, pytest.raises(errors.InvalidParams):
+            c.gted({"content": "a", "children": [{"content": "b"}, {"content": "c"}, {"content": "d"}]}, {"content": "a"})
+        pid = d.pid
+    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+    assert not sock.exists()
+
+
+def test_daemon_refuses_to_start_without_lean_when_lean_is_required():
+    with pytest.raises(leanpool.DaemonError) as e:
+        leanpool.Daemon(env={"LEANPOOL_BACKEND_JSON": "/nonexistent/backend.json"})
+    assert "scripts/setup" in str(e.value)
