@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 import weakref
 from pathlib import Path
@@ -64,6 +66,41 @@ def _set_parent_death_signal() -> None:  # pragma: no cover - runs in the child
         pass
 
 
+def _spawn_in_keeper_thread(argv: List[str], log: Any, env: Dict[str, str]) -> "subprocess.Popen[bytes]":
+    """Starts the daemon from a thread that lives as long as this process.
+
+    Linux's parent-death signal follows the *thread* that forked: a daemon
+    started from a short-lived thread (a pool's, a Ray actor's) would be
+    signalled when that thread ends. Forking from a thread that never ends
+    ties the daemon to this process instead: SIGKILLed or not, when the
+    process goes, the daemon gets SIGTERM and takes its workers down.
+    """
+    started: "queue.Queue[Any]" = queue.Queue()
+
+    def keeper() -> None:
+        try:
+            started.put(
+                subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    preexec_fn=_set_parent_death_signal if sys.platform.startswith("linux") else None,
+                )
+            )
+        except BaseException as e:  # surfaced in the caller's thread
+            started.put(e)
+            return
+        threading.Event().wait()  # never set: this thread ends with the process
+
+    threading.Thread(target=keeper, name="leanpool-daemon-keeper", daemon=True).start()
+    got = started.get()
+    if isinstance(got, BaseException):
+        raise DaemonError(f"cannot start {argv[0]}: {got}") from got
+    return got
+
+
 class Daemon:
     """A ``leanpool serve`` process owned by this Python process.
 
@@ -86,7 +123,7 @@ class Daemon:
 
     The daemon stops when the ``with`` block ends, when :meth:`stop` is
     called, when this object is collected, at interpreter exit, and (Linux)
-    when the thread that started it dies; its Lean workers die with it.
+    when this process dies, even by SIGKILL; its Lean workers die with it.
     """
 
     def __init__(
@@ -109,14 +146,7 @@ class Daemon:
         if config_path is not None:
             argv += ["--config", config_path]
         self._log = open(self.log_path, "wb")
-        self._proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            env=self._environment(lean, env),
-            preexec_fn=_set_parent_death_signal if sys.platform.startswith("linux") else None,
-        )
+        self._proc = _spawn_in_keeper_thread(argv, self._log, self._environment(lean, env))
         self._finalizer = weakref.finalize(self, _stop, self._proc, self.socket, self._log, str(self._dir), STOP_TIMEOUT_S)
         try:
             self._wait_ready(start_timeout, require_lean)

@@ -114,3 +114,24 @@ def test_daemon_refuses_to_start_without_lean_when_lean_is_required():
     with pytest.raises(leanpool.DaemonError) as e:
         leanpool.Daemon(env={"LEANPOOL_BACKEND_JSON": "/nonexistent/backend.json"})
     assert "scripts/setup" in str(e.value)
+
+
+def test_daemon_dies_with_its_sigkilled_owner(tmp_path):
+    # The owner is SIGKILLed (no atexit, no finalizer): the parent-death
+    # signal, tied to the keeper thread, must still stop the daemon.
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "import leanpool, os\n"
+        "d = leanpool.Daemon(require_lean=False, env={'LEANPOOL_BACKEND_JSON': '/x.json'})\n"
+        "print(d.pid, flush=True)\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    pid = int(run.stdout.strip())
+    deadline = time.monotonic() + 15
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{pid}"), "the daemon outlived its SIGKILLed owner"
