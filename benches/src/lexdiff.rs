@@ -65,7 +65,7 @@ async fn main() -> anyhow::Result<()> {
         if let Some(b) = plan.batches.iter().find(|b| b.statement) {
             println!(
                 "--- a statement document:\n{}",
-                &b.sent[..b.sent.len().min(3000)]
+                &b.sent.as_str()[..b.sent.as_str().len().min(3000)]
             );
         }
         return Ok(());
@@ -100,13 +100,14 @@ async fn main() -> anyhow::Result<()> {
             if args.report.is_some() {
                 report.push_str(&format!(
                     "=== sync payload {} believed dead and not printed in document {i}\n{}\n",
-                    b.sync, b.sent
+                    b.sync,
+                    b.sent.as_str()
                 ));
             }
         } else if !printed.contains(&b.sync) {
             sync_missed += 1;
             if args.report.is_some() {
-                report.push_str(&format!("=== sync payload {} missed in document {i} (statement: {})\n--- sent\n{}\n--- Lean said\n", b.sync, b.statement, b.sent));
+                report.push_str(&format!("=== sync payload {} missed in document {i} (statement: {})\n--- sent\n{}\n--- Lean said\n", b.sync, b.statement, b.sent.as_str()));
                 for d in &diags {
                     report.push_str(&format!(
                         "{}:{} {:?} {}\n",

@@ -73,17 +73,18 @@ async fn measure(worker: &mut Worker, s: &str, timeout: Duration) -> anyhow::Res
         .ok_or_else(|| anyhow::anyhow!("{:?}", r.check))?;
 
     eprintln!("hover: {s}");
-    let doc = StatementDoc::new(s)?;
+    let screened = leanpool_lean::screen(s, &Default::default())?;
+    let doc = StatementDoc::new(&screened)?;
     let before = worker.lsp_requests();
     let start = Instant::now();
-    worker.elaborate(&doc.text, timeout).await?;
+    worker.elaborate(doc.lean_text(), timeout).await?;
     let answers = if std::env::var_os("OPT_BENCH_TRACE").is_some() {
         // One hover at a time with its latency, to find slow positions.
         let mut all = Vec::new();
-        for (i, c) in doc.text[doc.decl.clone()].char_indices() {
+        for (i, c) in doc.text()[doc.decl.clone()].char_indices() {
             let at = doc.decl.start + i;
             let t = Instant::now();
-            let r = hover_each_char(worker, &doc.text, at, at + c.len_utf8(), timeout).await;
+            let r = hover_each_char(worker, doc.text(), at, at + c.len_utf8(), timeout).await;
             eprintln!(
                 "hover {c:?} at {at}: {:.0} ms {}",
                 ms(t.elapsed()),
@@ -93,11 +94,11 @@ async fn measure(worker: &mut Worker, s: &str, timeout: Duration) -> anyhow::Res
         }
         all
     } else {
-        hover_each_char(worker, &doc.text, doc.decl.start, doc.decl.end, timeout).await?
+        hover_each_char(worker, doc.text(), doc.decl.start, doc.decl.end, timeout).await?
     };
-    let idx = leanpool_lean::LineIndex::new(&doc.text);
+    let idx = leanpool_lean::LineIndex::new(doc.text());
     let (lo, hi): (Position, Position) = (idx.position(doc.decl.start), idx.position(doc.decl.end));
-    let htree = tree_from_ranges(&doc.text, &ranges_within(&answers, lo, hi), &answers);
+    let htree = tree_from_ranges(doc.text(), &ranges_within(&answers, lo, hi), &answers);
     Ok(Measured {
         opt_requests: r.lean_requests.unwrap_or(0),
         opt_ms: ms(opt_time),

@@ -473,25 +473,18 @@ impl Session {
             };
         self.last_version = version;
         let policy = self.guard.clone();
-        let screened = tokio::task::spawn_blocking(move || {
-            let r = if policy.enabled {
-                guard::screen(&text, &policy)
-            } else {
-                Ok(())
-            };
-            (r, text)
-        })
-        .await;
-        let (r, text) = match screened {
+        let screened = tokio::task::spawn_blocking(move || guard::screen(&text, &policy)).await;
+        let r = match screened {
             Ok(x) => x,
             Err(e) => return refused(out, m, &format!("screening failed: {e}")).await,
         };
         match r {
-            Ok(()) => {
+            Ok(screened) => {
                 self.refused = None;
+                // The frame carries the screened text, nothing else.
                 let msg = json!({ "jsonrpc": "2.0", "method": m, "params": {
                     "textDocument": { "uri": self.uri, "version": version },
-                    "contentChanges": [{ "text": text }],
+                    "contentChanges": [{ "text": screened.caller_text() }],
                 }});
                 if self.raw.send(&msg) {
                     self.sent.insert(version);

@@ -44,7 +44,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if screen_only {
         let mut bad = 0;
         for file in &files {
-            if let Err(reason) = leanpool_lean::check::screen(&std::fs::read_to_string(file)?) {
+            if let Err(reason) =
+                leanpool_lean::screen(&std::fs::read_to_string(file)?, &Default::default())
+            {
                 eprintln!("{}: rejected: {reason}", file.display());
                 bad += 1;
             }
@@ -70,7 +72,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let text = std::fs::read_to_string(file)?;
         // A corpus file the guard refuses would be answered `rejected`,
         // never compared: not a useful fixture.
-        if let Err(reason) = leanpool_lean::check::screen(&text) {
+        if let Err(reason) = leanpool_lean::screen(&text, &Default::default()) {
             return Err(format!("{}: the guard rejects it: {reason}", file.display()).into());
         }
         let t = Instant::now();

@@ -1,29 +1,13 @@
 //! Library `check`: does a caller's Lean text elaborate, and what did Lean
 //! say about it, in the caller's coordinates.
 
-use crate::guard::{GuardPolicy, Rejection};
+use crate::guard::{screen, GuardPolicy, Screened};
 use crate::header::Document;
 use crate::text::LineIndex;
 use crate::verdict;
 use crate::worker::{Worker, WorkerConfig, WorkerError};
 use leanpool_protocol::{CheckParams, CheckResult, DeclarationInfo, Range};
 use std::time::{Duration, Instant};
-
-/// Screens a text before it reaches Lean under the default policy;
-/// `Err(rejection)` means `rejected`. The rejection names the construct and
-/// its position in the caller's text (its `Display` is the answer's reason).
-pub fn screen(text: &str) -> Result<(), Rejection> {
-    screen_with(text, &GuardPolicy::default())
-}
-
-/// [`screen`] under an explicit policy: every guard call goes through here.
-/// With `policy.enabled == false` nothing is screened.
-pub fn screen_with(text: &str, policy: &GuardPolicy) -> Result<(), Rejection> {
-    if !policy.enabled {
-        return Ok(());
-    }
-    crate::guard::screen(text, policy)
-}
 
 /// The worker header a text needs (its canonical import header): the
 /// pool's key. A text no document can be built for (the guard refuses it
@@ -58,13 +42,30 @@ pub async fn check_on_with(
         }
         r
     };
-    if let Err(reason) = screen_with(&params.text, policy) {
-        return Ok(with_time(CheckResult::rejected(reason.to_string())));
+    match screen(&params.text, policy) {
+        Ok(screened) => check_screened(worker, &screened, params, default_timeout, policy).await,
+        Err(reason) => Ok(with_time(CheckResult::rejected(reason.to_string()))),
     }
-    let doc = match Document::new(&params.text) {
-        Ok(doc) => doc,
-        Err(e) => return Ok(with_time(CheckResult::rejected(e.to_string()))),
+}
+
+/// [`check_on_with`] for a text already screened (the pool screens once,
+/// off the async runtime): `screened` is `params.text` screened under
+/// `policy`.
+pub async fn check_screened(
+    worker: &mut Worker,
+    screened: &Screened,
+    params: &CheckParams,
+    default_timeout: Duration,
+    policy: &GuardPolicy,
+) -> Result<CheckResult, WorkerError> {
+    let started = Instant::now();
+    let with_time = |mut r: CheckResult| {
+        if params.timings {
+            r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+        }
+        r
     };
+    let doc = screened.document();
     if doc.header != worker.header() {
         return Err(WorkerError::Internal(format!(
             "worker has header {:?}, text needs {:?}",
@@ -77,10 +78,11 @@ pub async fn check_on_with(
         .map(Duration::from_millis)
         .unwrap_or(default_timeout);
     let body = &doc.text[doc.header.len()..];
-    let scan = match verdict::scan(body) {
+    let doc_index = LineIndex::new(&doc.text);
+    let scan = match verdict::scan_tokens(&doc.text, screened.body_tokens()) {
         Ok(s) => s,
         Err((offset, reason)) => {
-            let p = doc.to_caller(doc.body_offset_position(offset));
+            let p = doc.to_caller(doc_index.position(offset));
             return Ok(with_time(CheckResult::rejected(format!(
                 "{}:{}: {reason}",
                 p.line + 1,
@@ -89,17 +91,20 @@ pub async fn check_on_with(
         }
     };
     let trailer = verdict::trailer(body, &scan);
-    let sent = format!("{}{trailer}", doc.text);
+    let sent = match screened.with_trailer(&trailer) {
+        Ok(sent) => sent,
+        Err(e) => return Ok(with_time(CheckResult::rejected(e.to_string()))),
+    };
     let first_line =
         (doc.text.matches('\n').count() + usize::from(trailer.starts_with('\n'))) as u32;
-    let body_end = LineIndex::new(&doc.text).position(doc.text.len());
+    let body_end = doc_index.position(doc.text.len());
     let decls: Vec<_> = scan
         .declarations
         .iter()
         .map(|d| {
             let range = Range {
-                start: doc.body_offset_position(d.start),
-                end: doc.body_offset_position(d.end),
+                start: doc_index.position(d.start),
+                end: doc_index.position(d.end),
             };
             (d.clone(), range)
         })
@@ -163,11 +168,13 @@ pub async fn check_once(
     params: &CheckParams,
     default_timeout: Duration,
 ) -> Result<CheckResult, WorkerError> {
-    if let Err(reason) = screen(&params.text) {
-        return Ok(CheckResult::rejected(reason.to_string()));
-    }
-    let mut worker = Worker::spawn(cfg, &header_key(&params.text)).await?;
-    let r = check_on(&mut worker, params, default_timeout).await;
+    let policy = GuardPolicy::default();
+    let screened = match screen(&params.text, &policy) {
+        Ok(s) => s,
+        Err(reason) => return Ok(CheckResult::rejected(reason.to_string())),
+    };
+    let mut worker = Worker::spawn(cfg, screened.header()).await?;
+    let r = check_screened(&mut worker, &screened, params, default_timeout, &policy).await;
     worker.kill().await;
     r
 }

@@ -43,7 +43,9 @@
 //!   and the statement of `normalize`/`opt` are found in it, and every
 //!   document sent to Lean is assembled from pieces of the caller's text
 //!   and re-tokenized to exactly the screened tokens
-//!   ([`crate::header::assemble`]), so Lean elaborates what was screened.
+//!   ([`crate::header`]), so Lean elaborates what was screened. The
+//!   types hold it: [`screen`] alone makes a [`Screened`], and a worker
+//!   elaborates only a [`LeanText`], which only a `Screened` makes.
 //!   The lexer follows Lean where it is subtle: comments are consumed by
 //!   `whitespace` *after* any token, so `=--`, `:/-`, `+/-` start comments
 //!   with Lean's own tokens, but not when a longer token (`<-`, or one an
@@ -108,7 +110,10 @@
 
 pub(crate) mod lexer;
 mod rules;
+mod screened;
 mod tables;
+
+pub use screened::{screen, LeanText, Screened};
 
 use serde::{Deserialize, Serialize};
 
@@ -127,6 +132,17 @@ pub struct Rejection {
 }
 
 impl Rejection {
+    /// A rejection of `construct` at byte `offset` of `text`.
+    fn at(text: &str, offset: usize, construct: String, reason: String) -> Rejection {
+        let (line, character) = utf16_position(text, offset);
+        Rejection {
+            construct,
+            line,
+            character,
+            reason,
+        }
+    }
+
     /// Where the refused construct starts, as a protocol position.
     pub fn position(&self) -> leanpool_protocol::Position {
         leanpool_protocol::Position {
@@ -189,26 +205,6 @@ impl Default for GuardPolicy {
             extra_hash_commands: Vec::new(),
         }
     }
-}
-
-/// Screen a whole Lean text (header and body). `Ok(())` means no refused
-/// construct was found; `Err` names the first one (in text order of the
-/// token that triggered it). Linear in the text length; never panics.
-pub fn screen(text: &str, policy: &GuardPolicy) -> Result<(), Rejection> {
-    let (offset, construct, reason) = match lexer::tokenize(text) {
-        Err(e) => (e.offset, e.construct, e.reason),
-        Ok(tokens) => match rules::check_all(&tokens, policy) {
-            Ok(()) => return Ok(()),
-            Err(f) => (f.offset, f.construct, f.reason),
-        },
-    };
-    let (line, character) = utf16_position(text, offset);
-    Err(Rejection {
-        construct,
-        line,
-        character,
-        reason,
-    })
 }
 
 /// 0-based line (lines end at `\n`) and UTF-16 column of a byte offset.

@@ -54,16 +54,29 @@ pub enum Piece<'a> {
     Written(&'a str),
 }
 
+/// A text assembled from pieces and checked ([`assemble`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Assembly {
+    /// The assembled text.
+    pub text: String,
+    /// Per piece, its offset in `text`.
+    pub offsets: Vec<usize>,
+    /// The tokens of `text` (equal to the pieces' own, shifted).
+    pub tokens: Vec<Token>,
+}
+
 /// Assembles `pieces` and checks that the result tokenizes exactly as the
 /// pieces do on their own: every copied token is the same token in the
 /// result (a copied range never cuts a token, comment or literal, and
 /// nothing around it changes how it reads), and leanpool's own text reads
-/// as itself. Returns the text and, per piece, its offset in the text.
-pub fn assemble(
+/// as itself. Returns the text, per piece its offset, and its tokens.
+/// Crate-private: outside this crate, texts for Lean are assembled only
+/// from a screened document ([`crate::guard::Screened::assemble`]).
+pub(crate) fn assemble(
     source: &str,
     source_tokens: &[Token],
     pieces: &[Piece<'_>],
-) -> Result<(String, Vec<usize>), DocumentError> {
+) -> Result<Assembly, DocumentError> {
     let mut out = String::new();
     let mut offsets = Vec::with_capacity(pieces.len());
     let mut expected: Vec<Token> = Vec::new();
@@ -72,18 +85,18 @@ pub fn assemble(
         offsets.push(at);
         match p {
             Piece::Copied(r) => {
-                if let Some(t) = source_tokens.iter().find(|t| {
-                    (t.start < r.start && t.end > r.start) || (t.start < r.end && t.end > r.end)
-                }) {
+                if let Some(t) = cut_token(source_tokens, r) {
                     return Err(DocumentError(format!(
                         "internal: a copied range cuts the token `{}`",
                         t.text
                     )));
                 }
+                let first = source_tokens.partition_point(|t| t.start < r.start);
                 expected.extend(
-                    source_tokens
+                    source_tokens[first..]
                         .iter()
-                        .filter(|t| t.start >= r.start && t.end <= r.end)
+                        .take_while(|t| t.start < r.end)
+                        .filter(|t| t.end <= r.end)
                         .map(|t| shifted(t, at as isize - r.start as isize)),
                 );
                 out.push_str(&source[r.clone()]);
@@ -116,7 +129,18 @@ pub fn assemble(
             expected.get(at).map(|t| &t.text)
         )));
     }
-    Ok((out, offsets))
+    Ok(Assembly {
+        text: out,
+        offsets,
+        tokens: got,
+    })
+}
+
+/// A token that `r` cuts (starts before `r` and ends inside it, or starts
+/// inside and ends after it).
+fn cut_token<'t>(toks: &'t [Token], r: &std::ops::Range<usize>) -> Option<&'t Token> {
+    toks.iter()
+        .find(|t| (t.start < r.start && t.end > r.start) || (t.start < r.end && t.end > r.end))
 }
 
 fn shifted(t: &Token, by: isize) -> Token {
@@ -188,13 +212,19 @@ impl Document {
     /// Lexes the caller's text and builds the document Lean is sent
     /// (canonical imports, then the text after them, columns kept);
     /// `Err` when the text cannot be tokenized or rebuilt faithfully.
-    pub fn new(caller_text: &str) -> Result<Document, DocumentError> {
+    /// Crate-private: documents for Lean come from [`crate::guard::screen`].
+    pub(crate) fn new(caller_text: &str) -> Result<Document, DocumentError> {
         let toks = lex::tokenize(caller_text)?;
-        Self::from_tokens(caller_text, &toks)
+        Ok(Self::build(caller_text, &toks)?.0)
     }
 
-    /// [`Document::new`] from the caller's token stream (already lexed).
-    pub fn from_tokens(caller_text: &str, toks: &[Token]) -> Result<Document, DocumentError> {
+    /// [`Document::new`] from the caller's token stream (already lexed);
+    /// also returns the document text's tokens (checked to be the
+    /// caller's, shifted).
+    pub(crate) fn build(
+        caller_text: &str,
+        toks: &[Token],
+    ) -> Result<(Document, Vec<Token>), DocumentError> {
         let (end, commands) = import_header(toks, caller_text);
         let index = LineIndex::new(caller_text);
         let mut header = String::new();
@@ -216,26 +246,29 @@ impl Document {
             Piece::Written(&pad),
             Piece::Copied(cut..caller_text.len()),
         ];
-        let (text, _) = assemble(caller_text, toks, &pieces)?;
-        // The canonical header reads as the caller's import tokens.
-        let sent = lex::tokenize(&header)?;
-        if sent.len() != end
-            || !sent
+        let sent = assemble(caller_text, toks, &pieces)?;
+        // The canonical header reads as the caller's import tokens (the
+        // header's own tokens are the first of the checked document's).
+        let same = |a: &Token, b: &Token| a.kind == b.kind && a.text == b.text;
+        let header_tokens = sent.tokens.partition_point(|t| t.start < header.len());
+        if header_tokens != end
+            || !sent.tokens[..end]
                 .iter()
                 .zip(&toks[..end])
-                .all(|(a, b)| a.kind == b.kind && a.text == b.text)
+                .all(|(a, b)| same(a, b))
         {
             return Err(DocumentError(
                 "internal: the canonical import header does not read like the caller's".into(),
             ));
         }
-        Ok(Document {
+        let doc = Document {
             header,
-            text,
+            text: sent.text,
             cut,
             cut_pos,
             header_origin,
-        })
+        };
+        Ok((doc, sent.tokens))
     }
 
     /// Line of `text` on which the caller's text after the imports starts.
@@ -401,7 +434,7 @@ theorem t : True := trivial
             &[Piece::Copied(0..7), Piece::Written(" := d\n")],
         )
         .unwrap();
-        assert_eq!(r.0, "a -- b\n := d\n");
+        assert_eq!(r.text, "a -- b\n := d\n");
         // A range that cuts a literal is refused.
         let src = "x \"s t\" y";
         let toks = lex::tokenize(src).unwrap();

@@ -26,11 +26,13 @@ pub use session::IGNORED_NOTIFICATIONS;
 pub mod text;
 pub mod verdict;
 pub mod verify;
+pub mod vocab;
 pub mod worker;
 
 pub use backend::{BackendKind, LeanCommand, LeanError};
 pub use check::{check_on, check_on_with, check_once, header_key};
-pub use header::{assemble, Document, DocumentError, Piece};
+pub use guard::{screen, LeanText, Screened};
+pub use header::{Document, DocumentError, Piece};
 pub use sandbox::{Sandbox, SandboxConfig, SandboxMode};
 pub use text::LineIndex;
 pub use worker::{collect_rpc_refs, RawSender, Worker, WorkerConfig, WorkerError, DEFAULT_WARMUP};

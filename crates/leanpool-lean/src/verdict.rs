@@ -47,6 +47,7 @@
 
 use crate::backend::BackendKind;
 use crate::guard::lexer::{self, Kind, Token};
+use crate::vocab::{keyword, COMMAND_WORDS, DECLARATION_WORDS};
 use leanpool_protocol::{Diagnostic, Position, Range, Severity};
 use serde::{Deserialize, Serialize};
 
@@ -147,60 +148,6 @@ pub fn parse_axioms(message: &str) -> Option<Vec<String>> {
     Some(out)
 }
 
-/// Words after which the next identifier names a new declaration.
-const DECL_WORDS: &[&str] = &[
-    "theorem",
-    "lemma",
-    "def",
-    "abbrev",
-    "instance",
-    "opaque",
-    "axiom",
-    "structure",
-    "class",
-    "inductive",
-];
-
-/// Words that start a command (so they are never a `section`/`end` name).
-const COMMAND_WORDS: &[&str] = &[
-    "theorem",
-    "lemma",
-    "def",
-    "example",
-    "abbrev",
-    "instance",
-    "structure",
-    "class",
-    "inductive",
-    "axiom",
-    "opaque",
-    "variable",
-    "universe",
-    "namespace",
-    "section",
-    "end",
-    "open",
-    "set_option",
-    "noncomputable",
-    "private",
-    "protected",
-    "attribute",
-    "mutual",
-    "deriving",
-    "notation",
-    "infix",
-    "infixl",
-    "infixr",
-    "prefix",
-    "postfix",
-    "export",
-    "partial",
-    "omit",
-    "include",
-    "public",
-    "meta",
-];
-
 /// One declaration of the caller's body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Declaration {
@@ -287,18 +234,19 @@ fn components(src: &str) -> Option<Vec<String>> {
     }
 }
 
-/// The word of an identifier token written plainly (a keyword-like word);
-/// `None` for other tokens and for `«»`-quoted names.
-pub(crate) fn keyword<'a>(src: &'a str, t: &Token) -> Option<&'a str> {
-    // A keyword is written plainly: `«theorem»` is an identifier.
-    (t.kind == Kind::Ident && src[t.start..t.end] == t.text).then_some(&src[t.start..t.end])
-}
-
 /// Finds the declarations a body introduces. `Err(reason)` for a body
 /// whose declarations leanpool cannot name (the request is `rejected`):
 /// an `instance` without a name, a declaration name it cannot read.
 pub fn scan(body: &str) -> Result<Scan, (usize, String)> {
     let toks = lexer::tokenize(body).map_err(|e| (e.offset, e.reason))?;
+    scan_tokens(body, &toks)
+}
+
+/// [`scan`] over tokens already read (the screened document's): `toks`
+/// are tokens of `body` (offsets into it, as every returned offset is),
+/// e.g. the tokens of a screened document after its import header with
+/// `body` the whole document text.
+pub fn scan_tokens(body: &str, toks: &[Token]) -> Result<Scan, (usize, String)> {
     let mut scopes: Vec<Scope> = Vec::new();
     let mut namespace: Vec<String> = Vec::new();
     let mut out = Scan::default();
@@ -339,7 +287,7 @@ pub fn scan(body: &str) -> Result<Scan, (usize, String)> {
                     i += 1;
                 }
             }
-            w if DECL_WORDS.contains(&w) => {
+            w if DECLARATION_WORDS.contains(&w) => {
                 let prev = i.checked_sub(1).and_then(|p| keyword(body, &toks[p]));
                 // `deriving instance`, `class inductive` (the name follows
                 // `inductive`), `class abbrev`.
@@ -348,7 +296,7 @@ pub fn scan(body: &str) -> Result<Scan, (usize, String)> {
                         && toks
                             .get(i + 1)
                             .and_then(|n| keyword(body, n))
-                            .is_some_and(|k| DECL_WORDS.contains(&k)))
+                            .is_some_and(|k| DECLARATION_WORDS.contains(&k)))
                 {
                     i += 1;
                     continue;

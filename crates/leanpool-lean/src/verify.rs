@@ -11,70 +11,14 @@
 
 use crate::guard::lexer::{self, Kind, Token};
 use crate::text::LineIndex;
-use crate::verdict::keyword;
+use crate::vocab::{keyword, COMMAND_WORDS};
 use leanpool_protocol::{Diagnostic, Position, Range, VerifyParams};
 
-/// Words that start or change commands: a proof containing one is refused
-/// (it could close the theorem early and declare or change something).
-const PROOF_DENY: &[&str] = &[
-    "theorem",
-    "lemma",
-    "def",
-    "abbrev",
-    "instance",
-    "structure",
-    "class",
-    "inductive",
-    "axiom",
-    "opaque",
-    "example",
-    "variable",
-    "universe",
-    "universes",
-    "namespace",
-    "section",
-    "end",
-    "mutual",
-    "attribute",
-    "noncomputable",
-    "private",
-    "protected",
-    "public",
-    "meta",
-    "deriving",
-    "notation",
-    "notation3",
-    "infix",
-    "infixl",
-    "infixr",
-    "prefix",
-    "postfix",
-    "export",
-    "import",
-    "set_option",
-    "open",
-    "omit",
-    "include",
-    "syntax",
-    "macro",
-    "macro_rules",
-    "elab",
-    "elab_rules",
-    "declare_syntax_cat",
-    "initialize",
-    "where",
-    "alias",
-    "irreducible_def",
-    "add_decl_doc",
-    "compile_inductive",
-    "suppress_compilation",
-    "assert_not_exists",
-    "library_note",
-    "scoped",
-    "local",
-    "unsafe",
-    "partial",
-];
+/// A proof containing one of [`COMMAND_WORDS`] (or `where`) is refused: it
+/// could close the theorem early and declare or change something.
+fn starts_command(k: &str) -> bool {
+    COMMAND_WORDS.contains(&k) || k == "where"
+}
 
 /// The reserved name of the reference axiom in the trailer.
 pub const REFERENCE: &str = "«leanpool_verify_reference»";
@@ -183,7 +127,7 @@ pub fn check_proof(proof: &str) -> Result<(), Refused> {
                 ))
             }
             Kind::Ident => {
-                if let Some(k) = keyword(proof, t).filter(|k| PROOF_DENY.contains(k)) {
+                if let Some(k) = keyword(proof, t).filter(|k| starts_command(k)) {
                     return Err(Refused::new(Part::Proof, format!(
                         "{}: `{k}` could end the theorem or declare or change something outside the proof; \
                          the proof slot takes a term or tactic block",
@@ -246,7 +190,7 @@ fn statement_parts(statement: &str) -> Result<(&str, std::ops::Range<usize>), Re
         ));
     }
     let name = toks.get(1).filter(|t| {
-        t.kind == Kind::Ident && keyword(statement, t).is_none_or(|k| !PROOF_DENY.contains(&k))
+        t.kind == Kind::Ident && keyword(statement, t).is_none_or(|k| !starts_command(k))
     });
     let name = name.ok_or_else(|| {
         Refused::new(
@@ -282,7 +226,7 @@ fn statement_parts(statement: &str) -> Result<(&str, std::ops::Range<usize>), Re
             ));
         }
         if depth == 0 && (word == ":=" || word == "|" || word == "where")
-            || keyword(statement, t).is_some_and(|k| PROOF_DENY.contains(&k))
+            || keyword(statement, t).is_some_and(|k| starts_command(k))
         {
             return Err(Refused::new(
                 Part::Statement,
@@ -336,7 +280,7 @@ pub fn check_header(header: &str) -> Result<(), Refused> {
             ));
         }
         if let Some(k) =
-            keyword(header, t).filter(|k| PROOF_DENY.contains(k) && !HEADER_WORDS.contains(k))
+            keyword(header, t).filter(|k| starts_command(k) && !HEADER_WORDS.contains(k))
         {
             return Err(Refused::new(Part::Header, format!(
                 "`header` may hold only header commands (`import`, `open`, `set_option`, `universe`, `namespace`, `section`, `variable`), found `{k}`"
@@ -497,8 +441,7 @@ pub async fn verify_on_with(
     default_timeout: std::time::Duration,
     policy: &crate::guard::GuardPolicy,
 ) -> Result<leanpool_protocol::VerifyResult, crate::WorkerError> {
-    use crate::verdict::{self, Declaration};
-    use leanpool_protocol::{CheckResult, CheckStatus, Severity, VerifyResult, VerifyStatus};
+    use leanpool_protocol::VerifyResult;
     let started = std::time::Instant::now();
     let with_time = |mut r: VerifyResult| {
         if params.timings {
@@ -510,13 +453,35 @@ pub async fn verify_on_with(
         Ok(a) => a,
         Err(refused) => return Ok(with_time(VerifyResult::rejected(refused.to_string()))),
     };
-    if let Err(reason) = crate::check::screen_with(&a.text, policy) {
-        return Ok(with_time(VerifyResult::rejected(reason.to_string())));
+    match crate::guard::screen(&a.text, policy) {
+        Ok(screened) => {
+            verify_screened(worker, params, &a, &screened, default_timeout, policy).await
+        }
+        Err(reason) => Ok(with_time(VerifyResult::rejected(reason.to_string()))),
     }
-    let doc = match crate::Document::new(&a.text) {
-        Ok(doc) => doc,
-        Err(e) => return Ok(with_time(VerifyResult::rejected(e.to_string()))),
+}
+
+/// [`verify_on_with`] for a request already assembled and screened (the
+/// pool screens once, off the async runtime): `screened` is `a.text`
+/// screened under `policy`.
+pub async fn verify_screened(
+    worker: &mut crate::Worker,
+    params: &VerifyParams,
+    a: &Assembled,
+    screened: &crate::guard::Screened,
+    default_timeout: std::time::Duration,
+    policy: &crate::guard::GuardPolicy,
+) -> Result<leanpool_protocol::VerifyResult, crate::WorkerError> {
+    use crate::verdict::{self, Declaration};
+    use leanpool_protocol::{CheckResult, CheckStatus, Severity, VerifyResult, VerifyStatus};
+    let started = std::time::Instant::now();
+    let with_time = |mut r: VerifyResult| {
+        if params.timings {
+            r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+        }
+        r
     };
+    let doc = screened.document();
     if doc.header != worker.header() {
         return Err(crate::WorkerError::Internal(format!(
             "worker has header {:?}, text needs {:?}",
@@ -529,7 +494,10 @@ pub async fn verify_on_with(
         .map(std::time::Duration::from_millis)
         .unwrap_or(default_timeout);
     let first_line = doc.text.matches('\n').count() as u32;
-    let sent = format!("{}{}\n", doc.text, a.trailer_lines.join("\n"));
+    let sent = match screened.with_trailer(&format!("{}\n", a.trailer_lines.join("\n"))) {
+        Ok(sent) => sent,
+        Err(e) => return Ok(with_time(VerifyResult::rejected(e.to_string()))),
+    };
     let diags = match worker.elaborate(&sent, timeout).await {
         Ok(d) => d,
         Err(crate::WorkerError::Timeout) => {

@@ -12,6 +12,7 @@
 use crate::backend::LeanCommand;
 use crate::connection::Connection;
 pub use crate::connection::RawSender;
+use crate::guard::LeanText;
 use crate::proc;
 use crate::sandbox::{Sandbox, SandboxConfig};
 pub use crate::session::collect_rpc_refs;
@@ -183,14 +184,32 @@ impl Worker {
     /// Replaces the document with `text` (which must start with this
     /// worker's header) and returns the diagnostics of that version, in
     /// `text`'s coordinates. On timeout the worker is killed (unless
-    /// [`Worker::set_kill_on_timeout`] turned that off).
+    /// [`Worker::set_kill_on_timeout`] turned that off). The text is a
+    /// [`LeanText`]: only a screened document (with leanpool's own text
+    /// around it) can be elaborated.
     pub async fn elaborate(
         &mut self,
-        text: &str,
+        text: &LeanText,
         timeout: Duration,
     ) -> Result<Vec<Diagnostic>, WorkerError> {
         let deadline = TokioInstant::now() + timeout;
-        let r = self.doc.elaborate(&mut self.conn, text, deadline).await;
+        let r = self
+            .doc
+            .elaborate(&mut self.conn, text.as_str(), deadline)
+            .await;
+        self.after(r)
+    }
+
+    /// Replaces the document with its import header alone (what the pool
+    /// sends to interrupt an elaboration) and waits for that version, as
+    /// [`Worker::elaborate`] does.
+    pub async fn elaborate_header(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<Vec<Diagnostic>, WorkerError> {
+        let deadline = TokioInstant::now() + timeout;
+        let header = self.doc.header().to_owned();
+        let r = self.doc.elaborate(&mut self.conn, &header, deadline).await;
         self.after(r)
     }
 

@@ -191,7 +191,7 @@ fn corpus_is_large_and_varied_enough() {
     }
     // Every file passes the guard (a rejected file would never be compared).
     for c in &cases {
-        leanpool_lean::check::screen(&c.text)
+        leanpool_lean::screen(&c.text, &Default::default())
             .unwrap_or_else(|r| panic!("{}: rejected: {r}", c.name));
     }
     // Multi-line diagnostics are represented.

@@ -7,7 +7,8 @@
 //! `harness = false`: this executable is also the fake worker
 //! (`leanpool_testkit::harness::main`).
 
-use leanpool_lean::{check_on, proc, Worker, WorkerConfig, WorkerError};
+use leanpool_lean::guard::GuardPolicy;
+use leanpool_lean::{check_on, proc, LeanText, Worker, WorkerConfig, WorkerError};
 use leanpool_protocol::{CheckParams, CheckStatus, Position};
 use leanpool_testkit::fake_lean::CHATTY;
 use leanpool_testkit::harness::Ctx;
@@ -28,6 +29,13 @@ fn fake(cx: &Ctx) -> WorkerConfig {
 
 const T: Duration = Duration::from_secs(10);
 
+/// `text` screened: the only kind of text a worker elaborates.
+fn lean(text: impl AsRef<str>) -> LeanText {
+    leanpool_lean::screen(text.as_ref(), &GuardPolicy::default())
+        .expect("the test's text passes the guard")
+        .to_lean()
+}
+
 fn params(text: &str) -> CheckParams {
     CheckParams {
         text: text.into(),
@@ -43,18 +51,20 @@ async fn diagnostics_for_each_version_and_server_requests_answered(cx: Ctx) {
     // Alternating versions publish before / after the done progress.
     for round in 0..4 {
         let text = format!("{header}-- 𝓝 round {round}\ntheorem t : 𝓝 = bad := rfl\n");
-        let d = w.elaborate(&text, T).await.unwrap();
+        let d = w.elaborate(&lean(text), T).await.unwrap();
         assert_eq!(d.len(), 1, "round {round}");
-        // "theorem t : " 12 + "𝓝" 2 + " = " 3 = 17 UTF-16 units.
+        // "theorem t : " 12 + "𝓝" 2 + " = " 3 = 17 UTF-16 units; line 3
+        // of the document sent (the screened document keeps the caller's
+        // line end after `import Init` on a line of its own).
         assert_eq!(
             d[0].range.start,
             Position {
-                line: 2,
+                line: 3,
                 character: 17
             }
         );
         let ok = w
-            .elaborate(&format!("{header}theorem ok : True := trivial\n"), T)
+            .elaborate(&lean(format!("{header}theorem ok : True := trivial\n")), T)
             .await
             .unwrap();
         assert!(ok.is_empty(), "round {round}: stale diagnostics {ok:?}");
@@ -83,7 +93,10 @@ async fn warmup_runs_at_spawn_and_is_not_a_use(cx: Ctx) {
     let mut w = Worker::spawn(&cfg, "").await.unwrap();
     assert_eq!((w.version(), w.uses()), (2, 0));
     // A warm-up that fails to elaborate is still just a warm-up.
-    let d = w.elaborate("theorem x : True := bad\n", T).await.unwrap();
+    let d = w
+        .elaborate(&lean("theorem x : True := bad\n"), T)
+        .await
+        .unwrap();
     assert_eq!(d.len(), 1);
     w.kill().await;
 }
@@ -136,14 +149,14 @@ async fn timeout_kills_the_whole_group(cx: Ctx) {
         "group survived"
     );
     assert!(matches!(
-        w.elaborate("x", T).await,
+        w.elaborate(&lean("x"), T).await,
         Err(WorkerError::Died { .. })
     ));
 }
 
 async fn crash_reports_stderr_tail(cx: Ctx) {
     let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
-    match w.elaborate("-- FAKE crash\n", T).await {
+    match w.elaborate(&lean("-- FAKE crash\n"), T).await {
         Err(WorkerError::Died { stderr_tail }) => {
             assert!(stderr_tail.contains("boom: fake crash"), "{stderr_tail}")
         }
@@ -163,9 +176,12 @@ async fn forged_frames_mark_the_worker_compromised(cx: Ctx) {
     for kind in ["version", "uri", "answer", "junk", "note"] {
         let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
         let pid = w.pid();
-        assert!(w.elaborate("fine\n", T).await.unwrap().is_empty(), "{kind}");
+        assert!(
+            w.elaborate(&lean("fine\n"), T).await.unwrap().is_empty(),
+            "{kind}"
+        );
         let text = format!("theorem bad\n-- FAKE forge_{kind}\n");
-        match w.elaborate(&text, T).await {
+        match w.elaborate(&lean(text), T).await {
             Err(WorkerError::Compromised(what)) => eprintln!("[{kind}] {what}"),
             other => panic!("{kind}: expected Compromised, got {other:?}"),
         }
@@ -185,7 +201,7 @@ async fn forged_frames_mark_the_worker_compromised(cx: Ctx) {
         // Never reused: a later request fails the same way, never `ok`.
         assert!(
             matches!(
-                w.elaborate("fine\n", T).await,
+                w.elaborate(&lean("fine\n"), T).await,
                 Err(WorkerError::Compromised(_))
             ),
             "{kind}"
@@ -201,7 +217,7 @@ async fn internal_panic_on_stderr_is_death_without_exit(cx: Ctx) {
     let pid = w.pid();
     let t = std::time::Instant::now();
     match w
-        .elaborate("-- FAKE panic\n", Duration::from_secs(60))
+        .elaborate(&lean("-- FAKE panic\n"), Duration::from_secs(60))
         .await
     {
         Err(WorkerError::Panicked {
@@ -227,7 +243,7 @@ async fn internal_panic_on_stderr_is_death_without_exit(cx: Ctx) {
     );
     assert!(!w.is_alive());
     assert!(matches!(
-        w.elaborate("x", T).await,
+        w.elaborate(&lean("x"), T).await,
         Err(WorkerError::Panicked { .. })
     ));
     w.kill().await;
@@ -236,7 +252,7 @@ async fn internal_panic_on_stderr_is_death_without_exit(cx: Ctx) {
 
 async fn rpc_call_connects_and_passes_big_session_ids(cx: Ctx) {
     let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
-    w.elaborate("theorem t : True := trivial\n", T)
+    w.elaborate(&lean("theorem t : True := trivial\n"), T)
         .await
         .unwrap();
     let pos = lsp_types::Position {
@@ -320,7 +336,10 @@ async fn worker_outlives_the_thread_that_spawned_it(cx: Ctx) {
         w.is_alive(),
         "the worker died with the thread that spawned it"
     );
-    let d = w.elaborate("theorem t : True := bad\n", T).await.unwrap();
+    let d = w
+        .elaborate(&lean("theorem t : True := bad\n"), T)
+        .await
+        .unwrap();
     assert_eq!(d.len(), 1);
     let pid = w.pid();
     w.kill().await;

@@ -7,7 +7,7 @@ use leanpool_lean::guard::{screen, GuardPolicy, Rejection};
 use proptest::prelude::*;
 
 fn check(text: &str) -> Result<(), Rejection> {
-    screen(text, &GuardPolicy::default())
+    screen(text, &GuardPolicy::default()).map(|_| ())
 }
 
 #[track_caller]
@@ -282,7 +282,7 @@ fn header_options_follow_policy() {
         allow_header_options: vec!["maxHeartbeats".into(), "maxRecDepth".into()],
         ..GuardPolicy::default()
     };
-    assert_eq!(screen(text, &policy), Ok(()));
+    assert!(screen(text, &policy).is_ok());
     let none = GuardPolicy {
         allow_header_options: vec![],
         ..GuardPolicy::default()
@@ -308,7 +308,7 @@ fn policy_extends_allowlists() {
         extra_hash_commands: vec!["#help".into()],
         ..GuardPolicy::default()
     };
-    assert_eq!(screen(text, &policy), Ok(()));
+    assert!(screen(text, &policy).is_ok());
     // Code attributes stay refused whatever the policy says.
     let policy = GuardPolicy {
         extra_attributes: vec!["extern".into()],

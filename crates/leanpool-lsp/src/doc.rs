@@ -150,8 +150,6 @@ impl Sink {
 pub(crate) struct Conn {
     gen: u64,
     raw: Sink,
-    /// The daemon's tunnel takes whole texts only.
-    whole_texts: bool,
     pid: u32,
     worker_uri: String,
     editor_uri: String,
@@ -322,14 +320,12 @@ impl Actor {
             // Imports changed: this document moves to a worker for them.
             self.drop_worker().await;
         }
-        let screened = screen(&self.text, &self.shared.cfg.guard);
+        let screened = guard::screen(&self.text, &self.shared.cfg.guard);
         match (&self.conn, screened) {
-            (Some(c), Ok(())) if self.in_sync => {
-                let changes = if c.whole_texts {
-                    json!([{ "text": self.text }])
-                } else {
-                    changes
-                };
+            (Some(c), Ok(screened)) if self.in_sync => {
+                // The worker gets the screened text whole, never the
+                // editor's edits: what Lean reads is what was screened.
+                let changes = json!([{ "text": screened.caller_text() }]);
                 let mut p = json!({ "textDocument": { "uri": c.worker_uri, "version": version as i64 + c.offset }, "contentChanges": changes });
                 // Text is never URI-rewritten; only the identifier is the worker's.
                 p["textDocument"]["uri"] = Value::String(c.worker_uri.clone());
@@ -344,21 +340,13 @@ impl Actor {
     /// Brings the worker's document to the current text: screens it,
     /// leases a worker if there is none, sends the whole text.
     async fn refresh(&mut self) {
-        if let Err(rej) = screen(&self.text, &self.shared.cfg.guard) {
-            self.in_sync = false;
-            let msg = format!("leanpool refused this file; Lean has not seen it: {rej}");
-            let line = rej.line;
-            let ch = rej.character;
-            let width = if rej.construct.contains('\n') {
-                1
-            } else {
-                leanpool_lean::text::utf16_len(&rej.construct).max(1)
-            };
-            let range = json!({ "start": { "line": line, "character": ch }, "end": { "line": line, "character": ch + width } });
-            self.publish_own(vec![note(1, &msg, Some(range))]).await;
-            self.state.send_replace(ConnState::Refused(rej.to_string()));
-            return;
-        }
+        let screened = match guard::screen(&self.text, &self.shared.cfg.guard) {
+            Ok(s) => s,
+            Err(rej) => {
+                self.refuse(rej).await;
+                return;
+            }
+        };
         if self.worker.is_none() {
             self.state.send_replace(ConnState::Pending);
             let leased = match &self.shared.source {
@@ -385,7 +373,7 @@ impl Actor {
         let c = self.conn.clone().expect("attached");
         let p = json!({
             "textDocument": { "uri": c.worker_uri, "version": self.version as i64 + c.offset },
-            "contentChanges": [{ "text": self.text }],
+            "contentChanges": [{ "text": screened.caller_text() }],
         });
         c.raw
             .send(&json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": p }));
@@ -397,16 +385,31 @@ impl Actor {
         self.state.send_replace(ConnState::Ready(c));
     }
 
+    /// Shows why the current text is not sent to Lean.
+    async fn refuse(&mut self, rej: guard::Rejection) {
+        self.in_sync = false;
+        let msg = format!("leanpool refused this file; Lean has not seen it: {rej}");
+        let line = rej.line;
+        let ch = rej.character;
+        let width = if rej.construct.contains('\n') {
+            1
+        } else {
+            leanpool_lean::text::utf16_len(&rej.construct).max(1)
+        };
+        let range = json!({ "start": { "line": line, "character": ch }, "end": { "line": line, "character": ch + width } });
+        self.publish_own(vec![note(1, &msg, Some(range))]).await;
+        self.state.send_replace(ConnState::Refused(rej.to_string()));
+    }
+
     fn attach(&mut self, mut link: Link, rss_cap: Option<u64>) {
         self.gen += 1;
-        let (rx, raw, pid, worker_uri, worker_version, whole_texts) = match &mut link {
+        let (rx, raw, pid, worker_uri, worker_version) = match &mut link {
             Link::Local(w) => (
                 w.passthrough(),
                 Sink::Local(w.raw_sender()),
                 w.pid(),
                 w.uri().to_string(),
                 w.version() as i64,
-                false,
             ),
             Link::Remote(r) => {
                 let rx = r.rx.take().expect("a fresh lease");
@@ -416,7 +419,6 @@ impl Actor {
                     r.pid,
                     r.uri.clone(),
                     r.version,
-                    true,
                 )
             }
         };
@@ -424,7 +426,6 @@ impl Actor {
         let conn = Arc::new(Conn {
             gen: self.gen,
             raw,
-            whole_texts,
             pid,
             worker_uri,
             editor_uri: self.uri.clone(),
@@ -478,16 +479,6 @@ impl Actor {
     async fn publish_own(&self, diags: Vec<Value>) {
         let p = json!({ "uri": self.uri, "version": self.version, "diagnostics": diags });
         send_notification(&self.shared, "textDocument/publishDiagnostics", p).await;
-    }
-}
-
-/// The guard as the daemon applies it: off only when the config says
-/// `[guard] enabled = false`.
-fn screen(text: &str, policy: &guard::GuardPolicy) -> std::result::Result<(), guard::Rejection> {
-    if policy.enabled {
-        guard::screen(text, policy)
-    } else {
-        Ok(())
     }
 }
 

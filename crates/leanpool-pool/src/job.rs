@@ -1,7 +1,8 @@
 //! A request inside the pool: what to run, and the one answer it owes.
 
 use crate::error::PoolError;
-use leanpool_lean::guard::GuardPolicy;
+use leanpool_lean::guard::{GuardPolicy, Screened};
+use leanpool_lean::verify::Assembled;
 use leanpool_lean::{Worker, WorkerError};
 use leanpool_protocol::method;
 use leanpool_protocol::{
@@ -57,6 +58,7 @@ pub(crate) trait PoolMethod: leanpool_protocol::method::Method + Sized + 'static
     fn run(
         worker: &mut Worker,
         input: &Self::Input,
+        screened: &Screened,
         default_timeout: Duration,
         guard: &GuardPolicy,
     ) -> impl std::future::Future<Output = Result<Self::Result, WorkerError>> + Send;
@@ -100,9 +102,9 @@ impl Input for StatementParams {
 }
 
 /// `verify`'s params and the text they assemble to.
-impl Input for (VerifyParams, String) {
+impl Input for (VerifyParams, Assembled) {
     fn text(&self) -> &str {
-        &self.1
+        &self.1.text
     }
     fn limit_ms_mut(&mut self) -> &mut Option<u64> {
         &mut self.0.timeout_ms
@@ -134,10 +136,11 @@ impl PoolMethod for method::Check {
     async fn run(
         w: &mut Worker,
         p: &CheckParams,
+        screened: &Screened,
         default: Duration,
         guard: &GuardPolicy,
     ) -> Result<CheckResult, WorkerError> {
-        leanpool_lean::check::check_on_with(w, p, default, guard).await
+        leanpool_lean::check::check_screened(w, screened, p, default, guard).await
     }
     fn job(r: Request<Self>) -> Job {
         Job::Check(r)
@@ -159,10 +162,11 @@ impl PoolMethod for method::Normalize {
     async fn run(
         w: &mut Worker,
         p: &StatementParams,
+        screened: &Screened,
         default: Duration,
-        guard: &GuardPolicy,
+        _guard: &GuardPolicy,
     ) -> Result<NormalizeResult, WorkerError> {
-        leanpool_terms::normalize_on_with(w, p, default, guard)
+        leanpool_terms::normalize_screened(w, screened, p, default)
             .await
             .map_err(terms_error)
     }
@@ -206,10 +210,11 @@ impl PoolMethod for method::Opt {
     async fn run(
         w: &mut Worker,
         p: &StatementParams,
+        screened: &Screened,
         default: Duration,
-        guard: &GuardPolicy,
+        _guard: &GuardPolicy,
     ) -> Result<OptResult, WorkerError> {
-        leanpool_terms::opt_on_with(w, p, default, guard)
+        leanpool_terms::opt_screened(w, screened, p, default)
             .await
             .map_err(terms_error)
     }
@@ -222,7 +227,7 @@ impl PoolMethod for method::Verify {
     const STAT: Method = Method::Verify;
     /// The params and the text they assemble to (what is screened and
     /// keys the worker).
-    type Input = (VerifyParams, String);
+    type Input = (VerifyParams, Assembled);
     fn rejected(reason: &str) -> VerifyResult {
         VerifyResult::rejected(reason)
     }
@@ -234,11 +239,12 @@ impl PoolMethod for method::Verify {
     }
     async fn run(
         w: &mut Worker,
-        (p, _): &(VerifyParams, String),
+        (p, a): &(VerifyParams, Assembled),
+        screened: &Screened,
         default: Duration,
         guard: &GuardPolicy,
     ) -> Result<VerifyResult, WorkerError> {
-        leanpool_lean::verify::verify_on_with(w, p, default, guard).await
+        leanpool_lean::verify::verify_screened(w, p, a, screened, default, guard).await
     }
     fn job(r: Request<Self>) -> Job {
         Job::Verify(r)
@@ -268,6 +274,9 @@ pub struct Leased {
 /// One accepted request of method `M`, and the one answer it owes.
 pub(crate) struct Request<M: PoolMethod> {
     pub input: M::Input,
+    /// The input's text as the guard screened it: what the worker
+    /// elaborates (screened once, in `Pool::submit`).
+    pub screened: Screened,
     pub reply: Reply<M::Result>,
     pub accepted: Instant,
     /// Run once already on a worker that died under it (the next death
@@ -280,8 +289,11 @@ pub(crate) struct Request<M: PoolMethod> {
 impl<M: PoolMethod> Request<M> {
     #[cfg(test)]
     pub(crate) fn new(input: M::Input, reply: Reply<M::Result>) -> Self {
+        let screened = leanpool_lean::screen(input.text(), &GuardPolicy::default())
+            .expect("a test request's text passes the guard");
         Request {
             input,
+            screened,
             reply,
             accepted: Instant::now(),
             retried: false,
@@ -300,10 +312,8 @@ impl<M: PoolMethod> Request<M> {
     /// A time-out comes back as `Ok` with status `timeout`; the worker is
     /// dead if the driver killed it (grace 0), else still working on the
     /// timed-out request: the slot interrupts it (`Slot::interrupt_or_kill`).
-    ///
-    /// The driver and terms functions screen the text again; that repeat
-    /// costs one lexing pass (microseconds) and keeps them safe to call
-    /// on their own.
+    /// The worker elaborates the screened text (`self.screened`), never
+    /// the input's text as such.
     pub(crate) async fn run(
         &self,
         worker: &mut Worker,
@@ -311,7 +321,7 @@ impl<M: PoolMethod> Request<M> {
         guard: &GuardPolicy,
     ) -> Result<M::Result, WorkerError> {
         let limit = self.timeout(default);
-        match M::run(worker, &self.input, default, guard).await {
+        match M::run(worker, &self.input, &self.screened, default, guard).await {
             Err(WorkerError::Timeout) => Ok(M::timed_out(limit.as_millis() as u64)),
             other => other,
         }

@@ -125,7 +125,7 @@ impl Pool {
         let timings = p.timings;
         let started = Instant::now();
         let input = match leanpool_lean::verify::assemble(&p) {
-            Ok(a) => (p, a.text),
+            Ok(a) => (p, a),
             Err(reason) => return Ok(VerifyResult::rejected(reason.to_string())),
         };
         let mut v = self.submit::<method::Verify>(input).await?;
@@ -156,21 +156,24 @@ impl Pool {
         // linear but a 4 MiB text still takes a while: off the async
         // runtime's threads, so it stalls no other connection.
         let (text, policy) = (input.text().to_owned(), inner.cfg.guard.clone());
-        let screened =
-            tokio::task::spawn_blocking(move || leanpool_lean::check::screen_with(&text, &policy))
-                .await
-                .map_err(|e| PoolError::Internal(format!("screening task failed: {e}")))?;
-        if let Err(reason) = screened {
-            bump(&inner.counters.rejections);
-            inner.record_latency(M::STAT, accepted.elapsed(), None);
-            return Ok(M::rejected(&reason.to_string()));
-        }
-        let header = header_key(input.text());
+        let screened = tokio::task::spawn_blocking(move || leanpool_lean::screen(&text, &policy))
+            .await
+            .map_err(|e| PoolError::Internal(format!("screening task failed: {e}")))?;
+        let screened = match screened {
+            Ok(s) => s,
+            Err(reason) => {
+                bump(&inner.counters.rejections);
+                inner.record_latency(M::STAT, accepted.elapsed(), None);
+                return Ok(M::rejected(&reason.to_string()));
+            }
+        };
+        let header = screened.header().to_owned();
         let (reply, rx) = Reply::new();
         self.enqueue(
             header,
             Request::<M> {
                 input,
+                screened,
                 reply,
                 accepted,
                 retried: false,

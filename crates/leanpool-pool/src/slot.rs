@@ -761,10 +761,9 @@ impl Slot {
             return Err(InterruptFailed::NoWorker);
         };
         let pid = w.pid();
-        let header = w.header().to_owned();
         let t = Instant::now();
         {
-            let edit = w.elaborate(&header, limit);
+            let edit = w.elaborate_header(limit);
             tokio::pin!(edit);
             let mut rss_tick = tokio::time::interval(poll);
             rss_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -68,7 +68,7 @@ pub mod tagged;
 
 use build::{squash_ws, TreeBuilder};
 use goals::{message_exprs, parse_first_goal, parse_interactive_diagnostics, Goal};
-use leanpool_lean::guard::GuardPolicy;
+use leanpool_lean::guard::{GuardPolicy, Screened};
 use leanpool_lean::{Worker, WorkerError};
 use leanpool_protocol::{
     is_sorry_warning, Binder, BinderKind, CheckResult, CheckStatus, GtedNode, Node, NodeKind,
@@ -143,16 +143,27 @@ pub async fn analyze_on_with(
     default_timeout: Duration,
     guard: &GuardPolicy,
 ) -> Result<Analysis, TermsError> {
-    let requests_before = worker.lsp_requests();
-    let count = |w: &Worker| (w.lsp_requests() - requests_before) as u32;
-    if let Err(reason) = leanpool_lean::check::screen_with(&params.text, guard) {
-        return Ok(Analysis {
+    match leanpool_lean::screen(&params.text, guard) {
+        Ok(screened) => analyze_screened(worker, &screened, params, default_timeout).await,
+        Err(reason) => Ok(Analysis {
             check: CheckResult::rejected(reason.to_string()),
             statement: None,
             lean_requests: 0,
-        });
+        }),
     }
-    let doc = match StatementDoc::new(&params.text) {
+}
+
+/// [`analyze_on_with`] for a text already screened (the pool screens
+/// once): `screened` is `params.text` screened.
+pub async fn analyze_screened(
+    worker: &mut Worker,
+    screened: &Screened,
+    params: &StatementParams,
+    default_timeout: Duration,
+) -> Result<Analysis, TermsError> {
+    let requests_before = worker.lsp_requests();
+    let count = |w: &Worker| (w.lsp_requests() - requests_before) as u32;
+    let doc = match StatementDoc::new(screened) {
         Ok(d) => d,
         Err(e) => {
             return Ok(Analysis {
@@ -176,7 +187,7 @@ pub async fn analyze_on_with(
         .timeout_ms
         .map(Duration::from_millis)
         .unwrap_or(default_timeout);
-    let diags = match worker.elaborate(&doc.text, timeout).await {
+    let diags = match worker.elaborate(doc.lean_text(), timeout).await {
         Ok(d) => d,
         Err(WorkerError::Timeout) => {
             return Ok(Analysis {
@@ -447,10 +458,25 @@ pub async fn normalize_on_with(
     guard: &GuardPolicy,
 ) -> Result<NormalizeResult, TermsError> {
     let a = analyze_on_with(worker, params, timeout, guard).await?;
-    Ok(NormalizeResult {
+    Ok(normalized(a))
+}
+
+/// [`normalize_on_with`] for a text already screened (the pool's path).
+pub async fn normalize_screened(
+    worker: &mut Worker,
+    screened: &Screened,
+    params: &StatementParams,
+    timeout: Duration,
+) -> Result<NormalizeResult, TermsError> {
+    let a = analyze_screened(worker, screened, params, timeout).await?;
+    Ok(normalized(a))
+}
+
+fn normalized(a: Analysis) -> NormalizeResult {
+    NormalizeResult {
         check: a.check,
         normalized: a.statement.as_ref().map(Statement::normalized),
-    })
+    }
 }
 
 /// Library `opt`: the normalized statement and its operator tree, in both
@@ -471,14 +497,29 @@ pub async fn opt_on_with(
     guard: &GuardPolicy,
 ) -> Result<OptResult, TermsError> {
     let a = analyze_on_with(worker, params, timeout, guard).await?;
+    Ok(optimized(a))
+}
+
+/// [`opt_on_with`] for a text already screened (the pool's path).
+pub async fn opt_screened(
+    worker: &mut Worker,
+    screened: &Screened,
+    params: &StatementParams,
+    timeout: Duration,
+) -> Result<OptResult, TermsError> {
+    let a = analyze_screened(worker, screened, params, timeout).await?;
+    Ok(optimized(a))
+}
+
+fn optimized(a: Analysis) -> OptResult {
     let tree = a.statement.as_ref().map(Statement::tree);
-    Ok(OptResult {
+    OptResult {
         check: a.check,
         normalized: a.statement.as_ref().map(Statement::normalized),
         gted_tree: tree.as_ref().map(GtedNode::from),
         tree,
         lean_requests: Some(a.lean_requests),
-    })
+    }
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@
 //! declaration keyword.
 
 use leanpool_lean::lex::{self, Kind, Token};
-use leanpool_lean::{assemble, Document, DocumentError, LineIndex, Piece};
+use leanpool_lean::{Document, DocumentError, LeanText, LineIndex, Piece, Screened};
 use leanpool_protocol::Position;
 
 /// Canonical declaration name (the statement's own name is dropped).
@@ -235,7 +235,7 @@ struct Segment {
 #[derive(Debug, Clone)]
 pub struct StatementDoc {
     /// Header + built body: what `Worker::elaborate` gets.
-    pub text: String,
+    sent: LeanText,
     /// The header part (the worker's key).
     pub header: String,
     /// Position of `sorry` in `text` (for `getInteractiveGoals`).
@@ -267,12 +267,12 @@ impl StatementDoc {
     /// sent is assembled from copied ranges of the caller's document and
     /// leanpool's own text, and must tokenize exactly like those pieces
     /// (`leanpool_lean::assemble`), else the text is refused.
-    pub fn new(caller_text: &str) -> Result<StatementDoc, SourceError> {
-        let document = Document::new(caller_text)?;
+    pub fn new(screened: &Screened) -> Result<StatementDoc, SourceError> {
+        let document = screened.document().clone();
         let base = document.text.as_str();
-        let toks = lex::tokenize(base)?;
+        let toks = screened.document_tokens();
         let hdr = document.header.len();
-        let span = find_statement_in(base, &toks, hdr)?;
+        let span = find_statement_in(base, toks, hdr)?;
         let newline_before = if span.command > 0 && !base[..span.command].ends_with('\n') {
             "\n"
         } else {
@@ -293,10 +293,11 @@ impl StatementDoc {
             Piece::Written(&tail_options),
             Piece::Written(&check),
         ];
-        let (text, at) = assemble(base, &toks, &pieces)?;
+        let sent = screened.assemble(&pieces)?;
+        let (text, at) = (sent.as_str(), sent.offsets());
         let segments = pieces
             .iter()
-            .zip(&at)
+            .zip(at)
             .filter_map(|(p, &sent)| match p {
                 Piece::Copied(r) => Some(Segment {
                     sent,
@@ -306,7 +307,7 @@ impl StatementDoc {
                 Piece::Written(_) => None,
             })
             .collect();
-        let idx = LineIndex::new(&text);
+        let idx = LineIndex::new(text);
         let sorry = idx.position(at[5] + proof.find("sorry").expect("sorry is in the proof"));
         let check_line = idx.position(at[7]).line;
         Ok(StatementDoc {
@@ -318,13 +319,23 @@ impl StatementDoc {
             segments,
             anchor: span.keyword,
             document,
-            text,
+            sent,
         })
+    }
+
+    /// Header + built body, as sent to Lean.
+    pub fn text(&self) -> &str {
+        self.sent.as_str()
+    }
+
+    /// The text to hand to `Worker::elaborate`.
+    pub fn lean_text(&self) -> &LeanText {
+        &self.sent
     }
 
     /// Maps a position in `text` to the caller's text.
     pub fn to_caller(&self, pos: Position) -> Position {
-        let off = LineIndex::new(&self.text).offset(pos);
+        let off = LineIndex::new(self.text()).offset(pos);
         let doc_off = self
             .segments
             .iter()
@@ -345,7 +356,7 @@ impl StatementDoc {
     /// `true` if a position of `text` lies in text copied from the caller
     /// (as opposed to text leanpool wrote: the name, `sorry`, options).
     pub fn is_verbatim(&self, pos: Position) -> bool {
-        let off = LineIndex::new(&self.text).offset(pos);
+        let off = LineIndex::new(self.text()).offset(pos);
         self.segments
             .iter()
             .any(|s| s.len > 0 && off >= s.sent && off < s.sent + s.len)
@@ -360,6 +371,11 @@ impl StatementDoc {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn stmt_doc(text: &str) -> StatementDoc {
+        let policy = leanpool_lean::guard::GuardPolicy::default();
+        StatementDoc::new(&leanpool_lean::screen(text, &policy).unwrap()).unwrap()
+    }
 
     #[test]
     fn finds_keyword_name_and_proof() {
@@ -396,25 +412,25 @@ mod tests {
     #[test]
     fn document_and_position_map() {
         let caller = "import Init\n\ntheorem 𝓝foo (a b : Nat) (h : a < b) : ∀ c, a + c < b + c := by\n  omega\n";
-        let d = StatementDoc::new(caller).unwrap();
-        assert!(d.text.starts_with("import Init\n"));
-        assert!(d.text.contains(
+        let d = stmt_doc(caller);
+        assert!(d.text().starts_with("import Init\n"));
+        assert!(d.text().contains(
             "theorem stmt (a b : Nat) (h : a < b) : ∀ c, a + c < b + c := by\n  sorry\n"
         ));
-        assert!(d.text.ends_with("#check @stmt\n"));
+        assert!(d.text().ends_with("#check @stmt\n"));
         assert_eq!(d.signature, "(a b : Nat) (h : a < b) : ∀ c, a + c < b + c");
         assert_eq!(
-            &d.text[d.decl.clone()],
+            &d.text()[d.decl.clone()],
             "theorem stmt (a b : Nat) (h : a < b) : ∀ c, a + c < b + c"
         );
-        let idx = LineIndex::new(&d.text);
+        let idx = LineIndex::new(d.text());
         assert_eq!(
-            &d.text[idx.offset(d.sorry)..idx.offset(d.sorry) + 5],
+            &d.text()[idx.offset(d.sorry)..idx.offset(d.sorry) + 5],
             "sorry"
         );
         // `h` in the sent text maps to `h` in the caller's text (the
         // caller's line has an astral character before it).
-        let sent_h = d.text.find("(h :").unwrap() + 1;
+        let sent_h = d.text().find("(h :").unwrap() + 1;
         let p = d.to_caller(idx.position(sent_h));
         let cidx = LineIndex::new(caller);
         assert_eq!(&caller[cidx.offset(p)..cidx.offset(p) + 1], "h");
@@ -437,14 +453,14 @@ mod tests {
     #[test]
     fn attack_raw_string_hides_the_proof_separator() {
         let t = "theorem t : r#\"x\" #eval (424301 : Nat) := 1\"# = \"\" := sorry";
-        let d = StatementDoc::new(t).unwrap();
+        let d = stmt_doc(t);
         assert_eq!(d.signature, ": r#\"x\" #eval (424301 : Nat) := 1\"# = \"\"");
         assert!(
-            d.text.contains(
+            d.text().contains(
                 "theorem stmt : r#\"x\" #eval (424301 : Nat) := 1\"# = \"\" := by\n  sorry\n"
             ),
             "{}",
-            d.text
+            d.text()
         );
         for hashes in ["#", "##", "###"] {
             let t = format!("theorem t : r{hashes}\"\" := \"{hashes} = \"\" := sorry");
@@ -459,9 +475,9 @@ mod tests {
     #[test]
     fn options_go_before_the_statement_command_after_header_commands() {
         let t = "import Init\nopen Nat\nset_option maxHeartbeats 0\n/-- doc -/\n@[simp] private theorem t (n : Nat) : n = n := rfl";
-        let d = StatementDoc::new(t).unwrap();
+        let d = stmt_doc(t);
         assert_eq!(d.header, "import Init\n");
-        let body = &d.text[d.header.len()..];
+        let body = &d.text()[d.header.len()..];
         assert!(
             body.starts_with(
                 "           \nopen Nat\nset_option maxHeartbeats 0\nset_option pp.all false in\n"
@@ -470,8 +486,8 @@ mod tests {
         );
         assert!(body.contains("set_option pp.inaccessibleNames true in\n/-- doc -/\n@[simp] private theorem stmt (n : Nat) : n = n := by\n  sorry\n"), "{body}");
         // `open` maps back to the caller's `open`.
-        let idx = LineIndex::new(&d.text);
-        let p = d.to_caller(idx.position(d.text.find("open").unwrap()));
+        let idx = LineIndex::new(d.text());
+        let p = d.to_caller(idx.position(d.text().find("open").unwrap()));
         assert_eq!(
             p,
             Position {
@@ -483,7 +499,11 @@ mod tests {
 
     #[test]
     fn a_comment_after_the_signature_is_not_copied() {
-        let d = StatementDoc::new("theorem t : True -- why\n  := trivial").unwrap();
-        assert!(d.text.contains("theorem stmt : True := by\n"), "{}", d.text);
+        let d = stmt_doc("theorem t : True -- why\n  := trivial");
+        assert!(
+            d.text().contains("theorem stmt : True := by\n"),
+            "{}",
+            d.text()
+        );
     }
 }

@@ -263,10 +263,11 @@ fn record_fixtures() {
     let dir = format!("{}/tests/fixtures/recorded", env!("CARGO_MANIFEST_DIR"));
     std::fs::create_dir_all(&dir).unwrap();
     for (name, text) in cases {
-        let doc = StatementDoc::new(text).unwrap();
+        let screened = leanpool_lean::screen(text, &Default::default()).unwrap();
+        let doc = StatementDoc::new(&screened).unwrap();
         let (goals, diags) = with_worker(|w| {
             Box::pin(async move {
-                w.elaborate(&doc.text, TIMEOUT).await.unwrap();
+                w.elaborate(doc.lean_text(), TIMEOUT).await.unwrap();
                 let at = lsp_types::Position {
                     line: doc.sorry.line,
                     character: doc.sorry.character,
@@ -292,8 +293,8 @@ fn record_fixtures() {
                 (goals, diags)
             })
         });
-        let doc = StatementDoc::new(text).unwrap();
-        let v = json!({"statement": text, "document": doc.text, "check_line": doc.check_line, "goals": goals, "check": diags});
+        let doc = StatementDoc::new(&screened).unwrap();
+        let v = json!({"statement": text, "document": doc.text(), "check_line": doc.check_line, "goals": goals, "check": diags});
         std::fs::write(
             format!("{dir}/{name}.json"),
             serde_json::to_string_pretty(&v).unwrap() + "\n",
@@ -411,10 +412,10 @@ fn lexer_beliefs_match_what_lean_reads_on_generated_adversarial_texts() {
                 printed_n += printed.len();
                 let sync = b.sync;
                 if !printed.contains(&sync) {
-                    holes.push(format!("sync payload {sync} not printed: Lean did not read the batch's end as code\n--- sent:\n{}", b.sent));
+                    holes.push(format!("sync payload {sync} not printed: Lean did not read the batch's end as code\n--- sent:\n{}", b.sent.as_str()));
                 }
                 for (n, believed, lean) in lexdiff::disagreements(b, &printed) {
-                    let what = format!("payload {n}: guard believed live={believed}, Lean printed={lean}\n--- caller text:\n{}\n--- sent:\n{}", b.caller, b.sent);
+                    let what = format!("payload {n}: guard believed live={believed}, Lean printed={lean}\n--- caller text:\n{}\n--- sent:\n{}", b.caller, b.sent.as_str());
                     if believed {
                         safe.push(what)
                     } else {

@@ -9,6 +9,7 @@
 use super::lexer::{Kind, Token};
 use super::tables::*;
 use super::GuardPolicy;
+use crate::vocab::COMMAND_WORDS;
 
 /// A refused construct, located by the byte offset of its first token.
 #[derive(Debug)]
@@ -43,6 +44,12 @@ fn is_ident(t: Option<&Token>, text: &str) -> bool {
 
 fn is_sym(t: Option<&Token>, text: &str) -> bool {
     t.is_some_and(|t| t.kind == Kind::Symbol && t.text == text)
+}
+
+/// Words that end an `open A B C` (or `universe u v`) run: a command
+/// word, or `open`'s own `in` / `hiding` / `renaming`.
+fn ends_open_run(word: &str) -> bool {
+    COMMAND_WORDS.contains(&word) || matches!(word, "in" | "hiding" | "renaming")
 }
 
 /// Where the header ends, in token indices.
@@ -93,9 +100,7 @@ pub(crate) fn header(toks: &[Token]) -> Header {
     }
     h.imports_end = j;
     let ident_run = |mut k: usize| {
-        while at(k)
-            .is_some_and(|t| t.kind == Kind::Ident && !COMMAND_WORDS.contains(&t.text.as_str()))
-        {
+        while at(k).is_some_and(|t| t.kind == Kind::Ident && !ends_open_run(&t.text)) {
             k += 1;
         }
         k

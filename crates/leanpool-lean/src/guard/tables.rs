@@ -273,16 +273,6 @@ pub(crate) const CONFIG_TACTICS: &[&str] = &[
 /// not a term to evaluate.
 pub(crate) const TACTIC_VALUED_CONFIG: &[&str] = &["disch", "discharger"];
 
-/// Words that start commands; they end an `open A B C` run in the header.
-#[rustfmt::skip]
-pub(crate) const COMMAND_WORDS: &[&str] = &[
-    "theorem", "lemma", "def", "example", "abbrev", "instance", "structure", "class",
-    "inductive", "axiom", "opaque", "variable", "universe", "universes", "namespace", "section",
-    "end", "open", "set_option", "import", "noncomputable", "private", "protected", "attribute",
-    "mutual", "deriving", "notation", "infix", "infixl", "infixr", "prefix", "postfix", "in",
-    "hiding", "renaming", "local", "scoped", "export", "partial", "omit", "include",
-];
-
 /// Commands that declare new tokens; their quoted atoms are checked.
 pub(crate) const NOTATION_WORDS: &[&str] = &[
     "notation",

@@ -23,7 +23,7 @@
 
 use leanpool_lean::guard::{screen, GuardPolicy};
 use leanpool_lean::lex::{self, Kind};
-use leanpool_lean::Document;
+use leanpool_lean::LeanText;
 use leanpool_protocol::{Diagnostic, Severity};
 use leanpool_terms::source::StatementDoc;
 use std::collections::BTreeSet;
@@ -141,7 +141,7 @@ pub struct Batch {
     /// The caller's text (what `check`/`normalize`/`opt` would get).
     pub caller: String,
     /// The text leanpool sends to Lean for it.
-    pub sent: String,
+    pub sent: LeanText,
     /// Every payload number in the batch.
     pub payloads: BTreeSet<u32>,
     /// Those the guard believes Lean reads as code.
@@ -188,13 +188,13 @@ fn build(statement: bool, cases: &[&Case], sync: u32) -> Option<Batch> {
             None => caller.push_str("theorem s_end : 1 = 1 := rfl\n"),
         }
     }
-    screen(&caller, &policy).ok()?;
+    let screened = screen(&caller, &policy).ok()?;
     let sent = if statement {
-        StatementDoc::new(&caller).ok()?.text
+        StatementDoc::new(&screened).ok()?.lean_text().clone()
     } else {
-        Document::new(&caller).ok()?.text
+        screened.to_lean()
     };
-    let live = believed_live(&sent, &payloads)?;
+    let live = believed_live(sent.as_str(), &payloads)?;
     Some(Batch {
         statement,
         caller,
@@ -237,9 +237,9 @@ pub fn plan(cases: &[Case], per_batch: usize, sync_first: u32) -> Plan {
                         } else {
                             format!("{}theorem s_end : 1 = 1 := rfl\n", c.text)
                         };
-                        StatementDoc::new(&t).is_ok()
+                        screen(&t, &policy).is_ok_and(|s| StatementDoc::new(&s).is_ok())
                     } else {
-                        Document::new(&c.text).is_ok()
+                        true
                     };
                 if !ok {
                     p.refused += 1;
