@@ -23,6 +23,7 @@
 //! declaration keyword.
 
 use leanpool_lean::lex::{self, Kind, Token};
+use leanpool_lean::vocab::DECLARATION_MODIFIERS;
 use leanpool_lean::{Document, DocumentError, LeanText, LineIndex, Piece, Screened};
 use leanpool_protocol::Position;
 
@@ -113,16 +114,6 @@ impl From<lex::LexError> for SourceError {
     }
 }
 
-const MODIFIERS: &[&str] = &[
-    "private",
-    "protected",
-    "public",
-    "noncomputable",
-    "partial",
-    "nonrec",
-    "unsafe",
-];
-
 /// Finds the statement among `toks` (the guard's token stream of `text`),
 /// looking only at tokens starting at or after `from`.
 pub fn find_statement_in(
@@ -153,7 +144,7 @@ pub fn find_statement_in(
     while let Some(j) = c.checked_sub(1) {
         let t = toks[j];
         if (t.kind == Kind::DocComment && t.text == "/--")
-            || MODIFIERS.iter().any(|w| is_word(t, w))
+            || DECLARATION_MODIFIERS.iter().any(|w| is_word(t, w))
         {
             c = j;
         } else if is_sym(t, "]") {
