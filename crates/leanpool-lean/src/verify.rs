@@ -226,7 +226,7 @@ fn statement_parts(statement: &str) -> Result<(&str, std::ops::Range<usize>), Re
             ));
         }
         if depth == 0 && (word == ":=" || word == "|" || word == "where")
-            || keyword(statement, t).is_some_and(|k| starts_command(k))
+            || keyword(statement, t).is_some_and(starts_command)
         {
             return Err(Refused::new(
                 Part::Statement,

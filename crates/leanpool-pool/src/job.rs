@@ -102,7 +102,7 @@ impl Input for StatementParams {
 }
 
 /// `verify`'s params and the text they assemble to.
-impl Input for (VerifyParams, Assembled) {
+impl Input for (VerifyParams, Box<Assembled>) {
     fn text(&self) -> &str {
         &self.1.text
     }
@@ -227,7 +227,7 @@ impl PoolMethod for method::Verify {
     const STAT: Method = Method::Verify;
     /// The params and the text they assemble to (what is screened and
     /// keys the worker).
-    type Input = (VerifyParams, Assembled);
+    type Input = (VerifyParams, Box<Assembled>);
     fn rejected(reason: &str) -> VerifyResult {
         VerifyResult::rejected(reason)
     }
@@ -239,7 +239,7 @@ impl PoolMethod for method::Verify {
     }
     async fn run(
         w: &mut Worker,
-        (p, a): &(VerifyParams, Assembled),
+        (p, a): &(VerifyParams, Box<Assembled>),
         screened: &Screened,
         default: Duration,
         guard: &GuardPolicy,
@@ -275,8 +275,9 @@ pub struct Leased {
 pub(crate) struct Request<M: PoolMethod> {
     pub input: M::Input,
     /// The input's text as the guard screened it: what the worker
-    /// elaborates (screened once, in `Pool::submit`).
-    pub screened: Screened,
+    /// elaborates (screened once, in `Pool::submit`; boxed: queue
+    /// entries stay small).
+    pub screened: Box<Screened>,
     pub reply: Reply<M::Result>,
     pub accepted: Instant,
     /// Run once already on a worker that died under it (the next death
@@ -290,6 +291,7 @@ impl<M: PoolMethod> Request<M> {
     #[cfg(test)]
     pub(crate) fn new(input: M::Input, reply: Reply<M::Result>) -> Self {
         let screened = leanpool_lean::screen(input.text(), &GuardPolicy::default())
+            .map(Box::new)
             .expect("a test request's text passes the guard");
         Request {
             input,

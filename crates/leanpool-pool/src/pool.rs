@@ -125,7 +125,7 @@ impl Pool {
         let timings = p.timings;
         let started = Instant::now();
         let input = match leanpool_lean::verify::assemble(&p) {
-            Ok(a) => (p, a),
+            Ok(a) => (p, Box::new(a)),
             Err(reason) => return Ok(VerifyResult::rejected(reason.to_string())),
         };
         let mut v = self.submit::<method::Verify>(input).await?;
@@ -160,7 +160,7 @@ impl Pool {
             .await
             .map_err(|e| PoolError::Internal(format!("screening task failed: {e}")))?;
         let screened = match screened {
-            Ok(s) => s,
+            Ok(s) => Box::new(s),
             Err(reason) => {
                 bump(&inner.counters.rejections);
                 inner.record_latency(M::STAT, accepted.elapsed(), None);
