@@ -108,11 +108,14 @@
 //! The rules, with the reason for each, are in `guard/tables.rs` and
 //! `guard/rules.rs`; the tokenizer and its reasoning in `guard/lexer.rs`.
 
+mod config;
 pub(crate) mod lexer;
+mod options;
 mod rules;
 mod screened;
 mod tables;
 
+pub use options::{MAX_HEARTBEATS, MAX_REC_DEPTH};
 pub use screened::{screen, LeanText, Screened};
 
 use serde::{Deserialize, Serialize};
@@ -176,13 +179,13 @@ pub struct GuardPolicy {
     /// worker's OS sandbox, `crate::sandbox`). For trusted local use and
     /// for testing the sandbox. Default `true`.
     pub enabled: bool,
-    /// Limit options (`set_option NAME v`, not `… in`) allowed in the header,
-    /// i.e. among the leading `import` / `set_option` / `open` commands.
-    /// Default `["maxHeartbeats"]`: miniF2F-style headers carry
-    /// `set_option maxHeartbeats 0`, and the daemon's wall-clock timeout and
-    /// memory cap bound a request whatever this option says. `maxRecDepth`
-    /// is not in the default: a large value lets elaboration overflow the
-    /// native stack and crash the worker, which a timeout does not prevent.
+    /// Options (`set_option NAME v`, not `… in`) allowed in the header,
+    /// i.e. among the leading `import` / `set_option` / `open` commands,
+    /// beyond the built-in allowlist (`maxHeartbeats`, `maxRecDepth`, …,
+    /// with their caps: `guard/options.rs`), with any value. Options that
+    /// change how Lean prints or which warnings it gives (`pp.*`,
+    /// `warn.*`, `linter.*`), `debug.*`, `trace.*` and `Elab.*` are never
+    /// allowed. Default: none.
     pub allow_header_options: Vec<String>,
     /// Attributes to allow in addition to the built-in declarative ones.
     pub extra_attributes: Vec<String>,
@@ -199,7 +202,7 @@ impl Default for GuardPolicy {
     fn default() -> Self {
         GuardPolicy {
             enabled: true,
-            allow_header_options: vec!["maxHeartbeats".to_string()],
+            allow_header_options: Vec::new(),
             extra_attributes: Vec::new(),
             verdict: crate::verdict::VerdictPolicy::default(),
             extra_hash_commands: Vec::new(),

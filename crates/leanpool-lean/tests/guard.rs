@@ -61,7 +61,7 @@ rejects! {
     initialize: "initialize counter : IO.Ref Nat ← IO.mkRef 0" => "initialize";
     builtin_initialize: "builtin_initialize pure ()" => "builtin_initialize";
     import_in_body: "theorem t : True := trivial\nimport Mathlib" => "import";
-    import_after_set_option: "set_option autoImplicit false\nimport Mathlib" => "import";
+    import_after_set_option: "set_option maxHeartbeats 0\nimport Mathlib" => "import";
     import_after_open: "import Mathlib\nopen Nat\nimport Aesop" => "import";
     unsafe_def: "unsafe def f : Nat := unsafeCast ()" => "unsafe";
     unsafe_guillemets: "«unsafe» def f : Nat := 0" => "unsafe";
@@ -89,38 +89,56 @@ rejects! {
     simproc_cmd: "simproc foo (_ + _) := fun _ => pure .continue" => "simproc";
     register_simp_attr: "register_simp_attr my_simps" => "register_simp_attr";
     native_decide: "example : 2 + 2 = 4 := by native_decide" => "native_decide";
-    decide_plus_native: "example : 2 + 2 = 4 := by decide +native" => "native";
-    decide_native_item: "example : 2 + 2 = 4 := by decide (native := true)" => "native";
-    decide_config_positional: "example : 2 + 2 = 4 := by decide (config := ⟨false, true⟩)" => "(config := …)";
+    decide_plus_native: "example : 2 + 2 = 4 := by decide +native" => "decide native";
+    decide_native_item: "example : 2 + 2 = 4 := by decide (native := true)" => "decide native";
+    decide_config_positional: "example : 2 + 2 = 4 := by decide (config := ⟨false, true⟩)" => "decide (config := …)";
+    decide_config_dot_mk: "example : 2 + 2 = 4 := by decide (config := .mk false true true false)" => "decide (config := …)";
+    decide_config_struct_native: "example : 2 + 2 = 4 := by decide (config := { native := true })" => "decide native";
+    decide_config_with: "example : 2 + 2 = 4 := by decide (config := { c with kernel := true })" => "decide (config := …)";
+    simp_config_dot_ctor: "example : True := by simp (config := { maxSteps := .evil })" => "(maxSteps := …)";
+    simp_unknown_switch: "example : True := by simp +evilSwitch" => "simp evilSwitch";
+    config_numeral_with_instance: "instance (priority := high) evil (n : Nat) : OfNat Nat n := ⟨dbgTrace \"X\" fun _ => n⟩\nexample : True := by simp (maxSteps := 7)" => "(maxSteps := …)";
+    config_switch_with_notation: "notation \"yes\" => true\nexample : True := by simp +contextual" => "+contextual";
+    config_on_unknown_tactic: "example : True := by my_tactic (config := { x := 1 })" => "(config := …)";
     of_reduce_bool: "example : True := Lean.ofReduceBool _ _ rfl ▸ trivial" => "Lean.ofReduceBool";
     of_reduce_bool_opened: "open Lean in example : f = true := ofReduceBool f true rfl" => "ofReduceBool";
     trust_compiler: "#print axioms Lean.trustCompiler" => "Lean.trustCompiler";
+    sorry_ax_applied: "theorem t : 2 + 2 = 5 := (id sorryAx) _ false" => "sorryAx";
+    sorry_ax_at: "theorem t : 2 + 2 = 5 := let s := @sorryAx; s _ false" => "sorryAx";
+    sorry_ax_root_guillemets: "theorem t : 2 + 2 = 5 := _root_.«sorryAx» _ false" => "_root_.sorryAx";
+    sorry_ax_name_literal: "example : Lean.Name := `sorryAx" => "sorryAx";
+    lc_proof: "theorem t : 2 + 2 = 5 := lcProof" => "lcProof";
+    of_reduce_bool_root: "example : True := @_root_.Lean.«ofReduceBool» _ _ rfl ▸ trivial" => "_root_.Lean.ofReduceBool";
     plausible: "example (n : Nat) : n + 0 = n := by plausible" => "plausible";
     polyrith: "example (x : ℚ) (h : x = 1) : 2 * x = 2 := by polyrith" => "polyrith";
     bv_decide: "example (x : BitVec 8) : x + 0 = x := by bv_decide" => "bv_decide";
     include_str: "theorem t : include_str \"/etc/passwd\" = \"\" := rfl" => "include_str";
     meta_def: "meta def f : Nat := 0" => "meta";
-    simp_config_non_literal: "example : True := by simp (config := myConfig)" => "(config := …)";
+    simp_config_non_literal: "example : True := by simp (config := myConfig)" => "simp (config := …)";
     simp_config_inline_io: "example : True := by simp (maxSteps := match (IO.println \"x\" : IO Unit) () with | _ => 5)" => "(maxSteps := …)";
     simp_config_item_after_literal: "example : True := by simp (maxSteps := 10) (maxDischargeDepth := evil)" => "(maxDischargeDepth := …)";
-    apply_config: "example : True := by apply (config := cfg) trivial" => "(config := …)";
-    set_max_heartbeats_body: "theorem t : True := trivial\nset_option maxHeartbeats 0" => "set_option maxHeartbeats";
-    set_max_heartbeats_in: "set_option maxHeartbeats 400000 in\ntheorem t : True := trivial" => "set_option maxHeartbeats";
-    set_max_heartbeats_header_in: "import Mathlib\nset_option maxHeartbeats 0 in\ntheorem t : True := trivial" => "set_option maxHeartbeats";
-    set_max_rec_depth: "set_option maxRecDepth 100000" => "set_option maxRecDepth";
-    set_synth_heartbeats: "set_option synthInstance.maxHeartbeats 0 in\nexample : True := trivial" => "set_option synthInstance.maxHeartbeats";
+    apply_config: "example : True := by apply (config := cfg) trivial" => "apply (config := …)";
+    set_max_heartbeats_over_cap: "theorem t : True := trivial\nset_option maxHeartbeats 20000001" => "set_option maxHeartbeats";
+    set_max_heartbeats_not_a_number: "set_option maxHeartbeats n in\ntheorem t : True := trivial" => "set_option maxHeartbeats";
+    set_max_heartbeats_hex: "import Mathlib\nset_option maxHeartbeats 0xffffffff in\ntheorem t : True := trivial" => "set_option maxHeartbeats";
+    set_max_rec_depth_over_cap: "set_option maxRecDepth 100001" => "set_option maxRecDepth";
+    set_pp_notation_in: "set_option pp.notation false in\ntheorem t : 2 + 2 = 5 := sorry" => "set_option pp.notation";
+    set_pp_header: "import Mathlib\nset_option pp.fullNames true\ntheorem t : True := trivial" => "set_option pp.fullNames";
+    set_autoimplicit: "set_option autoImplicit true in\ntheorem t : x = x := rfl" => "set_option autoImplicit";
+    set_linter_in: "set_option linter.unusedVariables false in\ntheorem t (x : Nat) : True := trivial" => "set_option linter.unusedVariables";
+    set_synth_heartbeats_over_cap: "set_option synthInstance.maxHeartbeats 99999999999 in\nexample : True := trivial" => "set_option synthInstance.maxHeartbeats";
     set_synth_size: "set_option synthInstance.maxSize 100000" => "set_option synthInstance.maxSize";
     set_exponentiation: "set_option exponentiation.threshold 100000" => "set_option exponentiation.threshold";
     set_max_size: "set_option maxSize 1000000" => "set_option maxSize";
-    set_tactic_option_in_by: "example : True := by\n  set_option maxRecDepth 10000 in\n  trivial" => "set_option maxRecDepth";
+    set_tactic_option_in_by: "example : True := by\n  set_option maxRecDepth 1000000 in\n  trivial" => "set_option maxRecDepth";
     set_skip_kernel: "set_option debug.skipKernelTC true" => "set_option debug.skipKernelTC";
     set_trace: "set_option trace.Meta.synthInstance true in\nexample : True := trivial" => "set_option trace.Meta.synthInstance";
-    set_guillemet_option: "set_option «maxHeartbeats» 0 in\nexample : True := trivial" => "set_option maxHeartbeats";
+    set_guillemet_option: "set_option «pp.all» true in\nexample : True := trivial" => "set_option pp.all";
     set_allow_unsafe_reducibility: "set_option allowUnsafeReducibility true" => "set_option allowUnsafeReducibility";
-    header_rec_depth_not_allowed_by_default: "import Mathlib\nset_option maxRecDepth 100000\n" => "set_option maxRecDepth";
+    header_rec_depth_over_cap: "import Mathlib\nset_option maxRecDepth 1000000\n" => "set_option maxRecDepth";
     open_in_eval: "open Lean in #eval 1" => "#eval";
     open_in_run_cmd: "open Lean Elab Command in\nrun_cmd logInfo \"hi\"" => "run_cmd";
-    set_option_in_eval: "set_option pp.all true in #eval 1" => "#eval";
+    set_option_in_eval: "set_option maxHeartbeats 0 in #eval 1" => "#eval";
     guard_msgs_in_eval: "/-- info: 2 -/\n#guard_msgs in\n#eval 1 + 1" => "#guard_msgs";
     // Issue 11's repro files: `#guard_msgs` swallowing the sorry warning of
     // a proof of `False`, and the error of a theorem that was never added.
@@ -197,7 +215,7 @@ rejects! {
     count_heartbeats: "count_heartbeats in\ntheorem t : True := trivial" => "count_heartbeats";
     run_io_lake: "run_io IO.println \"x\"" => "run_io";
     grind_propagator: "grind_propagator ↓foo (e) := pure ()" => "grind_propagator";
-    header_then_body_repeat: "import Mathlib\nset_option maxHeartbeats 0\ntheorem t : True := trivial\nset_option maxHeartbeats 0\n" => "set_option maxHeartbeats";
+    header_then_body_over_cap: "import Mathlib\nset_option maxHeartbeats 0\ntheorem t : True := trivial\nset_option maxHeartbeats 40000000\n" => "set_option maxHeartbeats";
     doc_verso_option: "set_option doc.verso true" => "set_option doc.verso";
 }
 
@@ -227,8 +245,13 @@ passes! {
     simp_attributes: "@[simp, norm_cast] theorem t : (1 : Nat) = 1 := rfl\nattribute [local simp] Nat.add_comm\nattribute [-simp] Nat.add_comm\n@[instance 100] def i : Inhabited Nat := ⟨0⟩";
     literal_configs: "example : True := by simp (config := { decide := true, maxSteps := 1000 }) (maxDischargeDepth := 2) +arith -zeta";
     named_args_in_terms: "example (s : Finset ℕ) : True := by have := Finset.sum_comm (s := s); trivial";
-    set_option_harmless_in: "set_option linter.unusedVariables false in\nset_option pp.proofs true in\ntheorem t (x : Nat) : True := trivial";
-    set_option_autoimplicit_body: "theorem a : True := trivial\nset_option autoImplicit true";
+    limits_within_caps: "set_option maxHeartbeats 400000 in\nset_option maxRecDepth 100000 in\ntheorem t (x : Nat) : True := trivial\nset_option maxHeartbeats 0\nset_option synthInstance.maxHeartbeats 400000";
+    header_rec_depth: "import Mathlib\nset_option maxRecDepth 100000\ntheorem t : True := by\n  set_option maxRecDepth 10000 in\n  trivial";
+    simp_config_literals: "example : True := by simp (config := { decide := true, maxSteps := 400000 }) +contextual -zeta (maxDischargeDepth := 3)";
+    simp_all_config_decide: "example : True := by\n  interval_cases t <;> simp_all (config := {decide := true})";
+    decide_kernel_switch: "example : 2 + 2 = 4 := by decide +kernel";
+    simp_disch: "example : True := by simp (disch := omega) (config := { contextual := true })";
+    local_instance_with_config: "theorem t : True := by\n  letI : Inhabited Nat := ⟨3⟩\n  simp (maxSteps := 7)";
     mathlib_quote_tokens: "example (f : ℝ → ℝ) (s : Set ℝ) : f '' s = f '' s := rfl\nexample (f : ℝ → ℝ) : f ⁻¹' {0} = f ⁻¹' {0} := rfl\nexample : ∑' n : ℕ, (0 : ℝ) = 0 := tsum_zero";
     bom_at_start: "\u{FEFF}theorem t : True := trivial";
     crlf_lines: "import Mathlib\r\nset_option maxHeartbeats 0\r\ntheorem t : True := trivial\r\n";
@@ -267,35 +290,37 @@ fn rejection_positions_are_utf16() {
 }
 
 #[test]
-fn minif2f_header_with_body_limits_is_rejected() {
+fn minif2f_header_with_body_limits_within_caps_passes() {
     let text = format!("{HEADER}set_option maxHeartbeats 400000 in\ntheorem t : True := trivial");
+    assert_passes(&text);
+    let text =
+        format!("{HEADER}set_option maxHeartbeats 400000000 in\ntheorem t : True := trivial");
     let r = assert_rejected(&text, "set_option maxHeartbeats");
     assert_eq!((r.line, r.character), (7, 0));
-    assert_passes(&format!("{HEADER}theorem t : True := trivial"));
 }
 
 #[test]
 fn header_options_follow_policy() {
-    let text = "import Mathlib\nset_option maxHeartbeats 0\nset_option maxRecDepth 4000\ntheorem t : True := trivial";
-    assert_eq!(check(text).unwrap_err().construct, "set_option maxRecDepth");
+    let text = "import Mathlib\nset_option maxHeartbeats 0\nset_option autoImplicit false\ntheorem t : True := trivial";
+    assert_eq!(
+        check(text).unwrap_err().construct,
+        "set_option autoImplicit"
+    );
     let policy = GuardPolicy {
-        allow_header_options: vec!["maxHeartbeats".into(), "maxRecDepth".into()],
+        allow_header_options: vec!["autoImplicit".into(), "pp.all".into()],
         ..GuardPolicy::default()
     };
     assert!(screen(text, &policy).is_ok());
-    let none = GuardPolicy {
-        allow_header_options: vec![],
-        ..GuardPolicy::default()
-    };
-    assert_eq!(
-        screen(text, &none).unwrap_err().construct,
-        "set_option maxHeartbeats"
-    );
-    // The policy never relaxes the body.
-    let body = "theorem t : True := trivial\nset_option maxRecDepth 4000";
+    // The policy never relaxes the body, nor allows printing options.
+    let body = "theorem t : True := trivial\nset_option autoImplicit false";
     assert_eq!(
         screen(body, &policy).unwrap_err().construct,
-        "set_option maxRecDepth"
+        "set_option autoImplicit"
+    );
+    let pp = "import Mathlib\nset_option pp.all true\ntheorem t : True := trivial";
+    assert_eq!(
+        screen(pp, &policy).unwrap_err().construct,
+        "set_option pp.all"
     );
 }
 
@@ -327,13 +352,13 @@ fn reasons_explain_the_refusal() {
     let r = assert_rejected("#eval 1", "#eval");
     assert!(r.reason.contains("runs arbitrary code"), "{}", r.reason);
     let r = assert_rejected(
-        "set_option maxHeartbeats 0 in\nexample : True := trivial",
-        "set_option maxHeartbeats",
+        "set_option pp.notation false in\nexample : True := trivial",
+        "set_option pp.notation",
     );
-    assert!(r.reason.contains("outside the header"), "{}", r.reason);
+    assert!(r.reason.contains("allowlist"), "{}", r.reason);
     assert!(
         r.to_string()
-            .starts_with("1:1: rejected `set_option maxHeartbeats`"),
+            .starts_with("1:1: rejected `set_option pp.notation`"),
         "{r}"
     );
 }

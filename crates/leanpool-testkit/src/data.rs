@@ -10,7 +10,8 @@ pub const DATA_ENV: &str = "LEANPOOL_GTED_DATA";
 /// The GTED reference data was not where [`minif2f_dir`] looked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataNotFound {
-    /// The directory looked in (no `gted_result.json` there).
+    /// The directory looked in (no `gted_result.json`, or no
+    /// `proofs.jsonl`, there).
     pub looked_in: PathBuf,
 }
 
@@ -18,8 +19,8 @@ impl std::fmt::Display for DataNotFound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "GTED reference data not found at {}: expected the repository's sibling `shared/gted-minif2f` \
-             (or set {DATA_ENV})",
+            "test data not found at {}: expected the repository's sibling `shared/gted-minif2f` \
+             (or set {DATA_ENV}) or `shared/proofs` (or set {PROOFS_ENV})",
             self.looked_in.display()
         )
     }
@@ -38,6 +39,25 @@ pub fn minif2f_dir() -> Result<PathBuf, DataNotFound> {
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/gted-minif2f"),
     };
     if dir.join("gted_result.json").is_file() {
+        Ok(dir)
+    } else {
+        Err(DataNotFound { looked_in: dir })
+    }
+}
+
+/// The environment variable that overrides [`proofs_dir`].
+pub const PROOFS_ENV: &str = "LEANPOOL_PROOFS_DATA";
+
+/// `$LEANPOOL_PROOFS_DATA`, else the repository's sibling `shared/proofs`
+/// (real model-written proofs and benchmark statements, see its README),
+/// located like [`minif2f_dir`]. `Err` says where it looked (no
+/// `proofs.jsonl` there); the honest-work test fails with it, never skips.
+pub fn proofs_dir() -> Result<PathBuf, DataNotFound> {
+    let dir = match std::env::var_os(PROOFS_ENV) {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/proofs"),
+    };
+    if dir.join("proofs.jsonl").is_file() {
         Ok(dir)
     } else {
         Err(DataNotFound { looked_in: dir })

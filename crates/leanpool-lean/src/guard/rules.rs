@@ -19,9 +19,9 @@ pub(crate) struct Finding {
     pub reason: String,
 }
 
-type Check = Result<(), Finding>;
+pub(crate) type Check = Result<(), Finding>;
 
-fn refuse(t: &Token, construct: impl Into<String>, reason: impl Into<String>) -> Check {
+pub(crate) fn refuse(t: &Token, construct: impl Into<String>, reason: impl Into<String>) -> Check {
     Err(Finding {
         offset: t.start,
         construct: construct.into(),
@@ -144,17 +144,50 @@ pub(crate) fn header(toks: &[Token]) -> Header {
     h
 }
 
-pub(crate) fn check_all(toks: &[Token], policy: &GuardPolicy) -> Check {
+pub(crate) fn check_all(src: &str, toks: &[Token], policy: &GuardPolicy) -> Check {
     let h = header(toks);
+    let hook = super::config::declares_elaboration_hooks(toks);
+    // Tokens before this index were read as a known tactic's configuration.
+    let mut config_end = 0;
     for (i, t) in toks.iter().enumerate() {
         match t.kind {
             Kind::HashCmd => hash_command(t, policy)?,
-            Kind::Ident | Kind::NameLit => ident(toks, i, &h, policy)?,
-            Kind::Symbol => symbol(toks, i, policy)?,
+            Kind::Ident | Kind::NameLit => {
+                ident(toks, i, &h, policy)?;
+                line_start(src, toks, i)?;
+                if t.kind == Kind::Ident && i >= config_end {
+                    config_end = super::config::items(toks, i, hook)?;
+                }
+            }
+            Kind::Symbol => symbol(toks, i, policy, config_end)?,
             _ => {}
         }
     }
     Ok(())
+}
+
+/// A plainly written word at column 0 starts a command (or continues a
+/// declaration): it must be on [`LINE_START_WORDS`].
+fn line_start(src: &str, toks: &[Token], i: usize) -> Check {
+    let t = &toks[i];
+    let at_column_0 = matches!(src.as_bytes()[..t.start].last(), None | Some(b'\n'));
+    if t.kind != Kind::Ident
+        || t.nested
+        || !at_column_0
+        || LINE_START_WORDS.contains(&t.text.as_str())
+    {
+        return Ok(());
+    }
+    refuse(
+        t,
+        t.text.clone(),
+        format!(
+            "`{}` at the start of a line is not a command leanpool accepts (accepted: {}); \
+             tactics and terms that continue a declaration must be indented",
+            t.text,
+            LINE_START_WORDS.join(", ")
+        ),
+    )
 }
 
 fn hash_command(t: &Token, policy: &GuardPolicy) -> Check {
@@ -218,93 +251,32 @@ fn ident(toks: &[Token], i: usize, h: &Header, policy: &GuardPolicy) -> Check {
                  and trusts the result",
             )
         }
-        "set_option" => set_option(toks, i, h, policy),
+        "set_option" => super::options::set_option(toks, i, h, policy),
         "attribute" if is_sym(toks.get(i + 1), "[") => attributes(toks, i + 2, policy),
         _ if NOTATION_WORDS.contains(&name) => notation_atoms(toks, i),
-        _ if CONFIG_TACTICS.contains(&base(name)) => config_items(toks, i + 1),
         _ => Ok(()),
     }
 }
 
-fn symbol(toks: &[Token], i: usize, policy: &GuardPolicy) -> Check {
+fn symbol(toks: &[Token], i: usize, policy: &GuardPolicy, config_end: usize) -> Check {
     let t = &toks[i];
     match t.text.as_str() {
         "@" if is_sym(toks.get(i + 1), "[") => attributes(toks, i + 2, policy),
-        "(" if is_sym(toks.get(i + 2), ":=")
+        "(" if i >= config_end
+            && is_sym(toks.get(i + 2), ":=")
             && toks.get(i + 1).is_some_and(|n| {
                 n.kind == Kind::Ident && matches!(n.text.as_str(), "config" | "options" | "cfg")
             }) =>
         {
-            literal_value(toks, i + 3, &toks[i + 1]).map(|_| ())
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Options that set resource limits or change how the kernel, compiler or
-/// server behave. Named by exact name, by prefix, and by shape (any part
-/// starting with `max` or mentioning heartbeats, thresholds, limits or
-/// depths), so a new limit option is refused by default.
-pub(crate) fn option_restriction(name: &str) -> Option<&'static str> {
-    const LIMIT: &str = "resource limits are set by the daemon's operator (header and worker \
-                         configuration); a request must not raise them — e.g. a large \
-                         `maxRecDepth` lets elaboration overflow the native stack and kill the worker";
-    const PREFIXES: &[(&str, &str)] = &[
-        ("debug.", "`debug.*` options change what the kernel and elaborator check (e.g. `debug.skipKernelTC`)"),
-        ("trace.", "trace output is unbounded and would be returned with the answer"),
-        ("profiler", "profiler output is unbounded and would be returned with the answer"),
-        ("bootstrap.", "`bootstrap.*` options change the elaborator's core behaviour"),
-        ("interpreter.", "`interpreter.*` options change how compiled code runs"),
-        ("compiler.", "`compiler.*` options change code generation"),
-        ("internal.", "`internal.*` options are not meant for users"),
-        ("Elab.", "`Elab.*` options change how the server elaborates and reports"),
-        ("doc.", "`doc.*` options change how documentation comments are parsed and elaborated"),
-        ("server.", "`server.*` options change the language server"),
-        ("warn.", "`warn.*` options silence warnings a verdict relies on (`warn.sorry false` hides `declaration uses sorry`)"),
-    ];
-    if name == "allowUnsafeReducibility" {
-        return Some("`allowUnsafeReducibility` lets declarations change reducibility unsafely");
-    }
-    if let Some((_, r)) = PREFIXES.iter().find(|(p, _)| name.starts_with(p)) {
-        return Some(r);
-    }
-    let limit_like = name.split('.').any(|part| {
-        let lower = part.to_ascii_lowercase();
-        lower.starts_with("max")
-            || ["heartbeat", "threshold", "limit", "depth"]
-                .iter()
-                .any(|w| lower.contains(w))
-    });
-    limit_like.then_some(LIMIT)
-}
-
-fn set_option(toks: &[Token], i: usize, h: &Header, policy: &GuardPolicy) -> Check {
-    let t = &toks[i];
-    let Some(opt) = toks.get(i + 1).filter(|n| n.kind == Kind::Ident) else {
-        return Ok(()); // malformed: Lean reports it
-    };
-    let name = opt.text.as_str();
-    // `h.options` is in token order (pushed by a forward scan): a binary
-    // search keeps a header of n `set_option`s linear-log, where
-    // `contains` made it quadratic.
-    let in_header = h.options.binary_search(&i).is_ok();
-    if in_header && policy.allow_header_options.iter().any(|o| o == name) {
-        return Ok(());
-    }
-    match option_restriction(name) {
-        Some(reason) => {
-            let place = if in_header {
-                "in the header (not in `GuardPolicy::allow_header_options`)"
-            } else {
-                "outside the header"
-            };
             refuse(
                 t,
-                format!("set_option {name}"),
-                format!("`set_option {name}` {place}: {reason}"),
+                format!("({} := …)", toks[i + 1].text),
+                "a configuration that does not follow a tactic leanpool has a field list for: \
+                 Lean compiles and runs configurations, so only known tactics' listed fields \
+                 are accepted",
             )
         }
-        None => Ok(()),
+        _ => Ok(()),
     }
 }
 
@@ -312,7 +284,7 @@ fn set_option(toks: &[Token], i: usize, h: &Header, policy: &GuardPolicy) -> Che
 /// notation atoms, configuration value). Keeps screening linear on
 /// adversarial input such as thousands of unclosed `@[`; no legitimate
 /// construct comes near it.
-const MAX_SCAN: usize = 1024;
+pub(crate) const MAX_SCAN: usize = 1024;
 
 fn too_long(t: &Token, what: &str) -> Check {
     refuse(
@@ -417,89 +389,4 @@ fn notation_atoms(toks: &[Token], i: usize) -> Check {
         k += 1;
     }
     Ok(())
-}
-
-/// Configuration items right after a tactic name: `+opt`, `-opt`,
-/// `(opt := value)`; values are evaluated, so they must be literals.
-fn config_items(toks: &[Token], mut k: usize) -> Check {
-    loop {
-        let t = toks.get(k);
-        if (is_sym(t, "+") || is_sym(t, "-"))
-            && toks
-                .get(k + 1)
-                .is_some_and(|n| n.kind == Kind::Ident && !n.space_before)
-        {
-            k += 2;
-        } else if is_sym(t, "(")
-            && is_sym(toks.get(k + 2), ":=")
-            && toks.get(k + 1).is_some_and(|n| n.kind == Kind::Ident)
-        {
-            let item = &toks[k + 1];
-            k = if TACTIC_VALUED_CONFIG.contains(&item.text.as_str()) {
-                matching_close(toks, k + 3)
-            } else {
-                literal_value(toks, k + 3, item)?
-            };
-        } else {
-            return Ok(());
-        }
-    }
-}
-
-/// Index after the `)` closing a group whose contents start at `k`
-/// (at most [`MAX_SCAN`] tokens on).
-fn matching_close(toks: &[Token], mut k: usize) -> usize {
-    let mut depth = 0u32;
-    let limit = k + MAX_SCAN;
-    while let Some(t) = toks.get(k) {
-        if k >= limit {
-            return k;
-        }
-        k += 1;
-        if t.kind == Kind::Symbol {
-            match t.text.as_str() {
-                "(" | "[" | "{" | "⟨" => depth += 1,
-                ")" if depth == 0 => return k,
-                ")" | "]" | "}" | "⟩" => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-        }
-    }
-    k
-}
-
-/// A configuration value from `k` to its closing `)`: only numbers,
-/// strings, `true`/`false`, `.constructor`, and `{ field := literal, … }`
-/// structure instances and `[…]` lists of those. Returns the index after `)`.
-fn literal_value(toks: &[Token], k: usize, item: &Token) -> Result<usize, Finding> {
-    let end = matching_close(toks, k);
-    let close = end.saturating_sub(1).max(k);
-    for j in k..close {
-        let t = &toks[j];
-        let ok = match t.kind {
-            Kind::Num | Kind::Str | Kind::Char => true,
-            Kind::Ident => {
-                matches!(t.text.as_str(), "true" | "false")
-                    || is_sym(toks.get(j + 1), ":=")
-                    || (j > 0 && is_sym(toks.get(j - 1), ".") && !t.space_before)
-            }
-            Kind::Symbol => matches!(
-                t.text.as_str(),
-                "{" | "}" | "[" | "]" | "(" | ")" | "," | ":=" | "." | "-"
-            ),
-            _ => false,
-        };
-        if !ok {
-            return Err(Finding {
-                offset: t.start,
-                construct: format!("({} := …)", item.text),
-                reason: format!(
-                    "tactic configuration `{}` is evaluated by compiling and running it; only literal \
-                     values (numbers, strings, true/false, `.ctor`, `{{ field := literal }}`) are accepted",
-                    item.text
-                ),
-            });
-        }
-    }
-    Ok(end)
 }

@@ -68,7 +68,7 @@ pub fn screen(text: &str, policy: &GuardPolicy) -> Result<Screened, Rejection> {
     let tokens =
         lexer::tokenize(text).map_err(|e| Rejection::at(text, e.offset, e.construct, e.reason))?;
     if policy.enabled {
-        rules::check_all(&tokens, policy)
+        rules::check_all(text, &tokens, policy)
             .map_err(|f| Rejection::at(text, f.offset, f.construct, f.reason))?;
     }
     let (document, document_tokens) = Document::build(text, &tokens).map_err(|e| Rejection {

@@ -132,8 +132,15 @@ pub(crate) const DENY_PERCENT: &[(&str, &str)] = &[(
     "`eval% e` evaluates `e` with compiled code at elaboration time",
 )];
 
-/// Constants refused by their last name component (so `open Lean in
-/// ofReduceBool` is caught too): they make the kernel trust compiled code.
+/// Constants refused by their last name component, wherever they appear
+/// and however they are spelled (`_root_.Lean.ofReduceBool`,
+/// `«sorryAx»`, `@sorryAx`, `open Lean in ofReduceBool`, a name literal):
+/// the trust routes, i.e. axioms and primitives that make Lean accept a
+/// proposition without a proof (`sorryAx`, `lcProof`) or on the word of
+/// compiled code (`Lean.ofReduceBool`, `Lean.ofReduceNat`,
+/// `Lean.trustCompiler`, the `reduceBool`/`reduceNat` markers), and
+/// `unsafe` primitives. (`native_decide`, `implemented_by`, `extern` are
+/// refused as words: `DENY_WORDS`.)
 pub(crate) const DENY_LAST_COMPONENT: &[(&str, &str)] = &[
     (
         "ofReduceBool",
@@ -155,7 +162,28 @@ pub(crate) const DENY_LAST_COMPONENT: &[(&str, &str)] = &[
         "trustCompiler",
         "`Lean.trustCompiler` is the axiom behind trusting compiled code",
     ),
+    (
+        "sorryAx",
+        "`sorryAx` is the axiom behind `sorry`: it proves anything; write `sorry` if a proof \
+         is missing (the answer then says `sorry`)",
+    ),
+    ("lcProof", TRUST_INTERNAL),
+    ("lcCast", TRUST_INTERNAL),
+    ("lcUnreachable", TRUST_INTERNAL),
+    ("lcErased", TRUST_INTERNAL),
+    ("lcAny", TRUST_INTERNAL),
+    ("unsafeCast", UNSAFE_ROUTE),
+    ("unsafeIO", UNSAFE_ROUTE),
+    ("unsafeBaseIO", UNSAFE_ROUTE),
+    ("unsafeEIO", UNSAFE_ROUTE),
+    ("ptrAddrUnsafe", UNSAFE_ROUTE),
+    ("withPtrAddrUnsafe", UNSAFE_ROUTE),
 ];
+
+const TRUST_INTERNAL: &str =
+    "a compiler-internal constant (`lcProof` is an axiom that proves any proposition); \
+     not for proofs";
+const UNSAFE_ROUTE: &str = "an `unsafe` primitive (casts, I/O or pointers outside the type system)";
 
 /// Attributes that only tag declarations for existing, trusted automation
 /// (simp sets, instances, reducibility, ...). Others are refused: many
@@ -253,26 +281,6 @@ pub(crate) const CODE_ATTRIBUTES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Tactics whose `(name := value)` configuration items are elaborated and
-/// then *evaluated* with compiled code (`Lean.Elab.Tactic.Config`,
-/// Mathlib's `evalTerm`-based configs). Their values must be literals.
-#[rustfmt::skip]
-pub(crate) const CONFIG_TACTICS: &[&str] = &[
-    "simp", "simp_all", "dsimp", "simpa", "simp_arith", "simp_all_arith", "simp_rw", "decide",
-    "omega", "grind", "rw", "rewrite", "rwa", "erw", "rw_mod_cast", "nth_rewrite", "nth_rw",
-    "unfold", "delta", "norm_num", "norm_num1", "field_simp", "ring_nf", "abel_nf", "linarith",
-    "nlinarith", "positivity", "aesop", "fun_prop", "tauto", "congr", "convert", "convert_to",
-    "ext", "use", "apply", "exact", "refine", "intro", "cases", "induction", "constructor",
-    "split", "gcongr", "bound", "bv_normalize", "bv_omega", "cc", "lift", "push_cast", "norm_cast",
-    "zify", "qify", "rify", "push_neg", "split_ifs", "interval_cases", "fin_cases", "subst",
-    "rfl", "apply_rules", "solve_by_elim", "exists", "ac_nf", "ac_rfl", "symm", "trans", "wlog",
-    "hint", "exact?", "apply?", "rw?", "continuity", "measurability", "mono", "nontriviality",
-];
-
-/// Configuration items whose value is a tactic (scanned like any code),
-/// not a term to evaluate.
-pub(crate) const TACTIC_VALUED_CONFIG: &[&str] = &["disch", "discharger"];
-
 /// Commands that declare new tokens; their quoted atoms are checked.
 pub(crate) const NOTATION_WORDS: &[&str] = &[
     "notation",
@@ -282,4 +290,23 @@ pub(crate) const NOTATION_WORDS: &[&str] = &[
     "infixr",
     "prefix",
     "postfix",
+];
+
+/// Words a line may start with (at column 0): the commands leanpool
+/// accepts, their modifiers, and the words that continue a declaration on
+/// a line of its own (`where`, `termination_by`, `deriving`, …). A word
+/// at the start of a line that is not on this list is refused: unknown
+/// commands are the default-deny case (new commands come with every
+/// library, and some run code). Tactics and terms of a proof are
+/// indented, as Lean's own style and every model-written proof in the
+/// honest corpus (`benches/README.md`) have them.
+#[rustfmt::skip]
+pub(crate) const LINE_START_WORDS: &[&str] = &[
+    "theorem", "lemma", "def", "example", "abbrev", "instance", "structure", "class",
+    "inductive", "opaque", "axiom", "namespace", "section", "end", "open", "variable",
+    "universe", "universes", "noncomputable", "private", "protected", "public", "partial",
+    "nonrec", "set_option", "attribute", "mutual", "omit", "include", "local", "scoped",
+    "notation", "notation3", "infix", "infixl", "infixr", "prefix", "postfix", "export",
+    "alias", "irreducible_def", "import", "module", "prelude", "deriving", "where",
+    "termination_by", "decreasing_by", "with", "in",
 ];
