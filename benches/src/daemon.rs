@@ -35,10 +35,10 @@ use anyhow::{bail, Context};
 use leanpool_daemon::StatusResult;
 use leanpool_lean::LeanCommand;
 use leanpool_pool::WorkerState;
+use leanpool_protocol::method::{self, NoParams};
 use leanpool_protocol::{CheckParams, CheckResult, CheckStatus};
 use leanpool_rpc::Client;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -88,86 +88,6 @@ fn check(text: String) -> CheckParams {
     }
 }
 
-/// `leanpool serve` on a socket in a temp dir; SIGTERM on drop (the
-/// daemon then kills its Lean workers, which live in their own process
-/// groups and would survive a SIGKILL of the daemon).
-struct Daemon {
-    child: Child,
-    socket: PathBuf,
-    dir: PathBuf,
-    log: PathBuf,
-}
-
-impl Daemon {
-    fn start(bin: &Path, name: &str, config: &str) -> anyhow::Result<Daemon> {
-        let dir = std::env::temp_dir().join(format!(
-            "leanpool-bench-daemon-{}-{name}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir)?;
-        let socket = dir.join("leanpool.sock");
-        let cfg = dir.join("daemon.toml");
-        std::fs::write(&cfg, config)?;
-        let log = dir.join("daemon.log");
-        let child = Command::new(bin)
-            .args(["serve", "--socket"])
-            .arg(&socket)
-            .arg("--config")
-            .arg(&cfg)
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log)?)
-            .spawn()
-            .with_context(|| format!("cannot run {}", bin.display()))?;
-        let d = Daemon {
-            child,
-            socket,
-            dir,
-            log,
-        };
-        let t = Instant::now();
-        while std::os::unix::net::UnixStream::connect(&d.socket).is_err() {
-            if t.elapsed() > Duration::from_secs(30) {
-                bail!("daemon not listening after 30 s:\n{}", d.logs());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Ok(d)
-    }
-
-    fn logs(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn stop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            signal(self.child.id(), nix::sys::signal::Signal::SIGTERM);
-            let t = Instant::now();
-            while t.elapsed() < Duration::from_secs(60) {
-                if let Ok(Some(_)) = self.child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            eprintln!("daemon ignored SIGTERM for 60 s; killing it");
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        self.stop();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn signal(pid: u32, sig: nix::sys::signal::Signal) {
-    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig);
-}
-
 fn config(workers: usize, max_uses: u64) -> String {
     // Prewarm every worker so start-up never lands inside a measurement;
     // no idle retirement during the bench.
@@ -190,7 +110,7 @@ fn workers(st: &StatusResult) -> Vec<(Option<u32>, WorkerState)> {
 async fn wait_idle(c: &Client, want: usize, within: Duration) -> anyhow::Result<StatusResult> {
     let t = Instant::now();
     loop {
-        let st = c.status().await?;
+        let st = c.request::<method::Status>(&NoParams).await?;
         let idle = workers(&st)
             .iter()
             .filter(|(pid, s)| pid.is_some() && *s == WorkerState::Idle)
@@ -252,7 +172,7 @@ async fn room_for(c: &Client, need: usize, max_uses: u64) -> anyhow::Result<()> 
 }
 
 async fn expect_ok(c: &Client, text: String) -> anyhow::Result<CheckResult> {
-    let r = c.check(&check(text.clone())).await?;
+    let r = c.request::<method::Check>(&check(text.clone())).await?;
     if r.status != CheckStatus::Ok {
         bail!("expected ok for {text:?}, got {r:?}");
     }
@@ -354,13 +274,13 @@ async fn timeouts(c: &Client, n: usize, limit_ms: u64) -> anyhow::Result<Timeout
         let mut p = check(slow_text(&format!("to{i}"), 400));
         p.timeout_ms = Some(limit_ms);
         let t = Instant::now();
-        let r = c.check(&p).await?;
+        let r = c.request::<method::Check>(&p).await?;
         out.rtt.push(ms(t.elapsed()));
         out.statuses.push(format!("{:?}", r.status).to_lowercase());
         let t = Instant::now();
         expect_ok(c, statement(&format!("after_to{i}"))).await?;
         out.recovery.push(ms(t.elapsed()));
-        let after: Vec<u32> = workers(&c.status().await?)
+        let after: Vec<u32> = workers(&c.request::<method::Status>(&NoParams).await?)
             .iter()
             .filter_map(|w| w.0)
             .collect();
@@ -402,13 +322,13 @@ async fn kills(c: &Client, socket: &Path, n: usize) -> anyhow::Result<Kills> {
         let conn = Client::connect(socket).await?;
         let text = slow_text(&format!("k{i}"), 60);
         let req = tokio::spawn(async move {
-            let r = conn.check(&check(text)).await;
+            let r = conn.request::<method::Check>(&check(text)).await;
             (r, Instant::now())
         });
         // The worker that took the request.
         let t = Instant::now();
         let victim = loop {
-            let st = c.status().await?;
+            let st = c.request::<method::Status>(&NoParams).await?;
             if let Some((Some(pid), _)) =
                 workers(&st).into_iter().find(|w| w.1 == WorkerState::Busy)
             {
@@ -421,7 +341,10 @@ async fn kills(c: &Client, socket: &Path, n: usize) -> anyhow::Result<Kills> {
         };
         tokio::time::sleep(Duration::from_millis(150 + (i as u64 * 271) % 1350)).await;
         let still_running = !req.is_finished();
-        signal(victim, nix::sys::signal::Signal::SIGKILL);
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(victim as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
         let killed_at = Instant::now();
         if still_running {
             k.mid_request += 1;
@@ -453,25 +376,9 @@ async fn kills(c: &Client, socket: &Path, n: usize) -> anyhow::Result<Kills> {
     Ok(k)
 }
 
-fn daemon_binary() -> anyhow::Result<PathBuf> {
-    if let Some(p) = std::env::var_os("LEANPOOL_BIN") {
-        return Ok(PathBuf::from(p));
-    }
-    let exe = std::env::current_exe()?;
-    let p = exe.parent().context("no exe dir")?.join("leanpool");
-    if !p.is_file() {
-        bail!(
-            "{} not found: run `cargo build --release -p leanpool` (or set LEANPOOL_BIN)",
-            p.display()
-        );
-    }
-    Ok(p)
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = <Args as clap::Parser>::parse();
-    let bin = daemon_binary()?;
     let cmd = LeanCommand::detect()?;
     let marker = lean_marker(&cmd);
     let version = cmd
@@ -483,7 +390,7 @@ async fn main() -> anyhow::Result<()> {
     // Phase 1: one worker.
     wait_for_room(&marker, 1).await;
     let t = Instant::now();
-    let mut d1 = Daemon::start(&bin, "w1", &config(1, args.max_uses))?;
+    let (mut d1, _dir1) = start_daemon("daemon-w1", &config(1, args.max_uses))?;
     let c = Client::connect(&d1.socket).await?;
     let st = wait_idle(&c, 1, Duration::from_secs(900))
         .await
@@ -501,9 +408,9 @@ async fn main() -> anyhow::Result<()> {
     eprintln!("throughput 1 worker: {tp1:.2} req/s");
     let to = timeouts(&c, args.timeouts, args.timeout_ms).await?;
     let ks = kills(&c, &d1.socket, args.kills).await?;
-    let counters1 = c.status().await?.pool.counters;
+    let counters1 = c.request::<method::Status>(&NoParams).await?.pool.counters;
     drop(c);
-    let daemon_alive_after_kills = d1.child.try_wait()?.is_none();
+    let daemon_alive_after_kills = d1.is_running();
     d1.stop();
 
     let limit = args.timeout_ms as f64;
@@ -576,7 +483,7 @@ async fn main() -> anyhow::Result<()> {
     // Phase 2: two workers.
     let tp2 = if args.two_workers {
         wait_for_room(&marker, 2).await;
-        let d2 = Daemon::start(&bin, "w2", &config(2, args.max_uses))?;
+        let (d2, _dir2) = start_daemon("daemon-w2", &config(2, args.max_uses))?;
         let c = Client::connect(&d2.socket).await?;
         wait_idle(&c, 2, Duration::from_secs(900))
             .await

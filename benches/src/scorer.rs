@@ -35,10 +35,10 @@ mod support;
 
 use anyhow::{bail, Context};
 use leanpool_lean::LeanCommand;
+use leanpool_protocol::method::{self, NoParams};
 use leanpool_protocol::{CheckParams, CheckStatus};
 use leanpool_rpc::Client;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -197,7 +197,7 @@ async fn run(socket: &Path, items: Arc<Vec<Item>>, concurrency: usize) -> anyhow
                 };
                 let t = Instant::now();
                 let r = c
-                    .check(&item.params)
+                    .request::<method::Check>(&item.params)
                     .await
                     .with_context(|| format!("item {i}"))?;
                 out.push((ms(t.elapsed()), item.kind, r.status, i));
@@ -232,87 +232,9 @@ async fn run(socket: &Path, items: Arc<Vec<Item>>, concurrency: usize) -> anyhow
     Ok(res)
 }
 
-struct Daemon {
-    child: Child,
-    socket: PathBuf,
-    dir: PathBuf,
-}
-
-impl Daemon {
-    fn start(bin: &Path, start_timeout_ms: Option<u64>) -> anyhow::Result<Daemon> {
-        let dir =
-            std::env::temp_dir().join(format!("leanpool-bench-scorer-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        let socket = dir.join("leanpool.sock");
-        let cfg = dir.join("daemon.toml");
-        // The default configuration: an empty file (but for the start
-        // time-out when asked).
-        let text = start_timeout_ms.map_or(String::new(), |ms| {
-            format!("[pool]\nstart_timeout_ms = {ms}\n")
-        });
-        std::fs::write(&cfg, text)?;
-        let child = Command::new(bin)
-            .args(["serve", "--socket"])
-            .arg(&socket)
-            .arg("--config")
-            .arg(&cfg)
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("daemon.log"))?)
-            .spawn()
-            .with_context(|| format!("cannot run {}", bin.display()))?;
-        let d = Daemon { child, socket, dir };
-        let t = Instant::now();
-        while std::os::unix::net::UnixStream::connect(&d.socket).is_err() {
-            if t.elapsed() > Duration::from_secs(30) {
-                bail!("daemon not listening after 30 s");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Ok(d)
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(self.child.id() as i32),
-            nix::sys::signal::Signal::SIGTERM,
-        );
-        let t = Instant::now();
-        while t.elapsed() < Duration::from_secs(60) {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn daemon_binary() -> anyhow::Result<PathBuf> {
-    if let Some(p) = std::env::var_os("LEANPOOL_BIN") {
-        return Ok(PathBuf::from(p));
-    }
-    let p = std::env::current_exe()?
-        .parent()
-        .context("no exe dir")?
-        .join("leanpool");
-    if !p.is_file() {
-        bail!(
-            "{} not found: run `cargo build --release -p leanpool` (or set LEANPOOL_BIN)",
-            p.display()
-        );
-    }
-    Ok(p)
-}
-
 /// (spawns, cold_waits, timeouts, spare_takeovers, evictions).
 async fn counters(c: &Client) -> anyhow::Result<[u64; 5]> {
-    let k = c.status().await?.pool.counters;
+    let k = c.request::<method::Status>(&NoParams).await?.pool.counters;
     Ok([
         k.spawns,
         k.cold_waits,
@@ -355,7 +277,6 @@ fn row(
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = <Args as clap::Parser>::parse();
-    let bin = daemon_binary()?;
     let cmd = LeanCommand::detect()?;
     let version = cmd
         .version
@@ -363,7 +284,12 @@ async fn main() -> anyhow::Result<()> {
         .unwrap_or_else(|| "unknown version".into());
     let date = utc_now();
     let total_t = Instant::now();
-    let d = Daemon::start(&bin, args.start_timeout_ms)?;
+    // The default configuration: an empty file (but for the start
+    // time-out when asked).
+    let config = args.start_timeout_ms.map_or(String::new(), |ms| {
+        format!("[pool]\nstart_timeout_ms = {ms}\n")
+    });
+    let (d, _dir) = start_daemon("scorer", &config)?;
     let c = Client::connect(&d.socket).await?;
 
     // Max RSS over the daemon's workers, sampled.
@@ -376,7 +302,7 @@ async fn main() -> anyhow::Result<()> {
                 return;
             };
             loop {
-                if let Ok(st) = c.status().await {
+                if let Ok(st) = c.request::<method::Status>(&NoParams).await {
                     let rss: Vec<u64> = st
                         .pool
                         .keys
@@ -405,7 +331,7 @@ async fn main() -> anyhow::Result<()> {
     // the single-worker series.
     let t = Instant::now();
     loop {
-        let st = c.status().await?;
+        let st = c.request::<method::Status>(&NoParams).await?;
         let k = st
             .pool
             .keys
@@ -458,7 +384,7 @@ async fn main() -> anyhow::Result<()> {
     let c3 = counters(&c).await?;
     eprintln!("scorer: batch B {:.1} s", b.wall_s);
     sampler.abort();
-    let st = c.status().await?;
+    let st = c.request::<method::Status>(&NoParams).await?;
     drop(c);
     drop(d);
 

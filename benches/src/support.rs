@@ -1,9 +1,29 @@
-//! Shared by the `lean` and `daemon` benches: percentiles, formatting,
-//! the one-line statements, and waiting for memory before starting Lean.
+//! Shared by the benches: percentiles, formatting, the one-line
+//! statements, waiting for memory before starting Lean, and the daemon
+//! fixture.
 
 #![allow(dead_code)]
 
 use std::time::Duration;
+
+/// The test kit's daemon fixture (the `leanpool serve` binary next to
+/// this bench, or `$LEANPOOL_BIN`) in a temp dir of its own, removed after
+/// the daemon stops (drop order: the daemon first).
+pub fn start_daemon(
+    name: &str,
+    config: &str,
+) -> anyhow::Result<(leanpool_testkit::daemon::Daemon, tempfile::TempDir)> {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("leanpool-bench-{name}-"))
+        .tempdir()?;
+    let d = leanpool_testkit::daemon::Daemon::try_start(
+        dir.path(),
+        config,
+        leanpool_testkit::daemon::Lean::Real,
+    )
+    .map_err(anyhow::Error::msg)?;
+    Ok((d, dir))
+}
 
 /// The statement, one distinct name per request so that no two
 /// requests are the same text (Lean could otherwise reuse a snapshot).

@@ -3,7 +3,7 @@
 //! Every field is optional. Unknown top-level keys are an error so that a
 //! typo (`socket_mod`) is reported instead of silently ignored.
 
-use crate::methods::GtedLimits;
+use crate::gted::GtedLimits;
 use leanpool_pool::{GuardPolicy, InvalidPoolConfig, PoolConfig, SandboxConfig};
 use leanpool_rpc::ServerOptions;
 use serde::{Deserialize, Deserializer, Serialize};

@@ -1,11 +1,12 @@
 //! The daemon's [`Handler`]: pool methods, `gted`, and `status`.
 
+use crate::gted::GtedLimits;
 use crate::lease::{LeaseTunnel, Leases};
-use crate::methods::{run_gted, Call, GtedLimits};
+use crate::methods::{dispatch, Served};
 use leanpool_pool::{IsolateBy, Pool, PoolConfig, PoolError, PoolStatus};
-use leanpool_protocol::method::{self, Method};
+use leanpool_protocol::method::{self, Method, NoParams};
 use leanpool_protocol::{BackendInfoKind, ErrorCode, RpcError};
-use leanpool_rpc::handler::{result, rpc_error, CallContext, Handler};
+use leanpool_rpc::handler::{params, result, rpc_error, CallContext, Handler};
 use leanpool_rpc::tunnel::Upgrade;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -91,6 +92,12 @@ impl PoolHandler {
         self
     }
 
+    /// Caps on `gted` trees.
+    pub fn gted_limits(&self) -> GtedLimits {
+        self.gted_limits
+    }
+
+    /// `status`' answer: the daemon's and its pool's state.
     pub fn status(&self) -> Result<StatusResult, RpcError> {
         Ok(StatusResult {
             daemon: DaemonStatus {
@@ -124,7 +131,7 @@ impl PoolHandler {
 
     /// The pool as the caller may use it: under `[pool] isolate_by` its
     /// requests go to workers tagged with its uid or connection.
-    fn pool_for(&self, ctx: &CallContext) -> Result<Pool, RpcError> {
+    pub(crate) fn pool_for(&self, ctx: &CallContext) -> Result<Pool, RpcError> {
         let pool = self.pool()?;
         Ok(match pool.isolate_by() {
             IsolateBy::None => pool.clone(),
@@ -146,7 +153,8 @@ fn idle_status(cfg: &PoolConfig) -> Result<PoolStatus, RpcError> {
         .map_err(|e| rpc_error(ErrorCode::InternalError, format!("idle pool status: {e}")))
 }
 
-fn pool_error(e: PoolError) -> RpcError {
+/// A pool's refusal or failure as the RPC error the caller gets.
+pub(crate) fn pool_error(e: PoolError) -> RpcError {
     RpcError {
         code: e.code(),
         message: e.to_string(),
@@ -158,37 +166,10 @@ impl Handler for PoolHandler {
     async fn call(
         &self,
         method: &str,
-        params: Value,
+        p: Value,
         ctx: &CallContext,
     ) -> Result<Box<RawValue>, RpcError> {
-        match Call::decode(method, params)? {
-            Call::Check(p) => result(&self.pool_for(ctx)?.check(p).await.map_err(pool_error)?),
-            Call::Verify(p) => result(&self.pool_for(ctx)?.verify(p).await.map_err(pool_error)?),
-            Call::Normalize(p) => {
-                result(&self.pool_for(ctx)?.normalize(p).await.map_err(pool_error)?)
-            }
-            Call::Opt(p) => result(&self.pool_for(ctx)?.opt(p).await.map_err(pool_error)?),
-            // Exact TED is cubic in the worst case: keep it off the async
-            // threads so one big pair cannot stall every connection.
-            Call::Gted(p) => match tokio::task::spawn_blocking({
-                let limits = self.gted_limits;
-                move || run_gted(&p, &limits)
-            })
-            .await
-            {
-                Ok(r) => result(&r?),
-                Err(e) => Err(rpc_error(
-                    ErrorCode::InternalError,
-                    format!("gted task failed: {e}"),
-                )),
-            },
-            Call::Status => result(&self.status()?),
-            // The server sends `lease` to `upgrade`; reaching here is a bug.
-            Call::Lease(_) => Err(rpc_error(
-                ErrorCode::InternalError,
-                "`lease` reached the request path",
-            )),
-        }
+        dispatch(self, method, p, ctx).await
     }
 
     fn upgrades(&self, method: &str) -> bool {
@@ -201,9 +182,10 @@ impl Handler for PoolHandler {
         p: Value,
         ctx: &CallContext,
     ) -> Result<Upgrade, RpcError> {
-        let Call::Lease(p) = Call::decode(method, p)? else {
+        if method != method::Lease::NAME {
             return Err(leanpool_rpc::handler::method_not_found(method));
-        };
+        }
+        let p: <method::Lease as Method>::Params = params(method, p)?;
         let pool = self.pool_for(ctx)?;
         let max = self.leases.status().max;
         let slot = self.leases.reserve().ok_or_else(|| {
@@ -229,5 +211,15 @@ impl Handler for PoolHandler {
         if let Ok(p) = &self.pool {
             p.shutdown(deadline).await
         }
+    }
+}
+
+impl Served for method::Status {
+    async fn serve(
+        h: &PoolHandler,
+        _: NoParams,
+        _ctx: &CallContext,
+    ) -> Result<StatusResult, RpcError> {
+        h.status()
     }
 }

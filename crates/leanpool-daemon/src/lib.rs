@@ -1,14 +1,17 @@
 //! The daemon behind `leanpool serve`: what it does with a request once the
 //! transport ([`leanpool_rpc`]) has framed and decoded it.
 //!
+//! - [`serve`]: the daemon as a library, [`serve()`]`(config, socket,
+//!   shutdown)`; `leanpool serve` parses its arguments and calls it.
 //! - [`handler`]: [`PoolHandler`], the [`leanpool_rpc::Handler`] serving the
 //!   pool methods (`check`, `verify`, `normalize`, `opt`), `gted` and
 //!   `status`.
 //! - [`lease`]: `lease`, a worker leased to a connection that becomes a
 //!   guarded tunnel to its LSP (the transport's `Tunnel`).
-//! - [`methods`]: the method names and their parameter decoding, separate
-//!   from execution so the fuzz test drives the exact decoding the daemon
-//!   uses; the caps on `gted` trees.
+//! - [`methods`]: the dispatch table, one route per method derived from
+//!   its `leanpool_protocol::method` type (the fuzz test drives the exact
+//!   decoding the daemon uses).
+//! - [`gted`]: `gted` and the caps on its trees.
 //! - [`config`]: the config file (`[pool]`, `[guard]`, `[sandbox]`,
 //!   `[verdict]`, the transport's caps), documented in `docs/protocol.md`.
 //!
@@ -16,9 +19,12 @@
 //! client) knows nothing of the pool; this crate is where the two meet.
 
 pub mod config;
+pub mod gted;
 pub mod handler;
 pub mod lease;
 pub mod methods;
+pub mod serve;
 
 pub use config::DaemonConfig;
 pub use handler::{BackendInfo, DaemonStatus, PoolHandler, SandboxInfo, StatusResult, VerdictInfo};
+pub use serve::{serve, serve_with, Lean, ServeError};

@@ -1,116 +1,140 @@
-//! The daemon's methods and their parameter decoding, separate from their
-//! execution so the fuzz test can drive the exact decoding the daemon uses.
+//! The daemon's dispatch, derived from `leanpool_protocol::method`: one
+//! [`Route`] per method, built from the method's type, decodes its params
+//! into `M::Params` and encodes its `M::Result`. Pool methods run through
+//! [`leanpool_pool::Pool::call`]; the others implement [`Served`].
+//!
+//! Adding a method: its type in `leanpool_protocol::method`, its
+//! implementation (a `leanpool_pool::PoolMethod` impl, or a [`Served`]
+//! impl in its own file here), and its line in [`ROUTES`].
 
-use leanpool_protocol::method::{self, Method, NoParams};
-use leanpool_protocol::{ErrorCode, GtedParams, GtedResult, RpcError};
-use leanpool_rpc::handler::{method_not_found, params, rpc_error};
+use crate::handler::{pool_error, PoolHandler};
+use leanpool_pool::PoolMethod;
+use leanpool_protocol::method::{self, Method};
+use leanpool_protocol::{ErrorCode, RpcError};
+use leanpool_rpc::handler::{method_not_found, params, result, rpc_error, CallContext};
+use serde_json::value::RawValue;
 use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
 
 /// Every method the daemon serves (`ping` and `shutdown` are answered by
-/// the server itself, see `docs/protocol.md`).
+/// the server itself, `lease` takes its connection over; see
+/// `docs/protocol.md`).
 pub const METHODS: &[&str] = method::NAMES;
 
-/// A decoded call to one of the handler's methods.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Call {
-    Check(<method::Check as Method>::Params),
-    Verify(<method::Verify as Method>::Params),
-    Normalize(<method::Normalize as Method>::Params),
-    Opt(<method::Opt as Method>::Params),
-    Gted(<method::Gted as Method>::Params),
-    Status,
-    /// Takes the connection over (the server routes it to
-    /// `Handler::upgrade`, never to `call`).
-    Lease(<method::Lease as Method>::Params),
+/// A method the daemon runs itself (not on the pool).
+pub trait Served: Method {
+    /// Answers one request of this method.
+    fn serve(
+        h: &PoolHandler,
+        params: Self::Params,
+        ctx: &CallContext,
+    ) -> impl Future<Output = Result<Self::Result, RpcError>> + Send;
 }
 
-impl Call {
-    /// `INVALID_PARAMS` for wrong shapes or types, `METHOD_NOT_FOUND` for
-    /// names the daemon does not serve.
-    pub fn decode(method: &str, p: Value) -> Result<Call, RpcError> {
-        Ok(match method {
-            method::Check::NAME => Call::Check(params(method, p)?),
-            method::Verify::NAME => Call::Verify(params(method, p)?),
-            method::Normalize::NAME => Call::Normalize(params(method, p)?),
-            method::Opt::NAME => Call::Opt(params(method, p)?),
-            method::Gted::NAME => Call::Gted(params(method, p)?),
-            method::Lease::NAME => Call::Lease(params(method, p)?),
-            method::Status::NAME => {
-                let _: NoParams = serde_json::from_value(p)
-                    .map_err(|_| rpc_error(ErrorCode::InvalidParams, "`status` takes no params"))?;
-                Call::Status
-            }
-            _ => return Err(method_not_found(method)),
-        })
+/// The future of one routed call: the result already encoded.
+pub type Answer<'a> = Pin<Box<dyn Future<Output = Result<Box<RawValue>, RpcError>> + Send + 'a>>;
+
+/// One method's entry in the dispatch table.
+#[derive(Clone, Copy)]
+pub struct Route {
+    /// The method's name (`M::NAME`).
+    pub name: &'static str,
+    /// Decodes params as the method would (`INVALID_PARAMS` when they do
+    /// not fit), without running it.
+    pub decode: fn(Value) -> Result<(), RpcError>,
+    call: for<'a> fn(&'a PoolHandler, Value, &'a CallContext) -> Answer<'a>,
+}
+
+impl Route {
+    /// A method the pool runs on a warm worker.
+    pub const fn pool<M: PoolMethod>() -> Route {
+        Route {
+            name: M::NAME,
+            decode: decode_as::<M>,
+            call: call_pool::<M>,
+        }
     }
-}
 
-/// Caps on the trees of one `gted` call, checked on the request's JSON
-/// before any tree or distance matrix is built: exact TED allocates
-/// `|a| x |b|` cells (two flat trees of 100,000 leaves asked for 80 GB and
-/// aborted the daemon) and takes up to cubic time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GtedLimits {
-    /// Nodes per tree, the root included.
-    pub max_nodes: usize,
-    /// Depth of a tree (a lone root has depth 1).
-    pub max_depth: usize,
-}
-
-impl Default for GtedLimits {
-    /// 2,000 nodes (a 32 MB matrix; miniF2F statements have at most a
-    /// few hundred) and depth 100.
-    fn default() -> Self {
-        GtedLimits {
-            max_nodes: 2_000,
-            max_depth: 100,
+    /// A method the daemon runs itself.
+    pub const fn served<M: Served>() -> Route {
+        Route {
+            name: M::NAME,
+            decode: decode_as::<M>,
+            call: call_served::<M>,
         }
     }
 }
 
-/// Checks one tree's size and depth on its JSON, without recursion and
-/// stopping as soon as a cap is passed. Only `children` arrays count:
-/// anything else is left for the tree reader to refuse.
-pub fn check_tree_size(which: &str, tree: &Value, limits: &GtedLimits) -> Result<(), RpcError> {
-    let too_big = |what: String| {
-        rpc_error(
-            ErrorCode::InvalidParams,
-            format!("invalid params for `gted`: tree `{which}` {what}"),
-        )
-    };
-    let mut stack = vec![(tree, 1usize)];
-    let mut nodes = 0usize;
-    while let Some((node, depth)) = stack.pop() {
-        nodes += 1;
-        if nodes > limits.max_nodes {
-            return Err(too_big(format!(
-                "has more than {} nodes (the daemon's gted_max_nodes)",
-                limits.max_nodes
-            )));
-        }
-        if depth > limits.max_depth {
-            return Err(too_big(format!(
-                "is deeper than {} (the daemon's gted_max_depth)",
-                limits.max_depth
-            )));
-        }
-        if let Some(Value::Array(children)) = node.get("children") {
-            stack.extend(children.iter().map(|c| (c, depth + 1)));
-        }
-    }
-    Ok(())
+/// The daemon's request methods, each routed by its type.
+pub const ROUTES: &[Route] = &[
+    Route::pool::<method::Check>(),
+    Route::pool::<method::Verify>(),
+    Route::pool::<method::Normalize>(),
+    Route::pool::<method::Opt>(),
+    Route::served::<method::Gted>(),
+    Route::served::<method::Status>(),
+];
+
+/// The route of `method`, if it is a request method.
+pub fn route(method: &str) -> Option<&'static Route> {
+    ROUTES.iter().find(|r| r.name == method)
 }
 
-/// Runs `gted` (pure CPU, no Lean) within `limits`. Tree, size or mode
-/// errors are the caller's: `INVALID_PARAMS`.
-pub fn run_gted(p: &GtedParams, limits: &GtedLimits) -> Result<GtedResult, RpcError> {
-    check_tree_size("a", &p.a, limits)?;
-    check_tree_size("b", &p.b, limits)?;
-    leanpool_gted::gted(p).map_err(|e| {
-        rpc_error(
-            ErrorCode::InvalidParams,
-            format!("invalid params for `gted`: {e}"),
-        )
+/// Decodes `params` exactly as the daemon would before running `method`:
+/// `INVALID_PARAMS` for wrong shapes or types, `METHOD_NOT_FOUND` for
+/// names the daemon does not serve. (`lease`'s params decode here too.)
+pub fn decode(method: &str, p: Value) -> Result<(), RpcError> {
+    if method == method::Lease::NAME {
+        return decode_as::<method::Lease>(p);
+    }
+    match route(method) {
+        Some(r) => (r.decode)(p),
+        None => Err(method_not_found(method)),
+    }
+}
+
+/// Runs `method` on `h`: the one dispatch of the daemon's requests.
+pub(crate) fn dispatch<'a>(
+    h: &'a PoolHandler,
+    method: &str,
+    p: Value,
+    ctx: &'a CallContext,
+) -> Answer<'a> {
+    match route(method) {
+        Some(r) => (r.call)(h, p, ctx),
+        None if method == method::Lease::NAME => {
+            // The server sends `lease` to `upgrade`; reaching here is a bug.
+            Box::pin(async {
+                Err(rpc_error(
+                    ErrorCode::InternalError,
+                    "`lease` reached the request path",
+                ))
+            })
+        }
+        None => {
+            let e = method_not_found(method);
+            Box::pin(async move { Err(e) })
+        }
+    }
+}
+
+fn decode_as<M: Method>(p: Value) -> Result<(), RpcError> {
+    params::<M::Params>(M::NAME, p).map(drop)
+}
+
+fn call_pool<'a, M: PoolMethod>(h: &'a PoolHandler, p: Value, ctx: &'a CallContext) -> Answer<'a> {
+    Box::pin(async move {
+        let p = params::<M::Params>(M::NAME, p)?;
+        let pool = h.pool_for(ctx)?;
+        result(&pool.call::<M>(p).await.map_err(pool_error)?)
+    })
+}
+
+fn call_served<'a, M: Served>(h: &'a PoolHandler, p: Value, ctx: &'a CallContext) -> Answer<'a> {
+    Box::pin(async move {
+        let p = params::<M::Params>(M::NAME, p)?;
+        result(&M::serve(h, p, ctx).await?)
     })
 }
 
@@ -120,56 +144,41 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn every_request_method_has_one_route() {
+        let mut names: Vec<_> = ROUTES.iter().map(|r| r.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), ROUTES.len());
+        for m in METHODS {
+            // The server answers `ping`/`shutdown`; `lease` is an upgrade.
+            let own = ["ping", "shutdown", "lease"].contains(m);
+            assert_eq!(route(m).is_some(), !own, "{m}");
+        }
+    }
+
+    #[test]
     fn decoding() {
-        assert!(matches!(
-            Call::decode("check", json!({"text": "example : 1 = 1 := rfl"})),
-            Ok(Call::Check(_))
-        ));
-        assert_eq!(
-            Call::decode("check", json!({"txt": "x"})).unwrap_err().code,
-            ErrorCode::InvalidParams
-        );
-        assert_eq!(
-            Call::decode("check", json!({"text": 5})).unwrap_err().code,
-            ErrorCode::InvalidParams
-        );
-        assert_eq!(
-            Call::decode("check", json!([1])).unwrap_err().code,
-            ErrorCode::InvalidParams
-        );
-        assert_eq!(
-            Call::decode("opt", json!({"text": "t", "timeout_ms": -1}))
-                .unwrap_err()
-                .code,
-            ErrorCode::InvalidParams
-        );
-        assert_eq!(Call::decode("status", Value::Null).unwrap(), Call::Status);
-        assert_eq!(
-            Call::decode("status", json!({"x": 1})).unwrap_err().code,
-            ErrorCode::InvalidParams
-        );
-        assert_eq!(
-            Call::decode("frobnicate", Value::Null).unwrap_err().code,
-            ErrorCode::MethodNotFound
-        );
-        let g = Call::decode(
+        assert!(decode("check", json!({"text": "example : 1 = 1 := rfl"})).is_ok());
+        for (m, p) in [
+            ("check", json!({"txt": "x"})),
+            ("check", json!({"text": 5})),
+            ("check", json!([1])),
+            ("opt", json!({"text": "t", "timeout_ms": -1})),
+            ("status", json!({"x": 1})),
+            ("lease", json!({"header": 1})),
+        ] {
+            assert_eq!(decode(m, p).unwrap_err().code, ErrorCode::InvalidParams);
+        }
+        assert!(decode("status", Value::Null).is_ok());
+        assert!(decode("status", json!({})).is_ok());
+        assert!(decode(
             "gted",
-            json!({"a": {"content": "x"}, "b": {"content": "x"}}),
+            json!({"a": {"content": "x"}, "b": {"content": "x"}})
         )
-        .unwrap();
-        let Call::Gted(g) = g else { panic!() };
+        .is_ok());
         assert_eq!(
-            run_gted(&g, &GtedLimits::default()).unwrap().similarity,
-            1.0
-        );
-        let bad = GtedParams {
-            a: json!(3),
-            b: json!(4),
-            mode: None,
-        };
-        assert_eq!(
-            run_gted(&bad, &GtedLimits::default()).unwrap_err().code,
-            ErrorCode::InvalidParams
+            decode("frobnicate", Value::Null).unwrap_err().code,
+            ErrorCode::MethodNotFound
         );
     }
 
@@ -184,91 +193,11 @@ mod tests {
             json!(3),
             json!(true),
         ] {
-            for m in ["check", "normalize", "opt", "gted"] {
-                let e = Call::decode(m, p.clone()).unwrap_err();
+            for m in ["check", "normalize", "opt", "gted", "status"] {
+                let e = decode(m, p.clone()).unwrap_err();
                 assert_eq!(e.code, ErrorCode::InvalidParams, "{m} {p}");
                 assert!(e.message.contains("object"), "{m}: {}", e.message);
             }
         }
-        assert_eq!(
-            Call::decode("status", json!([])).unwrap_err().code,
-            ErrorCode::InvalidParams
-        );
-    }
-
-    fn flat(leaves: usize) -> Value {
-        json!({"content": "r", "children": vec![json!({"content": "x"}); leaves]})
-    }
-
-    fn chain(depth: usize) -> Value {
-        let mut t = json!({"content": "x"});
-        for _ in 1..depth {
-            t = json!({"content": "f", "children": [t]});
-        }
-        t
-    }
-
-    /// The attack that aborted the daemon (`memory allocation of
-    /// 80001600008 bytes failed`): two flat trees of 100,000 leaves. Refused
-    /// before any tree or matrix is built, and quickly.
-    #[test]
-    fn gted_with_100k_leaf_trees_is_refused_before_allocating() {
-        let p = GtedParams {
-            a: flat(100_000),
-            b: flat(100_000),
-            mode: Some("plain".into()),
-        };
-        let t = std::time::Instant::now();
-        let e = run_gted(&p, &GtedLimits::default()).unwrap_err();
-        assert_eq!(e.code, ErrorCode::InvalidParams);
-        assert!(
-            e.message.contains("tree `a` has more than 2000 nodes"),
-            "{}",
-            e.message
-        );
-        assert!(
-            t.elapsed() < std::time::Duration::from_secs(5),
-            "{:?}",
-            t.elapsed()
-        );
-        // At the cap: accepted.
-        let l = GtedLimits {
-            max_nodes: 11,
-            max_depth: 3,
-        };
-        let ok = GtedParams {
-            a: flat(10),
-            b: chain(3),
-            mode: Some("plain".into()),
-        };
-        assert_eq!(run_gted(&ok, &l).unwrap().size_a, 11);
-        let e = run_gted(
-            &GtedParams {
-                a: flat(11),
-                b: flat(1),
-                mode: None,
-            },
-            &l,
-        )
-        .unwrap_err();
-        assert!(
-            e.message.contains("tree `a` has more than 11 nodes"),
-            "{}",
-            e.message
-        );
-        let e = run_gted(
-            &GtedParams {
-                a: flat(1),
-                b: chain(4),
-                mode: None,
-            },
-            &l,
-        )
-        .unwrap_err();
-        assert!(
-            e.message.contains("tree `b` is deeper than 3"),
-            "{}",
-            e.message
-        );
     }
 }

@@ -8,14 +8,13 @@
 //! `harness = false`: this executable is also the fake worker
 //! (`leanpool_testkit::harness::main`).
 
-use leanpool_daemon::{BackendInfo, PoolHandler};
-use leanpool_pool::Pool;
+use leanpool_daemon::{DaemonConfig, Lean};
 use leanpool_protocol::ErrorCode;
-use leanpool_rpc::{Server, ServerOptions};
+use leanpool_testkit::daemon::Daemon;
 use leanpool_testkit::harness::{fake_pool_config, Ctx};
 use leanpool_testkit::procs;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
@@ -23,31 +22,20 @@ use tokio::net::UnixStream;
 
 const T: Duration = Duration::from_secs(20);
 
-struct Daemon {
-    socket: PathBuf,
-    log: PathBuf,
-    pool: Pool,
-}
-
-/// A daemon on a socket in the test's dir, its pool's workers the fake.
-fn daemon(cx: &Ctx, max_leases: usize, max_request_bytes: usize) -> Daemon {
-    let socket = cx.dir.path().join("d.sock");
-    let pool = cx.fake_pool(fake_pool_config());
-    let handler = PoolHandler::new(
-        pool.clone(),
-        &socket,
-        BackendInfo::unavailable("fake".into()),
-    )
-    .with_max_leases(max_leases);
-    let mut opts = ServerOptions::new(&socket);
-    opts.max_request_bytes = max_request_bytes;
-    let server = Server::bind(opts, handler).unwrap();
-    tokio::spawn(server.run());
-    Daemon {
-        socket,
-        log: cx.log(),
+/// The daemon library on a socket in the test's dir (the test kit's one
+/// fixture, in-process), its pool's workers the fake.
+async fn daemon(cx: &Ctx, max_leases: usize, max_request_bytes: usize) -> Daemon {
+    let pool = fake_pool_config();
+    let config = DaemonConfig {
+        max_leases,
+        max_request_bytes,
+        shutdown_deadline_ms: 5_000,
+        sandbox: pool.sandbox.clone(),
         pool,
-    }
+        ..DaemonConfig::default()
+    };
+    let lean = Lean::Command(cx.fake_command(&[]));
+    Daemon::in_process(cx.dir.path(), lean, config, cx.log()).await
 }
 
 struct Conn {
@@ -128,7 +116,7 @@ async fn wait_gone(pid: u32) {
 /// connections' `check` keeps working, a second lease is refused at the
 /// cap, and closing the connection kills the worker.
 async fn attack_lease_refuses_what_the_guard_refuses(cx: Ctx) {
-    let d = daemon(&cx, 1, 64 << 10);
+    let d = daemon(&cx, 1, 64 << 10).await;
     let mut c = Conn::open(&d.socket).await;
     let r = c
         .call("lease", json!({"header": "import Init\n\n#eval 1\n"}))
@@ -270,14 +258,14 @@ async fn attack_lease_refuses_what_the_guard_refuses(cx: Ctx) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(status(&d.socket).await["daemon"]["leases"]["active"], 0);
-    d.pool.shutdown(Duration::from_secs(5)).await;
+    d.shutdown().await;
 }
 
 /// Code in a leased worker forging frames (diagnostics for a version never
 /// sent; an answer to a request never sent): the worker is killed, counted
 /// `compromised`, and the tunnel ends with the reason.
 async fn attack_forged_frame_from_a_leased_worker_ends_the_lease(cx: Ctx) {
-    let d = daemon(&cx, 2, 4 << 20);
+    let d = daemon(&cx, 2, 4 << 20).await;
     for (n, script) in ["forge_version", "forge_answer"].into_iter().enumerate() {
         let mut c = Conn::open(&d.socket).await;
         let r = c.call("lease", json!({"header": ""})).await["result"].clone();
@@ -312,12 +300,12 @@ async fn attack_forged_frame_from_a_leased_worker_ends_the_lease(cx: Ctx) {
         let st = status(&d.socket).await;
         assert_eq!(st["daemon"]["leases"]["compromised"], n as u64 + 1, "{st}");
     }
-    d.pool.shutdown(Duration::from_secs(5)).await;
+    d.shutdown().await;
 }
 
 /// `lease` takes the connection over only when it is alone on it.
 async fn lease_must_be_alone_on_its_connection(cx: Ctx) {
-    let d = daemon(&cx, 2, 4 << 20);
+    let d = daemon(&cx, 2, 4 << 20).await;
     let mut c = Conn::open(&d.socket).await;
     // A `check` in flight (the fake sleeps), then `lease` behind it.
     c.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "check", "params": {"text": "theorem t : True := trivial\n-- FAKE sleep 300\n"}})).await;
@@ -340,7 +328,7 @@ async fn lease_must_be_alone_on_its_connection(cx: Ctx) {
     assert_eq!(e["error"]["code"], ErrorCode::InvalidParams.code(), "{e}");
     let p = c.call("ping", json!("still rpc")).await;
     assert_eq!(p["result"], "still rpc");
-    d.pool.shutdown(Duration::from_secs(5)).await;
+    d.shutdown().await;
 }
 
 fn main() {

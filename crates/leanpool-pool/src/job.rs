@@ -1,255 +1,17 @@
 //! A request inside the pool: what to run, and the one answer it owes.
+//! A queue holds [`Job`]s, whatever their method: a request's method is
+//! erased behind [`Queued`], whose one implementation ([`Request`]) keeps
+//! the method's own result type to the end.
 
 use crate::error::PoolError;
+use crate::methods::{Input as _, PoolMethod};
 use leanpool_lean::guard::{GuardPolicy, Screened};
-use leanpool_lean::verify::Assembled;
 use leanpool_lean::{Worker, WorkerError};
-use leanpool_protocol::method;
-use leanpool_protocol::{
-    CheckParams, CheckResult, CheckStatus, NormalizeResult, OptResult, StatementParams,
-    VerifyParams, VerifyResult, VerifyStatus,
-};
-use leanpool_terms::TermsError;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
-
-/// The pool's methods (indices into per-method statistics).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Method {
-    Check = 0,
-    Normalize = 1,
-    Opt = 2,
-    Verify = 3,
-}
-
-impl Method {
-    pub(crate) const ALL: [Method; 4] = [
-        Method::Check,
-        Method::Normalize,
-        Method::Opt,
-        Method::Verify,
-    ];
-    pub(crate) fn name(self) -> &'static str {
-        use leanpool_protocol::method::{self, Method as _};
-        match self {
-            Method::Check => method::Check::NAME,
-            Method::Normalize => method::Normalize::NAME,
-            Method::Opt => method::Opt::NAME,
-            Method::Verify => method::Verify::NAME,
-        }
-    }
-}
-
-/// A method the pool runs on a warm worker. Each queued request carries
-/// the reply channel of its own method's result type, so a slot cannot
-/// answer a `check` with an `opt` result: there is no such value to send.
-pub(crate) trait PoolMethod: leanpool_protocol::method::Method + Sized + 'static {
-    /// The method's index into the per-method statistics.
-    const STAT: Method;
-    /// What a slot runs: the params, plus what the pool derived from them.
-    type Input: Input;
-    /// The answer for a text the guard refused.
-    fn rejected(reason: &str) -> Self::Result;
-    /// The answer for a request that ran past its limit.
-    fn timed_out(limit_ms: u64) -> Self::Result;
-    /// Whether `result` is a time-out answer.
-    fn is_timeout(result: &Self::Result) -> bool;
-    /// Runs the request on `worker` (whose header is the request's key).
-    fn run(
-        worker: &mut Worker,
-        input: &Self::Input,
-        screened: &Screened,
-        default_timeout: Duration,
-        guard: &GuardPolicy,
-    ) -> impl std::future::Future<Output = Result<Self::Result, WorkerError>> + Send;
-    /// The queue entry holding `request`.
-    fn job(request: Request<Self>) -> Job;
-}
-
-/// What a queued request holds: the text that is screened and whose
-/// header keys the worker, and the request's own time limit.
-pub(crate) trait Input: Send + Sync + 'static {
-    /// The text that is screened and whose header keys the worker.
-    fn text(&self) -> &str;
-    /// The request's own time limit, to read and to clamp.
-    fn limit_ms_mut(&mut self) -> &mut Option<u64>;
-    /// The same, read only.
-    fn limit_ms(&self) -> Option<u64>;
-}
-
-impl Input for CheckParams {
-    fn text(&self) -> &str {
-        &self.text
-    }
-    fn limit_ms_mut(&mut self) -> &mut Option<u64> {
-        &mut self.timeout_ms
-    }
-    fn limit_ms(&self) -> Option<u64> {
-        self.timeout_ms
-    }
-}
-
-impl Input for StatementParams {
-    fn text(&self) -> &str {
-        &self.text
-    }
-    fn limit_ms_mut(&mut self) -> &mut Option<u64> {
-        &mut self.timeout_ms
-    }
-    fn limit_ms(&self) -> Option<u64> {
-        self.timeout_ms
-    }
-}
-
-/// `verify`'s params and the text they assemble to.
-impl Input for (VerifyParams, Box<Assembled>) {
-    fn text(&self) -> &str {
-        &self.1.text
-    }
-    fn limit_ms_mut(&mut self) -> &mut Option<u64> {
-        &mut self.0.timeout_ms
-    }
-    fn limit_ms(&self) -> Option<u64> {
-        self.0.timeout_ms
-    }
-}
-
-fn normalize_with(check: CheckResult) -> NormalizeResult {
-    NormalizeResult {
-        check,
-        normalized: None,
-    }
-}
-
-impl PoolMethod for method::Check {
-    const STAT: Method = Method::Check;
-    type Input = CheckParams;
-    fn rejected(reason: &str) -> CheckResult {
-        CheckResult::rejected(reason)
-    }
-    fn timed_out(limit_ms: u64) -> CheckResult {
-        CheckResult::timeout(limit_ms)
-    }
-    fn is_timeout(r: &CheckResult) -> bool {
-        r.status == CheckStatus::Timeout
-    }
-    async fn run(
-        w: &mut Worker,
-        p: &CheckParams,
-        screened: &Screened,
-        default: Duration,
-        guard: &GuardPolicy,
-    ) -> Result<CheckResult, WorkerError> {
-        leanpool_lean::check::check_screened(w, screened, p, default, guard).await
-    }
-    fn job(r: Request<Self>) -> Job {
-        Job::Check(r)
-    }
-}
-
-impl PoolMethod for method::Normalize {
-    const STAT: Method = Method::Normalize;
-    type Input = StatementParams;
-    fn rejected(reason: &str) -> NormalizeResult {
-        normalize_with(CheckResult::rejected(reason))
-    }
-    fn timed_out(limit_ms: u64) -> NormalizeResult {
-        normalize_with(CheckResult::timeout(limit_ms))
-    }
-    fn is_timeout(r: &NormalizeResult) -> bool {
-        r.check.status == CheckStatus::Timeout
-    }
-    async fn run(
-        w: &mut Worker,
-        p: &StatementParams,
-        screened: &Screened,
-        default: Duration,
-        _guard: &GuardPolicy,
-    ) -> Result<NormalizeResult, WorkerError> {
-        leanpool_terms::normalize_screened(w, screened, p, default)
-            .await
-            .map_err(terms_error)
-    }
-    fn job(r: Request<Self>) -> Job {
-        Job::Normalize(r)
-    }
-}
-
-/// A `normalize`/`opt` failure as the slot reads worker failures: an
-/// answer the terms reader could not read is `WorkerError::Protocol`
-/// (answered `WORKER_FAILED` / `unexpected_answer`, the worker replaced).
-fn terms_error(e: TermsError) -> WorkerError {
-    match e {
-        TermsError::Worker(e) => e,
-        TermsError::Unreadable(why) => WorkerError::Protocol(why),
-    }
-}
-
-fn opt_with(check: CheckResult) -> OptResult {
-    OptResult {
-        check,
-        normalized: None,
-        tree: None,
-        gted_tree: None,
-        lean_requests: None,
-    }
-}
-
-impl PoolMethod for method::Opt {
-    const STAT: Method = Method::Opt;
-    type Input = StatementParams;
-    fn rejected(reason: &str) -> OptResult {
-        opt_with(CheckResult::rejected(reason))
-    }
-    fn timed_out(limit_ms: u64) -> OptResult {
-        opt_with(CheckResult::timeout(limit_ms))
-    }
-    fn is_timeout(r: &OptResult) -> bool {
-        r.check.status == CheckStatus::Timeout
-    }
-    async fn run(
-        w: &mut Worker,
-        p: &StatementParams,
-        screened: &Screened,
-        default: Duration,
-        _guard: &GuardPolicy,
-    ) -> Result<OptResult, WorkerError> {
-        leanpool_terms::opt_screened(w, screened, p, default)
-            .await
-            .map_err(terms_error)
-    }
-    fn job(r: Request<Self>) -> Job {
-        Job::Opt(r)
-    }
-}
-
-impl PoolMethod for method::Verify {
-    const STAT: Method = Method::Verify;
-    /// The params and the text they assemble to (what is screened and
-    /// keys the worker).
-    type Input = (VerifyParams, Box<Assembled>);
-    fn rejected(reason: &str) -> VerifyResult {
-        VerifyResult::rejected(reason)
-    }
-    fn timed_out(limit_ms: u64) -> VerifyResult {
-        VerifyResult::timeout(limit_ms)
-    }
-    fn is_timeout(r: &VerifyResult) -> bool {
-        r.status == VerifyStatus::Timeout
-    }
-    async fn run(
-        w: &mut Worker,
-        (p, a): &(VerifyParams, Box<Assembled>),
-        screened: &Screened,
-        default: Duration,
-        guard: &GuardPolicy,
-    ) -> Result<VerifyResult, WorkerError> {
-        leanpool_lean::verify::verify_screened(w, p, a, screened, default, guard).await
-    }
-    fn job(r: Request<Self>) -> Job {
-        Job::Verify(r)
-    }
-}
 
 /// Clamps a request's own `timeout_ms` to `[min_ms, max_ms]`, so the
 /// driver and the `timeout` answer use the limit that applies.
@@ -285,21 +47,25 @@ pub(crate) struct Request<M: PoolMethod> {
     pub retried: bool,
     /// Time spent on workers by earlier attempts.
     pub spent: Duration,
+    /// The answer of the last run, until the slot sends it.
+    out: Mutex<Option<M::Result>>,
 }
 
 impl<M: PoolMethod> Request<M> {
-    #[cfg(test)]
-    pub(crate) fn new(input: M::Input, reply: Reply<M::Result>) -> Self {
-        let screened = leanpool_lean::screen(input.text(), &GuardPolicy::default())
-            .map(Box::new)
-            .expect("a test request's text passes the guard");
+    pub(crate) fn new(
+        input: M::Input,
+        screened: Box<Screened>,
+        reply: Reply<M::Result>,
+        accepted: Instant,
+    ) -> Self {
         Request {
             input,
             screened,
             reply,
-            accepted: Instant::now(),
+            accepted,
             retried: false,
             spent: Duration::ZERO,
+            out: Mutex::new(None),
         }
     }
 
@@ -309,40 +75,118 @@ impl<M: PoolMethod> Request<M> {
             .map(Duration::from_millis)
             .unwrap_or(default)
     }
+}
 
-    /// Runs the request on `worker` (whose header is the request's key).
-    /// A time-out comes back as `Ok` with status `timeout`; the worker is
-    /// dead if the driver killed it (grace 0), else still working on the
-    /// timed-out request: the slot interrupts it (`Slot::interrupt_or_kill`).
-    /// The worker elaborates the screened text (`self.screened`), never
-    /// the input's text as such.
-    pub(crate) async fn run(
-        &self,
-        worker: &mut Worker,
+/// How a run on a worker ended when the worker gave an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ran {
+    /// The method's answer is ready to send.
+    Answered,
+    /// The answer is `timeout`; the worker may still be elaborating.
+    TimedOut,
+}
+
+/// The future of one run on a worker.
+pub(crate) type RunFuture<'a> = Pin<Box<dyn Future<Output = Result<Ran, WorkerError>> + Send + 'a>>;
+
+/// A queued request whatever its method: what a slot needs to run it and
+/// to answer it once.
+pub(crate) trait Queued: Send + Sync {
+    /// The method's name (`M::NAME`), for per-method statistics.
+    fn method(&self) -> &'static str;
+    /// When the pool accepted it.
+    fn accepted(&self) -> Instant;
+    /// Whether it already ran once on a worker that died.
+    fn retried(&self) -> bool;
+    /// Time spent on workers by earlier attempts.
+    fn spent(&self) -> Duration;
+    /// Marks it retried after an attempt of `took` on a dying worker.
+    fn note_retry(&mut self, took: Duration);
+    /// The caller dropped its future: nobody wants the answer any more.
+    fn is_cancelled(&self) -> bool;
+    /// Runs it on `worker` (whose header is the request's key), keeping
+    /// the answer for [`Queued::answer`]. A time-out comes back as
+    /// [`Ran::TimedOut`]; the worker is dead if the driver killed it
+    /// (grace 0), else still working on the timed-out request: the slot
+    /// interrupts it (`Slot::interrupt_or_kill`).
+    ///
+    /// The worker elaborates the screened text, never the input's text
+    /// as such.
+    fn run<'a>(
+        &'a self,
+        worker: &'a mut Worker,
         default: Duration,
-        guard: &GuardPolicy,
-    ) -> Result<M::Result, WorkerError> {
-        let limit = self.timeout(default);
-        match M::run(worker, &self.input, &self.screened, default, guard).await {
-            Err(WorkerError::Timeout) => Ok(M::timed_out(limit.as_millis() as u64)),
-            other => other,
-        }
+        guard: &'a GuardPolicy,
+    ) -> RunFuture<'a>;
+    /// Sends the kept answer (`Ok`) or the error.
+    fn answer(self: Box<Self>, outcome: Result<(), PoolError>);
+}
+
+impl<M: PoolMethod> Queued for Request<M> {
+    fn method(&self) -> &'static str {
+        M::NAME
+    }
+    fn accepted(&self) -> Instant {
+        self.accepted
+    }
+    fn retried(&self) -> bool {
+        self.retried
+    }
+    fn spent(&self) -> Duration {
+        self.spent
+    }
+    fn note_retry(&mut self, took: Duration) {
+        self.retried = true;
+        self.spent += took;
+    }
+    fn is_cancelled(&self) -> bool {
+        self.reply.is_cancelled()
+    }
+    fn run<'a>(
+        &'a self,
+        worker: &'a mut Worker,
+        default: Duration,
+        guard: &'a GuardPolicy,
+    ) -> RunFuture<'a> {
+        Box::pin(async move {
+            let limit = self.timeout(default);
+            let result = match M::run(worker, &self.input, &self.screened, default, guard).await {
+                Err(WorkerError::Timeout) => M::timed_out(limit.as_millis() as u64),
+                other => other?,
+            };
+            let ran = if M::is_timeout(&result) {
+                Ran::TimedOut
+            } else {
+                Ran::Answered
+            };
+            *self.out.lock().unwrap() = Some(result);
+            Ok(ran)
+        })
+    }
+    fn answer(self: Box<Self>, outcome: Result<(), PoolError>) {
+        let this = *self;
+        let kept = this.out.into_inner().unwrap_or_else(|e| e.into_inner());
+        this.reply.send(match (outcome, kept) {
+            (Ok(()), Some(r)) => Ok(r),
+            (Ok(()), None) => Err(PoolError::Internal(
+                "a request was answered before it ran".into(),
+            )),
+            (Err(e), _) => Err(e),
+        });
     }
 }
 
 /// A queue entry: a request of one of the pool's methods, or a lease.
 pub(crate) enum Job {
-    Check(Request<method::Check>),
-    Normalize(Request<method::Normalize>),
-    Opt(Request<method::Opt>),
-    Verify(Request<method::Verify>),
+    /// A request, its method erased.
+    Request(Box<dyn Queued>),
     /// Hand the slot's warm worker over ([`crate::Pool::lease`]).
     Lease(Reply<Leased>),
 }
 
 impl<M: PoolMethod> From<Request<M>> for Job {
     fn from(r: Request<M>) -> Job {
-        M::job(r)
+        Job::Request(Box::new(r))
     }
 }
 
@@ -350,10 +194,7 @@ impl Job {
     /// The caller dropped its future: nobody wants the answer any more.
     pub(crate) fn is_cancelled(&self) -> bool {
         match self {
-            Job::Check(r) => r.reply.is_cancelled(),
-            Job::Normalize(r) => r.reply.is_cancelled(),
-            Job::Opt(r) => r.reply.is_cancelled(),
-            Job::Verify(r) => r.reply.is_cancelled(),
+            Job::Request(r) => r.is_cancelled(),
             Job::Lease(reply) => reply.is_cancelled(),
         }
     }
@@ -361,15 +202,11 @@ impl Job {
     /// Answers the request (or lease) with an error.
     pub(crate) fn fail(self, e: PoolError) {
         match self {
-            Job::Check(r) => r.reply.send(Err(e)),
-            Job::Normalize(r) => r.reply.send(Err(e)),
-            Job::Opt(r) => r.reply.send(Err(e)),
-            Job::Verify(r) => r.reply.send(Err(e)),
+            Job::Request(r) => r.answer(Err(e)),
             Job::Lease(reply) => reply.send(Err(e)),
         }
     }
 }
-
 /// What a caller receives.
 pub(crate) type Answer<T> = Result<T, PoolError>;
 
@@ -424,22 +261,14 @@ impl<T> Drop for Reply<T> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn terms_failures_keep_their_meaning_for_the_slot() {
-        let unreadable = terms_error(TermsError::Unreadable("no goal".into()));
-        assert!(
-            matches!(unreadable, WorkerError::Protocol(ref m) if m == "no goal"),
-            "{unreadable:?}"
-        );
-        let died = terms_error(TermsError::Worker(WorkerError::Died {
-            stderr_tail: String::new(),
-        }));
-        assert!(matches!(died, WorkerError::Died { .. }), "{died:?}");
-        assert!(matches!(
-            terms_error(WorkerError::Timeout.into()),
-            WorkerError::Timeout
-        ));
+    /// A test request's text as the default guard screens it.
+    fn screened(text: &str) -> Box<Screened> {
+        leanpool_lean::screen(text, &GuardPolicy::default())
+            .map(Box::new)
+            .expect("a test request's text passes the guard")
     }
+    use leanpool_protocol::method;
+    use leanpool_protocol::{CheckParams, CheckResult, StatementParams};
 
     #[tokio::test]
     async fn dropped_reply_still_answers_once() {
@@ -474,27 +303,50 @@ mod tests {
                 text: String::new(),
                 timeout_ms: None,
             },
+            screened(""),
             reply,
+            Instant::now(),
         )
         .into();
-        assert!(matches!(job, Job::Opt(_)));
+        assert!(matches!(&job, Job::Request(r) if r.method() == "opt"));
         assert!(!job.is_cancelled());
         job.fail(PoolError::ShuttingDown);
         assert!(matches!(rx.await, Ok(Err(PoolError::ShuttingDown))));
     }
 
+    /// A request answered `Ok` without a kept answer is a pool bug: it
+    /// still gets one answer, an error.
+    #[tokio::test]
+    async fn answering_before_running_is_an_internal_error() {
+        let (reply, rx) = Reply::new();
+        let r: Box<dyn Queued> = Box::new(Request::<method::Check>::new(
+            CheckParams {
+                text: String::new(),
+                timeout_ms: None,
+                timings: false,
+            },
+            screened(""),
+            reply,
+            Instant::now(),
+        ));
+        r.answer(Ok(()));
+        assert!(matches!(rx.await, Ok(Err(PoolError::Internal(_)))));
+    }
+
     #[test]
-    fn timeout_answers_keep_the_method_shape() {
+    fn request_limits_are_clamped() {
         let p = StatementParams {
             text: "theorem t : True := trivial".into(),
             timeout_ms: Some(5),
         };
         let (reply, _rx) = Reply::new();
-        let mut i = Request::<method::Opt>::new(p, reply);
+        let mut i = Request::<method::Opt>::new(
+            p,
+            screened("theorem t : True := trivial"),
+            reply,
+            Instant::now(),
+        );
         assert_eq!(i.timeout(Duration::from_secs(9)), Duration::from_millis(5));
-        let o: OptResult = method::Opt::timed_out(5);
-        assert_eq!(o.check.status, leanpool_protocol::CheckStatus::Timeout);
-        assert!(method::Opt::is_timeout(&o));
         clamp_timeout(i.input.limit_ms_mut(), 1_000, 600_000);
         assert_eq!(i.timeout(Duration::from_secs(9)), Duration::from_secs(1));
         let (reply, _rx) = Reply::new();
@@ -504,7 +356,9 @@ mod tests {
                 timeout_ms: Some(u64::MAX),
                 timings: false,
             },
+            screened(""),
             reply,
+            Instant::now(),
         );
         clamp_timeout(big.input.limit_ms_mut(), 1_000, 600_000);
         assert_eq!(
@@ -518,9 +372,10 @@ mod tests {
                 timeout_ms: None,
                 timings: false,
             },
+            screened(""),
             reply,
+            Instant::now(),
         );
         assert_eq!(c.timeout(Duration::from_secs(9)), Duration::from_secs(9));
-        assert_eq!(method::Check::rejected("no").reason.as_deref(), Some("no"));
     }
 }

@@ -24,6 +24,7 @@ mod error;
 mod job;
 mod latency;
 mod limits;
+mod methods;
 mod plan;
 mod pool;
 mod queue;
@@ -46,6 +47,7 @@ pub use leanpool_lean::{
     verdict::{UnlistedAxioms, VerdictPolicy},
     BackendKind, SandboxConfig, SandboxMode,
 };
+pub use methods::{Input, PoolMethod};
 pub use pool::Pool;
 /// `status`' wire types (defined in `leanpool-protocol`).
 pub use status::{Counters, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};

@@ -2,17 +2,13 @@
 
 use crate::config::PoolConfig;
 use crate::error::PoolError;
-use crate::job::{clamp_timeout, Input as _, Job, Leased, Method, PoolMethod, Reply, Request};
+use crate::job::{clamp_timeout, Job, Leased, Reply, Request};
+use crate::methods::{Input as _, PoolMethod};
 use crate::queue::PushError;
 use crate::shared::Inner;
 use crate::status::{bump, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};
 use crate::supervisor::supervise;
 use leanpool_lean::{header_key, proc, LeanCommand, WorkerConfig};
-use leanpool_protocol::method;
-use leanpool_protocol::{
-    CheckParams, CheckResult, NormalizeResult, OptResult, StatementParams, VerifyParams,
-    VerifyResult,
-};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -94,51 +90,38 @@ impl Pool {
         }
     }
 
-    /// `check`: elaborates the text on a warm worker of its header and
-    /// judges it (see `leanpool_lean::check`).
-    pub async fn check(&self, p: CheckParams) -> Result<CheckResult, PoolError> {
-        let timings = p.timings;
+    /// Runs method `M` (`check`, `verify`, `normalize`, `opt`: see
+    /// [`PoolMethod`]'s impls) on a warm worker of its text's import
+    /// header: screens the text (a refused one is answered `rejected`
+    /// without a worker), queues it and waits for the answer. Dropping the
+    /// returned future withdraws the request: a worker that takes it from
+    /// the queue skips it, and a request already running is interrupted in
+    /// Lean by a new edit (the warm process stays).
+    ///
+    /// ```no_run
+    /// # async fn f(pool: leanpool_pool::Pool) -> Result<(), leanpool_pool::PoolError> {
+    /// use leanpool_protocol::{method, CheckParams};
+    /// let text = "theorem t : 1 + 1 = 2 := rfl".to_string();
+    /// let r = pool.call::<method::Check>(CheckParams { text, timeout_ms: None, timings: false }).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn call<M: PoolMethod>(&self, params: M::Params) -> Result<M::Result, PoolError> {
         let started = Instant::now();
-        let mut c = self.submit::<method::Check>(p).await?;
+        let input = match M::prepare(params) {
+            Ok(input) => input,
+            Err(answer) => return Ok(answer),
+        };
+        let timings = input.timings();
+        let mut r = self.submit::<M>(input).await?;
         // `elapsed_ms` is the request's whole time in leanpool (queue
         // wait, retries), not only Lean's.
         if timings {
-            c.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+            M::stamp_elapsed(&mut r, started.elapsed());
         }
-        Ok(c)
-    }
-
-    /// `normalize`: the statement's binders and conclusion as Lean
-    /// elaborated them (see `leanpool_terms`).
-    pub async fn normalize(&self, p: StatementParams) -> Result<NormalizeResult, PoolError> {
-        self.submit::<method::Normalize>(p).await
-    }
-
-    /// `opt`: `normalize` plus the statement's operator trees.
-    pub async fn opt(&self, p: StatementParams) -> Result<OptResult, PoolError> {
-        self.submit::<method::Opt>(p).await
-    }
-
-    /// `verify`: a proof judged against a fixed statement (see
-    /// `leanpool_lean::verify`).
-    pub async fn verify(&self, p: VerifyParams) -> Result<VerifyResult, PoolError> {
-        let timings = p.timings;
-        let started = Instant::now();
-        let input = match leanpool_lean::verify::assemble(&p) {
-            Ok(a) => (p, Box::new(a)),
-            Err(reason) => return Ok(VerifyResult::rejected(reason.to_string())),
-        };
-        let mut v = self.submit::<method::Verify>(input).await?;
-        if timings {
-            v.elapsed_ms = Some(started.elapsed().as_millis() as u64);
-        }
-        Ok(v)
+        Ok(r)
     }
 
     /// Screens, queues on the header's queue and waits for the answer.
-    /// Dropping the returned future withdraws the request: a worker that
-    /// takes it from the queue skips it, and a request already running is
-    /// interrupted in Lean by a new edit (the warm process stays).
     async fn submit<M: PoolMethod>(&self, mut input: M::Input) -> Result<M::Result, PoolError> {
         let inner = &self.inner;
         clamp_timeout(
@@ -151,7 +134,7 @@ impl Pool {
         }
         let accepted = Instant::now();
         bump(&inner.counters.requests);
-        bump(&inner.requests_by_method[M::STAT as usize]);
+        bump(&inner.method_stats(M::NAME).requests);
         // Rejected texts are answered here, without a worker. Screening is
         // linear but a 4 MiB text still takes a while: off the async
         // runtime's threads, so it stalls no other connection.
@@ -163,7 +146,7 @@ impl Pool {
             Ok(s) => Box::new(s),
             Err(reason) => {
                 bump(&inner.counters.rejections);
-                inner.record_latency(M::STAT, accepted.elapsed(), None);
+                inner.record_latency(M::NAME, accepted.elapsed(), None);
                 return Ok(M::rejected(&reason.to_string()));
             }
         };
@@ -171,15 +154,7 @@ impl Pool {
         let (reply, rx) = Reply::new();
         self.enqueue(
             header,
-            Request::<M> {
-                input,
-                screened,
-                reply,
-                accepted,
-                retried: false,
-                spent: Duration::ZERO,
-            }
-            .into(),
+            Request::<M>::new(input, screened, reply, accepted).into(),
         )?;
         // `Reply` answers even when dropped, so the sender never vanishes
         // silently; the fallback covers a runtime torn down under us.
@@ -310,18 +285,20 @@ impl Pool {
             })
             .collect();
         keys.sort_by(|a, b| a.header.cmp(&b.header));
-        let latency = Method::ALL
+        // Sorted by name: `status` gives the same bytes for the same state.
+        let mut latency: Vec<MethodLatency> = inner
+            .methods
             .iter()
-            .filter_map(|&m| {
-                let (t, s) = &inner.latency[m as usize];
+            .filter_map(|m| {
                 Some(MethodLatency {
-                    method: m.name().to_string(),
-                    requests: inner.requests_by_method[m as usize].load(Ordering::Relaxed),
-                    total: t.percentiles()?,
-                    service: s.percentiles(),
+                    method: m.key().to_string(),
+                    requests: m.requests.load(Ordering::Relaxed),
+                    total: m.total.percentiles()?,
+                    service: m.service.percentiles(),
                 })
             })
             .collect();
+        latency.sort_by(|a, b| a.method.cmp(&b.method));
         PoolStatus {
             workers: inner.total.load(Ordering::SeqCst),
             max_workers: inner.cfg.max_workers,

@@ -3,7 +3,7 @@
 //! queue: no lock spans the pool.
 
 use crate::config::PoolConfig;
-use crate::job::{Job, Method};
+use crate::job::Job;
 use crate::latency::LatencyWindow;
 use crate::plan::SlotSnap;
 use crate::queue::KeyQueue;
@@ -34,16 +34,13 @@ pub(crate) struct Inner {
     /// `true` = stop now: abandon work, kill workers.
     pub hard_stop: watch::Sender<bool>,
     pub counters: AtomicCounters,
-    /// Per method: end-to-end latency and time on a worker.
-    pub latency: [(LatencyWindow, LatencyWindow); 4],
-    pub requests_by_method: [AtomicU64; 4],
+    /// Per method name: requests, end-to-end latency and time on a worker.
+    pub methods: DashMap<&'static str, Arc<MethodStats>>,
     clock: Instant,
 }
 
 impl Inner {
     pub(crate) fn new(cfg: PoolConfig, worker_cfg: WorkerConfig) -> Inner {
-        let w = cfg.latency_window;
-        let window = || (LatencyWindow::new(w), LatencyWindow::new(w));
         Inner {
             worker_cfg,
             keys: DashMap::new(),
@@ -54,8 +51,7 @@ impl Inner {
             shutting_down: AtomicBool::new(false),
             hard_stop: watch::channel(false).0,
             counters: AtomicCounters::default(),
-            latency: [window(), window(), window(), window()],
-            requests_by_method: Default::default(),
+            methods: DashMap::new(),
             clock: Instant::now(),
             cfg,
         }
@@ -83,11 +79,34 @@ impl Inner {
             .clone()
     }
 
-    pub(crate) fn record_latency(&self, m: Method, total: Duration, service: Option<Duration>) {
-        let (t, s) = &self.latency[m as usize];
-        t.record(total.as_micros() as u64);
+    /// The statistics of method `name`, created on its first request.
+    pub(crate) fn method_stats(&self, name: &'static str) -> Arc<MethodStats> {
+        if let Some(m) = self.methods.get(name) {
+            return m.clone();
+        }
+        let w = self.cfg.latency_window;
+        self.methods
+            .entry(name)
+            .or_insert_with(|| {
+                Arc::new(MethodStats {
+                    requests: AtomicU64::new(0),
+                    total: LatencyWindow::new(w),
+                    service: LatencyWindow::new(w),
+                })
+            })
+            .clone()
+    }
+
+    pub(crate) fn record_latency(
+        &self,
+        method: &'static str,
+        total: Duration,
+        service: Option<Duration>,
+    ) {
+        let m = self.method_stats(method);
+        m.total.record(total.as_micros() as u64);
         if let Some(d) = service {
-            s.record(d.as_micros() as u64);
+            m.service.record(d.as_micros() as u64);
         }
     }
 
@@ -104,6 +123,16 @@ impl Inner {
         }
         pids
     }
+}
+
+/// One method's statistics (`status`' `latency`).
+pub(crate) struct MethodStats {
+    /// Requests accepted.
+    pub requests: AtomicU64,
+    /// End-to-end latency.
+    pub total: LatencyWindow,
+    /// Time on a worker.
+    pub service: LatencyWindow,
 }
 
 /// The map key of a header's workers for a caller tag (`[pool]

@@ -20,7 +20,7 @@
 //! global count, even if the task panics.
 
 use crate::error::PoolError;
-use crate::job::{Job, Leased, PoolMethod, Reply, Request};
+use crate::job::{Job, Leased, Queued, Ran, Reply};
 use crate::shared::{Inner, KeyState, SlotShared};
 use crate::status::{bump, AtomicCounters, WorkerState};
 use leanpool_lean::{proc, Worker, WorkerError};
@@ -477,16 +477,13 @@ impl Slot {
             return Flow::Continue;
         }
         match job {
-            Job::Check(r) => self.serve_request(r).await,
-            Job::Normalize(r) => self.serve_request(r).await,
-            Job::Opt(r) => self.serve_request(r).await,
-            Job::Verify(r) => self.serve_request(r).await,
+            Job::Request(r) => self.serve_request(r).await,
             Job::Lease(reply) => self.hand_over(reply).await,
         }
     }
 
-    /// Runs one request of method `M`; its reply takes only `M`'s result.
-    async fn serve_request<M: PoolMethod>(&mut self, mut job: Request<M>) -> Flow {
+    /// Runs one request; its reply takes only its own method's result.
+    async fn serve_request(&mut self, mut job: Box<dyn Queued>) -> Flow {
         // The process may have died since its last request: the request
         // goes back to the front of the queue (to a ready spare, or to
         // this slot's next process) without counting as a retry.
@@ -499,22 +496,22 @@ impl Slot {
                 );
             }
             self.kill_worker().await;
-            self.requeue(job.into());
+            self.requeue(Job::Request(job));
             return Flow::Continue;
         }
-        if self.ready_at.is_some_and(|r| r > job.accepted) {
+        if self.ready_at.is_some_and(|r| r > job.accepted()) {
             bump(&self.inner.counters.cold_waits);
         }
         self.me.set_state(WorkerState::Busy);
         let started = Instant::now();
         let mut timed_out = false;
-        let answer = match self.attempt(&job).await {
-            Outcome::Done(Ok(out)) => {
-                if M::is_timeout(&out) {
+        let answer = match self.attempt(job.as_ref()).await {
+            Outcome::Done(Ok(ran)) => {
+                if ran == Ran::TimedOut {
                     bump(&self.inner.counters.timeouts);
                     timed_out = true;
                 }
-                Ok(out)
+                Ok(())
             }
             Outcome::Done(Err(e)) => {
                 match &e {
@@ -522,17 +519,16 @@ impl Slot {
                         bump(&self.inner.counters.crashes);
                         tracing::warn!(
                             slot = self.me.id,
-                            retried = job.retried,
+                            retried = job.retried(),
                             "worker died during a request: {e}"
                         );
                         self.kill_worker().await;
-                        if !job.retried && !job.reply.is_cancelled() {
+                        if !job.retried() && !job.is_cancelled() {
                             // The retry goes to the front of the queue: to a ready
                             // spare at once, or to this slot's next process.
-                            job.retried = true;
-                            job.spent += started.elapsed();
+                            job.note_retry(started.elapsed());
                             bump(&self.inner.counters.retries);
-                            self.requeue(job.into());
+                            self.requeue(Job::Request(job));
                             return Flow::Continue;
                         }
                     }
@@ -571,7 +567,7 @@ impl Slot {
                 ))
             }
             Outcome::HardStop => {
-                job.reply.send(Err(PoolError::ShuttingDown));
+                job.answer(Err(PoolError::ShuttingDown));
                 return Flow::Exit;
             }
             Outcome::Cancelled => {
@@ -581,12 +577,11 @@ impl Slot {
                 // limit ahead of everyone queued behind it.
                 bump(&self.inner.counters.cancelled);
                 self.inner.record_latency(
-                    M::STAT,
-                    job.accepted.elapsed(),
-                    Some(job.spent + started.elapsed()),
+                    job.method(),
+                    job.accepted().elapsed(),
+                    Some(job.spent() + started.elapsed()),
                 );
-                job.reply
-                    .send(Err(PoolError::Internal("the caller went away".into())));
+                job.answer(Err(PoolError::Internal("the caller went away".into())));
                 self.interrupt_or_kill(Stopped::Cancelled).await;
                 self.after_request().await;
                 return Flow::Continue;
@@ -596,13 +591,13 @@ impl Slot {
             bump(&self.inner.counters.worker_failed);
         }
         self.inner.record_latency(
-            M::STAT,
-            job.accepted.elapsed(),
-            Some(job.spent + started.elapsed()),
+            job.method(),
+            job.accepted().elapsed(),
+            Some(job.spent() + started.elapsed()),
         );
         // The caller has its answer (`timeout` at once); the worker takes
         // nothing else until the interrupt is over.
-        job.reply.send(answer);
+        job.answer(answer);
         if timed_out {
             self.interrupt_or_kill(Stopped::TimedOut).await;
         }
@@ -706,7 +701,7 @@ impl Slot {
 
     /// One run of the request on the current process, watched for the
     /// memory cap and for a hard stop.
-    async fn attempt<M: PoolMethod>(&mut self, job: &Request<M>) -> Outcome<M::Result> {
+    async fn attempt(&mut self, job: &dyn Queued) -> Outcome<Ran> {
         let default = self.inner.default_timeout();
         let limit = self.rss_cap();
         let poll = Duration::from_millis(self.inner.cfg.rss_poll_ms);
@@ -735,7 +730,7 @@ impl Slot {
                     }
                 }
                 _ = cancel_tick.tick() => {
-                    if job.reply.is_cancelled() {
+                    if job.is_cancelled() {
                         return Outcome::Cancelled;
                     }
                 }

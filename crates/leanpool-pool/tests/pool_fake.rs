@@ -10,6 +10,7 @@
 //! `cargo test -p leanpool-pool --test pool_fake -- NAME`.
 
 use leanpool_pool::{Pool, PoolConfig, PoolError, PrewarmEntry, WorkerState};
+use leanpool_protocol::method;
 use leanpool_protocol::{CheckParams, CheckStatus, ErrorCode, FailureCause};
 use leanpool_testkit::harness::{fake_pool_config, Ctx};
 use leanpool_testkit::procs;
@@ -106,7 +107,7 @@ async fn finish(pool: Pool) {
 /// waited for), and the replacement comes up as the new spare.
 async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
     let pool = cx.fake_pool(spares_cfg());
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let first = last_served(&cx);
@@ -114,7 +115,7 @@ async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
     let (serving, spare) = roles(&pool, "");
     assert_eq!((serving, spare.len()), (vec![first], 1));
     // Sequential requests stay on the serving worker: the spare stays unused.
-    pool.check(req("theorem again : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem again : True := trivial\n"))
         .await
         .unwrap();
     assert_eq!(last_served(&cx), first);
@@ -123,7 +124,10 @@ async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
         "theorem a : True := trivial\n-- FAKE crash_once {}\n",
         cx.path("flag")
     );
-    assert_eq!(pool.check(req(text)).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.call::<method::Check>(req(text)).await.unwrap().status,
+        CheckStatus::Ok
+    );
     assert_eq!(last_served(&cx), spare[0], "the retry ran on the spare");
     let c = pool.status().counters;
     assert_eq!(
@@ -159,7 +163,7 @@ async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
         timeout_grace_ms: 0,
         ..spares_cfg()
     });
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let cold = pool.status().counters.cold_waits;
@@ -168,8 +172,11 @@ async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
     let victim = roles(&pool, "").0[0];
     let mut p = req("theorem a : True := trivial\n-- FAKE sleep 5000\n");
     p.timeout_ms = Some(200);
-    assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
-    pool.check(req("theorem b : True := trivial\n"))
+    assert_eq!(
+        pool.call::<method::Check>(p).await.unwrap().status,
+        CheckStatus::Timeout
+    );
+    pool.call::<method::Check>(req("theorem b : True := trivial\n"))
         .await
         .unwrap();
     assert_ne!(last_served(&cx), victim);
@@ -181,7 +188,7 @@ async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
     let victim = roles(&pool, "").0[0];
     // Up to three uses of the serving worker: recycled after the third.
     for t in ["c", "d", "e", "f"] {
-        pool.check(req(format!("theorem {t} : True := trivial\n")))
+        pool.call::<method::Check>(req(format!("theorem {t} : True := trivial\n")))
             .await
             .unwrap();
     }
@@ -202,7 +209,7 @@ async fn no_spare_when_memory_is_short(cx: Ctx) {
         spare_memory_margin_bytes: u64::MAX / 4,
         ..spares_cfg()
     });
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     // The event: the supervisor has planned this key's spare and refused it.
@@ -228,13 +235,13 @@ async fn spare_yields_to_another_header(cx: Ctx) {
         max_workers: 2,
         ..spares_cfg()
     });
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
     let (serving, _) = roles(&pool, "");
     assert_eq!(
-        pool.check(req("import B\ntheorem b : True := trivial\n"))
+        pool.call::<method::Check>(req("import B\ntheorem b : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -265,23 +272,23 @@ async fn attack_isolated_callers_never_share_a_worker(cx: Ctx) {
     });
     let (alice, mallory) = (pool.as_caller("uid:1000"), pool.as_caller("uid:6666"));
     alice
-        .check(req("theorem a : True := trivial\n"))
+        .call::<method::Check>(req("theorem a : True := trivial\n"))
         .await
         .unwrap();
     let pa = last_served(&cx);
     mallory
-        .check(req("theorem m : True := trivial\n"))
+        .call::<method::Check>(req("theorem m : True := trivial\n"))
         .await
         .unwrap();
     let pm = last_served(&cx);
-    pool.check(req("theorem s : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem s : True := trivial\n"))
         .await
         .unwrap();
     let ps = last_served(&cx);
     assert!(pa != pm && pm != ps && pa != ps, "{pa} {pm} {ps}");
     // The same tag on another handle: the same worker again.
     pool.as_caller("uid:1000")
-        .check(req("theorem a2 : True := trivial\n"))
+        .call::<method::Check>(req("theorem a2 : True := trivial\n"))
         .await
         .unwrap();
     assert_eq!(last_served(&cx), pa);
@@ -299,10 +306,10 @@ async fn attack_isolated_callers_never_share_a_worker(cx: Ctx) {
 async fn two_headers_two_workers(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     let (a, b) = tokio::join!(
-        pool.check(req(
+        pool.call::<method::Check>(req(
             "import A\ntheorem a : True := trivial\n-- FAKE sleep 200\n"
         )),
-        pool.check(req(
+        pool.call::<method::Check>(req(
             "import B\ntheorem b : True := trivial\n-- FAKE sleep 200\n"
         )),
     );
@@ -313,7 +320,7 @@ async fn two_headers_two_workers(cx: Ctx) {
     assert_ne!(pa, pb);
     // Same header up to comments/blank lines/trailing spaces: same worker.
     let r = pool
-        .check(req(
+        .call::<method::Check>(req(
             "-- hi\nimport A   \n\ntheorem c : True := trivial\n-- FAKE error\n",
         ))
         .await
@@ -323,7 +330,7 @@ async fn two_headers_two_workers(cx: Ctx) {
     // Workers are keyed by the imports only: other header commands travel
     // with the request (issue 12 part 3).
     let r = pool
-        .check(req("import A\nopen Real Nat\nset_option maxHeartbeats 0\nuniverse u\ntheorem d : True := trivial\n"))
+        .call::<method::Check>(req("import A\nopen Real Nat\nset_option maxHeartbeats 0\nuniverse u\ntheorem d : True := trivial\n"))
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Ok);
@@ -334,7 +341,7 @@ async fn two_headers_two_workers(cx: Ctx) {
 
 async fn crash_once_is_retried_on_a_fresh_worker(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let before = pids(&pool, "");
@@ -342,7 +349,10 @@ async fn crash_once_is_retried_on_a_fresh_worker(cx: Ctx) {
         "theorem a : True := trivial\n-- FAKE crash_once {}\n",
         cx.path("flag")
     );
-    assert_eq!(pool.check(req(text)).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.call::<method::Check>(req(text)).await.unwrap().status,
+        CheckStatus::Ok
+    );
     let c = pool.status().counters;
     assert_eq!(
         (c.crashes, c.retries, c.worker_failed, c.spawns),
@@ -355,7 +365,7 @@ async fn crash_once_is_retried_on_a_fresh_worker(cx: Ctx) {
 async fn crash_twice_is_worker_failed(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     let e = pool
-        .check(req("theorem a : True := trivial\n-- FAKE crash\n"))
+        .call::<method::Check>(req("theorem a : True := trivial\n-- FAKE crash\n"))
         .await
         .unwrap_err();
     assert!(
@@ -367,7 +377,7 @@ async fn crash_twice_is_worker_failed(cx: Ctx) {
     assert_eq!((c.crashes, c.retries, c.worker_failed), (2, 1, 1));
     // The header is still served.
     assert_eq!(
-        pool.check(req("theorem b : True := trivial\n"))
+        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -384,13 +394,13 @@ async fn crash_twice_is_worker_failed(cx: Ctx) {
 /// fresh worker with a correct verdict.
 async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     for (n, verb) in [(1, "forge_version"), (2, "forge_answer")] {
         let before = pids(&pool, "");
         let e = pool
-            .check(req(format!(
+            .call::<method::Check>(req(format!(
                 "theorem a : True := trivial\n-- FAKE {verb}\n"
             )))
             .await
@@ -413,7 +423,7 @@ async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
         wait_until("compromised worker gone", || !procs::alive(before[0])).await;
         // The next caller gets a fresh worker and the true verdict.
         let r = pool
-            .check(req("theorem bad : True := trivial\n-- FAKE error\n"))
+            .call::<method::Check>(req("theorem bad : True := trivial\n-- FAKE error\n"))
             .await
             .unwrap();
         assert_eq!(r.status, CheckStatus::Error, "{verb}");
@@ -428,7 +438,7 @@ async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
 /// suspect, so it is replaced, and the next check gets a fresh one.
 async fn unreadable_answer_is_unexpected_answer(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let before = pids(&pool, "");
@@ -436,7 +446,7 @@ async fn unreadable_answer_is_unexpected_answer(cx: Ctx) {
         text: "theorem a : True := sorry\n".into(),
         timeout_ms: None,
     };
-    let e = pool.normalize(p).await.unwrap_err();
+    let e = pool.call::<method::Normalize>(p).await.unwrap_err();
     assert_eq!(
         (e.code(), e.cause()),
         (
@@ -449,7 +459,7 @@ async fn unreadable_answer_is_unexpected_answer(cx: Ctx) {
     assert_eq!((c.crashes, c.retries, c.worker_failed), (0, 0, 1));
     wait_until("the worker replaced", || !procs::alive(before[0])).await;
     assert_eq!(
-        pool.check(req("theorem b : True := trivial\n"))
+        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -466,13 +476,13 @@ async fn timeout_replaces_the_worker(cx: Ctx) {
         timeout_grace_ms: 0,
         ..base_cfg()
     });
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let before = pids(&pool, "");
     let mut p = req("theorem a : True := trivial\n-- FAKE sleep 5000\n");
     p.timeout_ms = Some(200);
-    let r = pool.check(p).await.unwrap();
+    let r = pool.call::<method::Check>(p).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout);
     assert!(r.reason.unwrap().contains("200 ms"));
     wait_until("replacement worker", || {
@@ -482,7 +492,7 @@ async fn timeout_replaces_the_worker(cx: Ctx) {
     .await;
     assert!(!procs::alive(before[0]));
     assert_eq!(
-        pool.check(req("theorem b : True := trivial\n"))
+        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -504,14 +514,14 @@ async fn timeout_interrupted_keeps_the_worker(cx: Ctx) {
         timeout_grace_ms: 5_000,
         ..base_cfg()
     });
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let first = last_served(&cx);
     let mut p = req("theorem a : True := trivial\n-- FAKE error\n-- FAKE sleep 1500\n");
     p.timeout_ms = Some(200);
     let t = std::time::Instant::now();
-    let r = pool.check(p).await.unwrap();
+    let r = pool.call::<method::Check>(p).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout, "{r:?}");
     assert!(
         t.elapsed() < Duration::from_millis(1500),
@@ -519,7 +529,7 @@ async fn timeout_interrupted_keeps_the_worker(cx: Ctx) {
         t.elapsed()
     );
     let r = pool
-        .check(req("theorem b : True := trivial\n"))
+        .call::<method::Check>(req("theorem b : True := trivial\n"))
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
@@ -562,7 +572,7 @@ async fn timeout_interrupt_lets_the_spare_serve(cx: Ctx) {
         timeout_grace_ms: 8_000,
         ..spares_cfg()
     });
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
@@ -570,9 +580,12 @@ async fn timeout_interrupt_lets_the_spare_serve(cx: Ctx) {
     let mut p = req("theorem a : True := trivial\n-- FAKE sleep 3000\n");
     p.timeout_ms = Some(200);
     let t = std::time::Instant::now();
-    assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
     assert_eq!(
-        pool.check(req("theorem b : True := trivial\n"))
+        pool.call::<method::Check>(p).await.unwrap().status,
+        CheckStatus::Timeout
+    );
+    assert_eq!(
+        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -606,15 +619,18 @@ async fn timeout_in_the_barrier_keeps_the_worker(cx: Ctx) {
         timeout_grace_ms: 5_000,
         ..base_cfg()
     });
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let first = last_served(&cx);
     let mut p = req("theorem a : True := trivial\n-- FAKE slow_barrier 1500\n");
     p.timeout_ms = Some(300);
-    assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
     assert_eq!(
-        pool.check(req("theorem b : True := trivial\n"))
+        pool.call::<method::Check>(p).await.unwrap().status,
+        CheckStatus::Timeout
+    );
+    assert_eq!(
+        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -639,14 +655,17 @@ async fn timeout_grace_expires_kills_and_replaces(cx: Ctx) {
         timeout_grace_ms: 1_000,
         ..base_cfg()
     });
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let first = last_served(&cx);
     let mut p = req("theorem a : True := trivial\n-- FAKE sleep 30000\n");
     p.timeout_ms = Some(200);
     let t = std::time::Instant::now();
-    assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
+    assert_eq!(
+        pool.call::<method::Check>(p).await.unwrap().status,
+        CheckStatus::Timeout
+    );
     assert!(
         t.elapsed() < Duration::from_millis(1000),
         "the time-out waited for the grace: {:?}",
@@ -654,7 +673,7 @@ async fn timeout_grace_expires_kills_and_replaces(cx: Ctx) {
     );
     assert!(procs::alive(first), "killed before its grace was over");
     assert_eq!(
-        pool.check(req("theorem b : True := trivial\n"))
+        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -675,15 +694,18 @@ async fn timeout_while_lean_keeps_computing_kills(cx: Ctx) {
         timeout_grace_ms: 1_500,
         ..base_cfg()
     });
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let first = last_served(&cx);
     let mut p = req("theorem a : True := trivial\n-- FAKE spin_bg\n-- FAKE sleep 400\n");
     p.timeout_ms = Some(200);
-    assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
     assert_eq!(
-        pool.check(req("theorem b : True := trivial\n"))
+        pool.call::<method::Check>(p).await.unwrap().status,
+        CheckStatus::Timeout
+    );
+    assert_eq!(
+        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -707,17 +729,20 @@ async fn timeout_ms_is_clamped_to_the_configured_range(cx: Ctx) {
         ..base_cfg()
     };
     let pool = cx.fake_pool(cfg);
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let before = pids(&pool, "");
     let mut p = req("theorem a : True := trivial\n-- FAKE sleep 300\n");
     p.timeout_ms = Some(1);
-    assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.call::<method::Check>(p).await.unwrap().status,
+        CheckStatus::Ok
+    );
     assert_eq!(pids(&pool, ""), before, "the worker was killed");
     let mut p = req("theorem b : True := trivial\n-- FAKE sleep 10000\n");
     p.timeout_ms = Some(u64::MAX);
-    let r = pool.check(p).await.unwrap();
+    let r = pool.call::<method::Check>(p).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout);
     assert!(r.reason.as_deref().unwrap().contains("2000 ms"), "{r:?}");
     finish(pool).await;
@@ -730,7 +755,7 @@ async fn max_uses_recycles(cx: Ctx) {
     });
     let mut seen = vec![];
     for i in 0..3 {
-        pool.check(req(format!("theorem t{i} : True := trivial\n")))
+        pool.call::<method::Check>(req(format!("theorem t{i} : True := trivial\n")))
             .await
             .unwrap();
         // Log lines are "<pid> <last line>": which process served it.
@@ -760,7 +785,7 @@ async fn full_queue_is_overloaded(cx: Ctx) {
     });
     let p1 = pool.clone();
     let a = tokio::spawn(async move {
-        p1.check(req("theorem a : True := trivial\n-- FAKE sleep 800\n"))
+        p1.call::<method::Check>(req("theorem a : True := trivial\n-- FAKE sleep 800\n"))
             .await
     });
     wait_until("a busy", || {
@@ -771,13 +796,16 @@ async fn full_queue_is_overloaded(cx: Ctx) {
     })
     .await;
     let p2 = pool.clone();
-    let b = tokio::spawn(async move { p2.check(req("theorem b : True := trivial\n")).await });
+    let b = tokio::spawn(async move {
+        p2.call::<method::Check>(req("theorem b : True := trivial\n"))
+            .await
+    });
     wait_until("b queued", || {
         pool.status().keys.iter().any(|k| k.queue_depth == 1)
     })
     .await;
     let e = pool
-        .check(req("theorem c : True := trivial\n"))
+        .call::<method::Check>(req("theorem c : True := trivial\n"))
         .await
         .unwrap_err();
     assert_eq!(
@@ -798,7 +826,7 @@ async fn dropped_request_is_skipped(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     let p1 = pool.clone();
     let a = tokio::spawn(async move {
-        p1.check(req("theorem a : True := trivial\n-- FAKE sleep 600\n"))
+        p1.call::<method::Check>(req("theorem a : True := trivial\n-- FAKE sleep 600\n"))
             .await
     });
     wait_until("a busy", || {
@@ -811,12 +839,12 @@ async fn dropped_request_is_skipped(cx: Ctx) {
     // The caller of b goes away while b waits in the queue.
     let gone = tokio::time::timeout(
         Duration::from_millis(100),
-        pool.check(req("theorem dropped_b : True := trivial\n")),
+        pool.call::<method::Check>(req("theorem dropped_b : True := trivial\n")),
     )
     .await;
     assert!(gone.is_err());
     let c = pool
-        .check(req("theorem c : True := trivial\n"))
+        .call::<method::Check>(req("theorem c : True := trivial\n"))
         .await
         .unwrap();
     assert_eq!(c.status, CheckStatus::Ok);
@@ -839,13 +867,13 @@ async fn disconnect_interrupt_keeps_a_quiet_worker(cx: Ctx) {
         timeout_grace_ms: 5_000,
         ..base_cfg()
     });
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let first = last_served(&cx);
     let p1 = pool.clone();
     let a = tokio::spawn(async move {
-        p1.check(req("theorem gone : True := trivial\n-- FAKE sleep 3000\n"))
+        p1.call::<method::Check>(req("theorem gone : True := trivial\n-- FAKE sleep 3000\n"))
             .await
     });
     wait_until("a busy", || {
@@ -858,7 +886,7 @@ async fn disconnect_interrupt_keeps_a_quiet_worker(cx: Ctx) {
     a.abort(); // the caller goes away mid-request
     let _ = a.await;
     assert_eq!(
-        pool.check(req("theorem b : True := trivial\n"))
+        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -885,13 +913,13 @@ async fn attack_disconnect_leaving_lean_computing_kills_the_worker(cx: Ctx) {
         timeout_grace_ms: 1_500,
         ..base_cfg()
     });
-    pool.check(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let first = last_served(&cx);
     let p1 = pool.clone();
     let a = tokio::spawn(async move {
-        p1.check(req(
+        p1.call::<method::Check>(req(
             "theorem gone : True := trivial\n-- FAKE spin_bg\n-- FAKE sleep 400\n",
         ))
         .await
@@ -906,7 +934,7 @@ async fn attack_disconnect_leaving_lean_computing_kills_the_worker(cx: Ctx) {
     a.abort();
     let _ = a.await;
     assert_eq!(
-        pool.check(req("theorem b : True := trivial\n"))
+        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -929,16 +957,16 @@ async fn attack_disconnect_leaving_lean_computing_kills_the_worker(cx: Ctx) {
 
 async fn lru_idle_worker_evicted_for_new_header(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    pool.check(req("import A\ntheorem a : True := trivial\n"))
+    pool.call::<method::Check>(req("import A\ntheorem a : True := trivial\n"))
         .await
         .unwrap();
-    pool.check(req("import B\ntheorem b : True := trivial\n"))
+    pool.call::<method::Check>(req("import B\ntheorem b : True := trivial\n"))
         .await
         .unwrap();
     let pb = pids(&pool, "import B\n");
     // Global max (2) reached; A has been idle longest.
     assert_eq!(
-        pool.check(req("import C\ntheorem c : True := trivial\n"))
+        pool.call::<method::Check>(req("import C\ntheorem c : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -969,7 +997,7 @@ async fn idle_timeout_keeps_prewarm_minimum(cx: Ctx) {
         })
     })
     .await;
-    pool.check(req("import Q\ntheorem q : True := trivial\n"))
+    pool.call::<method::Check>(req("import Q\ntheorem q : True := trivial\n"))
         .await
         .unwrap();
     wait_until("Q retired", || pids(&pool, "import Q\n").is_empty()).await;
@@ -985,7 +1013,7 @@ async fn memory_cap_kills_the_worker(cx: Ctx) {
         ..base_cfg()
     });
     let e = pool
-        .check(req("theorem a : True := trivial\n-- FAKE alloc 400\n"))
+        .call::<method::Check>(req("theorem a : True := trivial\n-- FAKE alloc 400\n"))
         .await
         .unwrap_err();
     assert!(
@@ -994,7 +1022,7 @@ async fn memory_cap_kills_the_worker(cx: Ctx) {
     );
     assert_eq!(pool.status().counters.memory_kills, 1);
     assert_eq!(
-        pool.check(req("theorem b : True := trivial\n"))
+        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -1012,7 +1040,7 @@ async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
         ..base_cfg()
     });
     assert_eq!(
-        pool.check(req("theorem a : True := trivial\n"))
+        pool.call::<method::Check>(req("theorem a : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -1031,7 +1059,7 @@ async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
         "cap {cap} should be the ready RSS + 150 MB"
     );
     let e = pool
-        .check(req("theorem b : True := trivial\n-- FAKE alloc 400\n"))
+        .call::<method::Check>(req("theorem b : True := trivial\n-- FAKE alloc 400\n"))
         .await
         .unwrap_err();
     assert!(
@@ -1040,7 +1068,7 @@ async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
     );
     assert_eq!(pool.status().counters.memory_kills, 1);
     assert_eq!(
-        pool.check(req("theorem c : True := trivial\n"))
+        pool.call::<method::Check>(req("theorem c : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -1052,12 +1080,12 @@ async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
 async fn failed_start_is_answered(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     let e = pool
-        .check(req("import FakeDieOnOpen\ntheorem a : True := trivial\n"))
+        .call::<method::Check>(req("import FakeDieOnOpen\ntheorem a : True := trivial\n"))
         .await
         .unwrap_err();
     assert!(matches!(e, PoolError::SpawnFailed(_)), "{e:?}");
     assert_eq!(
-        pool.check(req("theorem b : True := trivial\n"))
+        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -1071,17 +1099,20 @@ async fn graceful_shutdown_finishes_queued_work(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     let p1 = pool.clone();
     let a = tokio::spawn(async move {
-        p1.check(req("theorem a : True := trivial\n-- FAKE sleep 300\n"))
+        p1.call::<method::Check>(req("theorem a : True := trivial\n-- FAKE sleep 300\n"))
             .await
     });
     let p2 = pool.clone();
-    let b = tokio::spawn(async move { p2.check(req("theorem b : True := trivial\n")).await });
+    let b = tokio::spawn(async move {
+        p2.call::<method::Check>(req("theorem b : True := trivial\n"))
+            .await
+    });
     wait_until("both accepted", || pool.status().counters.requests == 2).await;
     pool.shutdown(Duration::from_secs(5)).await;
     assert_eq!(a.await.unwrap().unwrap().status, CheckStatus::Ok);
     assert_eq!(b.await.unwrap().unwrap().status, CheckStatus::Ok);
     assert_eq!(
-        pool.check(req("theorem c : True := trivial\n"))
+        pool.call::<method::Check>(req("theorem c : True := trivial\n"))
             .await
             .unwrap_err(),
         PoolError::ShuttingDown
@@ -1093,7 +1124,7 @@ async fn shutdown_deadline_answers_in_flight(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     let p1 = pool.clone();
     let a = tokio::spawn(async move {
-        p1.check(req("theorem a : True := trivial\n-- FAKE sleep 5000\n"))
+        p1.call::<method::Check>(req("theorem a : True := trivial\n-- FAKE sleep 5000\n"))
             .await
     });
     wait_until("a busy", || {
@@ -1104,7 +1135,10 @@ async fn shutdown_deadline_answers_in_flight(cx: Ctx) {
     })
     .await;
     let p2 = pool.clone();
-    let b = tokio::spawn(async move { p2.check(req("theorem b : True := trivial\n")).await });
+    let b = tokio::spawn(async move {
+        p2.call::<method::Check>(req("theorem b : True := trivial\n"))
+            .await
+    });
     wait_until("b queued", || {
         pool.status().keys.iter().any(|k| k.queue_depth == 1)
     })
@@ -1137,7 +1171,7 @@ async fn rlimit_as_is_applied(cx: Ctx) {
         rlimit_as_bytes: Some(64 << 30),
         ..base_cfg()
     });
-    pool.check(req("theorem a : True := trivial\n"))
+    pool.call::<method::Check>(req("theorem a : True := trivial\n"))
         .await
         .unwrap();
     let pid = pids(&pool, "")[0];
@@ -1148,7 +1182,7 @@ async fn rlimit_as_is_applied(cx: Ctx) {
 async fn guard_rejection_touches_no_worker(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     for text in ["#eval 1 + 1\n", "open Bad\nrun_cmd pure ()\n"] {
-        let r = pool.check(req(text)).await.unwrap();
+        let r = pool.call::<method::Check>(req(text)).await.unwrap();
         assert_eq!(r.status, CheckStatus::Rejected, "{text}");
         assert!(r.reason.is_some_and(|m| !m.is_empty()));
     }
@@ -1157,7 +1191,7 @@ async fn guard_rejection_touches_no_worker(cx: Ctx) {
         timeout_ms: None,
     };
     assert_eq!(
-        pool.opt(p).await.unwrap().check.status,
+        pool.call::<method::Opt>(p).await.unwrap().check.status,
         CheckStatus::Rejected
     );
     let s = pool.status();
@@ -1210,7 +1244,7 @@ async fn lease_takes_the_spare_and_the_pool_refills(cx: Ctx) {
     })
     .await;
     assert_eq!(
-        pool.check(req("import P\ntheorem t : True := trivial\n"))
+        pool.call::<method::Check>(req("import P\ntheorem t : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -1244,7 +1278,7 @@ async fn dropped_lease_leaves_the_worker_in_the_pool(cx: Ctx) {
     })
     .await;
     assert_eq!(
-        pool.check(req("import R\ntheorem t : True := trivial\n"))
+        pool.call::<method::Check>(req("import R\ntheorem t : True := trivial\n"))
             .await
             .unwrap()
             .status,
@@ -1269,7 +1303,9 @@ async fn concurrent_mix_every_request_answered(cx: Ctx) {
         };
         let text = format!("{header}theorem t{i} : True := trivial\n{fault}-- id {i}\n");
         let p = pool.clone();
-        tasks.push(tokio::spawn(async move { (i, p.check(req(text)).await) }));
+        tasks.push(tokio::spawn(async move {
+            (i, p.call::<method::Check>(req(text)).await)
+        }));
     }
     for t in tasks {
         let (i, r) = t.await.unwrap();

@@ -17,6 +17,7 @@
 
 use leanpool_lean::LeanCommand;
 use leanpool_pool::{Pool, PoolConfig, PoolError, PrewarmEntry, WorkerState};
+use leanpool_protocol::method;
 use leanpool_protocol::{CheckParams, CheckStatus};
 use leanpool_testkit::procs;
 use std::collections::BTreeSet;
@@ -155,7 +156,10 @@ async fn pool_on_real_lean() {
     // SIGKILL mid-request: `decide` over 10^3 cases keeps the worker busy
     // for seconds; it is killed 300 ms in. Answered from the retry.
     let p = pool.clone();
-    let k = tokio::spawn(async move { p.check(req(format!("{H}{}", decide_cases(3)))).await });
+    let k = tokio::spawn(async move {
+        p.call::<method::Check>(req(format!("{H}{}", decide_cases(3))))
+            .await
+    });
     let t = Instant::now();
     while state_of(&pool, K_H) != Some(WorkerState::Busy) {
         assert!(t.elapsed() < Duration::from_secs(30), "k never became busy");
@@ -201,7 +205,7 @@ async fn pool_on_real_lean() {
     const K_NAT: &str = "import Init\n";
     let p = pool.clone();
     let b1 = tokio::spawn(async move {
-        p.check(req(format!(
+        p.call::<method::Check>(req(format!(
             "{nat}theorem b (n : Nat) : n + 0 = n := by simp\n"
         )))
         .await
@@ -214,7 +218,7 @@ async fn pool_on_real_lean() {
     })
     .await;
     let same = "-- same imports\nimport Init  \n\nset_option maxHeartbeats 0\nopen Real\ntheorem b2 : 1 = 1 := rfl\n";
-    let e = pool.check(req(same)).await.unwrap_err();
+    let e = pool.call::<method::Check>(req(same)).await.unwrap_err();
     assert!(
         matches!(
             e,
@@ -226,7 +230,7 @@ async fn pool_on_real_lean() {
         "{e:?}"
     );
     let a = pool
-        .check(req(format!("{H}theorem a : 2 + 2 = 4 := rfl\n")))
+        .call::<method::Check>(req(format!("{H}theorem a : 2 + 2 = 4 := rfl\n")))
         .await
         .unwrap();
     assert_eq!(a.status, CheckStatus::Ok);
@@ -251,7 +255,7 @@ async fn pool_on_real_lean() {
     // Second and third use of the `open Nat` worker: max_uses = 3
     // recycles it.
     let bad = pool
-        .check(req(format!("{nat}\ntheorem c : 2 + 2 = 5 := by decide\n")))
+        .call::<method::Check>(req(format!("{nat}\ntheorem c : 2 + 2 = 5 := by decide\n")))
         .await
         .unwrap();
     assert_eq!(bad.status, CheckStatus::Error);
@@ -261,7 +265,7 @@ async fn pool_on_real_lean() {
     );
     assert_eq!(pool.status().counters.recycles, 0);
     let r = pool
-        .check(req(format!("{nat}theorem b3 : 3 = 3 := rfl\n")))
+        .call::<method::Check>(req(format!("{nat}theorem b3 : 3 = 3 := rfl\n")))
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Ok);
@@ -282,7 +286,7 @@ async fn pool_on_real_lean() {
     let before = pids_of(&pool, K_H);
     let mut p = req(format!("{H}{}", decide_cases(4)));
     p.timeout_ms = Some(3000);
-    let r = pool.check(p).await.unwrap();
+    let r = pool.call::<method::Check>(p).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout);
     assert_eq!(pool.status().counters.timeouts, 1);
     wait_until("timed-out process gone", Duration::from_secs(30), || {
@@ -400,7 +404,7 @@ async fn spares_on_real_lean() {
         "set_option pp.all true\nopen List\ntheorem r2 : 2 + 2 = 4 := rfl\n".to_string(),
     ];
     for text in variants {
-        let r = pool.check(req(text)).await.unwrap();
+        let r = pool.call::<method::Check>(req(text)).await.unwrap();
         assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
     }
     let c = pool.status().counters;
@@ -429,9 +433,12 @@ async fn spares_on_real_lean() {
     let (serving, spare) = roles(&pool, K_H);
     let mut p = req(format!("{H}{}", decide_cases(4)));
     p.timeout_ms = Some(2000);
-    assert_eq!(pool.check(p).await.unwrap().status, CheckStatus::Timeout);
+    assert_eq!(
+        pool.call::<method::Check>(p).await.unwrap().status,
+        CheckStatus::Timeout
+    );
     let r = pool
-        .check(req(format!("{H}theorem after : 1 = 1 := rfl\n")))
+        .call::<method::Check>(req(format!("{H}theorem after : 1 = 1 := rfl\n")))
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");

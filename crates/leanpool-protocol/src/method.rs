@@ -45,6 +45,21 @@ macro_rules! methods {
         )*
         /// Every method's name, in the order docs/protocol.md lists them.
         pub const NAMES: &[&str] = &[$($name),*];
+
+        /// Decodes `params` as method `name`'s `Params` and encodes them
+        /// back (fields at their defaults may be left out): how a client
+        /// that has a method only by name (`leanpool batch --method`)
+        /// checks params before sending them. `None` when `name` is no
+        /// method.
+        pub fn reencode_params(name: &str, params: &Value) -> Option<Result<Value, serde_json::Error>> {
+            match name {
+                $($name => Some(
+                    <$params as Deserialize>::deserialize(params)
+                        .and_then(|p| serde_json::to_value(p)),
+                ),)*
+                _ => None,
+            }
+        }
     };
 }
 
@@ -143,6 +158,19 @@ mod tests {
                 "shutdown"
             ]
         );
+    }
+
+    #[test]
+    fn params_reencode_by_name() {
+        let p = json!({"text": "x", "timings": false});
+        assert_eq!(
+            reencode_params("check", &p).unwrap().unwrap(),
+            json!({"text": "x"})
+        );
+        assert!(reencode_params("check", &json!({"txt": "x"}))
+            .unwrap()
+            .is_err());
+        assert!(reencode_params("frobnicate", &p).is_none());
     }
 
     #[test]

@@ -6,12 +6,9 @@
 //! on the wire; answers are matched to callers by id by a single reader task.
 
 use crate::framing::{Frame, FrameReader};
-use leanpool_protocol::method::{self, Method, NoParams};
+use leanpool_protocol::method::Method;
 use leanpool_protocol::pending::{Completion, Pending};
-use leanpool_protocol::{
-    CheckParams, CheckResult, ErrorCode, GtedParams, GtedResult, Id, NormalizeResult, OptResult,
-    Request, RpcError, StatementParams, StatusResult, VerifyParams, VerifyResult,
-};
+use leanpool_protocol::{ErrorCode, Id, Request, RpcError};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -94,7 +91,11 @@ struct Calls {
 /// A round trip (compiled by `cargo test`, not run: it needs a daemon on
 /// the socket, e.g. `leanpool serve --socket /tmp/lp.sock`):
 ///
+/// Every method is called the same way, by its type
+/// ([`leanpool_protocol::method`]): [`Client::request`].
+///
 /// ```no_run
+/// use leanpool_protocol::method::{self, NoParams};
 /// use leanpool_protocol::{CheckParams, CheckStatus, GtedParams};
 /// use leanpool_rpc::Client;
 /// use serde_json::json;
@@ -102,12 +103,14 @@ struct Calls {
 /// # async fn round_trip() -> Result<(), leanpool_rpc::ClientError> {
 /// let client = Client::connect("/tmp/lp.sock").await?;
 /// let text = "theorem t : 1 + 1 = 2 := rfl\n".to_string();
-/// let r = client.check(&CheckParams { text, timeout_ms: Some(60_000), timings: false }).await?;
+/// let p = CheckParams { text, timeout_ms: Some(60_000), timings: false };
+/// let r = client.request::<method::Check>(&p).await?;
 /// assert_eq!(r.status, CheckStatus::Ok);
 /// // `gted` needs no Lean: the daemon scores two operator trees itself.
 /// let a = json!({"content": "_ + _", "children": [{"content": "x"}, {"content": "1"}]});
-/// let g = client.gted(&GtedParams { a: a.clone(), b: a, mode: None }).await?;
+/// let g = client.request::<method::Gted>(&GtedParams { a: a.clone(), b: a, mode: None }).await?;
 /// assert_eq!(g.similarity, 1.0);
+/// let status = client.request::<method::Status>(&NoParams).await?;
 /// # Ok(())
 /// # }
 /// ```
@@ -272,39 +275,6 @@ impl Client {
         let raw = self.call_raw(method, params).await?;
         serde_json::from_str(raw.get())
             .map_err(|e| ClientError::Decode(format!("`{method}` result: {e}")))
-    }
-
-    /// `check`: a Lean text elaborated and judged.
-    pub async fn check(&self, p: &CheckParams) -> Result<CheckResult, ClientError> {
-        self.request::<method::Check>(p).await
-    }
-    /// `verify`: a proof judged against a fixed statement.
-    pub async fn verify(&self, p: &VerifyParams) -> Result<VerifyResult, ClientError> {
-        self.request::<method::Verify>(p).await
-    }
-    /// `normalize`: a statement's binders and conclusion.
-    pub async fn normalize(&self, p: &StatementParams) -> Result<NormalizeResult, ClientError> {
-        self.request::<method::Normalize>(p).await
-    }
-    /// `opt`: `normalize` plus operator trees.
-    pub async fn opt(&self, p: &StatementParams) -> Result<OptResult, ClientError> {
-        self.request::<method::Opt>(p).await
-    }
-    /// `gted`: two operator trees compared (no Lean).
-    pub async fn gted(&self, p: &GtedParams) -> Result<GtedResult, ClientError> {
-        self.request::<method::Gted>(p).await
-    }
-    /// Daemon and pool status.
-    pub async fn status(&self) -> Result<StatusResult, ClientError> {
-        self.request::<method::Status>(&NoParams).await
-    }
-    /// Echoes `payload`.
-    pub async fn ping(&self, payload: Value) -> Result<Value, ClientError> {
-        self.request::<method::Ping>(&payload).await
-    }
-    /// Asks the daemon to shut down gracefully (owner uid only).
-    pub async fn shutdown(&self) -> Result<Value, ClientError> {
-        self.call(method::Shutdown::NAME, Value::Null).await
     }
 }
 

@@ -14,7 +14,7 @@
 //! method of its own (`add`) beside the server's `ping`:
 //!
 //! ```
-//! use leanpool_protocol::{ErrorCode, RpcError};
+//! use leanpool_protocol::{method, ErrorCode, RpcError};
 //! use leanpool_rpc::handler::{method_not_found, params, result};
 //! use leanpool_rpc::{CallContext, Client, Handler, Server, ServerOptions};
 //! use serde_json::{json, value::RawValue, Value};
@@ -51,7 +51,8 @@
 //! let serving = tokio::spawn(server.run());
 //!
 //! let client = Client::connect(&socket).await?;
-//! assert_eq!(client.ping(json!({"hello": [1, 2]})).await?, json!({"hello": [1, 2]}));
+//! let echo = client.request::<method::Ping>(&json!({"hello": [1, 2]})).await?;
+//! assert_eq!(echo, json!({"hello": [1, 2]}));
 //! assert_eq!(client.call("add", json!({"a": 2, "b": 3})).await?, json!(5));
 //! // Errors come back with their code.
 //! let e = client.call("add", json!({"a": "two"})).await.unwrap_err();

@@ -4,6 +4,7 @@
 mod common;
 
 use common::start;
+use leanpool_protocol::method::{self, NoParams};
 use leanpool_protocol::ErrorCode;
 use leanpool_rpc::{Client, ClientError};
 use serde_json::{json, Value};
@@ -180,10 +181,16 @@ async fn shutdown_is_for_the_owner_only() {
     let d = start(|o| o.owner_uid = me.wrapping_add(1));
     let c = d.client().await;
     assert_eq!(
-        c.shutdown().await.unwrap_err().code(),
+        c.request::<method::Shutdown>(&NoParams)
+            .await
+            .unwrap_err()
+            .code(),
         Some(ErrorCode::Unauthorized)
     );
-    assert_eq!(c.ping(json!([1, "x"])).await.unwrap(), json!([1, "x"]));
+    assert_eq!(
+        c.request::<method::Ping>(&json!([1, "x"])).await.unwrap(),
+        json!([1, "x"])
+    );
     assert!(d.path.exists());
 }
 
@@ -198,7 +205,12 @@ async fn shutdown_drains_then_removes_the_socket() {
     while d.counters.started.load(Ordering::SeqCst) < 1 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert_eq!(c.shutdown().await.unwrap(), json!({"shutting_down": true}));
+    assert!(
+        c.request::<method::Shutdown>(&NoParams)
+            .await
+            .unwrap()
+            .shutting_down
+    );
     let e = c.call("sleep", json!({"ms": 0})).await.unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::ShuttingDown));
     // The accept loop stops right after the phase change; give it a moment.

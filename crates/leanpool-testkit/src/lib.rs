@@ -1,6 +1,8 @@
 //! Test support shared by leanpool's crates: a dev-dependency only, never
 //! part of a library's API (`publish = false`).
 //!
+//! - [`daemon`]: the one daemon fixture of the tests and benches (the
+//!   `leanpool serve` process, or `leanpool_daemon::serve` in-process).
 //! - [`data`]: where the shared test data lives (the GTED paper's miniF2F
 //!   set), one locator for the gted tests and bench, the guard's corpus
 //!   test and the CLI tests, instead of a copy each (it used to be
@@ -13,6 +15,9 @@
 //!   fake pool's base config (features `lean`, `pool`).
 //! - [`procs`]: a test process's worker processes in `/proc`.
 
+#![deny(missing_docs)]
+
+pub mod daemon;
 pub mod data;
 pub mod fake_lean;
 pub mod harness;

@@ -376,7 +376,7 @@ fn every_stdout_write_goes_through_the_closed_pipe_rule() {
         "leanpool-lsp opens stdout once"
     );
     assert!(
-        lsp.contains("StdoutWatch { inner: tokio::io::stdout()"),
+        lsp.contains("StdoutWatch {\n        inner: tokio::io::stdout(),"),
         "leanpool-lsp's stdout is the watched writer"
     );
 }

@@ -7,6 +7,7 @@
 mod daemon_support;
 
 use daemon_support::{alive, children_of, connect_expecting_lean, Daemon, Lean, BIN};
+use leanpool_protocol::method::{self, NoParams};
 use leanpool_protocol::{CheckParams, CheckStatus, VerifyParams, VerifyStatus};
 use leanpool_rpc::Client;
 use nix::sys::signal::Signal;
@@ -125,7 +126,7 @@ async fn daemon_on_real_lean() {
                 };
                 mine.spawn(async move {
                     let r = c
-                        .check(&CheckParams {
+                        .request::<method::Check>(&CheckParams {
                             text,
                             timeout_ms: None,
                             timings: false,
@@ -224,7 +225,7 @@ async fn daemon_on_real_lean() {
     cli_opt_and_normalize_through_the_daemon(&d, dir.path());
 
     // status: the one worker, with its uses counted.
-    let st = c.status().await.unwrap();
+    let st = c.request::<method::Status>(&NoParams).await.unwrap();
     assert_eq!(st.pool.workers, 1, "{st:?}");
     let w = &st.pool.keys[0].workers[0];
     let pid = w.pid.expect("worker pid") as i32;
@@ -245,7 +246,12 @@ async fn daemon_on_real_lean() {
     // A client that goes away: its queued requests never reach Lean. They
     // queue behind the start of a worker for a new header (tens of seconds),
     // and the client disconnects while they wait.
-    let before = c.status().await.unwrap().pool.counters;
+    let before = c
+        .request::<method::Status>(&NoParams)
+        .await
+        .unwrap()
+        .pool
+        .counters;
     {
         use tokio::io::AsyncWriteExt;
         let mut s = tokio::net::UnixStream::connect(&d.socket).await.unwrap();
@@ -260,7 +266,7 @@ async fn daemon_on_real_lean() {
         s.write_all(lines.as_bytes()).await.unwrap();
         let t0 = std::time::Instant::now();
         loop {
-            let st = c.status().await.unwrap();
+            let st = c.request::<method::Status>(&NoParams).await.unwrap();
             if st
                 .pool
                 .keys
@@ -278,7 +284,12 @@ async fn daemon_on_real_lean() {
     } // dropped: the connection closes with 3 requests queued
     let t0 = std::time::Instant::now();
     loop {
-        let now = c.status().await.unwrap().pool.counters;
+        let now = c
+            .request::<method::Status>(&NoParams)
+            .await
+            .unwrap()
+            .pool
+            .counters;
         if now.cancelled >= before.cancelled + 3 {
             assert_eq!(now.requests, before.requests + 3);
             break;
@@ -291,7 +302,7 @@ async fn daemon_on_real_lean() {
     }
 
     // SIGTERM: graceful, socket removed, no Lean process left.
-    let st = c.status().await.unwrap();
+    let st = c.request::<method::Status>(&NoParams).await.unwrap();
     let pids: Vec<i32> = st
         .pool
         .keys
@@ -328,7 +339,7 @@ async fn daemon_on_real_lean() {
 /// with a new edit (counted `cancelled`), and the same warm worker (no new
 /// spawn, no time-out kill) answers the victim.
 async fn attack_disconnect_does_not_stall_the_next_caller(d: &Daemon, c: &Client) {
-    let before = c.status().await.unwrap().pool;
+    let before = c.request::<method::Status>(&NoParams).await.unwrap().pool;
     let victim = before
         .keys
         .iter()
@@ -346,10 +357,10 @@ async fn attack_disconnect_does_not_stall_the_next_caller(d: &Daemon, c: &Client
         timeout_ms: Some(600_000),
         timings: false,
     };
-    let running = tokio::spawn(async move { attacker.check(&p).await });
+    let running = tokio::spawn(async move { attacker.request::<method::Check>(&p).await });
     // Wait for the event (the worker busy with it), not for a fixed time.
     loop {
-        let s = c.status().await.unwrap().pool;
+        let s = c.request::<method::Status>(&NoParams).await.unwrap().pool;
         if s.keys
             .iter()
             .flat_map(|k| &k.workers)
@@ -363,7 +374,7 @@ async fn attack_disconnect_does_not_stall_the_next_caller(d: &Daemon, c: &Client
     let _ = running.await;
     // The next caller is answered (not after the attacker's 600 s limit)...
     let r = c
-        .check(&CheckParams {
+        .request::<method::Check>(&CheckParams {
             text: ok(7),
             timeout_ms: None,
             timings: false,
@@ -371,7 +382,7 @@ async fn attack_disconnect_does_not_stall_the_next_caller(d: &Daemon, c: &Client
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
-    let after = c.status().await.unwrap().pool;
+    let after = c.request::<method::Status>(&NoParams).await.unwrap().pool;
     assert_eq!(
         after.counters.cancelled,
         before.counters.cancelled + 1,
@@ -481,7 +492,10 @@ fn vp(statement: &str, proof: &str) -> VerifyParams {
 /// Python client: a good proof, and proofs that try to escape their slot.
 async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) {
     let stmt = "theorem v1 (n : Nat) : n + 0 = n := by sorry";
-    let r = c.verify(&vp(stmt, "by\n  simp")).await.unwrap();
+    let r = c
+        .request::<method::Verify>(&vp(stmt, "by\n  simp"))
+        .await
+        .unwrap();
     assert_eq!(r.status, VerifyStatus::Proved, "{r:?}");
     assert!(
         r.diagnostics.is_empty() && r.statement_diagnostics.is_empty(),
@@ -490,7 +504,7 @@ async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) {
     // A wrong proof: the error is positioned in the proof's own text.
     // (`exact rfl` would be right: `n + 0` reduces to `n`; `0 + n` does not.)
     let r = c
-        .verify(&vp(stmt, "by\n  exact Nat.zero_add n"))
+        .request::<method::Verify>(&vp(stmt, "by\n  exact Nat.zero_add n"))
         .await
         .unwrap();
     assert_eq!(r.status, VerifyStatus::Error, "{r:?}");
@@ -503,7 +517,7 @@ async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) {
     // `sorry` inside a `have`: the warning is on the theorem's name, in
     // the statement's coordinates.
     let r = c
-        .verify(&vp(
+        .request::<method::Verify>(&vp(
             "theorem v2 : 1 = 1 := sorry",
             "by\n  have h : 1 = 1 := sorry\n  exact h",
         ))
@@ -513,7 +527,7 @@ async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) {
     assert_eq!(r.statement_diagnostics[0].range.start.character, 8, "{r:?}");
     // A different statement: the proof proves `2 + 2 = 4`, the statement says 5.
     let r = c
-        .verify(&vp("theorem v3 : 2 + 2 = 5", "(by decide : 2 + 2 = 4)"))
+        .request::<method::Verify>(&vp("theorem v3 : 2 + 2 = 5", "(by decide : 2 + 2 = 4)"))
         .await
         .unwrap();
     assert_eq!(r.status, VerifyStatus::Error, "{r:?}");
@@ -531,14 +545,14 @@ async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) {
         ("unbalanced", "(by decide))\ntheorem w : True := trivial"),
     ] {
         let r = c
-            .verify(&vp("theorem v3 : 2 + 2 = 5", proof))
+            .request::<method::Verify>(&vp("theorem v3 : 2 + 2 = 5", proof))
             .await
             .unwrap();
         assert_eq!(r.status, VerifyStatus::Rejected, "{name}: {r:?}");
     }
     // A statement with a proof already attached is not a statement.
     let r = c
-        .verify(&vp("theorem v4 : True := trivial", "trivial"))
+        .request::<method::Verify>(&vp("theorem v4 : True := trivial", "trivial"))
         .await
         .unwrap();
     assert_eq!(r.status, VerifyStatus::Rejected, "{r:?}");

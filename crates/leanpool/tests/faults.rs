@@ -24,6 +24,7 @@ mod daemon_support;
 
 use daemon_support::{alive, call_surviving, connect_expecting_lean, Daemon, Lean};
 use leanpool_pool::WorkerState;
+use leanpool_protocol::method::{self, NoParams};
 use leanpool_protocol::{CheckParams, CheckStatus, ErrorCode, StatusResult};
 use leanpool_rpc::Client;
 use nix::sys::signal::Signal;
@@ -81,7 +82,7 @@ async fn wait_for(
 ) -> StatusResult {
     let t = Instant::now();
     loop {
-        let st = c.status().await.unwrap();
+        let st = c.request::<method::Status>(&NoParams).await.unwrap();
         if f(&workers(&st)) {
             return st;
         }
@@ -160,7 +161,7 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
     let cap = w.rss_cap_bytes.expect("status shows the memory cap");
     assert!(cap > 629145600 && w.rss_bytes.unwrap() < cap, "{w:?}");
     let r = c
-        .check(&req(
+        .request::<method::Check>(&req(
             "theorem small (a b : Nat) : a + b = b + a := by omega\n".into(),
         ))
         .await
@@ -170,22 +171,21 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
     // A statement that eats memory: stopped by the cap, answered, the
     // worker replaced, the daemon up.
     let t = Instant::now();
-    let e = c.check(&req(EATS_MEMORY.into())).await.unwrap_err();
+    let e = c
+        .request::<method::Check>(&req(EATS_MEMORY.into()))
+        .await
+        .unwrap_err();
     let m = worker_failed(&e);
     assert!(m.contains("memory limit"), "{m}\n{}", d.logs());
     eprintln!("memory cap {cap} B: answered after {:?}: {m}", t.elapsed());
-    let st = c.status().await.unwrap();
+    let st = c.request::<method::Status>(&NoParams).await.unwrap();
     assert_eq!(
         (st.pool.counters.memory_kills, st.pool.counters.retries),
         (1, 0),
         "{:?}",
         st.pool.counters
     );
-    assert!(
-        d.child.try_wait().unwrap().is_none(),
-        "daemon died:\n{}",
-        d.logs()
-    );
+    assert!(d.is_running(), "daemon died:\n{}", d.logs());
     let st = wait_for(c, "replacement worker", READY, |w| {
         idle_pid(w).is_some_and(|p| p != first)
     })
@@ -201,11 +201,19 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
     // limit: the WASM worker would hang), not retried, worker replaced.
     if st.daemon.backend.kind == leanpool_protocol::BackendInfoKind::Wasm {
         let t = Instant::now();
-        let e = c.check(&req(PANICS.into())).await.unwrap_err();
+        let e = c
+            .request::<method::Check>(&req(PANICS.into()))
+            .await
+            .unwrap_err();
         let m = worker_failed(&e);
         assert!(m.contains("INTERNAL PANIC"), "{m}");
         eprintln!("panic: answered after {:?}: {m}", t.elapsed());
-        let counters = c.status().await.unwrap().pool.counters;
+        let counters = c
+            .request::<method::Status>(&NoParams)
+            .await
+            .unwrap()
+            .pool
+            .counters;
         assert_eq!((counters.crashes, counters.retries), (1, 0), "{counters:?}");
         let st = wait_for(c, "worker after the panic", READY, |w| {
             idle_pid(w).is_some_and(|p| p != second)
@@ -224,7 +232,12 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
 /// varies so the signal hits different phases of elaboration.
 async fn sigkill_mid_request(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
     let n = kills();
-    let start = c.status().await.unwrap().pool.counters;
+    let start = c
+        .request::<method::Status>(&NoParams)
+        .await
+        .unwrap()
+        .pool
+        .counters;
     let (mut landed, mut attempts) = (0usize, 0usize);
     while landed < n {
         attempts += 1;
@@ -243,15 +256,21 @@ async fn sigkill_mid_request(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
             Client::connect(&d.socket).await.unwrap(),
             Client::connect(&d.socket).await.unwrap(),
         );
-        let running = tokio::spawn(async move { c1.check(&req(slow(&format!("k{i}"), 60))).await });
+        let running = tokio::spawn(async move {
+            c1.request::<method::Check>(&req(slow(&format!("k{i}"), 60)))
+                .await
+        });
         wait_for(c, "victim busy", Duration::from_secs(120), |w| {
             w.iter().any(|x| x.1 == WorkerState::Busy)
         })
         .await;
         // Queued behind the victim's request: must be answered too.
         let queued = tokio::spawn(async move {
-            c2.check(&req(format!("theorem q{i} : {i} + 1 = {} := rfl\n", i + 1)))
-                .await
+            c2.request::<method::Check>(&req(format!(
+                "theorem q{i} : {i} + 1 = {} := rfl\n",
+                i + 1
+            )))
+            .await
         });
         tokio::time::sleep(Duration::from_millis(100 + (i as u64 * 173) % 900)).await;
         let mid = !running.is_finished();
@@ -271,7 +290,12 @@ async fn sigkill_mid_request(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
         }
         eprintln!("kill {i}: pid {victim}, mid-request {mid} ({landed}/{n})");
     }
-    let counters = c.status().await.unwrap().pool.counters;
+    let counters = c
+        .request::<method::Status>(&NoParams)
+        .await
+        .unwrap()
+        .pool
+        .counters;
     assert!(
         counters.crashes - start.crashes >= landed as u64,
         "{counters:?}"
@@ -283,11 +307,7 @@ async fn sigkill_mid_request(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
         counters.crashes - start.crashes,
         counters.retries - start.retries
     );
-    assert!(
-        d.child.try_wait().unwrap().is_none(),
-        "daemon died:\n{}",
-        d.logs()
-    );
+    assert!(d.is_running(), "daemon died:\n{}", d.logs());
 }
 
 /// Far more work than the limit allows: answered at once; Lean is
@@ -307,7 +327,7 @@ async fn timeout_interrupts_lean_and_keeps_the_worker(
     let mut p = req(slow("slow", 400));
     p.timeout_ms = Some(1500);
     let t = Instant::now();
-    let r = c.check(&p).await.unwrap();
+    let r = c.request::<method::Check>(&p).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout, "{r:?}");
     eprintln!(
         "timeout: 1500 ms limit answered `timeout` after {:?}",
@@ -316,7 +336,7 @@ async fn timeout_interrupts_lean_and_keeps_the_worker(
     assert!(r.reason.as_deref().unwrap_or("").contains("1500"), "{r:?}");
     let t = Instant::now();
     let r = c
-        .check(&req("theorem after_timeout : 2 + 2 = 4 := rfl\n".into()))
+        .request::<method::Check>(&req("theorem after_timeout : 2 + 2 = 4 := rfl\n".into()))
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
@@ -329,7 +349,7 @@ async fn timeout_interrupts_lean_and_keeps_the_worker(
         t.elapsed()
     );
     let r = c
-        .check(&req(
+        .request::<method::Check>(&req(
             "theorem after_timeout_false : 2 + 2 = 5 := by decide\n".into(),
         ))
         .await
@@ -339,7 +359,7 @@ async fn timeout_interrupts_lean_and_keeps_the_worker(
         r.diagnostics.iter().all(|d| d.range.start.line == 0),
         "{r:?}"
     );
-    let st = c.status().await.unwrap();
+    let st = c.request::<method::Status>(&NoParams).await.unwrap();
     let now: Vec<u32> = workers(&st).iter().filter_map(|w| w.0).collect();
     assert_eq!(
         now,
@@ -356,11 +376,7 @@ async fn timeout_interrupts_lean_and_keeps_the_worker(
     for l in d.logs().lines().filter(|l| l.contains("interrupt")) {
         eprintln!("daemon: {l}");
     }
-    assert!(
-        d.child.try_wait().unwrap().is_none(),
-        "daemon died:\n{}",
-        d.logs()
-    );
+    assert!(d.is_running(), "daemon died:\n{}", d.logs());
 }
 
 /// Daemon restart (SIGKILL, then a new daemon on the same socket, with
@@ -400,7 +416,7 @@ async fn daemon_restart_while_clients_check(
         });
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let old = workers(&c.status().await.unwrap())
+    let old = workers(&c.request::<method::Status>(&NoParams).await.unwrap())
         .iter()
         .filter_map(|w| w.0)
         .collect::<Vec<_>>();
@@ -425,7 +441,7 @@ async fn daemon_restart_while_clients_check(
     // Clients are answered by the new daemon's worker once it is warm.
     let t = Instant::now();
     while c2
-        .status()
+        .request::<method::Status>(&NoParams)
         .await
         .unwrap()
         .pool
@@ -452,7 +468,7 @@ async fn daemon_restart_while_clients_check(
     }
     eprintln!("daemon restart: {total_reconnects} reconnects over 3 clients");
     seen.extend(
-        workers(&c2.status().await.unwrap())
+        workers(&c2.request::<method::Status>(&NoParams).await.unwrap())
             .iter()
             .filter_map(|w| w.0),
     );

@@ -14,11 +14,11 @@
 
 mod daemon_support;
 
-use daemon_support::{connect_expecting_lean, Daemon};
+use daemon_support::{connect_expecting_lean, Daemon, Lean};
+use leanpool_protocol::method::{self, NoParams};
 use leanpool_protocol::{CheckParams, CheckResult, CheckStatus, ErrorCode};
 use leanpool_rpc::Client;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 /// Every request uses this header, so all share one worker.
 const HEADER: &str = "import Std.Internal.UV.TCP\n";
@@ -27,7 +27,7 @@ const CONFIG: &str = "[guard]\nenabled = false\n\n[pool]\nmax_workers = 1\nmax_w
 
 async fn check(c: &Client, body: &str) -> CheckResult {
     let text = format!("{HEADER}{body}\n");
-    c.check(&CheckParams {
+    c.request::<method::Check>(&CheckParams {
         text,
         timeout_ms: None,
         timings: false,
@@ -55,32 +55,9 @@ fn attempt(action: &str) -> String {
 /// Starts the daemon with its `TMPDIR` in `dir` (so the worker's private
 /// directory, `$TMPDIR/leanpool-worker-*`, can be found and checked).
 fn start_daemon(dir: &Path) -> Daemon {
-    let socket = dir.join("leanpool.sock");
-    let cfg = dir.join("daemon.toml");
-    std::fs::write(&cfg, CONFIG).unwrap();
     let tmp = dir.join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let log = dir.join("daemon.log");
-    let child = Command::new(daemon_support::BIN)
-        .args(["serve", "--socket"])
-        .arg(&socket)
-        .arg("--config")
-        .arg(&cfg)
-        .env("RUST_LOG", "info")
-        .env("TMPDIR", &tmp)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .expect("spawn leanpool serve");
-    let d = Daemon {
-        child,
-        socket,
-        log,
-        dir: dir.to_owned(),
-    };
-    d.wait_ready();
-    d
+    Daemon::start_with_env(dir, CONFIG, Lean::Real, &[("TMPDIR", &tmp)])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -130,14 +107,14 @@ async fn guard_off_code_cannot_escape_the_worker_sandbox() {
             .flat_map(|k| k.workers.iter().map(|w| w.pid))
             .collect()
     };
-    let before = pids(&c.status().await.unwrap());
+    let before = pids(&c.request::<method::Status>(&NoParams).await.unwrap());
     assert_eq!(before.len(), 1, "{before:?}");
     let r = check(&c, "theorem after_ok : 2 + 2 = 4 := by decide").await;
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
     let r = check(&c, "theorem after_bad : 2 + 2 = 5 := by decide").await;
     assert_eq!(r.status, CheckStatus::Error, "{r:?}");
     assert_eq!(
-        pids(&c.status().await.unwrap()),
+        pids(&c.request::<method::Status>(&NoParams).await.unwrap()),
         before,
         "the worker was replaced"
     );
@@ -163,7 +140,12 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
     c: &Client,
     pid: u32,
 ) {
-    let before = c.status().await.unwrap().pool.counters;
+    let before = c
+        .request::<method::Status>(&NoParams)
+        .await
+        .unwrap()
+        .pool
+        .counters;
     assert_eq!(before.compromised, 0, "{before:?}");
     let body = format!(
         "{{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/publishDiagnostics\",\"params\":{{\"uri\":\"file:///leanpool/{}\",\"version\":2147483647,\"diagnostics\":[]}}}}",
@@ -199,7 +181,7 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
          let _ ← IO.wait t"
     );
     let e = c
-        .check(&CheckParams {
+        .request::<method::Check>(&CheckParams {
             text: format!("{HEADER}{forge}\n"),
             timeout_ms: None,
             timings: false,
@@ -216,7 +198,12 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
         Some(serde_json::json!({"cause": "protocol_violation"})),
         "{rpc:?}"
     );
-    let after = c.status().await.unwrap().pool.counters;
+    let after = c
+        .request::<method::Status>(&NoParams)
+        .await
+        .unwrap()
+        .pool
+        .counters;
     assert_eq!(after.compromised, 1, "{after:?}");
     assert_eq!(
         after.retries, before.retries,
@@ -235,7 +222,7 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
     assert_eq!(r.status, CheckStatus::Error, "{r:?}");
     let r = check(c, "theorem good : 2 + 2 = 4 := by decide").await;
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
-    let st = c.status().await.unwrap();
+    let st = c.request::<method::Status>(&NoParams).await.unwrap();
     let now: Vec<Option<u32>> = st
         .pool
         .keys
@@ -309,7 +296,13 @@ async fn sandbox_blocks_readfile_of_host_secret(c: &Client, dir: &Path) {
 /// sandbox unit test `shell_in_sandbox_reaches_only_its_own_dir` (bash's
 /// `/dev/tcp` connect to a listener on 127.0.0.1 fails, nothing arrives).
 async fn sandbox_blocks_tcp_connect_to_localhost(c: &Client) {
-    let backend = c.status().await.unwrap().daemon.backend.kind;
+    let backend = c
+        .request::<method::Status>(&NoParams)
+        .await
+        .unwrap()
+        .daemon
+        .backend
+        .kind;
     if backend == leanpool_protocol::BackendInfoKind::Wasm {
         eprintln!("tcp connect attempt: not made on the WASM backend (no libuv TCP in that build; see this function's doc)");
         return;

@@ -1,11 +1,14 @@
 //! `leanpool batch IN.jsonl OUT.jsonl --socket PATH`: a JSONL file of
 //! statements through a running daemon.
 //!
-//! Input lines: `{"id": ID, "text": "..."}` or `{"id": ID, "header": "...",
-//! "statement": "..."}` (joined with a newline); ID is a string or number,
-//! unique in the file. With `--method verify`: `{"id": ID, "header": "...",
-//! "statement": "...", "proof": "..."}` (`header` optional). Output: one line per input, in input order,
-//! `{"id": ID, "result": {...}}` or `{"id": ID, "error": {"code", "message"}}`.
+//! `--method` is any method of `leanpool_protocol::method` that takes an
+//! object of params (not `status`, `lease`, `ping`, `shutdown`). Input
+//! lines: the method's params plus `"id": ID` (a string or number, unique
+//! in the file), e.g. `{"id": ID, "text": "..."}` for `check`; `header` and
+//! `statement` (joined with a newline) may stand for `text`. Each line is
+//! checked against the method's params type before anything is sent.
+//! Output: one line per input, in input order, `{"id": ID, "result":
+//! {...}}` or `{"id": ID, "error": {"code", "message"}}`.
 //!
 //! Crash safety: OUT is only ever appended whole lines (flushed as they
 //! are written, fsync'd at least once a second and at the end). A run that
@@ -15,7 +18,7 @@
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use leanpool_protocol::method::{self, Method as _};
+use leanpool_protocol::method::{self, Method as _, NoParams};
 use leanpool_protocol::{Counters, ErrorCode};
 use leanpool_rpc::{Client, ClientError};
 use serde_json::value::RawValue;
@@ -26,12 +29,29 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Method {
-    Check,
-    Normalize,
-    Opt,
-    Verify,
+/// Methods a batch cannot run: they take no item (`status`, `shutdown`),
+/// any JSON (`ping`), or the connection (`lease`).
+const NOT_BATCHED: [&str; 4] = [
+    method::Status::NAME,
+    method::Ping::NAME,
+    method::Shutdown::NAME,
+    method::Lease::NAME,
+];
+
+/// `--method`: a method name a batch can run.
+fn batch_method(name: &str) -> Result<&'static str, String> {
+    match method::NAMES.iter().find(|m| **m == name) {
+        Some(m) if !NOT_BATCHED.contains(m) => Ok(m),
+        _ => Err(format!(
+            "not a method a batch runs; one of: {}",
+            method::NAMES
+                .iter()
+                .filter(|m| !NOT_BATCHED.contains(m))
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
 }
 
 #[derive(clap::Args)]
@@ -43,8 +63,9 @@ pub struct Args {
     /// The daemon's Unix socket.
     #[arg(long, value_name = "PATH")]
     pub socket: PathBuf,
-    #[arg(long, value_enum, default_value = "check")]
-    pub method: Method,
+    /// The method each line is sent to (`check`, `verify`, `normalize`, `opt`, `gted` ...).
+    #[arg(long, default_value = "check", value_parser = batch_method)]
+    pub method: &'static str,
     /// Requests in flight at once (pipelined on one connection).
     #[arg(long, default_value_t = 4)]
     pub concurrency: usize,
@@ -98,12 +119,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         .open(&args.output)?;
     let before = pool_counters(&client).await;
     let bar = progress(todo.len() as u64);
-    let method = match args.method {
-        Method::Check => method::Check::NAME,
-        Method::Normalize => method::Normalize::NAME,
-        Method::Opt => method::Opt::NAME,
-        Method::Verify => method::Verify::NAME,
-    };
+    let method = args.method;
     let concurrency = args.concurrency.max(1);
     // Answers arrive in any order but are written in input order; starting
     // at most `window` items past the first unwritten one bounds memory.
@@ -199,7 +215,13 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
 
 /// The daemon's pool counters (`status`), if it answers.
 async fn pool_counters(c: &Client) -> Option<Counters> {
-    Some(c.status().await.ok()?.pool.counters)
+    Some(
+        c.request::<method::Status>(&NoParams)
+            .await
+            .ok()?
+            .pool
+            .counters,
+    )
 }
 
 /// Errors worth waiting out (`OVERLOADED`) or that end the run rather than
@@ -231,7 +253,7 @@ fn key(id: &Value) -> String {
     id.to_string()
 }
 
-fn read_input(path: &Path, method: Method) -> anyhow::Result<Vec<Item>> {
+fn read_input(path: &Path, method: &str) -> anyhow::Result<Vec<Item>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut items = Vec::new();
@@ -251,41 +273,69 @@ fn read_input(path: &Path, method: Method) -> anyhow::Result<Vec<Item>> {
     Ok(items)
 }
 
-fn parse_item(v: &Value, method: Method) -> anyhow::Result<Item> {
-    let id = match v.get("id") {
-        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+/// One line: `id` and the method's params, `header` + `statement`
+/// standing for `text` when the params do not take them as they are.
+/// Fields the params type would ignore are refused (a typo, or a field of
+/// another method), so that what is sent is what the line says.
+fn parse_item(v: &Value, method: &str) -> anyhow::Result<Item> {
+    let mut fields = match v {
+        Value::Object(o) => o.clone(),
+        _ => bail!("a line is a JSON object"),
+    };
+    let id = match fields.remove("id") {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id,
         _ => bail!("`id` (a string or number) is required"),
     };
-    let s = |k: &str| v.get(k).and_then(Value::as_str);
-    if method == Method::Verify {
-        let (Some(st), Some(proof)) = (s("statement"), s("proof")) else {
-            bail!("`verify` lines need `statement` and `proof` (strings), `header` optional")
-        };
-        if v.get("header").is_some_and(|h| !h.is_string()) || v.get("text").is_some() {
-            bail!("`verify` lines take `header`, `statement` and `proof` (strings), not `text`")
-        }
-        let mut params = json!({ "statement": st, "proof": proof });
-        if let Some(h) = s("header") {
-            params["header"] = json!(h);
-        }
-        return Ok(Item { id, params });
-    }
-    let text = match (s("text"), s("header"), s("statement")) {
-        (Some(t), None, None) => t.to_string(),
-        (None, Some(h), Some(st)) => {
-            let sep = if h.is_empty() || h.ends_with('\n') {
-                ""
-            } else {
-                "\n"
-            };
-            format!("{h}{sep}{st}")
-        }
-        _ => bail!("expected `text`, or `header` and `statement` (strings)"),
+    let as_is = Value::Object(fields.clone());
+    let params = match checked(method, &as_is) {
+        Ok(()) => as_is,
+        Err(e) => match joined(&fields) {
+            Some(p) => checked(method, &p).map(|()| p)?,
+            None => return Err(e),
+        },
     };
-    Ok(Item {
-        id,
-        params: json!({ "text": text }),
-    })
+    Ok(Item { id, params })
+}
+
+/// `{"header", "statement", ...}` as `{"text": header + "\n" + statement, ...}`.
+fn joined(fields: &serde_json::Map<String, Value>) -> Option<Value> {
+    if fields.contains_key("text") {
+        return None;
+    }
+    let mut rest = fields.clone();
+    let (Some(Value::String(h)), Some(Value::String(st))) =
+        (rest.remove("header"), rest.remove("statement"))
+    else {
+        return None;
+    };
+    let sep = if h.is_empty() || h.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    rest.insert("text".into(), json!(format!("{h}{sep}{st}")));
+    Some(Value::Object(rest))
+}
+
+/// `params` decode as `method`'s params, and every field is one they
+/// read: a field missing from their re-encoding is either at its default
+/// or unknown, told apart by whether a value of the wrong type is refused.
+fn checked(method: &str, params: &Value) -> anyhow::Result<()> {
+    let reencode = |p: &Value| method::reencode_params(method, p).expect("a batch method");
+    let back = reencode(params).map_err(|e| {
+        anyhow::anyhow!("not `{method}`'s params (see docs/protocol.md; `header` and `statement` may stand for `text`): {e}")
+    })?;
+    for (k, _) in params.as_object().into_iter().flatten() {
+        if back.get(k).is_some() {
+            continue;
+        }
+        let mut probe = params.clone();
+        probe[k] = json!({"\u{1}": []});
+        if reencode(&probe).is_ok() {
+            bail!("`{method}` takes no field `{k}`");
+        }
+    }
+    Ok(())
 }
 
 /// Reads the ids already answered in `path` and cuts a torn last line.
@@ -343,7 +393,7 @@ mod tests {
 
     #[test]
     fn input_forms() {
-        let c = Method::Check;
+        let c = "check";
         let i = parse_item(&json!({"id": 1, "text": "theorem t : True := trivial"}), c).unwrap();
         assert_eq!(i.params, json!({"text": "theorem t : True := trivial"}));
         let i = parse_item(&json!({"id": "a", "header": "import Init", "statement": "theorem t : True := trivial"}), c).unwrap();
@@ -355,7 +405,7 @@ mod tests {
         assert!(parse_item(&json!({"text": "x"}), c).is_err());
         assert!(parse_item(&json!({"id": [1], "text": "x"}), c).is_err());
         assert!(parse_item(&json!({"id": 1, "text": "x", "header": "y"}), c).is_err());
-        let v = Method::Verify;
+        let v = "verify";
         let i = parse_item(
             &json!({"id": 1, "statement": "theorem t : True := sorry", "proof": "trivial"}),
             v,
@@ -367,6 +417,21 @@ mod tests {
         );
         assert!(parse_item(&json!({"id": 1, "statement": "theorem t : True"}), v).is_err());
         assert!(parse_item(&json!({"id": 1, "text": "theorem t : True := trivial"}), v).is_err());
+        assert!(parse_item(
+            &json!({"id": 1, "statement": "s", "proof": "p", "text": "t"}),
+            v
+        )
+        .is_err());
+        // Fields at their defaults are the params' own, not unknown.
+        let i = parse_item(&json!({"id": 2, "text": "t", "timings": false}), c).unwrap();
+        assert_eq!(i.params, json!({"text": "t", "timings": false}));
+        assert!(parse_item(&json!({"id": 2, "text": "t", "timing": true}), c).is_err());
+        // Any method with object params, by its type: `gted` too.
+        let g = json!({"id": 3, "a": {"content": "x"}, "b": {"content": "y"}});
+        assert!(parse_item(&g, "gted").is_ok());
+        assert!(batch_method("gted").is_ok());
+        assert!(batch_method("status").is_err());
+        assert!(batch_method("frobnicate").is_err());
     }
 
     #[test]

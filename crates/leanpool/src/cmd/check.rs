@@ -30,7 +30,9 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     };
     let started = Instant::now();
     let mut result = match &args.via.socket {
-        Some(socket) => crate::cmd::remote::check(socket, params).await?,
+        Some(socket) => {
+            crate::cmd::remote::request::<leanpool_protocol::method::Check>(socket, params).await?
+        }
         None => {
             let command = LeanCommand::detect()?;
             check_once(&args.via.worker_config(command), &params, DEFAULT_TIMEOUT).await?

@@ -30,7 +30,10 @@ pub fn read_params(file: &Path, via: &Via) -> anyhow::Result<StatementParams> {
 pub async fn run(args: Args) -> anyhow::Result<i32> {
     let params = read_params(&args.file, &args.via)?;
     let result = match &args.via.socket {
-        Some(socket) => crate::cmd::remote::normalize(socket, params).await?,
+        Some(socket) => {
+            crate::cmd::remote::request::<leanpool_protocol::method::Normalize>(socket, params)
+                .await?
+        }
         None => {
             let p = params.clone();
             with_local_worker(&args.via, &params.text, move |w| {

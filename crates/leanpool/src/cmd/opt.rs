@@ -27,7 +27,9 @@ pub struct Args {
 pub async fn run(args: Args) -> anyhow::Result<i32> {
     let params = read_params(&args.file, &args.via)?;
     let result: OptResult = match &args.via.socket {
-        Some(socket) => crate::cmd::remote::opt(socket, params).await?,
+        Some(socket) => {
+            crate::cmd::remote::request::<leanpool_protocol::method::Opt>(socket, params).await?
+        }
         None => {
             let p = params.clone();
             with_local_worker(&args.via, &params.text, move |w| {

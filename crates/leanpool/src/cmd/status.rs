@@ -3,6 +3,7 @@
 use anyhow::Context;
 use leanpool_daemon::StatusResult;
 use leanpool_pool::{Percentiles, PoolStatus};
+use leanpool_protocol::method::{self, NoParams};
 use leanpool_rpc::Client;
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -24,7 +25,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             args.socket.display()
         )
     })?;
-    let s = client.status().await?;
+    let s = client.request::<method::Status>(&NoParams).await?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&s)?);
     } else {

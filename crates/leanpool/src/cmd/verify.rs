@@ -31,7 +31,9 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         timings: true,
     };
     let result = match &args.via.socket {
-        Some(socket) => crate::cmd::remote::verify(socket, params).await?,
+        Some(socket) => {
+            crate::cmd::remote::request::<leanpool_protocol::method::Verify>(socket, params).await?
+        }
         None => match leanpool_lean::verify::assemble(&params) {
             Err(reason) => VerifyResult::rejected(reason.to_string()),
             Ok(a) => {

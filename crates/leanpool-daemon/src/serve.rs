@@ -1,0 +1,154 @@
+//! The daemon as a library: [`serve`] (as mini-redis's `server::run`)
+//! builds the pool and the handler from a [`DaemonConfig`], listens on a
+//! socket and serves until `shutdown` completes (or a client's
+//! `shutdown`), then drains, kills the Lean workers and removes the
+//! socket. `leanpool serve` parses its arguments and calls it; the tests
+//! and benches run it through `leanpool_testkit::daemon`.
+
+use crate::{BackendInfo, DaemonConfig, PoolHandler, SandboxInfo};
+use leanpool_lean::LeanCommand;
+use leanpool_pool::Pool;
+use leanpool_rpc::{BindError, Server};
+use std::future::Future;
+use std::path::Path;
+
+/// Why the daemon could not serve.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The socket could not be created (a live daemon on it, a bad path).
+    #[error("cannot start the daemon: {0}")]
+    Bind(#[from] BindError),
+    /// The listener failed while serving.
+    #[error("the daemon's listener failed: {0}")]
+    Io(#[from] std::io::Error),
+    /// A set-up task failed (a leanpool bug).
+    #[error("daemon set-up failed: {0}")]
+    Setup(String),
+}
+
+/// Which Lean the daemon's workers run.
+#[derive(Debug, Clone)]
+pub enum Lean {
+    /// `LeanCommand::detect()`: the backend `scripts/setup` installed, or
+    /// elan's.
+    Detect,
+    /// This command (e.g. the test kit's scripted fake Lean).
+    Command(LeanCommand),
+}
+
+/// Serves the daemon's methods on `socket` with `config` and the detected
+/// Lean until `shutdown` completes (see [`serve_with`]).
+pub async fn serve(
+    config: DaemonConfig,
+    socket: &Path,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    serve_with(Lean::Detect, config, socket, shutdown).await
+}
+
+/// Serves the daemon's methods on `socket` with `config` and `lean` until
+/// `shutdown` completes or a client calls `shutdown`: then new requests
+/// are answered `SHUTTING_DOWN`, in-flight ones run until
+/// `shutdown_deadline_ms`, the Lean workers are killed and the socket
+/// removed. Without Lean the daemon still serves `gted` and `status`; the
+/// Lean methods answer `SPAWN_FAILED` with the reason.
+pub async fn serve_with(
+    lean: Lean,
+    config: DaemonConfig,
+    socket: &Path,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let handler = handler(lean, &config, socket).await?;
+    let server = Server::bind(config.server_options(socket), handler)?;
+    let stop = server.shutdown_handle();
+    let watcher = tokio::spawn(async move {
+        shutdown.await;
+        stop.shutdown();
+    });
+    let served = server.run().await;
+    watcher.abort();
+    Ok(served?)
+}
+
+/// The daemon's handler: the pool on `lean`, or none with the reason.
+async fn handler(lean: Lean, cfg: &DaemonConfig, socket: &Path) -> Result<PoolHandler, ServeError> {
+    let command = match lean {
+        Lean::Detect => LeanCommand::detect().map_err(|e| e.to_string()),
+        Lean::Command(c) => Ok(c),
+    };
+    let handler = match command {
+        Ok(cmd) => {
+            let described = cmd.clone();
+            let sandbox_cfg = cfg.sandbox.clone();
+            let b = tokio::task::spawn_blocking(move || describe(&described, &sandbox_cfg))
+                .await
+                .map_err(|e| ServeError::Setup(format!("describing the backend: {e}")))?;
+            log_backend(&b, cfg);
+            PoolHandler::new(Pool::new(cmd, cfg.pool_config()), socket, b)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "no Lean backend; serving gted and status only");
+            let b = BackendInfo::unavailable(e.clone());
+            PoolHandler::without_lean(e, cfg.pool_config(), socket, b)
+        }
+    };
+    Ok(handler
+        .with_gted_limits(cfg.gted_limits())
+        .with_max_leases(cfg.max_leases))
+}
+
+fn log_backend(b: &BackendInfo, cfg: &DaemonConfig) {
+    let library = b
+        .library
+        .as_ref()
+        .and_then(|l| l.mathlib_rev.clone().or(l.oleans_sha256.clone()));
+    tracing::info!(
+        backend = %b.kind,
+        version = b.version.as_deref().unwrap_or("?"),
+        library = library.as_deref().or(b.library_error.as_deref()).unwrap_or("?"),
+        "backend"
+    );
+    match &b.sandbox {
+        Some(s) if s.available => tracing::info!(sandbox = %s.summary, "worker sandbox"),
+        // Workers will not start; every Lean request answers
+        // SPAWN_FAILED with this reason.
+        Some(s) => tracing::error!(error = %s.summary, "worker sandbox unavailable"),
+        None => {}
+    }
+    if !cfg.guard.enabled {
+        tracing::warn!(
+            "input guard disabled by config ([guard] enabled = false): Lean runs callers' code"
+        );
+    }
+}
+
+/// What `status` reports about `command` (provenance, issue 11 part 5):
+/// kind, recorded version, the library's identity (hashes the olean set,
+/// ~1 s for the WASM library: once, at start, off the async threads) and
+/// the workers' sandbox as planned for `sandbox`.
+pub fn describe(command: &LeanCommand, sandbox: &leanpool_lean::SandboxConfig) -> BackendInfo {
+    let (library, library_error) = match leanpool_lean::provenance::library_identity(command) {
+        Ok(l) => (Some(l), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let sandbox = match leanpool_lean::sandbox::Plan::new(command, sandbox) {
+        Ok(plan) => SandboxInfo {
+            mode: sandbox.mode.as_str().into(),
+            summary: plan.summary(),
+            available: true,
+        },
+        Err(e) => SandboxInfo {
+            mode: sandbox.mode.as_str().into(),
+            summary: e.to_string(),
+            available: false,
+        },
+    };
+    BackendInfo {
+        kind: command.backend.into(),
+        version: command.version.clone(),
+        error: None,
+        library,
+        library_error,
+        sandbox: Some(sandbox),
+    }
+}
