@@ -397,5 +397,9 @@ def score_dataset(ds: Any, method: str = "check", *, batch_size: int = 16, concu
 
 
 def score_jsonl(path: str, method: str = "check", **kwargs: Any) -> Any:
-    """A JSONL file (``leanpool batch``'s input) read with Ray Data and scored."""
+    """A JSONL file (``leanpool batch``'s input) read with Ray Data and scored.
+
+    Rows come out in Ray Data's order (match them by ``id``), or in input
+    order with ``DataContext.get_current().execution_options.preserve_order = True``.
+    """
     return score_dataset(ray.data.read_json(os.fspath(path)), method, **kwargs)

@@ -1,5 +1,6 @@
-"""The package as a user uses it, on real Lean: one daemon (one worker start)
-for the whole module; the last test stops it and checks no process is left."""
+"""The package as a user uses it, on real Lean: one daemon for the whole
+module, every text without imports (one import set: one worker start, CI's
+budget); the last test stops it and checks no process is left."""
 
 from __future__ import annotations
 
@@ -54,7 +55,9 @@ def test_check_ok_sorry_rejected(daemon):
 
 def test_verify(daemon):
     with daemon.client() as c:
-        v = c.verify("theorem t (n : Nat) : n + 0 = n := sorry", "by\n  simp", header="import Init")
+        # A header without imports: the same import set (and warm worker) as
+        # every other test here; a new import set would cost a worker start.
+        v = c.verify("theorem t (n : Nat) : n + 0 = n := sorry", "by\n  simp", header="open Nat")
         cheat = c.verify("theorem t : False", "sorry\naxiom cheat : False")
         wrong = c.verify("theorem t (n : Nat) : n + 0 = n := sorry", "by decide")
     assert v.proved and v.diagnostics == []
@@ -103,7 +106,7 @@ def test_async_client_on_lean(daemon):
 
 def test_score_jsonl_example(daemon, tmp_path):
     rows = [{"id": 1, "text": "theorem a : 1 + 1 = 2 := by decide"},
-            {"id": "b", "header": "import Init", "statement": "theorem b : 2 + 2 = 5 := by decide"}]
+            {"id": "b", "header": "open Nat", "statement": "theorem b : 2 + 2 = 5 := by decide"}]
     src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run = subprocess.run([sys.executable, str(REPO / "examples" / "score_jsonl.py"), str(src), str(out), "--socket", daemon.socket],

@@ -100,3 +100,24 @@ def test_node_removed_mid_run_loses_nothing(env):
     while _alive(daemon_pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _alive(daemon_pid), "the removed node's daemon outlived its actor"
+
+
+def test_score_jsonl_ray_example(env, tmp_path):
+    # examples/score_jsonl_ray.py's scoring, on this cluster (after the node
+    # removal: the head node serves), both ways.
+    import importlib.util
+    import sys
+
+    from conftest import REPO
+
+    sys.path.insert(0, str(REPO / "examples"))
+    spec = importlib.util.spec_from_file_location("score_jsonl_ray", REPO / "examples" / "score_jsonl_ray.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    path = tmp_path / "in.jsonl"
+    h = env["header"]
+    rows = [{"id": f"r{i}", "text": text(h, 200 + i, good=i != 1)} for i in range(4)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for data in (False, True):
+        out = example.score(env["lc"], "check", str(path), data=data)
+        assert [(o["id"], o["status"]) for o in out] == [("r0", "ok"), ("r1", "error"), ("r2", "ok"), ("r3", "ok")]
