@@ -35,4 +35,7 @@ pub use guard::{screen, LeanText, Screened};
 pub use header::{Document, DocumentError, Piece};
 pub use sandbox::{Sandbox, SandboxConfig, SandboxMode};
 pub use text::LineIndex;
-pub use worker::{collect_rpc_refs, RawSender, Worker, WorkerConfig, WorkerError, DEFAULT_WARMUP};
+pub use worker::{
+    collect_rpc_refs, RawSender, Worker, WorkerConfig, WorkerError, DEFAULT_START_TIMEOUT,
+    DEFAULT_STDERR_LOG_BYTES, DEFAULT_WARMUP,
+};

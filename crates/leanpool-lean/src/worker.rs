@@ -50,14 +50,23 @@ pub const DEFAULT_WARMUP: &str =
     "theorem leanpool_warmup (a b : Nat) (h : a < b) : a + 1 ≤ b ∧ 2 + 2 = 4 := \
      ⟨by omega, by decide⟩\nexample (l : List Nat) : (l ++ []).length = l.length := by simp\n";
 
+/// Default limit on starting a worker (the pool's `start_timeout_ms`
+/// too): sized for the WASM backend, ~25 s to start on 2 idle cores,
+/// 60-100 s on a loaded machine.
+pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// Default bytes of a worker's stderr kept for error messages (the pool's
+/// `stderr_log_bytes` too).
+pub const DEFAULT_STDERR_LOG_BYTES: usize = 64 * 1024;
+
 impl WorkerConfig {
-    /// Defaults sized for the WASM backend (~25 s to start on 2 idle
-    /// cores, 60-100 s on a loaded machine).
+    /// The defaults: [`DEFAULT_START_TIMEOUT`], [`DEFAULT_STDERR_LOG_BYTES`],
+    /// no warm-up, the default sandbox.
     pub fn new(command: LeanCommand) -> Self {
         WorkerConfig {
             command,
-            start_timeout: Duration::from_secs(300),
-            stderr_log_bytes: 64 * 1024,
+            start_timeout: DEFAULT_START_TIMEOUT,
+            stderr_log_bytes: DEFAULT_STDERR_LOG_BYTES,
             warmup: None,
             sandbox: SandboxConfig::default(),
         }

@@ -168,6 +168,10 @@ pub const DEFAULT_TIMEOUT_GRACE_MS: u64 = 15_000;
 /// Cap of `timeout_grace_ms`: the header's queue waits for the interrupt.
 pub const MAX_TIMEOUT_GRACE_MS: u64 = 60_000;
 
+/// Default `default_timeout_ms`: a request's limit when it gives none
+/// (the CLI's local commands use it too).
+pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 60_000;
+
 /// Default `rss_headroom_bytes`.
 pub const DEFAULT_RSS_HEADROOM: u64 = 3 << 29;
 
@@ -189,16 +193,16 @@ impl Default for PoolConfig {
             rss_limit_bytes: None,
             rss_headroom_bytes: Some(DEFAULT_RSS_HEADROOM),
             rlimit_as_bytes: None,
-            default_timeout_ms: 60_000,
+            default_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
             min_timeout_ms: 1_000,
             max_timeout_ms: 600_000,
             timeout_grace_ms: DEFAULT_TIMEOUT_GRACE_MS,
             max_queue_per_key: 64,
-            start_timeout_ms: 180_000,
+            start_timeout_ms: leanpool_lean::DEFAULT_START_TIMEOUT.as_millis() as u64,
             rss_poll_ms: 200,
             health_interval_ms: 1000,
             latency_window: 1024,
-            stderr_log_bytes: 16 * 1024,
+            stderr_log_bytes: leanpool_lean::DEFAULT_STDERR_LOG_BYTES,
             warmup: true,
             guard: GuardPolicy::default(),
             sandbox: SandboxConfig::default(),

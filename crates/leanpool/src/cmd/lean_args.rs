@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Limit for the request itself when `--timeout-ms` is not given (a local
-/// worker's start-up is not counted against it).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// worker's start-up is not counted against it): the daemon's default.
+pub const DEFAULT_TIMEOUT: Duration =
+    Duration::from_millis(leanpool_pool::DEFAULT_REQUEST_TIMEOUT_MS);
 
 /// `--timeout-ms` and `--socket`, flattened into each command's `Args`.
 #[derive(clap::Args, Debug, Clone)]
