@@ -10,14 +10,19 @@ use serde::{Deserialize, Deserializer, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// `log_format`: how the daemon writes its log lines (stderr).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
+    /// Human-readable text (the default).
     #[default]
     Text,
+    /// One JSON object per line.
     Json,
 }
 
+/// The daemon's config file, as read: the transport's caps at the top
+/// level, `[pool]`, `[guard]`, `[sandbox]`, `[verdict]` (docs/protocol.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DaemonConfig {
@@ -27,7 +32,9 @@ pub struct DaemonConfig {
     pub socket_mode: u32,
     /// Uids allowed to connect; absent means only the daemon's own uid.
     pub allowed_uids: Option<Vec<u32>>,
+    /// Bytes of one request line; longer ones are refused.
     pub max_request_bytes: usize,
+    /// Unanswered requests per connection; reading stops above it.
     pub max_inflight_per_connection: usize,
     /// Bytes of answers queued for one connection and not yet written to
     /// it; past this the daemon stops reading that connection until the
@@ -41,12 +48,15 @@ pub struct DaemonConfig {
     pub gted_max_nodes: usize,
     /// Depth per `gted` tree (a lone root is depth 1).
     pub gted_max_depth: usize,
+    /// How long a graceful shutdown lets in-flight requests run.
     pub shutdown_deadline_ms: u64,
     /// Connections that may hold a leased worker at once (`lease`, e.g.
     /// `leanpool lsp --socket`); each holds a whole worker outside
     /// `[pool] max_workers`. 0 turns `lease` off.
     pub max_leases: usize,
+    /// Text or JSON log lines.
     pub log_format: LogFormat,
+    /// `[pool]`: workers, limits, time-outs.
     pub pool: PoolConfig,
     /// `[guard]`: the input guard's policy (`enabled = false` turns it off).
     pub guard: GuardPolicy,
@@ -79,15 +89,20 @@ impl Default for DaemonConfig {
     }
 }
 
+/// Why a config file could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config {0}: {1}")]
+    /// The file could not be read.
     Read(PathBuf, std::io::Error),
     #[error("config {0}: {1}")]
+    /// Not a config in JSON.
     Json(PathBuf, serde_json::Error),
     #[error("config {0}: {1}")]
+    /// Not a config in TOML.
     Toml(PathBuf, toml::de::Error),
     #[error("config {0}: {1}")]
+    /// Read, but a value is out of range.
     Invalid(PathBuf, InvalidConfig),
 }
 
@@ -95,17 +110,22 @@ pub enum ConfigError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidConfig {
     #[error("socket_mode {0:o} has bits outside 0777")]
+    /// `socket_mode` is not a permission mask.
     SocketModeBits(u32),
     #[error("socket_mode must let the owner write (connecting needs write access)")]
+    /// `socket_mode` would lock the owner out.
     SocketModeNotWritable,
     /// The named setting is 0.
     #[error("{0} must be at least 1")]
     Zero(&'static str),
     #[error(transparent)]
+    /// A `[pool]` value is out of range.
     Pool(#[from] InvalidPoolConfig),
 }
 
 impl DaemonConfig {
+    /// Reads and validates the config at `path` (JSON if it ends in
+    /// `.json`, else TOML).
     pub fn load(path: &Path) -> Result<DaemonConfig, ConfigError> {
         let text =
             std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.to_owned(), e))?;
@@ -121,6 +141,7 @@ impl DaemonConfig {
         Ok(cfg)
     }
 
+    /// Refuses values the daemon could not serve with.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
         if self.socket_mode & !0o777 != 0 {
             return Err(InvalidConfig::SocketModeBits(self.socket_mode));
@@ -163,6 +184,7 @@ impl DaemonConfig {
         }
     }
 
+    /// The caps on `gted` trees.
     pub fn gted_limits(&self) -> GtedLimits {
         GtedLimits {
             max_nodes: self.gted_max_nodes,
@@ -170,6 +192,7 @@ impl DaemonConfig {
         }
     }
 
+    /// The transport's options for `socket`.
     pub fn server_options(&self, socket: &Path) -> ServerOptions {
         let mut o = ServerOptions::new(socket);
         o.socket_mode = self.socket_mode;

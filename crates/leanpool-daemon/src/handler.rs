@@ -51,6 +51,7 @@ pub struct PoolHandler {
 pub const DEFAULT_MAX_LEASES: usize = 2;
 
 impl PoolHandler {
+    /// A handler serving `pool` on `socket` (reported by `status`).
     pub fn new(pool: Pool, socket: &std::path::Path, backend: BackendInfo) -> Self {
         PoolHandler {
             pool: Ok(pool),

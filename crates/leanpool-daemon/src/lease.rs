@@ -44,6 +44,7 @@ pub struct Leases {
 }
 
 impl Leases {
+    /// At most `max` leases at once.
     pub fn new(max: usize) -> Arc<Leases> {
         Arc::new(Leases {
             max,
@@ -64,6 +65,7 @@ impl Leases {
             .map(|_| LeaseSlot(self.clone()))
     }
 
+    /// `status`' lease counts.
     pub fn status(&self) -> LeaseStatus {
         LeaseStatus {
             active: self.active.load(Ordering::SeqCst),
@@ -123,16 +125,22 @@ const RSS_POLL: Duration = Duration::from_millis(500);
 
 /// A leased worker and what its tunnel needs.
 pub struct LeaseTunnel {
+    /// The leased worker (killed when the tunnel ends).
     pub worker: Worker,
+    /// The memory cap the pool computed for it.
     pub rss_cap: Option<u64>,
+    /// The guard every text sent to it passes.
     pub guard: GuardPolicy,
+    /// The daemon's lease count (`status`).
     pub leases: Arc<Leases>,
+    /// This lease's place under `max_leases`, freed on drop.
     pub slot: LeaseSlot,
     /// For logs.
     pub conn: u64,
 }
 
 impl LeaseTunnel {
+    /// `lease`' answer for the leased `header`.
     pub fn result(&self, header: String) -> LeaseResult {
         LeaseResult {
             uri: self.worker.uri().to_string(),

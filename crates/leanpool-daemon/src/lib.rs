@@ -18,6 +18,8 @@
 //! The transport (framing, the server loop and its caps, the socket, the
 //! client) knows nothing of the pool; this crate is where the two meet.
 
+#![deny(missing_docs)]
+
 pub mod config;
 pub mod gted;
 pub mod handler;

@@ -18,6 +18,8 @@ pub trait CostModel {
     fn insert(&self, _b: &OpTree, _j: usize) -> f64 {
         1.0
     }
+    /// Renaming node `i` of `a` into node `j` of `b` (0 for equal labels
+    /// under the model).
     fn rename(&self, a: &OpTree, i: usize, b: &OpTree, j: usize) -> f64;
 }
 
@@ -116,6 +118,7 @@ impl AlphaCost {
         c
     }
 
+    /// Where `class` of `kind` is mapped.
     pub fn slot(&self, kind: NameKind, class: u32) -> Slot {
         self.slots[kind as usize][class as usize]
     }
@@ -134,6 +137,7 @@ impl AlphaCost {
         self.slots[k][class as usize] = slot;
     }
 
+    /// Whether target `class` of `kind` is already the image of a class.
     pub fn is_taken(&self, kind: NameKind, class: u32) -> bool {
         self.taken[kind as usize][class as usize]
     }

@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 pub struct Pair {
     /// 1-based item number.
     pub index: usize,
+    /// The reference statement's tree.
     pub label: OpTree,
+    /// The predicted statement's tree.
     pub predict: OpTree,
     /// The human judgement: are the statements the same?
     pub human: bool,
@@ -30,11 +32,16 @@ pub struct Pair {
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
     #[error("{path}: {source}")]
+    /// A file could not be read.
     Io {
+        /// The file.
         path: PathBuf,
+        /// What reading it said.
         source: std::io::Error,
     },
     #[error("{path}: {msg}")]
+    /// A file's content is not what the data set holds (`msg` says how).
+    #[allow(missing_docs)]
     Data { path: PathBuf, msg: String },
 }
 
@@ -123,9 +130,13 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Pair>, EvalError> {
 /// Confusion counts and the statistics derived from them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Confusion {
+    /// Predicted same, judged same.
     pub tp: usize,
+    /// Predicted different, judged different.
     pub tn: usize,
+    /// Predicted same, judged different.
     pub fp: usize,
+    /// Predicted different, judged same.
     pub fn_: usize,
 }
 
@@ -150,6 +161,7 @@ impl Confusion {
         c
     }
 
+    /// All pairs counted.
     pub fn total(&self) -> usize {
         self.tp + self.tn + self.fp + self.fn_
     }
@@ -159,10 +171,12 @@ impl Confusion {
         ratio(self.tp, self.tp + self.fp)
     }
 
+    /// `tp / (tp + fn)`; 0 when nothing is judged "same".
     pub fn recall(&self) -> f64 {
         ratio(self.tp, self.tp + self.fn_)
     }
 
+    /// `(tp + tn) / total`.
     pub fn accuracy(&self) -> f64 {
         ratio(self.tp + self.tn, self.total())
     }

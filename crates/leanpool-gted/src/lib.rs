@@ -32,6 +32,8 @@
 //! assert!((plain - 1.0 / 3.0).abs() < 1e-12, "{plain}");
 //! ```
 
+#![deny(missing_docs)]
+
 pub mod alpha;
 pub mod cost;
 pub mod eval;
@@ -53,8 +55,12 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     #[default]
+    /// Renaming bound names is free only as one consistent bijection
+    /// (the default).
     Alpha,
+    /// The paper's costs: renaming between any two free-cost nodes is free.
     Paper,
+    /// Plain tree edit distance: every rename of a different label costs 1.
     Plain,
 }
 
@@ -71,6 +77,7 @@ impl FromStr for Mode {
 }
 
 impl Mode {
+    /// The mode's name on the wire (`alpha`, `paper`, `plain`).
     pub fn name(self) -> &'static str {
         match self {
             Mode::Alpha => "alpha",
@@ -84,10 +91,14 @@ impl Mode {
 #[derive(Debug, thiserror::Error)]
 pub enum GtedError {
     #[error("unknown mode `{0}` (expected alpha, paper or plain)")]
+    /// A mode name that is none of the three.
     Mode(String),
     #[error("tree `{which}`: {source}")]
+    /// A tree that could not be read.
     Tree {
+        /// Which tree: `a` or `b`.
         which: &'static str,
+        /// Why it could not be read.
         source: TreeError,
     },
 }
@@ -95,16 +106,22 @@ pub enum GtedError {
 /// Knobs of [`score`]; the defaults are what the CLI and RPC use.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Options {
+    /// The exact TED algorithm (strategy or Zhang–Shasha).
     pub algorithm: Algorithm,
+    /// Alpha mode's search limits.
     pub alpha: AlphaOptions,
 }
 
 /// A scored pair.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Score {
+    /// The tree edit distance.
     pub distance: f64,
+    /// `1 - distance / max(size_a, size_b)`.
     pub similarity: f64,
+    /// Nodes of tree `a`.
     pub size_a: usize,
+    /// Nodes of tree `b`.
     pub size_b: usize,
     /// False only when alpha mode's search hit its cap (then `distance` is
     /// an upper bound; see [`alpha`]).

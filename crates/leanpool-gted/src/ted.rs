@@ -72,6 +72,7 @@ pub struct TedSolver<'t> {
 }
 
 impl<'t> TedSolver<'t> {
+    /// A solver for the pair `a`, `b` with algorithm `alg`.
     pub fn new(a: &'t OpTree, b: &'t OpTree, alg: Algorithm) -> TedSolver<'t> {
         let (la, lb) = (Layout::new(a), Layout::new(b));
         let (swap, plan) = match alg {

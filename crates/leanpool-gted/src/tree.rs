@@ -24,13 +24,16 @@ pub enum NameKind {
 /// in pre-order of first occurrence, so they are deterministic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BoundName {
+    /// A bound variable or a hypothesis name.
     pub kind: NameKind,
+    /// The binder it refers to, numbered per tree and kind.
     pub class: u32,
 }
 
 /// One node of an [`OpTree`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeNode {
+    /// The node's operator or name.
     pub label: String,
     /// `Some` for bound variables and hypothesis names.
     pub bound: Option<BoundName>,
@@ -54,8 +57,10 @@ pub struct OpTree {
 #[derive(Debug, thiserror::Error)]
 pub enum TreeError {
     #[error("tree JSON must be an object with a `content` (GTED format) or `label` (leanpool format) key")]
+    /// Neither GTED's format nor leanpool's.
     UnknownFormat,
     #[error("invalid tree JSON: {0}")]
+    /// Not JSON of a tree.
     Json(#[from] serde_json::Error),
 }
 
@@ -134,18 +139,22 @@ impl OpTree {
         self.hashes[i] == other.hashes[j] && self.nodes[i].label == other.nodes[j].label
     }
 
+    /// Number of nodes.
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
 
+    /// Whether the tree has no node.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
 
+    /// Node `i` (pre-order index; 0 is the root).
     pub fn node(&self, i: usize) -> &TreeNode {
         &self.nodes[i]
     }
 
+    /// All nodes in pre-order.
     pub fn nodes(&self) -> &[TreeNode] {
         &self.nodes
     }

@@ -16,6 +16,8 @@
 //! server-to-client requests through the raw `Client` service (any method,
 //! answer passed back to the worker).
 
+#![deny(missing_docs)]
+
 mod convert;
 mod doc;
 mod remote;
@@ -59,6 +61,8 @@ pub(crate) struct Shared {
     pub next_id: AtomicI64,
 }
 
+/// The Language Server: the editor's open documents, each on a worker
+/// leased from the pool or a daemon.
 pub struct Bridge {
     shared: Arc<Shared>,
     docs: Mutex<HashMap<String, Arc<DocHandle>>>,

@@ -142,6 +142,7 @@ struct BinderSite {
 }
 
 impl TreeBuilder {
+    /// An empty builder.
     pub fn new() -> Self {
         Self::default()
     }
@@ -161,6 +162,7 @@ impl TreeBuilder {
         (leaf, id)
     }
 
+    /// Puts `name` (bound by scope `id`) in scope for what follows.
     pub fn push_scope(&mut self, name: &str, id: u32, kind: NodeKind) {
         self.stack.push(ScopeEntry {
             name: name.to_owned(),

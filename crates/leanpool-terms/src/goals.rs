@@ -14,18 +14,26 @@ use serde_json::Value;
 /// One hypothesis of a goal, with its bundle expanded to one name.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hyp {
+    /// The hypothesis' user name.
     pub name: String,
+    /// Lean's free-variable id, when given.
     pub fvar_id: Option<String>,
+    /// Its type, as tagged text.
     pub ty: Tagged,
+    /// Whether it is an instance binder.
     pub is_instance: bool,
+    /// Whether it is a type (Lean's `isType`).
     pub is_type: bool,
     /// Index of the bundle it came from (`a b : Nat` is one bundle).
     pub bundle: usize,
 }
 
+/// One goal: its hypotheses and target.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Goal {
+    /// The hypotheses, one per name.
     pub hyps: Vec<Hyp>,
+    /// The target, as tagged text.
     pub target: Tagged,
 }
 
@@ -102,11 +110,15 @@ pub fn message_exprs(msg: &Tagged) -> Result<Vec<Tagged>, ShapeError> {
 /// One interactive diagnostic: its 0-based start line and message.
 #[derive(Debug, Clone)]
 pub struct InteractiveDiag {
+    /// 0-based start line.
     pub line: u32,
+    /// LSP severity (1 error .. 4 hint).
     pub severity: u64,
+    /// The message, as tagged text.
     pub message: Tagged,
 }
 
+/// Reads `getInteractiveDiagnostics`' answer.
 pub fn parse_interactive_diagnostics(v: &Value) -> Result<Vec<InteractiveDiag>, ShapeError> {
     let arr = v
         .as_array()

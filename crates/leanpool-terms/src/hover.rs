@@ -19,8 +19,11 @@ use std::time::Duration;
 /// One hover answer: where it was asked and what range/contents came back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HoverAnswer {
+    /// Where the hover was asked.
     pub at: Position,
+    /// The range Lean's answer covers.
     pub range: Option<Range>,
+    /// The answer's text.
     pub contents: Option<String>,
 }
 

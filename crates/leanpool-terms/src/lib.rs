@@ -60,6 +60,8 @@
 //! (a binder at `q` scopes over `q/1`), so the code runs unchanged under
 //! `import Mathlib`.
 
+#![deny(missing_docs)]
+
 pub mod build;
 pub mod goals;
 pub mod hover;
@@ -82,6 +84,7 @@ use tagged::Tagged;
 /// Everything one statement's analysis produced.
 #[derive(Debug, Clone)]
 pub struct Analysis {
+    /// The statement's check (status and diagnostics).
     pub check: CheckResult,
     /// Present iff the statement elaborated.
     pub statement: Option<Statement>,
@@ -92,15 +95,22 @@ pub struct Analysis {
 /// The elaborated statement: binders (one per variable) and conclusion.
 #[derive(Debug, Clone)]
 pub struct Statement {
+    /// One per bound variable, in order.
     pub binders: Vec<StatementBinder>,
+    /// The conclusion, as Lean's tagged goal text.
     pub conclusion: Tagged,
 }
 
+/// One binder of the statement.
 #[derive(Debug, Clone)]
 pub struct StatementBinder {
+    /// The bound name.
     pub name: String,
+    /// Explicit, implicit, strict-implicit or instance.
     pub kind: BinderKind,
+    /// Its type, as Lean's tagged text.
     pub ty: Tagged,
+    /// Whether its type is a `Prop` (a hypothesis).
     pub is_prop: bool,
 }
 

@@ -92,9 +92,11 @@ pub struct StatementSpan {
     pub name: Option<String>,
 }
 
+/// Why a statement text could not be turned into a document.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SourceError {
     #[error("no `theorem`, `lemma` or `example` found in the text")]
+    /// The text has no declaration to analyse.
     NoDeclaration,
     /// The text cannot be read exactly as Lean would, or the statement
     /// document would not read like it (see `leanpool_lean::assemble`).
@@ -337,6 +339,7 @@ impl StatementDoc {
             .to_caller(LineIndex::new(&self.document.text).position(doc_off))
     }
 
+    /// A document range in the caller's coordinates.
     pub fn range_to_caller(&self, r: leanpool_protocol::Range) -> leanpool_protocol::Range {
         leanpool_protocol::Range {
             start: self.to_caller(r.start),

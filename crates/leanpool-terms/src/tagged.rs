@@ -16,8 +16,11 @@ use std::fmt;
 /// A parsed `TaggedText` whose tags are still raw JSON.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Tagged {
+    /// Plain text.
     Text(String),
+    /// Pieces in order.
     Append(Vec<Tagged>),
+    /// A tagged subterm (the tag as raw JSON).
     Tag(Value, Box<Tagged>),
 }
 
@@ -40,6 +43,7 @@ fn shape(what: &str, v: &Value) -> ShapeError {
 }
 
 impl Tagged {
+    /// Reads Lean's `TaggedText` JSON.
     pub fn parse(v: &Value) -> Result<Tagged, ShapeError> {
         let obj = v.as_object().ok_or_else(|| shape("not an object", v))?;
         if obj.len() != 1 {
@@ -117,10 +121,12 @@ impl Tagged {
 pub struct SubexprPos(pub Vec<u8>);
 
 impl SubexprPos {
+    /// The root position.
     pub fn root() -> Self {
         SubexprPos(Vec::new())
     }
 
+    /// Reads a `SubExpr.Pos` as Lean encodes it.
     pub fn parse(v: &Value) -> Option<SubexprPos> {
         match v {
             Value::String(s) => {
@@ -169,6 +175,7 @@ impl SubexprPos {
         self.0.len() < other.0.len() && other.0.starts_with(&self.0)
     }
 
+    /// The position of child `c` below this one.
     pub fn child(&self, c: u8) -> SubexprPos {
         let mut v = self.0.clone();
         v.push(c);
