@@ -32,11 +32,46 @@
 //!   elaborator switches (`set_option debug.*`, `Elab.*`, `trace.*`, ...),
 //!   and side channels: `include_str` (reads files), `polyrith` (network),
 //!   `bv_decide`/`bv_check` (external process / files).
-//! - *Resource limits.* `set_option` of `maxHeartbeats`, `maxRecDepth`,
-//!   `synthInstance.*`, `exponentiation.threshold` and anything shaped like
-//!   a limit, in the body or as `set_option … in`. Only the header may set
-//!   the options listed in [`GuardPolicy::allow_header_options`] (default:
-//!   `maxHeartbeats`, which miniF2F headers set to 0).
+//! - *Default deny.* Input passes through allowlists, anything else is
+//!   refused with a reason: the words a line may start with (the accepted
+//!   commands, `guard/tables.rs`), `#` commands, attributes, `set_option`
+//!   names with capped values (`guard/options.rs`: `maxHeartbeats`,
+//!   `maxRecDepth`, …; every `pp.*`, `warn.*`, `linter.*` option refused,
+//!   since verdicts read what Lean prints), and tactic configuration
+//!   (`guard/config.rs`: per-tactic field lists, literal values only, no
+//!   positional `.mk`/`⟨⟩` forms, which spelled `decide +native`). Trust
+//!   routes are refused by name however spelled (`sorryAx`, `lcProof`,
+//!   `Lean.ofReduceBool`, `Lean.trustCompiler`, …; `_root_.`, `«»`, `@`,
+//!   `open` forms, name literals), and `native_decide` in all its
+//!   spellings unless `[verdict] trust_compiler` is set *and* the workers
+//!   are native ([`GuardPolicy::native_backend`]), where `#print axioms`
+//!   shows the trust in the answer.
+//! - *No caller code at elaboration time.* Lean runs compiled code while
+//!   elaborating in these places only: the commands that evaluate
+//!   (`#eval`, `#guard`, `run_cmd`/`run_elab`/`run_meta`/`run_tac`,
+//!   `by_elab`, `eval%`, `#test`/`#sample`: refused), code it installs as
+//!   elaborator, parser, delaborator, simproc or extension (`macro`,
+//!   `elab`, `syntax`, code attributes, `initialize`: refused), compiled
+//!   code the kernel trusts (`native_decide`, `ofReduceBool`: refused), and
+//!   *tactic configurations*, which are elaborated, compiled and run. The
+//!   last is the subtle one: a configuration holding only literals still
+//!   runs whatever its literals elaborate to, and a literal's meaning is
+//!   decided by instance resolution (`7` is `OfNat.ofNat 7` through the
+//!   highest-priority `OfNat Nat 7` instance: the caller's
+//!   `instance (priority := high) evil (n : Nat) : OfNat Nat n :=
+//!   ⟨dbgTrace "X" fun _ => n⟩` ran inside `simp (maxSteps := 7)`) or by
+//!   the token table (a caller's `notation "true" => …`). The rule: a
+//!   configuration passes only as named fields from the tactic's list with
+//!   `true`/`false`/decimal values, and only in a text that declares no
+//!   instance (`instance`, `default_instance`, `deriving`, `class`, whose
+//!   parents are instances) and no notation. Then the evaluated term holds
+//!   only the configuration structure's constructor, Lean's `instOfNatNat`
+//!   and `Bool`'s constructors. Local instances (`letI`, binders) cannot
+//!   reach it: the evaluator adds the term as a closed declaration, and a
+//!   term with free variables never gets past the kernel. (Reduction —
+//!   `decide`, `rfl`, `#reduce`, `simp` — unfolds caller definitions
+//!   symbolically and runs none of their compiled code.) Tactics not on
+//!   the configuration list cannot be configured at all.
 //! - *Smuggling.* One lexer ([`crate::lex`], Lean's `whitespace` /
 //!   `finishCommentBlock` / `tokenFn` rules) is the only reader of the
 //!   caller's text: the guard screens its token stream, the import header
@@ -88,10 +123,14 @@
 //! - Code in the imported libraries (Mathlib and friends) and in the
 //!   header's `import`s: trusted, installed by the operator.
 //! - New Lean or Mathlib features that execute code through syntax the
-//!   guard does not know, tactic configuration items after tactics not in
-//!   its list, and Lean tokens (from imported libraries) that contain a
-//!   quote or comment opener after their first character: the allowlists
-//!   (for `#` commands and attributes) fail safe, the deny lists do not.
+//!   guard does not know, written where it cannot see a command start (a
+//!   command in the middle of a line, after a term): commands are
+//!   allowlisted only at the start of a line, elsewhere the deny lists
+//!   hold. A tactic not on the configuration list whose named items look
+//!   like a term's named arguments (`foo (x := v)`) cannot be told apart
+//!   from a term; only `(config := …)` is recognised anywhere. Lean tokens
+//!   (from imported libraries) that contain a quote or comment opener
+//!   after their first character.
 //!   Behind the guard there are only process limits (timeout, memory cap,
 //!   process group); workers run with the daemon's user, file system and
 //!   network access — there is no OS sandbox.
@@ -196,6 +235,20 @@ pub struct GuardPolicy {
     /// fills it from its own `[verdict]` table.
     #[serde(skip)]
     pub verdict: crate::verdict::VerdictPolicy,
+    /// Whether the workers are native Lean (set by the pool from its
+    /// `LeanCommand`, not configured): with `verdict.trust_compiler`, the
+    /// guard lets `native_decide` through there only.
+    #[serde(skip)]
+    pub native_backend: bool,
+}
+
+impl GuardPolicy {
+    /// `native_decide` and its spellings pass: the operator trusts the
+    /// compiler (`[verdict] trust_compiler`) and the workers are native,
+    /// where `#print axioms` shows that trust in the answer.
+    pub(crate) fn trusts_compiler(&self) -> bool {
+        self.verdict.trust_compiler && self.native_backend
+    }
 }
 
 impl Default for GuardPolicy {
@@ -206,6 +259,7 @@ impl Default for GuardPolicy {
             extra_attributes: Vec::new(),
             verdict: crate::verdict::VerdictPolicy::default(),
             extra_hash_commands: Vec::new(),
+            native_backend: false,
         }
     }
 }

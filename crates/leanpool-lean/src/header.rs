@@ -26,7 +26,7 @@
 //! and every position after the imports keeps its column (UTF-16) and
 //! shifts by whole lines. The document is then tokenized again and must
 //! give exactly the caller's tokens (same kinds, same texts, same places
-//! after the shift): if it does not, [`Document::new`] refuses the text,
+//! after the shift): if it does not, the text is refused (`guard::screen`),
 //! so Lean never elaborates a token stream that was not screened.
 
 use crate::lex::{self, Token};

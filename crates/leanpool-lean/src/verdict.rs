@@ -95,6 +95,14 @@ pub struct VerdictPolicy {
     pub allowed_axioms: Vec<String>,
     /// What a declaration whose axioms Lean did not list gives.
     pub unlisted_axioms: UnlistedAxioms,
+    /// Trust the compiler: `native_decide` and its spellings (`decide
+    /// +native`, `native := true`) pass the guard, on the native backend
+    /// only (where `#print axioms` lists `Lean.ofReduceBool` /
+    /// `Lean.trustCompiler` and the answer's `axioms` show them; add them
+    /// to `allowed_axioms` for such a declaration to be `ok`). On WASM,
+    /// where axioms are never listed, they stay refused. Default `false`.
+    #[serde(default)]
+    pub trust_compiler: bool,
 }
 
 impl Default for VerdictPolicy {
@@ -104,6 +112,7 @@ impl Default for VerdictPolicy {
                 .map(String::from)
                 .to_vec(),
             unlisted_axioms: UnlistedAxioms::Auto,
+            trust_compiler: false,
         }
     }
 }

@@ -251,6 +251,7 @@ passes! {
     simp_all_config_decide: "example : True := by\n  interval_cases t <;> simp_all (config := {decide := true})";
     decide_kernel_switch: "example : 2 + 2 = 4 := by decide +kernel";
     simp_disch: "example : True := by simp (disch := omega) (config := { contextual := true })";
+    mathlib_image_two_spaces: "example (f : ℕ → ℕ) : f ''  Set.univ = f '' (Set.univ) := rfl";
     local_instance_with_config: "theorem t : True := by\n  letI : Inhabited Nat := ⟨3⟩\n  simp (maxSteps := 7)";
     mathlib_quote_tokens: "example (f : ℝ → ℝ) (s : Set ℝ) : f '' s = f '' s := rfl\nexample (f : ℝ → ℝ) : f ⁻¹' {0} = f ⁻¹' {0} := rfl\nexample : ∑' n : ℕ, (0 : ℝ) = 0 := tsum_zero";
     bom_at_start: "\u{FEFF}theorem t : True := trivial";
@@ -507,4 +508,26 @@ proptest! {
         let closed = format!("{text}\n{}\n#eval 1", "-/ ".repeat(40));
         prop_assert!(check(&closed).is_err());
     }
+}
+
+/// Issue 20 part 7: `native_decide` and its spellings pass only when the
+/// operator trusts the compiler *and* the workers are native (where
+/// `#print axioms` shows the trust); never on WASM, never by default.
+#[test]
+fn native_decide_passes_only_with_a_trusted_compiler_on_native_lean() {
+    let text = "theorem t : 2 + 2 = 4 := by native_decide\n\
+                theorem u : 2 + 2 = 4 := by decide +native\n\
+                theorem v : 2 + 2 = 4 := by decide (config := { native := true })";
+    let mut p = GuardPolicy::default();
+    assert_eq!(screen(text, &p).unwrap_err().construct, "native_decide");
+    p.verdict.trust_compiler = true;
+    assert!(screen(text, &p).is_err(), "WASM workers: refused even so");
+    p.native_backend = true;
+    assert!(screen(text, &p).is_ok(), "{:?}", screen(text, &p).err());
+    p.verdict.trust_compiler = false;
+    assert!(screen(text, &p).is_err());
+    // The trust route named directly stays refused.
+    p.verdict.trust_compiler = true;
+    let direct = "example : True := Lean.ofReduceBool _ _ rfl ▸ trivial";
+    assert!(screen(direct, &p).is_err());
 }

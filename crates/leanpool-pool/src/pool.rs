@@ -48,6 +48,7 @@ impl Pool {
     /// [`PoolConfig::validate`] to refuse them instead).
     pub fn new(command: LeanCommand, cfg: PoolConfig) -> Pool {
         let mut cfg = cfg.sanitized();
+        cfg.guard.native_backend = command.backend == leanpool_lean::BackendKind::Native;
         cfg.max_uses = cfg.effective_max_uses(command.backend);
         let mut worker_cfg = WorkerConfig::new(command);
         worker_cfg.start_timeout = Duration::from_millis(cfg.start_timeout_ms);

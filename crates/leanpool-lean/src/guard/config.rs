@@ -114,6 +114,8 @@ struct Ctx<'a> {
     tactic: &'a Token,
     fields: &'static [&'static str],
     hook: Option<&'a Token>,
+    /// `decide`'s `native` field is accepted (trusted compiler).
+    native: bool,
 }
 
 impl Ctx<'_> {
@@ -126,7 +128,7 @@ impl Ctx<'_> {
     }
 
     fn field(&self, at: &Token, name: &str) -> Check {
-        if self.fields.contains(&name) {
+        if self.fields.contains(&name) || (self.native && name == "native") {
             return Ok(());
         }
         let tactic = &self.tactic.text;
@@ -240,7 +242,14 @@ fn close_of(toks: &[Token], mut k: usize) -> Result<usize, Finding> {
 
 /// Configuration items right after the tactic at `i`; returns the index
 /// after them. `hook`: the text's first instance or notation declaration.
-pub(crate) fn items(toks: &[Token], i: usize, hook: Option<&Token>) -> Result<usize, Finding> {
+/// `native`: the operator trusts the compiler on a native backend
+/// (`GuardPolicy::trusts_compiler`), so `decide`'s `native` field passes.
+pub(crate) fn items(
+    toks: &[Token],
+    i: usize,
+    hook: Option<&Token>,
+    native: bool,
+) -> Result<usize, Finding> {
     let tactic = &toks[i];
     let name = tactic.text.trim_end_matches(['!', '?']);
     let Some(fields) = fields_of(name).or_else(|| fields_of(&tactic.text)) else {
@@ -251,6 +260,7 @@ pub(crate) fn items(toks: &[Token], i: usize, hook: Option<&Token>) -> Result<us
         tactic,
         fields,
         hook,
+        native: native && name == "decide",
     };
     let mut k = i + 1;
     loop {

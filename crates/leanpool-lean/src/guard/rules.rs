@@ -156,7 +156,7 @@ pub(crate) fn check_all(src: &str, toks: &[Token], policy: &GuardPolicy) -> Chec
                 ident(toks, i, &h, policy)?;
                 line_start(src, toks, i)?;
                 if t.kind == Kind::Ident && i >= config_end {
-                    config_end = super::config::items(toks, i, hook)?;
+                    config_end = super::config::items(toks, i, hook, policy.trusts_compiler())?;
                 }
             }
             Kind::Symbol => symbol(toks, i, policy, config_end)?,
@@ -212,6 +212,9 @@ fn ident(toks: &[Token], i: usize, h: &Header, policy: &GuardPolicy) -> Check {
     let t = &toks[i];
     let name = t.text.as_str();
     for word in [name, base(name)] {
+        if word == "native_decide" && policy.trusts_compiler() {
+            continue;
+        }
         if let Some(r) = lookup(DENY_WORDS, word) {
             return refuse(t, word, r);
         }
@@ -243,7 +246,10 @@ fn ident(toks: &[Token], i: usize, h: &Header, policy: &GuardPolicy) -> Check {
             "meta",
             "`meta` declarations exist only to be run by the elaborator",
         ),
-        "native" if (i > 0 && is_sym(toks.get(i - 1), "+")) || is_sym(toks.get(i + 1), ":=") => {
+        "native"
+            if !policy.trusts_compiler()
+                && ((i > 0 && is_sym(toks.get(i - 1), "+")) || is_sym(toks.get(i + 1), ":=")) =>
+        {
             refuse(
                 t,
                 "native",
