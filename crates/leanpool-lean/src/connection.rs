@@ -24,10 +24,10 @@
 //!
 //! [`Worker`]: crate::Worker
 
+use crate::error::WorkerError;
 use crate::framing::{encode, FrameError, FrameReader};
 use crate::lsp;
 use crate::proc::{self, RingLog};
-use crate::worker::WorkerError;
 use leanpool_protocol::pending::{Completion, Pending};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};

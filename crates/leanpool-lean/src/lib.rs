@@ -9,6 +9,7 @@ pub mod backend;
 pub mod check;
 pub mod cold;
 mod connection;
+mod error;
 pub mod framing;
 pub mod guard;
 pub mod header;

@@ -17,8 +17,8 @@
 //! [`Worker`]: crate::Worker
 
 use crate::connection::{Connection, Notifications, Violation};
+use crate::error::WorkerError;
 use crate::lsp;
-use crate::worker::WorkerError;
 use leanpool_protocol::Diagnostic;
 use lsp_types::{
     DidChangeTextDocumentParams, TextDocumentContentChangeEvent, TextDocumentItem, Uri,

@@ -73,6 +73,7 @@
 pub mod client;
 pub mod framing;
 pub mod handler;
+mod outbox;
 pub mod request;
 pub mod server;
 pub mod socket;

@@ -6,6 +6,7 @@
 
 use crate::framing::{Frame, FrameReader};
 use crate::handler::{result, rpc_error, CallContext, Handler};
+use crate::outbox::Outbox;
 use crate::request::{decode, Decoded};
 use crate::socket::{self, BindError, SocketFile};
 use crate::tunnel::{Tunnel, TunnelIo, TunnelLine, TunnelOut, TUNNEL_QUEUE};
@@ -21,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::JoinSet;
@@ -239,14 +240,9 @@ async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Share
     tracing::debug!(conn, uid = peer.uid, pid = peer.pid, "connected");
     let (rd, wr) = stream.into_split();
     let raw_fd = rd.as_ref().as_raw_fd();
-    let (tx, rx) = mpsc::channel::<Vec<u8>>(1024);
-    let (unsent, mut unsent_rx) = watch::channel(0usize);
-    let tx = Outbox {
-        tx,
-        unsent: Arc::new(unsent),
-    };
     let gone = Arc::new(Notify::new());
-    let writer = tokio::spawn(write_loop(wr, rx, tx.unsent.clone(), gone.clone()));
+    let (tx, writer) = Outbox::start(wr, gone.clone());
+    let mut unsent_rx = tx.subscribe_unsent();
     let opts = &shared.opts;
     let mut reader = FrameReader::new(
         BufReader::with_capacity(64 << 10, rd),
@@ -281,7 +277,7 @@ async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Share
                         Decoded::Call(req) => start(req, &ctx, &shared, &tx, &mut tasks),
                     };
                     if let Some(r) = reply {
-                        if tx.send(r).await.is_err() { vanished = true; break }
+                        if send(&tx, r).await.is_err() { vanished = true; break }
                     }
                 }
                 Ok(None) => break, // EOF: maybe only a half-close; answers still go out
@@ -380,7 +376,7 @@ fn start<H: Handler>(
             Ok(_) => tracing::debug!(conn = ctx.conn, ?id, method, ms, "answered"),
             Err(e) => tracing::info!(conn = ctx.conn, ?id, method, ms, code = e.code.code(), error = %e.message, "request failed"),
         }
-        let _ = tx.send(Answer::from_result(id, out)).await;
+        let _ = send(&tx, Answer::from_result(id, out)).await;
     });
     None
 }
@@ -491,7 +487,7 @@ async fn upgrade<H: Handler>(
     match out {
         Ok(up) => {
             tracing::info!(conn = ctx.conn, ?id, method, ms, "connection taken over");
-            if tx.send(Answer::Ok(id, up.answer)).await.is_err() {
+            if send(tx, Answer::Ok(id, up.answer)).await.is_err() {
                 return Upgraded::Vanished;
             }
             Upgraded::Tunnel(up.tunnel)
@@ -608,72 +604,12 @@ impl Answer {
     }
 }
 
-/// The way from request tasks (and a tunnel) to the writer: each line's
-/// bytes are counted as unsent until the writer has written them.
-#[derive(Clone)]
-pub(crate) struct Outbox {
-    tx: mpsc::Sender<Vec<u8>>,
-    unsent: Arc<watch::Sender<usize>>,
-}
-
-impl Outbox {
-    /// Encodes and queues one answer. `Err` when the writer is gone (the
-    /// client vanished).
-    async fn send(&self, a: Answer) -> Result<(), ()> {
-        let mut line = Vec::new();
-        a.encode(&mut line);
-        self.send_line(line).await
-    }
-
-    /// Queues one line (ending in `\n`). `Err` when the writer is gone.
-    pub(crate) async fn send_line(&self, line: Vec<u8>) -> Result<(), ()> {
-        let n = line.len();
-        self.unsent.send_modify(|u| *u += n);
-        if self.tx.send(line).await.is_err() {
-            self.unsent.send_modify(|u| *u -= n);
-            return Err(());
-        }
-        Ok(())
-    }
-
-    /// Bytes queued and not yet written.
-    pub(crate) fn unsent(&self) -> usize {
-        *self.unsent.borrow()
-    }
-
-    /// Watches the bytes queued and not yet written.
-    pub(crate) fn subscribe_unsent(&self) -> watch::Receiver<usize> {
-        self.unsent.subscribe()
-    }
-}
-
-/// Writes answers as they come, one JSON object per line, flushing when no
-/// more are queued. A write error means the client is gone.
-async fn write_loop(
-    wr: tokio::net::unix::OwnedWriteHalf,
-    mut rx: mpsc::Receiver<Vec<u8>>,
-    unsent: Arc<watch::Sender<usize>>,
-    gone: Arc<Notify>,
-) {
-    let mut w = BufWriter::with_capacity(64 << 10, wr);
-    while let Some(first) = rx.recv().await {
-        let mut next = Some(first);
-        let mut ok = true;
-        while let Some(line) = next {
-            let r = w.write_all(&line).await;
-            unsent.send_modify(|u| *u -= line.len());
-            if r.is_err() {
-                ok = false;
-                break;
-            }
-            next = rx.try_recv().ok();
-        }
-        if !ok || w.flush().await.is_err() {
-            gone.notify_one();
-            return;
-        }
-    }
-    let _ = w.shutdown().await;
+/// Encodes and queues one answer. `Err` when the writer is gone (the
+/// client vanished).
+async fn send(out: &Outbox, a: Answer) -> Result<(), ()> {
+    let mut line = Vec::new();
+    a.encode(&mut line);
+    out.send_line(line).await
 }
 
 /// Answers a refused peer (unauthorized uid, too many connections) once

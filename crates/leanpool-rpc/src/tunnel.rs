@@ -11,7 +11,7 @@
 //! client, the server stops reading from it ([`TunnelOut::backlogged`] lets
 //! the tunnel stop producing too).
 
-use crate::server::Outbox;
+use crate::outbox::Outbox;
 use serde_json::value::RawValue;
 use std::future::Future;
 use std::pin::Pin;
