@@ -50,6 +50,8 @@ rejects! {
     eval_bang: "#eval! (1 : Nat)" => "#eval!";
     eval_io: "#eval IO.Process.exit 0" => "#eval";
     exit: "theorem t : True := trivial\n#exit\ntheorem f : False := sorry" => "#exit";
+    unknown_command_at_line_start: "theorem t : True := trivial\nmy_new_command foo" => "my_new_command";
+    unindented_tactic_at_line_start: "theorem t : True := by\ntrivial" => "trivial";
     guard_cmd: "#guard 1 = 1" => "#guard";
     unknown_hash_command: "#test ∀ n : Nat, n = n" => "#test";
     hash_glued_to_letters: "#evalIO.println 1" => "#evalIO";
