@@ -30,6 +30,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
+mod failure;
+mod interrupt;
+
+use failure::{request_failed, Keep};
+use interrupt::Stopped;
+
 /// After a failed start, the header's prewarm minimum waits this long
 /// before the next attempt (a broken backend must not spin).
 const SPAWN_BACKOFF_MS: u64 = 10_000;
@@ -131,40 +137,6 @@ enum Outcome<T> {
 /// How often a running request checks that its caller is still there.
 const CANCEL_POLL: Duration = Duration::from_millis(200);
 
-/// Why a request stopped before Lean finished it: the slot then interrupts
-/// Lean (or kills the worker).
-#[derive(Clone, Copy)]
-enum Stopped {
-    /// Answered `timeout`.
-    TimedOut,
-    /// Its caller went away.
-    Cancelled,
-}
-
-impl Stopped {
-    /// The counter of workers this kind of stop cost.
-    fn kills(self, c: &AtomicCounters) -> &AtomicU64 {
-        match self {
-            Stopped::TimedOut => &c.timeout_kills,
-            Stopped::Cancelled => &c.cancel_kills,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Stopped::TimedOut => "timed-out",
-            Stopped::Cancelled => "cancelled",
-        }
-    }
-}
-
-/// After an interrupting edit, the process counts as quiet when its
-/// threads wanted (ran, or waited to run) at most this share of one core
-/// over [`QUIET_WINDOW`]: a thread still computing wants all of it, on an
-/// idle or a loaded machine alike (`proc::group_thread_demand_ns`).
-const QUIET_WINDOW: Duration = Duration::from_millis(250);
-const QUIET_CPU_SHARE: f64 = 0.3;
-
 /// The process's RSS if it is above `cap` (none without a cap, or when
 /// `/proc` has no figure). The one memory-cap test of the slot: between
 /// requests, during a request and during an interrupt, where the running
@@ -172,99 +144,6 @@ const QUIET_CPU_SHARE: f64 = 0.3;
 fn rss_over(pid: u32, cap: Option<u64>) -> Option<u64> {
     let cap = cap?;
     proc::rss_bytes(pid).filter(|&rss| rss > cap)
-}
-
-/// Why an interrupt did not leave the process fit to keep (the caller
-/// kills it).
-#[derive(Debug, thiserror::Error)]
-enum InterruptFailed {
-    #[error("no worker")]
-    NoWorker,
-    #[error("shutting down")]
-    ShuttingDown,
-    #[error("the header-only edit failed: {0}")]
-    Edit(WorkerError),
-    #[error("RSS {0} above the memory cap")]
-    MemoryCap(u64),
-    #[error("the process is gone")]
-    Gone,
-    #[error("the header-only edit took {edit_ms} ms but Lean kept computing (CPU wanted, ms per {window_ms} ms: {samples:?})")]
-    KeptComputing {
-        edit_ms: u64,
-        window_ms: u64,
-        samples: Vec<u64>,
-    },
-}
-
-/// Whether a request's driver error leaves the process in service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Keep {
-    Yes,
-    /// Killed and replaced: its state is suspect (or it is gone).
-    No,
-}
-
-/// The answer to a request whose run ended in a driver error (a death
-/// counts only after its one retry: [`Slot::serve_request`]), and whether the
-/// process stays. Every variant is named, so a new one needs a decision
-/// here: what Lean did is `WORKER_FAILED` with its cause, a worker that
-/// could not start `SPAWN_FAILED`, leanpool's own bug `INTERNAL_ERROR`.
-fn request_failed(e: WorkerError) -> (PoolError, Keep) {
-    match e {
-        e @ (WorkerError::Died { .. } | WorkerError::Io(_)) => (
-            PoolError::worker_failed(
-                FailureCause::DiedTwice,
-                format!("the worker died on this request twice; last: {e}"),
-            ),
-            Keep::No,
-        ),
-        // The text itself exhausted Lean (out of memory on the WASM heap,
-        // ...): a retry would cost a worker start and end the same way.
-        WorkerError::Panicked { message, .. } => (
-            PoolError::worker_failed(
-                FailureCause::LeanPanic,
-                format!("Lean gave up on this request ({message}); the worker was replaced"),
-            ),
-            Keep::No,
-        ),
-        // Code running in Lean wrote to its stdout. Fail closed: the worker
-        // is killed and never reused, and the request is not retried (the
-        // text that did it would only take over the next worker too).
-        WorkerError::Compromised(what) => (
-            PoolError::worker_failed(
-                FailureCause::ProtocolViolation,
-                format!(
-                    "the worker wrote a frame leanpool did not ask for ({what}); it was killed"
-                ),
-            ),
-            Keep::No,
-        ),
-        // Lean answered a request with an error: the process is fine, the
-        // request is not retried.
-        e @ WorkerError::Lsp { .. } => (
-            PoolError::worker_failed(FailureCause::LeanError, e.to_string()),
-            Keep::Yes,
-        ),
-        // An answer leanpool cannot read (an unsupported Lean, or a reader
-        // bug): not a crash, so no retry, but the process's state is
-        // suspect.
-        e @ WorkerError::Protocol(_) => (
-            PoolError::worker_failed(FailureCause::UnexpectedAnswer, e.to_string()),
-            Keep::No,
-        ),
-        // A process that could not be started: the backend's fault, not
-        // the statement's.
-        WorkerError::Spawn(msg) => (PoolError::SpawnFailed(msg), Keep::No),
-        // A leanpool bug; the process's state is suspect.
-        e @ WorkerError::Internal(_) => (PoolError::Internal(e.to_string()), Keep::No),
-        // `Request::run` answers a time-out with status `timeout`: one that
-        // reaches the slot as an error is a leanpool bug. The process may
-        // still be working on the request.
-        WorkerError::Timeout => (
-            PoolError::Internal("a time-out escaped the request's runner".into()),
-            Keep::No,
-        ),
-    }
 }
 
 /// Whether the slot goes on after a request.
@@ -605,57 +484,6 @@ impl Slot {
         Flow::Continue
     }
 
-    /// After a time-out answer or a departed caller: keep the process if
-    /// Lean can be interrupted (its edit done *and* the process quiet)
-    /// within `timeout_grace_ms`, else kill it (`timeout_kills` /
-    /// `cancel_kills`). A worker still computing a departed caller's text
-    /// would steal CPU from every later caller, so both paths apply the
-    /// same quiet check.
-    async fn interrupt_or_kill(&mut self, why: Stopped) {
-        let Some(w) = self.worker.as_mut() else {
-            return;
-        };
-        if !w.is_alive() {
-            // Killed by the driver (grace 0), or gone meanwhile:
-            // `after_request` reaps it.
-            bump(why.kills(&self.inner.counters));
-            return;
-        }
-        let grace = Duration::from_millis(self.inner.cfg.timeout_grace_ms);
-        if grace.is_zero() {
-            bump(why.kills(&self.inner.counters));
-            self.kill_worker().await;
-            return;
-        }
-        let t = Instant::now();
-        // A ready spare serves the header meanwhile (this slot then
-        // becomes the spare).
-        self.me.set_interrupting(true);
-        self.key.spare_call.notify_waiters();
-        self.inner.wake.notify_one();
-        let r = self.interrupt(grace).await;
-        self.me.set_interrupting(false);
-        match r {
-            Ok(()) => tracing::info!(
-                slot = self.me.id,
-                pid = self.me.pid(),
-                took_ms = t.elapsed().as_millis() as u64,
-                "{} request interrupted in Lean; worker kept",
-                why.name()
-            ),
-            Err(e) => {
-                tracing::warn!(
-                    slot = self.me.id,
-                    pid = self.me.pid(),
-                    "{} request not interrupted within {grace:?}: {e}; killing the worker",
-                    why.name()
-                );
-                bump(why.kills(&self.inner.counters));
-                self.kill_worker().await;
-            }
-        }
-    }
-
     /// Gives the slot's (live) worker to the leaser and ends the slot: the
     /// supervisor refills the header's prewarm minimum. If the leaser has
     /// gone meanwhile, the worker stays and the slot goes on.
@@ -738,80 +566,6 @@ impl Slot {
         }
     }
 
-    /// After a cancelled or timed-out request: a new edit holding only the
-    /// header makes Lean cancel the old version's elaboration. `Ok` once,
-    /// within `limit`, Lean has finished that edit (its diagnostics
-    /// barrier answered) and the process has gone quiet: what its threads
-    /// wanted of the CPUs over [`QUIET_WINDOW`] is at most
-    /// [`QUIET_CPU_SHARE`] of one core, so an
-    /// elaboration that ignored the cancel (still computing beside the
-    /// finished edit) is not taken for an idle worker. The memory cap and
-    /// a hard stop are watched meanwhile. `Err` says why not; the caller
-    /// kills the process.
-    async fn interrupt(&mut self, limit: Duration) -> Result<(), InterruptFailed> {
-        let deadline = tokio::time::Instant::now() + limit;
-        let cap = self.rss_cap();
-        let poll = Duration::from_millis(self.inner.cfg.rss_poll_ms);
-        let Some(w) = self.worker.as_mut() else {
-            return Err(InterruptFailed::NoWorker);
-        };
-        let pid = w.pid();
-        let t = Instant::now();
-        {
-            let edit = w.elaborate_header(limit);
-            tokio::pin!(edit);
-            let mut rss_tick = tokio::time::interval(poll);
-            rss_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tokio::select! {
-                    biased;
-                    _ = self.hard.changed() => return Err(InterruptFailed::ShuttingDown),
-                    r = &mut edit => match r {
-                        Ok(_) => break,
-                        Err(e) => return Err(InterruptFailed::Edit(e)),
-                    },
-                    _ = rss_tick.tick(), if cap.is_some() => {
-                        if let Some(rss) = rss_over(pid, cap) {
-                            bump(&self.inner.counters.memory_kills);
-                            return Err(InterruptFailed::MemoryCap(rss));
-                        }
-                    }
-                }
-            }
-        }
-        let edit_ms = t.elapsed().as_millis() as u64;
-        let window_ms = QUIET_WINDOW.as_millis() as u64;
-        let mut samples = vec![];
-        loop {
-            let before = proc::group_thread_demand_ns(pid).ok_or(InterruptFailed::Gone)?;
-            tokio::select! {
-                biased;
-                _ = self.hard.changed() => return Err(InterruptFailed::ShuttingDown),
-                _ = tokio::time::sleep(QUIET_WINDOW) => {}
-            }
-            let after = proc::group_thread_demand_ns(pid).ok_or(InterruptFailed::Gone)?;
-            let wanted_ms = proc::demand_between(&before, &after) / 1_000_000;
-            samples.push(wanted_ms);
-            if wanted_ms as f64 <= window_ms as f64 * QUIET_CPU_SHARE {
-                tracing::info!(
-                    slot = self.me.id,
-                    pid,
-                    edit_ms,
-                    ?samples,
-                    "interrupt: header-only edit done, process quiet"
-                );
-                return Ok(());
-            }
-            if tokio::time::Instant::now() + QUIET_WINDOW > deadline {
-                return Err(InterruptFailed::KeptComputing {
-                    edit_ms,
-                    window_ms,
-                    samples,
-                });
-            }
-        }
-    }
-
     /// Retire the process if a request left it dead (time-out with no grace,
     /// compromised) or used up.
     async fn after_request(&mut self) {
@@ -852,93 +606,6 @@ impl Slot {
                 "recycling worker: RSS above its cap"
             );
             self.kill_worker().await;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use leanpool_protocol::ErrorCode;
-
-    fn answer(e: WorkerError) -> (ErrorCode, Option<FailureCause>, Keep, String) {
-        let (err, keep) = request_failed(e);
-        (err.code(), err.cause(), keep, err.to_string())
-    }
-
-    #[test]
-    fn what_lean_did_is_worker_failed_with_its_cause() {
-        let died = answer(WorkerError::Died {
-            stderr_tail: "boom".into(),
-        });
-        assert_eq!(
-            (died.0, died.1, died.2),
-            (
-                ErrorCode::WorkerFailed,
-                Some(FailureCause::DiedTwice),
-                Keep::No
-            )
-        );
-        let io = answer(WorkerError::Io(std::io::Error::from(
-            std::io::ErrorKind::BrokenPipe,
-        )));
-        assert_eq!((io.1, io.2), (Some(FailureCause::DiedTwice), Keep::No));
-        let panic = answer(WorkerError::Panicked {
-            message: "out of memory".into(),
-            stderr_tail: String::new(),
-        });
-        assert_eq!(
-            (panic.1, panic.2),
-            (Some(FailureCause::LeanPanic), Keep::No)
-        );
-        let forged = answer(WorkerError::Compromised("version 7".into()));
-        assert_eq!(
-            (forged.1, forged.2),
-            (Some(FailureCause::ProtocolViolation), Keep::No)
-        );
-        let lsp = answer(WorkerError::Lsp {
-            code: -32601,
-            message: "no such method".into(),
-        });
-        assert_eq!((lsp.1, lsp.2), (Some(FailureCause::LeanError), Keep::Yes));
-    }
-
-    #[test]
-    fn an_unreadable_answer_is_unexpected_answer() {
-        let (code, cause, keep, msg) =
-            answer(WorkerError::Protocol("missing field `goals`".into()));
-        assert_eq!(
-            (code, cause, keep),
-            (
-                ErrorCode::WorkerFailed,
-                Some(FailureCause::UnexpectedAnswer),
-                Keep::No
-            )
-        );
-        assert!(msg.contains("missing field `goals`"), "{msg}");
-    }
-
-    #[test]
-    fn a_spawn_failure_is_spawn_failed_not_a_lean_answer() {
-        let (code, cause, keep, msg) = answer(WorkerError::Spawn("lean: not found".into()));
-        assert_eq!(
-            (code, cause, keep),
-            (ErrorCode::SpawnFailed, None, Keep::No)
-        );
-        assert_eq!(msg, "could not start a Lean worker: lean: not found");
-    }
-
-    #[test]
-    fn leanpool_bugs_are_internal_error() {
-        for e in [
-            WorkerError::Internal("wrong header".into()),
-            WorkerError::Timeout,
-        ] {
-            let (code, cause, keep, _) = answer(e);
-            assert_eq!(
-                (code, cause, keep),
-                (ErrorCode::InternalError, None, Keep::No)
-            );
         }
     }
 }
