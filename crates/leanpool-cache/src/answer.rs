@@ -121,6 +121,11 @@ pub fn from_stored<A: Answer>(stored: &[u8], elapsed_ms: Option<u64>) -> Option<
     mark_cached(&bytes)
 }
 
+/// Whether an answer's JSON (as the daemon encoded it) is a cached one.
+pub fn is_cached(answer: &str) -> bool {
+    answer.ends_with(",\"cached\":true}")
+}
+
 /// `{...}` becomes `{...,"cached":true}`; anything but a non-empty object
 /// is refused.
 pub fn mark_cached(answer: &str) -> Option<String> {
@@ -199,6 +204,7 @@ mod tests {
         assert_eq!(v["elapsed_ms"], 7);
         assert_eq!(v["cached"], true);
         assert!(v.get("worker_us").is_none());
+        assert!(is_cached(&hit) && is_cached(&timed_hit) && !is_cached(&first_bytes));
     }
 
     #[test]

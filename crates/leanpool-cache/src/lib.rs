@@ -157,7 +157,7 @@ impl Cache {
     where
         P: Serialize,
         A: Answer,
-        E: From<serde_json::Error>,
+        E: From<EncodeError>,
         F: FnOnce(P) -> Fut,
         Fut: Future<Output = Result<A, E>>,
     {
@@ -165,7 +165,7 @@ impl Cache {
         let elapsed = |t: bool| t.then(|| t0.elapsed().as_millis() as u64);
         if !req.use_cache {
             self.counters.bypassed.fetch_add(1, Relaxed);
-            return Ok(serde_json::to_string(&run(req.params).await?)?);
+            return encode(&run(req.params).await?);
         }
         let k = key::key(&self.identity, req.partition, req.method, &req.params);
         if let Some(hit) = self.lookup::<A>(&k, elapsed(req.timings)).await {
@@ -183,16 +183,16 @@ impl Cache {
                 // The leader had no storable answer: run our own.
                 self.counters.misses.fetch_add(1, Relaxed);
                 let a = run(req.params).await?;
-                self.store_answer(&k, &a).await;
-                Ok(serde_json::to_string(&a)?)
+                self.save(&k, answer::to_stored(&a)).await;
+                encode(&a)
             }
             flight::Role::Leader(lead) => {
                 self.counters.misses.fetch_add(1, Relaxed);
                 let a = run(req.params).await?;
-                if let Some(stored) = self.store_answer(&k, &a).await {
+                if let Some(stored) = self.save(&k, answer::to_stored(&a)).await {
                     lead.finish(stored);
                 }
-                Ok(serde_json::to_string(&a)?)
+                encode(&a)
             }
         }
     }
@@ -221,9 +221,10 @@ impl Cache {
         }
     }
 
-    /// Stores `a` if storable; the stored bytes, or `None`.
-    async fn store_answer<A: Answer>(&self, k: &Key, a: &A) -> Option<Arc<Vec<u8>>> {
-        let stored = Arc::new(answer::to_stored(a)?);
+    /// Stores an answer's storable bytes ([`answer::to_stored`]); the
+    /// bytes stored, or `None`.
+    async fn save(&self, k: &Key, stored: Option<Vec<u8>>) -> Option<Arc<Vec<u8>>> {
+        let stored = Arc::new(stored?);
         // A commit waits for fsync: off the async threads.
         let (store, key, bytes) = (self.store.clone(), *k, stored.clone());
         match tokio::task::spawn_blocking(move || store.put(&key, &bytes)).await {
@@ -280,6 +281,25 @@ impl Cache {
     pub fn store(&self) -> &Store {
         &self.store
     }
+}
+
+/// A result that could not be encoded as JSON (a leanpool bug).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot encode the result: {0}")]
+pub struct EncodeError(#[from] serde_json::Error);
+
+impl From<EncodeError> for leanpool_protocol::RpcError {
+    fn from(e: EncodeError) -> Self {
+        leanpool_protocol::RpcError {
+            code: leanpool_protocol::ErrorCode::InternalError,
+            message: e.to_string(),
+            data: None,
+        }
+    }
+}
+
+fn encode<T: Serialize, E: From<EncodeError>>(v: &T) -> Result<String, E> {
+    serde_json::to_string(v).map_err(|e| E::from(EncodeError(e)))
 }
 
 /// Why [`Cache::open`] failed.

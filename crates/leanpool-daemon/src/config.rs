@@ -65,6 +65,9 @@ pub struct DaemonConfig {
     /// `[verdict]`: which axioms an `ok`/`proved` may rest on
     /// (`allowed_axioms`, `unlisted_axioms`).
     pub verdict: leanpool_pool::VerdictPolicy,
+    /// `[cache]`: the persistent result cache (`enabled`, `dir`,
+    /// `max_bytes`).
+    pub cache: leanpool_cache::CacheConfig,
 }
 
 impl Default for DaemonConfig {
@@ -85,6 +88,7 @@ impl Default for DaemonConfig {
             guard: GuardPolicy::default(),
             sandbox: SandboxConfig::default(),
             verdict: Default::default(),
+            cache: Default::default(),
         }
     }
 }
@@ -167,6 +171,9 @@ impl DaemonConfig {
                 return Err(InvalidConfig::Zero(name));
             }
         }
+        if self.cache.max_bytes == 0 {
+            return Err(InvalidConfig::Zero("[cache] max_bytes"));
+        }
         Ok(self.pool.validate()?)
     }
 
@@ -182,6 +189,14 @@ impl DaemonConfig {
             sandbox: self.sandbox.clone(),
             ..self.pool.clone()
         }
+    }
+
+    /// The policies that decide answers, as one JSON value for the result
+    /// cache's key: `[guard]` (with `[verdict]` in it) and `[sandbox]`,
+    /// serialized whole so that a field added later counts too.
+    pub fn answer_policies(&self) -> serde_json::Value {
+        let p = self.pool_config();
+        serde_json::json!({"guard": p.guard, "sandbox": p.sandbox})
     }
 
     /// The caps on `gted` trees.

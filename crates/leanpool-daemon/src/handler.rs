@@ -1,5 +1,6 @@
 //! The daemon's [`Handler`]: pool methods, `gted`, and `status`.
 
+use crate::cache::{self, CacheSlot};
 use crate::gted::GtedLimits;
 use crate::lease::{LeaseTunnel, Leases};
 use crate::methods::{dispatch, Served};
@@ -44,6 +45,9 @@ pub struct PoolHandler {
     started: Instant,
     gted_limits: GtedLimits,
     leases: Arc<Leases>,
+    cache: CacheSlot,
+    /// This daemon run's nonce (cache partitions of connections).
+    instance: u64,
 }
 
 /// Default `max_leases`: each lease holds a whole worker (GBs) outside the
@@ -60,6 +64,8 @@ impl PoolHandler {
             started: Instant::now(),
             gted_limits: GtedLimits::default(),
             leases: Leases::new(DEFAULT_MAX_LEASES),
+            cache: CacheSlot::Absent,
+            instance: instance_nonce(),
         }
     }
 
@@ -77,12 +83,20 @@ impl PoolHandler {
             started: Instant::now(),
             gted_limits: GtedLimits::default(),
             leases: Leases::new(DEFAULT_MAX_LEASES),
+            cache: CacheSlot::Absent,
+            instance: instance_nonce(),
         }
     }
 
     /// Caps on `gted` trees (default [`GtedLimits::default`]).
     pub fn with_gted_limits(mut self, limits: GtedLimits) -> Self {
         self.gted_limits = limits;
+        self
+    }
+
+    /// The result cache (default [`CacheSlot::Absent`]: none).
+    pub fn with_cache(mut self, cache: CacheSlot) -> Self {
+        self.cache = cache;
         self
     }
 
@@ -120,8 +134,30 @@ impl PoolHandler {
                 Ok(p) => p.status(),
                 Err((_, cfg)) => idle_status(cfg)?,
             },
-            cache: None,
+            cache: self.cache.status(),
         })
+    }
+
+    /// Runs pool method `M` for the caller, through the result cache (the
+    /// one place every pool method passes: `methods::call_pool`).
+    pub(crate) async fn pool_call<M>(
+        &self,
+        p: Value,
+        ctx: &CallContext,
+    ) -> Result<Box<RawValue>, RpcError>
+    where
+        M: leanpool_pool::PoolMethod,
+        M::Result: leanpool_cache::Answer,
+    {
+        let isolate = match &self.pool {
+            Ok(pool) => pool.isolate_by(),
+            Err((_, cfg)) => cfg.isolate_by,
+        };
+        let partition = cache::partition(isolate, ctx, self.instance);
+        cache::serve::<M, _, _>(&self.cache, partition, p, |p| async move {
+            self.pool_for(ctx)?.call::<M>(p).await.map_err(pool_error)
+        })
+        .await
     }
 
     fn pool(&self) -> Result<&Pool, RpcError> {
@@ -223,4 +259,13 @@ impl Served for method::Status {
     ) -> Result<StatusResult, RpcError> {
         h.status()
     }
+}
+
+/// A number that differs between daemon runs (time and pid).
+fn instance_nonce() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    t ^ ((std::process::id() as u64) << 32)
 }

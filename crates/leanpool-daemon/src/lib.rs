@@ -12,6 +12,8 @@
 //!   its `leanpool_protocol::method` type (the fuzz test drives the exact
 //!   decoding the daemon uses).
 //! - [`gted`]: `gted` and the caps on its trees.
+//! - [`cache`]: the result cache (`leanpool_cache`) around every pool
+//!   method, opened at start, reported by `status`.
 //! - [`config`]: the config file (`[pool]`, `[guard]`, `[sandbox]`,
 //!   `[verdict]`, the transport's caps), documented in `docs/protocol.md`.
 //!
@@ -20,6 +22,7 @@
 
 #![deny(missing_docs)]
 
+pub mod cache;
 pub mod config;
 pub mod gted;
 pub mod handler;

@@ -7,7 +7,7 @@
 //! implementation (a `leanpool_pool::PoolMethod` impl, or a [`Served`]
 //! impl in its own file here), and its line in [`ROUTES`].
 
-use crate::handler::{pool_error, PoolHandler};
+use crate::handler::PoolHandler;
 use leanpool_pool::PoolMethod;
 use leanpool_protocol::method::{self, Method};
 use leanpool_protocol::{ErrorCode, RpcError};
@@ -48,7 +48,10 @@ pub struct Route {
 
 impl Route {
     /// A method the pool runs on a warm worker.
-    pub const fn pool<M: PoolMethod>() -> Route {
+    pub const fn pool<M: PoolMethod>() -> Route
+    where
+        M::Result: leanpool_cache::Answer,
+    {
         Route {
             name: M::NAME,
             decode: decode_as::<M>,
@@ -123,12 +126,15 @@ fn decode_as<M: Method>(p: Value) -> Result<(), RpcError> {
     params::<M::Params>(M::NAME, p).map(drop)
 }
 
-fn call_pool<'a, M: PoolMethod>(h: &'a PoolHandler, p: Value, ctx: &'a CallContext) -> Answer<'a> {
-    Box::pin(async move {
-        let p = params::<M::Params>(M::NAME, p)?;
-        let pool = h.pool_for(ctx)?;
-        result(&pool.call::<M>(p).await.map_err(pool_error)?)
-    })
+/// A pool method, through the result cache (`PoolHandler::pool_call`):
+/// every pool method's result says whether it may be stored
+/// (`leanpool_cache::Answer`).
+fn call_pool<'a, M>(h: &'a PoolHandler, p: Value, ctx: &'a CallContext) -> Answer<'a>
+where
+    M: PoolMethod,
+    M::Result: leanpool_cache::Answer,
+{
+    Box::pin(h.pool_call::<M>(p, ctx))
 }
 
 fn call_served<'a, M: Served>(h: &'a PoolHandler, p: Value, ctx: &'a CallContext) -> Answer<'a> {

@@ -84,12 +84,19 @@ async fn handler(lean: Lean, cfg: &DaemonConfig, socket: &Path) -> Result<PoolHa
                 .await
                 .map_err(|e| ServeError::Setup(format!("describing the backend: {e}")))?;
             log_backend(&b, cfg);
-            PoolHandler::new(Pool::new(cmd, cfg.pool_config()), socket, b)
+            let cache = {
+                let (c, b, policies) = (cfg.cache.clone(), b.clone(), cfg.answer_policies());
+                tokio::task::spawn_blocking(move || crate::cache::open(&c, &b, &policies))
+                    .await
+                    .map_err(|e| ServeError::Setup(format!("opening the result cache: {e}")))?
+            };
+            PoolHandler::new(Pool::new(cmd, cfg.pool_config()), socket, b).with_cache(cache)
         }
         Err(e) => {
             tracing::warn!(error = %e, "no Lean backend; serving gted and status only");
             let b = BackendInfo::unavailable(e.clone());
             PoolHandler::without_lean(e, cfg.pool_config(), socket, b)
+                .with_cache(crate::cache::CacheSlot::Off("no Lean backend".into()))
         }
     };
     Ok(handler

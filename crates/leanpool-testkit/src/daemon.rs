@@ -10,6 +10,11 @@
 //!   target directory of the running test or bench.
 //! - `Daemon::in_process` (feature `daemon`): `leanpool_daemon::serve_with`
 //!   as a task of the caller's runtime, e.g. on the scripted fake Lean.
+//!
+//! The result cache is off unless the test asks for it (a `[cache]` table
+//! in a process's config, a `cache.dir` in an in-process one): tests and
+//! benches not about the cache must see every request reach Lean, and no
+//! test may read or fill the user's default store.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -101,6 +106,7 @@ impl Daemon {
         let socket = dir.join("leanpool.sock");
         let cfg = dir.join("daemon.toml");
         let io = |what: &str, e: std::io::Error| format!("{what}: {e}");
+        let config = cache_off_unless_asked(config);
         std::fs::write(&cfg, config).map_err(|e| io("writing the config", e))?;
         let n = std::fs::read_dir(dir)
             .map_err(|e| io("reading the dir", e))?
@@ -113,6 +119,8 @@ impl Daemon {
             .arg("--config")
             .arg(&cfg);
         cmd.env("RUST_LOG", "info")
+            // The default `[cache] dir` is in the daemon's own directory.
+            .env("XDG_CACHE_HOME", dir.join("xdg-cache"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).map_err(|e| io("creating the log", e))?);
@@ -239,6 +247,17 @@ fn stop_process(child: &mut Child) {
     }
 }
 
+/// The result cache answers repeated requests without a worker: a daemon
+/// whose config has no `[cache]` table runs without it, so that tests and
+/// benches not about the cache see every request reach Lean.
+fn cache_off_unless_asked(config: &str) -> String {
+    if config.contains("[cache]") {
+        config.to_string()
+    } else {
+        format!("{config}\n[cache]\nenabled = false\n")
+    }
+}
+
 impl Drop for Daemon {
     fn drop(&mut self) {
         self.stop();
@@ -257,6 +276,12 @@ impl Daemon {
         log: PathBuf,
     ) -> Daemon {
         let socket = dir.join("leanpool.sock");
+        // As for a process: the cache only when the test gave it a dir (the
+        // default dir is the user's, shared by every run).
+        let mut config = config;
+        if config.cache.dir.is_none() {
+            config.cache.enabled = false;
+        }
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let at = socket.clone();
         let task = tokio::spawn(async move {

@@ -68,6 +68,10 @@ enum Command {
     Status(cmd::status::Args),
     /// Send a JSONL file of statements through a daemon.
     Batch(cmd::batch::Args),
+    /// The daemon's result cache: `stats` (a running daemon's counters, or
+    /// a stopped daemon's store), `clear` (daemon stopped).
+    #[command(subcommand)]
+    Cache(cmd::cache::Command),
     /// Language Server for editors on stdin/stdout, documents served by warm workers.
     Lsp(cmd::lsp::Args),
 }
@@ -89,6 +93,7 @@ fn main() {
             Command::Serve(a) => cmd::serve::run(a).await,
             Command::Status(a) => cmd::status::run(a).await,
             Command::Batch(a) => cmd::batch::run(a).await,
+            Command::Cache(c) => cmd::cache::run(c).await,
             Command::Lsp(a) => cmd::lsp::run(a).await,
         };
         match r {

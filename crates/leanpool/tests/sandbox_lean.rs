@@ -23,7 +23,8 @@ use std::path::Path;
 /// Every request uses this header, so all share one worker.
 const HEADER: &str = "import Std.Internal.UV.TCP\n";
 
-const CONFIG: &str = "[guard]\nenabled = false\n\n[pool]\nmax_workers = 1\nmax_workers_per_key = 1\nstart_timeout_ms = 600000\ndefault_timeout_ms = 300000\n";
+/// The result cache is off: every attack must reach Lean, on every run.
+const CONFIG: &str = "[guard]\nenabled = false\n\n[pool]\nmax_workers = 1\nmax_workers_per_key = 1\nstart_timeout_ms = 600000\ndefault_timeout_ms = 300000\n\n[cache]\nenabled = false\n";
 
 async fn check(c: &Client, body: &str) -> CheckResult {
     let text = format!("{HEADER}{body}\n");

@@ -127,6 +127,8 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     let mut tasks = tokio::task::JoinSet::new();
     let mut ready: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
     let (mut next_start, mut next_write, mut errors) = (0usize, 0usize, 0usize);
+    // Answers the daemon's result cache gave (`"cached": true`).
+    let mut hits = 0usize;
     let mut last_sync = Instant::now();
     let mut fatal: Option<ClientError> = None;
     loop {
@@ -150,11 +152,14 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         let id = &todo[i].id;
         // Results are copied as the daemon encoded them (field order kept).
         let mut bytes = match answer {
-            Ok(result) => serde_json::to_vec(&Line {
-                id,
-                result: Some(&result),
-                error: None,
-            })?,
+            Ok(result) => {
+                hits += usize::from(leanpool_cache::answer::is_cached(result.get()));
+                serde_json::to_vec(&Line {
+                    id,
+                    result: Some(&result),
+                    error: None,
+                })?
+            }
             Err(ClientError::Rpc(e)) if !transient(e.code) => {
                 errors += 1;
                 let error = ItemError {
@@ -190,7 +195,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     bar.finish_and_clear();
     let written = next_write;
     eprintln!(
-        "leanpool batch: {written} answered now ({errors} errors), {skipped} already in {}, {} left",
+        "leanpool batch: {written} answered now ({errors} errors, {hits} from the result cache), {skipped} already in {}, {} left",
         args.output.display(),
         todo.len() - written
     );

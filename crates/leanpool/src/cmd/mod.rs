@@ -1,5 +1,6 @@
 //! Subcommands, one file each.
 pub mod batch;
+pub mod cache;
 pub mod check;
 pub mod doctor;
 pub mod gted;

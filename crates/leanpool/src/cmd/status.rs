@@ -56,6 +56,9 @@ pub fn human(s: &StatusResult) -> String {
         let _ = write!(o, "  ({e})");
     }
     let _ = writeln!(o);
+    if let Some(c) = &s.cache {
+        o.push_str(&super::cache::human(c));
+    }
     // Provenance: what judged the answers.
     if let Some(l) = &d.backend.library {
         let _ = writeln!(o, "library {}", library(l));
