@@ -27,8 +27,12 @@ struct Daemon {
 }
 
 fn daemon(cx: &Ctx) -> Daemon {
+    daemon_with(cx, fake_pool_config())
+}
+
+fn daemon_with(cx: &Ctx, pool_cfg: leanpool_pool::PoolConfig) -> Daemon {
     let socket = cx.dir.path().join("d.sock");
-    let pool = cx.fake_pool(fake_pool_config());
+    let pool = cx.fake_pool(pool_cfg);
     let cfg = CacheConfig {
         dir: Some(cx.dir.path().join("cache")),
         ..CacheConfig::default()
@@ -166,10 +170,39 @@ async fn followers_of_a_timed_out_leader_run_their_own(cx: Ctx) {
     d.pool.shutdown(Duration::from_secs(5)).await;
 }
 
+/// Attack: under `[pool] isolate_by` no caller's text may influence
+/// another's answers, so a cached answer is never shared across callers:
+/// the second connection's identical request runs on its own worker.
+async fn attack_isolated_callers_never_share_cached_answers(cx: Ctx) {
+    let cfg = leanpool_pool::PoolConfig {
+        isolate_by: leanpool_pool::IsolateBy::Connection,
+        ..fake_pool_config()
+    };
+    let d = daemon_with(&cx, cfg);
+    let text = json!({"text": "theorem t : True := trivial\n-- isolated"});
+    let a = Client::connect(&d.socket).await.unwrap();
+    let b = Client::connect(&d.socket).await.unwrap();
+    assert!(a
+        .call("check", text.clone())
+        .await
+        .unwrap()
+        .get("cached")
+        .is_none());
+    let from_b = b.call("check", text.clone()).await.unwrap();
+    assert!(from_b.get("cached").is_none(), "{from_b}");
+    assert_eq!(runs(&cx, "-- isolated"), 2);
+    // Each caller's own repeat is a hit.
+    assert_eq!(a.call("check", text.clone()).await.unwrap()["cached"], true);
+    assert_eq!(b.call("check", text).await.unwrap()["cached"], true);
+    assert_eq!(runs(&cx, "-- isolated"), 2);
+    d.pool.shutdown(Duration::from_secs(5)).await;
+}
+
 fn main() {
     leanpool_testkit::harness::main(leanpool_testkit::tests![
         concurrent_identical_requests_share_one_lean_run,
         timeouts_failures_and_bypasses_are_not_cached,
         followers_of_a_timed_out_leader_run_their_own,
+        attack_isolated_callers_never_share_cached_answers,
     ]);
 }
