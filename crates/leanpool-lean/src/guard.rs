@@ -147,6 +147,7 @@
 //! The rules, with the reason for each, are in `guard/tables.rs` and
 //! `guard/rules.rs`; the tokenizer and its reasoning in `guard/lexer.rs`.
 
+mod chars;
 mod config;
 pub(crate) mod lexer;
 mod options;
