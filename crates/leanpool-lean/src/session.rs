@@ -165,6 +165,9 @@ pub(crate) struct Session {
     version: i32,
     /// `elaborate` calls served.
     uses: u64,
+    /// The version once the header (and warm-up body) were done: while
+    /// the document is still at it, no caller's text has reached Lean.
+    ready_version: i32,
     rpc_session: Option<(Value, Instant)>,
     rpc_refs_released: u64,
 }
@@ -186,6 +189,7 @@ impl Session {
             header: header.to_string(),
             version: 1,
             uses: 0,
+            ready_version: 0,
             rpc_session: None,
             rpc_refs_released: 0,
         };
@@ -225,6 +229,7 @@ impl Session {
             self.change(conn, &text)?;
             self.finish_version(conn, self.version, deadline).await?;
         }
+        self.ready_version = self.version;
         Ok(())
     }
 
@@ -381,6 +386,13 @@ impl Session {
 
     pub fn version(&self) -> i32 {
         self.version
+    }
+
+    /// Whether the document holds only what `open` sent (header and
+    /// warm-up body) and no RPC session was opened: no caller's text or
+    /// request has reached this process.
+    pub fn pristine(&self) -> bool {
+        self.version == self.ready_version && self.rpc_session.is_none()
     }
 
     pub fn uses(&self) -> u64 {

@@ -304,6 +304,14 @@ impl Worker {
         self.doc.uses()
     }
 
+    /// Whether no caller's text or request has reached this process yet:
+    /// its document is still the header (and warm-up body) it was opened
+    /// with and it never opened an RPC session. Only such a worker may be
+    /// leased (a lease must not see another caller's document).
+    pub fn pristine(&self) -> bool {
+        self.doc.pristine()
+    }
+
     /// LSP requests sent to Lean so far (notifications not counted).
     pub fn lsp_requests(&self) -> u64 {
         self.conn.requests()

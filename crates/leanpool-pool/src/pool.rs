@@ -166,15 +166,18 @@ impl Pool {
         })
     }
 
-    /// Takes a warm worker for `text`'s header out of the pool for the
-    /// caller's exclusive use (a ready spare when there is one, else the
-    /// next worker that becomes ready for that header), e.g. an editor's
-    /// open document. The slot that held it ends, and the supervisor
-    /// refills the header's prewarm minimum behind it; the worker no longer
-    /// counts against `max_workers`. Leases queue on the header's queue
-    /// like requests (same `max_queue_per_key`); dropping the future
-    /// withdraws the lease. The text is not screened: the holder screens
-    /// what it sends.
+    /// Takes a worker for `text`'s header out of the pool for the caller's
+    /// exclusive use, e.g. an editor's open document. The worker is always
+    /// *pristine* ([`leanpool_lean::Worker::pristine`]): no other caller's
+    /// text or request has reached it. The lease queues on the header's
+    /// queue like a request (same `max_queue_per_key`); the slot that takes
+    /// it hands its worker over only if that worker is pristine (a fresh or
+    /// spare process; the slot ends and the supervisor refills the header's
+    /// prewarm minimum behind it), and otherwise keeps serving the header
+    /// with it while a new process is started for the leaser (`status`:
+    /// `leases_pristine`, `leases_fresh`). A leased worker no longer counts
+    /// against `max_workers`; dropping the future withdraws the lease. The
+    /// text is not screened: the holder screens what it sends.
     pub async fn lease(&self, text: &str) -> Result<Leased, PoolError> {
         if self.inner.shutting_down.load(Ordering::SeqCst) {
             return Err(PoolError::ShuttingDown);

@@ -42,6 +42,33 @@ const SPAWN_BACKOFF_MS: u64 = 10_000;
 
 /// Registers a new slot for `key` and starts its task. The caller (the
 /// supervisor) has already counted it in `inner.total`.
+/// Starts a process for a leaser, outside every slot (it never serves the
+/// pool's traffic and never comes back): the fresh worker a lease gets
+/// when no pristine one was at hand. Same start as a slot's (sandbox,
+/// `RLIMIT_AS`, memory cap from its resident size once ready).
+pub(crate) async fn start_for_lease(inner: &Inner, header: &str) -> Result<Leased, PoolError> {
+    if inner.shutting_down.load(Ordering::SeqCst) {
+        return Err(PoolError::ShuttingDown);
+    }
+    let mut w = match Worker::spawn(&inner.worker_cfg, header).await {
+        Ok(w) => w,
+        Err(e) => {
+            bump(&inner.counters.spawn_failures);
+            return Err(PoolError::SpawnFailed(e.to_string()));
+        }
+    };
+    bump(&inner.counters.spawns);
+    w.set_kill_on_timeout(true);
+    if let Some(limit) = inner.cfg.rlimit_as_bytes {
+        if let Err(e) = crate::limits::set_address_space_limit(w.pid(), limit) {
+            tracing::warn!(pid = w.pid(), "could not set RLIMIT_AS: {e}");
+        }
+    }
+    let rss_cap = inner.cfg.rss_cap(proc::rss_bytes(w.pid()));
+    tracing::info!(pid = w.pid(), header = %header.trim_end(), "fresh worker started for a lease");
+    Ok(Leased { worker: w, rss_cap })
+}
+
 pub(crate) fn start_slot(inner: &Arc<Inner>, key: &Arc<KeyState>, spare: bool) {
     let id = inner.next_slot.fetch_add(1, Ordering::Relaxed);
     let me = Arc::new(SlotShared::new(id, spare));
@@ -484,25 +511,33 @@ impl Slot {
         Flow::Continue
     }
 
-    /// Gives the slot's (live) worker to the leaser and ends the slot: the
-    /// supervisor refills the header's prewarm minimum. If the leaser has
-    /// gone meanwhile, the worker stays and the slot goes on.
+    /// Answers a lease (issue 26: a lease starts clean and does not cost
+    /// the pool its warmth). A worker no caller's text or request has
+    /// reached ([`Worker::pristine`]: a fresh or spare process) is handed
+    /// over and the slot ends (the supervisor refills the header's
+    /// prewarm minimum and spares behind it). A worker that has served
+    /// anything stays with the slot, serving its header's traffic, and a
+    /// new process is started for the leaser in the background. If the
+    /// leaser has gone meanwhile, the worker stays and the slot goes on.
     async fn hand_over(&mut self, reply: Reply<Leased>) -> Flow {
-        if !self.worker.as_mut().is_some_and(|w| w.is_alive()) {
-            self.kill_worker().await;
-            self.me.set_state(WorkerState::Busy);
-            match self.spawn().await {
-                Some(Ok(())) => {}
-                Some(Err(e)) => {
-                    reply.send(Err(PoolError::SpawnFailed(e.to_string())));
-                    self.spawn_failed(&e).await;
-                    return Flow::Exit;
+        let pristine = self
+            .worker
+            .as_mut()
+            .is_some_and(|w| w.is_alive() && w.pristine());
+        if !pristine {
+            bump(&self.inner.counters.leases_fresh);
+            let (inner, header) = (self.inner.clone(), self.key.header.clone());
+            tokio::spawn(async move {
+                if reply.is_cancelled() {
+                    return;
                 }
-                None => {
-                    reply.send(Err(PoolError::ShuttingDown));
-                    return Flow::Exit;
+                match start_for_lease(&inner, &header).await {
+                    // A leaser gone meanwhile drops the worker: killed.
+                    Ok(leased) => drop(reply.try_send(leased)),
+                    Err(e) => reply.send(Err(e)),
                 }
-            }
+            });
+            return Flow::Continue;
         }
         let mut worker = self.worker.take().expect("a live worker");
         let pid = worker.pid();
@@ -514,7 +549,8 @@ impl Slot {
             rss_cap: self.rss_cap(),
         }) {
             Ok(()) => {
-                tracing::info!(slot = self.me.id, pid, "worker leased out");
+                bump(&self.inner.counters.leases_pristine);
+                tracing::info!(slot = self.me.id, pid, "pristine worker leased out");
                 Flow::Exit
             }
             Err(mut back) => {

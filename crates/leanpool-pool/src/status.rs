@@ -47,6 +47,8 @@ pub(crate) struct AtomicCounters {
     pub compromised: AtomicU64,
     pub cold_waits: AtomicU64,
     pub spare_takeovers: AtomicU64,
+    pub leases_pristine: AtomicU64,
+    pub leases_fresh: AtomicU64,
 }
 
 pub(crate) fn bump(c: &AtomicU64) {
@@ -76,6 +78,8 @@ impl AtomicCounters {
             compromised: g(&self.compromised),
             cold_waits: g(&self.cold_waits),
             spare_takeovers: g(&self.spare_takeovers),
+            leases_pristine: g(&self.leases_pristine),
+            leases_fresh: g(&self.leases_fresh),
         }
     }
 }

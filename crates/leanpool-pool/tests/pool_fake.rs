@@ -1265,6 +1265,46 @@ async fn lease_takes_the_spare_and_the_pool_refills(cx: Ctx) {
     finish(pool).await;
 }
 
+/// Issue 26 (a lease starts clean and leaves the pool its warmth): after
+/// the header's worker served a caller's text, a lease gets a process
+/// started for it (never that worker), while the used worker stays and
+/// keeps serving the header with no cold wait. Fake Lean: the claim here
+/// is which process the pool hands out (the leak itself is tested on real
+/// Lean in `crates/leanpool/tests/lease_lean.rs`).
+async fn lease_never_takes_a_used_worker(cx: Ctx) {
+    let pool = cx.fake_pool(PoolConfig {
+        spares_per_key: 0,
+        ..base_cfg()
+    });
+    let secret = "import P\ndef victimPassword : String := \"hunter2\"\n";
+    assert_eq!(
+        pool.check(req(secret)).await.unwrap().status,
+        CheckStatus::Ok
+    );
+    let serving = pids(&pool, "import P\n");
+    assert_eq!(serving.len(), 1);
+    let leased = pool.lease("import P\n").await.unwrap();
+    assert!(
+        !serving.contains(&leased.worker.pid()),
+        "the lease took the worker that served another caller's text"
+    );
+    assert!(leased.worker.pristine());
+    assert_eq!(pids(&pool, "import P\n"), serving, "the serving worker stays");
+    let cold = pool.status().counters.cold_waits;
+    assert_eq!(
+        pool.check(req("import P\ntheorem t : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
+    let c = pool.status().counters;
+    assert_eq!(c.cold_waits, cold, "the next check waited for a start");
+    assert_eq!((c.leases_fresh, c.leases_pristine), (1, 0));
+    drop(leased);
+    finish(pool).await;
+}
+
 /// A lease whose caller gave up before a worker was ready takes nothing:
 /// the worker stays in the pool.
 async fn dropped_lease_leaves_the_worker_in_the_pool(cx: Ctx) {
@@ -1361,5 +1401,6 @@ fn main() {
         concurrent_mix_every_request_answered,
         lease_takes_the_spare_and_the_pool_refills,
         dropped_lease_leaves_the_worker_in_the_pool,
+        lease_never_takes_a_used_worker,
     ]);
 }

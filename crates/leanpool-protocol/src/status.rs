@@ -387,6 +387,15 @@ pub struct Counters {
     /// Times a spare took over from a serving worker that had to go.
     #[serde(default)]
     pub spare_takeovers: u64,
+    /// Leases answered with a pristine worker (a spare or a fresh
+    /// process no caller's text had reached), which left the pool.
+    #[serde(default)]
+    pub leases_pristine: u64,
+    /// Leases answered with a process started for the leaser, because the
+    /// worker that took the lease had served the pool's traffic (it keeps
+    /// serving it: a lease never takes a used worker).
+    #[serde(default)]
+    pub leases_fresh: u64,
 }
 
 #[cfg(test)]

@@ -81,6 +81,16 @@ pub fn human(s: &StatusResult) -> String {
         // Editor leases (`leanpool lsp --socket`): each holds a whole worker
         // outside the pool's count.
         let _ = write!(o, "leases {}/{} ({} granted", l.active, l.max, l.granted);
+        // Where leased workers came from: never a worker that served the
+        // pool's traffic (issue 26).
+        let c = &p.counters;
+        if c.leases_pristine + c.leases_fresh > 0 {
+            let _ = write!(
+                o,
+                ": {} pristine, {} started for the lease",
+                c.leases_pristine, c.leases_fresh
+            );
+        }
         if l.refused_texts > 0 {
             let _ = write!(o, ", {} texts refused by the guard", l.refused_texts);
         }
