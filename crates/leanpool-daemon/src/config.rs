@@ -54,6 +54,15 @@ pub struct DaemonConfig {
     /// `leanpool lsp --socket`); each holds a whole worker outside
     /// `[pool] max_workers`. 0 turns `lease` off.
     pub max_leases: usize,
+    /// A request through a lease not answered within this is cancelled in
+    /// Lean and answered `REQUEST_FAILED`; if Lean does not stop within
+    /// 10 s more, the lease ends (the worker is killed).
+    pub lease_request_timeout_ms: u64,
+    /// A lease with no message from its holder (and nothing pending) for
+    /// this long ends.
+    pub lease_idle_timeout_ms: u64,
+    /// CPU time a leased worker may use in all before its lease ends.
+    pub lease_cpu_ms: u64,
     /// Text or JSON log lines.
     pub log_format: LogFormat,
     /// `[pool]`: workers, limits, time-outs.
@@ -83,12 +92,30 @@ impl Default for DaemonConfig {
             gted_max_depth: GtedLimits::default().max_depth,
             shutdown_deadline_ms: 10_000,
             max_leases: crate::handler::DEFAULT_MAX_LEASES,
+            lease_request_timeout_ms: LEASE.request.as_millis() as u64,
+            lease_idle_timeout_ms: LEASE.idle.as_millis() as u64,
+            lease_cpu_ms: LEASE.cpu.as_millis() as u64,
             log_format: LogFormat::Text,
             pool: PoolConfig::default(),
             guard: GuardPolicy::default(),
             sandbox: SandboxConfig::default(),
             verdict: Default::default(),
             cache: Default::default(),
+        }
+    }
+}
+
+/// The lease caps' defaults (the config's `lease_*` fields).
+const LEASE: leanpool_lean::leased::LeaseLimits = leanpool_lean::leased::LeaseLimits::DEFAULT;
+
+impl DaemonConfig {
+    /// The caps on each lease, from the `lease_*` fields.
+    pub fn lease_limits(&self) -> leanpool_lean::leased::LeaseLimits {
+        leanpool_lean::leased::LeaseLimits {
+            request: Duration::from_millis(self.lease_request_timeout_ms.max(1)),
+            idle: Duration::from_millis(self.lease_idle_timeout_ms.max(1)),
+            cpu: Duration::from_millis(self.lease_cpu_ms.max(1)),
+            ..LEASE
         }
     }
 }

@@ -48,6 +48,7 @@ pub struct PoolHandler {
     cache: CacheSlot,
     /// This daemon run's nonce (cache partitions of connections).
     instance: u64,
+    lease_limits: leanpool_lean::leased::LeaseLimits,
 }
 
 /// Default `max_leases`: each lease holds a whole worker (GBs) outside the
@@ -66,6 +67,7 @@ impl PoolHandler {
             leases: Leases::new(DEFAULT_MAX_LEASES),
             cache: CacheSlot::Absent,
             instance: instance_nonce(),
+            lease_limits: Default::default(),
         }
     }
 
@@ -85,6 +87,7 @@ impl PoolHandler {
             leases: Leases::new(DEFAULT_MAX_LEASES),
             cache: CacheSlot::Absent,
             instance: instance_nonce(),
+            lease_limits: Default::default(),
         }
     }
 
@@ -97,6 +100,14 @@ impl PoolHandler {
     /// The result cache (default [`CacheSlot::Absent`]: none).
     pub fn with_cache(mut self, cache: CacheSlot) -> Self {
         self.cache = cache;
+        self
+    }
+
+    /// The caps on each lease (time per request, idle time, CPU budget:
+    /// [`leanpool_lean::leased::LeaseLimits`], defaults documented in
+    /// docs/protocol.md).
+    pub fn with_lease_limits(mut self, limits: leanpool_lean::leased::LeaseLimits) -> Self {
+        self.lease_limits = limits;
         self
     }
 
@@ -232,12 +243,14 @@ impl Handler for PoolHandler {
         let tunnel = LeaseTunnel {
             worker: leased.worker,
             rss_cap: leased.rss_cap,
+            imports: leanpool_lean::header_key(&p.header),
+            limits: self.lease_limits.clone(),
             guard: pool.guard_policy().clone(),
             leases: self.leases.clone(),
             slot,
             conn: ctx.conn,
         };
-        let answer = result(&tunnel.result(leanpool_lean::header_key(&p.header)))?;
+        let answer = result(&tunnel.result())?;
         Ok(Upgrade {
             answer,
             tunnel: Box::new(tunnel),

@@ -101,7 +101,8 @@ async fn handler(lean: Lean, cfg: &DaemonConfig, socket: &Path) -> Result<PoolHa
     };
     Ok(handler
         .with_gted_limits(cfg.gted_limits())
-        .with_max_leases(cfg.max_leases))
+        .with_max_leases(cfg.max_leases)
+        .with_lease_limits(cfg.lease_limits()))
 }
 
 fn log_backend(b: &BackendInfo, cfg: &DaemonConfig) {

@@ -137,7 +137,7 @@ async fn attack_lease_refuses_what_the_guard_refuses(cx: Ctx) {
     c.send(&change(
         &uri,
         v0 + 1,
-        "theorem t : True := trivial\n#eval IO.println \"pwned\"\n",
+        "import Init\ntheorem t : True := trivial\n#eval IO.println \"pwned\"\n",
     ))
     .await;
     let m = c.until("the refusal", is_diag(v0 + 1)).await;
@@ -150,7 +150,7 @@ async fn attack_lease_refuses_what_the_guard_refuses(cx: Ctx) {
     assert!(d0["message"].as_str().unwrap().contains("#eval"), "{m}");
     assert_eq!(
         d0["range"]["start"],
-        json!({"line": 1, "character": 0}),
+        json!({"line": 2, "character": 0}),
         "{m}"
     );
     // Requests while the text is refused: an error, not Lean's answer.
@@ -229,7 +229,7 @@ async fn attack_lease_refuses_what_the_guard_refuses(cx: Ctx) {
     c.send(&change(
         &uri,
         v0 + 6,
-        "theorem t : True := trivial\n-- FAKE error\n",
+        "import Init\ntheorem t : True := trivial\n-- FAKE error\n",
     ))
     .await;
     let m = c.until("Lean's diagnostics", is_diag(v0 + 6)).await;

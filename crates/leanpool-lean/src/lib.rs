@@ -18,6 +18,7 @@ pub mod header;
 pub mod lex {
     pub use crate::guard::lexer::{tokenize, Kind, LexError, Token};
 }
+pub mod leased;
 pub mod lsp;
 pub mod proc;
 pub mod provenance;

@@ -139,6 +139,31 @@ pub fn demand_between(
         .sum()
 }
 
+/// CPU time (user + system, all threads, `/proc/<pid>/stat` fields 14
+/// and 15 at Linux's 100 ticks per second) used so far by the members of
+/// a process group. `None` if the group has no members.
+pub fn group_cpu_time(pgid: u32) -> Option<std::time::Duration> {
+    let members = group_members(pgid);
+    if members.is_empty() {
+        return None;
+    }
+    let ticks: u64 = members
+        .iter()
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
+        .map(|stat| {
+            // Fields after the command name, which may hold spaces.
+            let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+            let f: Vec<u64> = rest
+                .split_whitespace()
+                .map(|x| x.parse().unwrap_or(0))
+                .collect();
+            // `rest` starts at field 3 (state): utime is field 14.
+            f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)
+        })
+        .sum();
+    Some(std::time::Duration::from_millis(ticks * 10))
+}
+
 /// Resident set size of one process in bytes (`VmRSS`).
 pub fn rss_bytes(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;

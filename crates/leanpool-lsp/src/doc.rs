@@ -11,11 +11,12 @@
 use crate::convert::{apply_changes, replace_uri, shift_version};
 use crate::remote::RemoteLease;
 use crate::{failed, next_id, not_open, Shared, Source};
+use leanpool_lean::leased::{Gate, LeaseLimits, Refusal};
 use leanpool_lean::{guard, header_key, proc, RawSender, Worker};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, watch};
 use tower_lsp::jsonrpc::{Error, ErrorCode, Request, Result};
 use tower_service::Service;
@@ -158,6 +159,20 @@ pub(crate) struct Conn {
     /// The first worker version holding the editor's text.
     first_version: i64,
     pending: Mutex<HashMap<i64, oneshot::Sender<Value>>>,
+    /// The leased-worker filter (allowlist, params, bounds) for a worker
+    /// in this process; a daemon's lease applies its own.
+    gate: Option<Mutex<Gate>>,
+    /// Time limit per request.
+    limit: Duration,
+}
+
+/// A gate's refusal as the editor sees it.
+fn refusal(r: Refusal) -> Error {
+    Error {
+        code: ErrorCode::from(r.code),
+        message: r.message.into(),
+        data: None,
+    }
 }
 
 /// Sends `$/cancelRequest` to Lean when a forwarded request is dropped
@@ -184,6 +199,13 @@ impl Conn {
         if method == "textDocument/waitForDiagnostics" {
             shift_version(&mut params, &["version"], self.offset);
         }
+        if let Some(g) = &self.gate {
+            params = g
+                .lock()
+                .unwrap()
+                .check_request(method, &params)
+                .map_err(refusal)?;
+        }
         let id = next_id(shared);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap().insert(id, tx);
@@ -200,11 +222,20 @@ impl Conn {
             self.pending.lock().unwrap().remove(&id);
             return Err(worker_gone());
         }
-        let answer = rx.await;
+        let Ok(answer) = tokio::time::timeout(self.limit, rx).await else {
+            // Dropping `guard` cancels the request in Lean.
+            return Err(failed(format!(
+                "`{method}` took longer than the limit of {} s per request; Lean was asked to cancel it",
+                self.limit.as_secs()
+            )));
+        };
         guard.done = true;
         let msg = answer.map_err(|_| worker_gone())?;
         if let Some(err) = msg.get("error") {
-            let code = err.get("code").and_then(Value::as_i64).unwrap_or(-32603);
+            let code = err
+                .get("code")
+                .and_then(Value::as_i64)
+                .unwrap_or(leanpool_protocol::lsp_error::INTERNAL_ERROR);
             let message = err
                 .get("message")
                 .and_then(Value::as_str)
@@ -217,14 +248,38 @@ impl Conn {
             });
         }
         let mut r = msg.get("result").cloned().unwrap_or(Value::Null);
+        if let Some(g) = &self.gate {
+            g.lock().unwrap().rewrite_answer(method, &mut r);
+        }
         replace_uri(&mut r, &self.worker_uri, &self.editor_uri);
         Ok(r)
     }
 
     fn notify(&self, method: &str, mut params: Value) {
         replace_uri(&mut params, &self.editor_uri, &self.worker_uri);
-        self.raw
-            .send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+        let msg = match &self.gate {
+            Some(g) => match g
+                .lock()
+                .unwrap()
+                .notification(method, &params, Instant::now())
+            {
+                Ok(Some(m)) => m,
+                Ok(None) => return,
+                Err(r) => {
+                    tracing::warn!(uri = %self.editor_uri, "`{method}` not passed to Lean: {}", r.message);
+                    return;
+                }
+            },
+            None => json!({ "jsonrpc": "2.0", "method": method, "params": params }),
+        };
+        self.raw.send(&msg);
+    }
+
+    /// Lean's document is now `screened` at the worker's `version`.
+    fn sent(&self, version: i64, screened: &guard::Screened) {
+        if let Some(g) = &self.gate {
+            g.lock().unwrap().sent_text(version, screened);
+        }
     }
 }
 
@@ -329,6 +384,7 @@ impl Actor {
                 let mut p = json!({ "textDocument": { "uri": c.worker_uri, "version": version as i64 + c.offset }, "contentChanges": changes });
                 // Text is never URI-rewritten; only the identifier is the worker's.
                 p["textDocument"]["uri"] = Value::String(c.worker_uri.clone());
+                c.sent(version as i64 + c.offset, &screened);
                 c.raw.send(
                     &json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": p }),
                 );
@@ -371,6 +427,7 @@ impl Actor {
             }
         }
         let c = self.conn.clone().expect("attached");
+        c.sent(self.version as i64 + c.offset, &screened);
         let p = json!({
             "textDocument": { "uri": c.worker_uri, "version": self.version as i64 + c.offset },
             "contentChanges": [{ "text": screened.caller_text() }],
@@ -423,6 +480,17 @@ impl Actor {
             }
         };
         let offset = worker_version + 1 - self.version as i64;
+        let limits = LeaseLimits::default();
+        let gate = matches!(link, Link::Local(_)).then(|| {
+            let g = Gate::new(
+                &worker_uri,
+                &link.header_key(),
+                worker_version,
+                limits.clone(),
+                Instant::now(),
+            );
+            Mutex::new(g)
+        });
         let conn = Arc::new(Conn {
             gen: self.gen,
             raw,
@@ -432,6 +500,8 @@ impl Actor {
             offset,
             first_version: worker_version + 1,
             pending: Mutex::new(HashMap::new()),
+            gate,
+            limit: limits.request,
         });
         let remote = matches!(link, Link::Remote(_));
         tracing::info!(uri = %self.uri, pid, remote, "document on a leased worker");
@@ -586,7 +656,7 @@ async fn forward_one(
                         v
                     }
                     _ => {
-                        json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32603, "message": "the editor went away" } })
+                        json!({ "jsonrpc": "2.0", "id": id, "error": { "code": leanpool_protocol::lsp_error::INTERNAL_ERROR, "message": "the editor went away" } })
                     }
                 };
                 conn.raw.send(&answer);

@@ -276,9 +276,8 @@ pub(crate) fn not_open(uri: &str) -> Error {
 }
 
 pub(crate) fn failed(message: String) -> Error {
-    // LSP `RequestFailed`.
     Error {
-        code: ErrorCode::ServerError(-32803),
+        code: ErrorCode::ServerError(leanpool_protocol::lsp_error::REQUEST_FAILED),
         message: message.into(),
         data: None,
     }

@@ -1289,7 +1289,11 @@ async fn lease_never_takes_a_used_worker(cx: Ctx) {
         "the lease took the worker that served another caller's text"
     );
     assert!(leased.worker.pristine());
-    assert_eq!(pids(&pool, "import P\n"), serving, "the serving worker stays");
+    assert_eq!(
+        pids(&pool, "import P\n"),
+        serving,
+        "the serving worker stays"
+    );
     let cold = pool.status().counters.cold_waits;
     assert_eq!(
         pool.check(req("import P\ntheorem t : True := trivial\n"))

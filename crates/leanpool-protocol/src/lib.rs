@@ -15,6 +15,7 @@
 pub mod check;
 pub mod jsonrpc;
 pub mod lease;
+pub mod lsp_error;
 pub mod method;
 pub mod pending;
 pub mod provenance;

@@ -82,6 +82,21 @@ impl<W> Pending<W> {
         }
     }
 
+    /// An empty map whose first id is `first` (e.g. far above the ids a
+    /// connection used before it was handed over).
+    pub fn starting_at(first: i64) -> Self {
+        Pending {
+            next_id: first,
+            ..Pending::new()
+        }
+    }
+
+    /// The requests someone waits for, with their waiters, in no
+    /// particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (i64, &W)> + '_ {
+        self.waiting.iter().map(|(&id, w)| (id, w))
+    }
+
     fn next(&mut self) -> i64 {
         let id = self.next_id;
         self.next_id += 1;

@@ -773,3 +773,85 @@ fn neovim_headless_session() {
         || !alive(server) && workers.iter().all(|&w| !alive(w)),
     );
 }
+
+/// Issue 26's attacks through the editor bridge, on real Lean: the same
+/// rules as the daemon's `lease` tunnel (`lease_lean.rs`) hold on stdio
+/// (`leanpool lsp`, the gate in the bridge) and with `--socket` (the
+/// daemon's gate behind the bridge). The file declares a code-action
+/// provider reading the environment; `codeAction/resolve` naming it and an
+/// RPC call of it are refused, a hover far outside the text is answered
+/// at once and the worker keeps answering. One worker start per path.
+#[test]
+fn attack_editor_bridge_refuses_callers_providers_and_far_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("lp.toml");
+    std::fs::write(&cfg, CONFIG).unwrap();
+    let mut lsp = Lsp::start_with(&["lsp", "--config", cfg.to_str().unwrap(), "--no-prewarm"]);
+    bridge_attacks(&mut lsp);
+    drop(lsp);
+    let daemon = Daemon::start(
+        dir.path(),
+        "[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n",
+        Lean::Real,
+    );
+    let mut lsp = Lsp::start_with(&["lsp", "--socket", daemon.socket.to_str().unwrap()]);
+    bridge_attacks(&mut lsp);
+}
+
+fn bridge_attacks(lsp: &mut Lsp) {
+    let long = Duration::from_secs(900);
+    let short = Duration::from_secs(60);
+    lsp.result(
+        "initialize",
+        json!({ "processId": null, "rootUri": null, "capabilities": {} }),
+        short,
+    );
+    lsp.notify("initialized", json!({}));
+    let text = "import Lean.Server.CodeActions.Basic\nopen Lean Server in\npublic def rtlMin : CodeActionProvider := fun _ _ => do\n  let h ← (IO.getEnv \"HOME\" : IO _)\n  return #[{ eager := { title := s!\"env:{h}\" } }]\ntheorem mine : 2 + 2 = 4 := by\n  sorry\n";
+    lsp.notify("textDocument/didOpen", json!({ "textDocument": { "uri": URI, "languageId": "lean4", "version": 1, "text": text } }));
+    let d = lsp.diagnostics_where(0, long, |p| {
+        p["version"] == 1
+            && p["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["message"].as_str().unwrap_or("").contains("sorry"))
+    });
+    assert!(
+        !d["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["severity"] == 1),
+        "the provider must elaborate for the attack to mean anything: {d}"
+    );
+    let range =
+        json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } });
+    let forged = json!({ "title": "x", "data": { "providerName": "rtlMin", "providerResultIndex": 0,
+        "params": { "textDocument": { "uri": URI }, "range": range, "context": { "diagnostics": [] } } } });
+    let ans = lsp.request("codeAction/resolve", forged, short);
+    assert_eq!(ans["error"]["code"], -32602, "{ans}");
+    let s = lsp.result("$/lean/rpc/connect", json!({ "uri": URI }), short);
+    let call = json!({ "textDocument": { "uri": URI }, "position": { "line": 0, "character": 0 },
+        "sessionId": s["sessionId"], "method": "rtlMin", "params": {} });
+    let ans = lsp.request("$/lean/rpc/call", call, short);
+    assert_eq!(ans["error"]["code"], -32602, "{ans}");
+    let t = Instant::now();
+    let far = json!({ "textDocument": { "uri": URI }, "position": { "line": 2147483648u64, "character": 1099511627776u64 } });
+    let ans = lsp.request("textDocument/hover", far, short);
+    assert_eq!(ans["error"]["code"], -32602, "{ans}");
+    assert!(t.elapsed() < Duration::from_secs(5));
+    let h = lsp.result("textDocument/hover", pos(5, 10), short);
+    assert!(!h.is_null(), "the worker still answers");
+    assert!(
+        !lsp.seen.iter().any(|m| m.to_string().contains("env:")),
+        "the file's provider ran"
+    );
+    lsp.result("shutdown", Value::Null, short);
+    lsp.notify("exit", Value::Null);
+    let until = Instant::now() + short;
+    while lsp.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < until, "leanpool lsp did not exit");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

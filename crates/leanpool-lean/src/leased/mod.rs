@@ -1,0 +1,577 @@
+//! The one trust filter between a lease holder (the daemon's `lease`
+//! tunnel, `leanpool lsp`'s documents) and a leased worker's Lean: a
+//! [`Gate`] per leased worker, with no I/O (its owner moves the messages
+//! and reads the clock; as rust-analyzer's `lsp-server` keeps the
+//! `Connection` apart from its request queue).
+//!
+//! Rules (issue 26), each refused with a reason and an LSP error code
+//! ([`leanpool_protocol::lsp_error`]):
+//!
+//! * **Clean start**: no request passes before the holder's first text;
+//!   after it, Lean's document holds only texts the holder wrote (the
+//!   pool leases pristine workers only, `leanpool_pool::Pool::lease`).
+//! * **Allowlist of methods and parameters** ([`rules`]): params are
+//!   rebuilt field by field ([`rules::Rule`]); resolve requests carry only
+//!   items Lean issued through this lease; RPC calls only Lean's own
+//!   procedures on sessions opened through it.
+//! * **Bounds** ([`LeaseLimits`]): positions inside the text, pending
+//!   requests, a time limit per request (then `$/cancelRequest` and an
+//!   error to the holder; Lean not answering within the grace ends the
+//!   lease), an idle limit; a text may not change the imports the lease
+//!   was granted for.
+//! * **From Lean** only answers to requests this gate sent, diagnostics
+//!   and progress for versions it sent: anything else is [`Forged`].
+
+mod issued;
+mod params;
+pub mod rules;
+
+use crate::guard::{Rejection, Screened};
+use issued::IssuedItems;
+pub use issued::KEPT_ANSWERS;
+use leanpool_protocol::lsp_error;
+use leanpool_protocol::pending::{Completion, Pending};
+use rules::{request_rule, Issued, NOTIFICATIONS};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::time::{Duration, Instant};
+
+/// The caps on one lease (documented in docs/protocol.md, "lease").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseLimits {
+    /// A request not answered within this is cancelled in Lean and
+    /// answered `REQUEST_FAILED`.
+    pub request: Duration,
+    /// A cancelled request Lean has not answered this long after its
+    /// limit ends the lease (the worker is killed: it is still computing).
+    pub grace: Duration,
+    /// A lease with no message from its holder and no request pending for
+    /// this long ends.
+    pub idle: Duration,
+    /// CPU time the leased worker may use in all (checked by the owner,
+    /// which can read the process's clock).
+    pub cpu: Duration,
+    /// Requests pending in Lean at once.
+    pub max_pending: usize,
+    /// Lean's own requests (refreshes) waiting for the holder's answer.
+    pub max_server_requests: usize,
+    /// RPC sessions open at once.
+    pub max_sessions: usize,
+}
+
+impl LeaseLimits {
+    /// The defaults: 60 s per request (then 10 s grace), 30 min idle,
+    /// 1 h of CPU, 256 pending requests, 64 of Lean's requests waiting,
+    /// 64 RPC sessions.
+    pub const DEFAULT: LeaseLimits = LeaseLimits {
+        request: Duration::from_secs(60),
+        grace: Duration::from_secs(10),
+        idle: Duration::from_secs(30 * 60),
+        cpu: Duration::from_secs(60 * 60),
+        max_pending: 256,
+        max_server_requests: 64,
+        max_sessions: 64,
+    };
+}
+
+impl Default for LeaseLimits {
+    fn default() -> Self {
+        LeaseLimits::DEFAULT
+    }
+}
+
+/// Why a message from the holder was not passed to Lean.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// An [`lsp_error`] code.
+    pub code: i64,
+    /// What to do about it.
+    pub message: String,
+}
+
+impl Refusal {
+    fn new(code: i64, message: impl Into<String>) -> Self {
+        Refusal {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// Params outside their rule.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Refusal::new(lsp_error::INVALID_PARAMS, message)
+    }
+
+    /// The JSON-RPC error answer to the request `id`.
+    pub fn answer(&self, id: Value) -> Value {
+        json!({ "jsonrpc": "2.0", "id": id, "error": { "code": self.code, "message": self.message } })
+    }
+}
+
+/// A frame from Lean that nobody asked for: what it was. The worker must
+/// be killed (code in it may be forging output).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Forged(pub String);
+
+/// Where a message from Lean goes.
+#[derive(Debug, PartialEq)]
+pub enum FromLean {
+    /// To the holder.
+    Holder(Value),
+    /// Back to Lean (the answer to a request of Lean's the holder does
+    /// not see).
+    Lean(Value),
+    /// Nowhere (a late report of the pool's texts, an answer to a request
+    /// the holder stopped waiting for, Lean's own bookkeeping).
+    Drop,
+}
+
+/// A whole text the holder sent, checked but not yet screened.
+#[derive(Debug)]
+pub struct Edit {
+    /// The holder's version.
+    pub version: i64,
+    /// The whole text.
+    pub text: String,
+}
+
+/// What [`Gate::tick`] found overdue.
+#[derive(Debug, Default)]
+pub struct Overdue {
+    /// `$/cancelRequest`s for Lean.
+    pub to_lean: Vec<Value>,
+    /// Error answers for the holder.
+    pub to_holder: Vec<Value>,
+    /// The lease must end, and why.
+    pub end: Option<String>,
+}
+
+/// A request sent to Lean for the holder.
+#[derive(Debug)]
+struct Asked {
+    holder_id: Value,
+    method: String,
+    deadline: Instant,
+}
+
+/// The filter of one leased worker.
+#[derive(Debug)]
+pub struct Gate {
+    uri: String,
+    imports: String,
+    limits: LeaseLimits,
+    /// UTF-16 length of each line of the newest text sent; empty before
+    /// the holder's first text.
+    lines: Vec<u32>,
+    /// Versions sent to Lean (the only ones Lean may report on).
+    sent: BTreeSet<i64>,
+    last_version: i64,
+    leased_version: i64,
+    refused: Option<String>,
+    pending: Pending<Asked>,
+    /// Requests past their limit, cancelled in Lean: when the lease ends
+    /// unless Lean has answered.
+    overdue: BTreeMap<i64, Instant>,
+    server_requests: HashSet<String>,
+    sessions: HashSet<String>,
+    issued: IssuedItems,
+    last_activity: Instant,
+}
+
+/// Ids of requests to Lean: far above those the worker's driver used.
+const FIRST_ID: i64 = 1 << 40;
+
+impl Gate {
+    /// A gate for the worker document `uri` at `leased_version`, opened
+    /// on `imports` (the canonical header key).
+    pub fn new(
+        uri: &str,
+        imports: &str,
+        leased_version: i64,
+        limits: LeaseLimits,
+        now: Instant,
+    ) -> Gate {
+        Gate {
+            uri: uri.to_string(),
+            imports: imports.to_string(),
+            limits,
+            lines: Vec::new(),
+            sent: BTreeSet::new(),
+            last_version: leased_version,
+            leased_version,
+            refused: None,
+            pending: Pending::starting_at(FIRST_ID),
+            overdue: BTreeMap::new(),
+            server_requests: HashSet::new(),
+            sessions: HashSet::new(),
+            issued: IssuedItems::default(),
+            last_activity: now,
+        }
+    }
+
+    /// The caps this gate applies.
+    pub fn limits(&self) -> &LeaseLimits {
+        &self.limits
+    }
+
+    /// Checks a request and rebuilds its params by its rule: the params
+    /// to send, or why not. No id is assigned ([`Gate::request`] does).
+    pub fn check_request(&mut self, method: &str, params: &Value) -> Result<Value, Refusal> {
+        let rule = request_rule(method).ok_or_else(|| {
+            Refusal::new(
+                lsp_error::METHOD_NOT_FOUND,
+                format!(
+                    "`{method}` is not served through a lease (docs/protocol.md lists what is)"
+                ),
+            )
+        })?;
+        if self.lines.is_empty() {
+            return Err(Refusal::new(
+                lsp_error::REQUEST_FAILED,
+                "send the document's text first (a whole-text `textDocument/didChange`): until then the lease holds no text of yours",
+            ));
+        }
+        if let Some(why) = &self.refused {
+            return Err(Refusal::new(
+                lsp_error::REQUEST_FAILED,
+                format!(
+                    "leanpool refused the document's current text, Lean has not seen it: {why}"
+                ),
+            ));
+        }
+        self.rebuild(rule, params)
+    }
+
+    /// A request of the holder's (`holder_id`): the message to send to
+    /// Lean (params rebuilt, id this gate's own), or the refusal.
+    pub fn request(
+        &mut self,
+        holder_id: Value,
+        method: &str,
+        params: &Value,
+        now: Instant,
+    ) -> Result<Value, Refusal> {
+        self.last_activity = now;
+        let params = self.check_request(method, params)?;
+        if self.pending.waiting() >= self.limits.max_pending {
+            return Err(Refusal::new(
+                lsp_error::OVERLOADED,
+                format!(
+                    "at most {} requests may be pending through a lease",
+                    self.limits.max_pending
+                ),
+            ));
+        }
+        let id = self.pending.start(Asked {
+            holder_id,
+            method: method.to_string(),
+            deadline: now + self.limits.request,
+        });
+        Ok(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+    }
+
+    /// The request `id` could not be written to Lean: forget it.
+    pub fn unsent(&mut self, msg: &Value) {
+        if let Some(id) = msg["id"].as_i64() {
+            self.pending.forget(id);
+        }
+    }
+
+    /// A notification of the holder's other than `didChange` (see
+    /// [`Gate::edit`]): the message to send to Lean, if any.
+    pub fn notification(
+        &mut self,
+        method: &str,
+        p: &Value,
+        now: Instant,
+    ) -> Result<Option<Value>, Refusal> {
+        self.last_activity = now;
+        if !NOTIFICATIONS.contains(&method) || method == "textDocument/didChange" {
+            return Err(Refusal::new(
+                lsp_error::METHOD_NOT_FOUND,
+                format!("`{method}` is not passed through a lease"),
+            ));
+        }
+        let params = match method {
+            "textDocument/didSave" => return Ok(None),
+            "$/cancelRequest" => {
+                let theirs = &p["id"];
+                let ours = self.pending.iter().find(|(_, a)| a.holder_id == *theirs);
+                match ours {
+                    Some((id, _)) => json!({ "id": id }),
+                    None => return Ok(None),
+                }
+            }
+            _ => {
+                // `$/lean/rpc/release` and `keepAlive`.
+                self.own_uri(&p["uri"])?;
+                let session = p["sessionId"]
+                    .as_str()
+                    .filter(|s| self.sessions.contains(*s))
+                    .ok_or_else(|| {
+                        Refusal::invalid_params(
+                            "`sessionId` must be a session opened through this lease",
+                        )
+                    })?;
+                let mut out = json!({ "uri": self.uri, "sessionId": session });
+                if method == "$/lean/rpc/release" {
+                    let refs: Vec<Value> = p["refs"]
+                        .as_array()
+                        .map(|a| {
+                            a.iter()
+                                .filter(|r| r["p"].is_string())
+                                .map(|r| json!({ "p": r["p"] }))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    out["refs"] = refs.into();
+                }
+                out
+            }
+        };
+        Ok(Some(
+            json!({ "jsonrpc": "2.0", "method": method, "params": params }),
+        ))
+    }
+
+    /// A `textDocument/didChange` of the holder's: a newer version, one
+    /// whole text, the imports the lease was granted for. The caller then
+    /// screens the text and reports with [`Gate::accepted`] or
+    /// [`Gate::rejected`].
+    pub fn edit(&mut self, p: &Value, now: Instant) -> Result<Edit, Refusal> {
+        self.last_activity = now;
+        self.own_uri(&p["textDocument"]["uri"])?;
+        let version = p["textDocument"]["version"]
+            .as_i64()
+            .ok_or_else(|| Refusal::invalid_params("`textDocument.version` must be an integer"))?;
+        if version <= self.last_version {
+            return Err(Refusal::invalid_params(format!(
+                "version {version} is not newer than {}",
+                self.last_version
+            )));
+        }
+        let text =
+            match p["contentChanges"].as_array().map(Vec::as_slice) {
+                Some([c])
+                    if c.get("range").is_none_or(Value::is_null)
+                        && c.as_object()
+                            .is_some_and(|o| o.keys().all(|k| k == "text" || k == "range")) =>
+                {
+                    c["text"]
+                        .as_str()
+                        .ok_or_else(|| Refusal::invalid_params("the change has no `text`"))?
+                }
+                _ => return Err(Refusal::invalid_params(
+                    "a lease takes whole texts only: exactly one content change, without a range",
+                )),
+            };
+        let imports = crate::header_key(text);
+        if imports != self.imports {
+            return Err(Refusal::invalid_params(format!(
+                "a leased text must keep the imports the lease was granted for ({:?}, this text has {imports:?}); lease again for other imports",
+                self.imports
+            )));
+        }
+        self.last_version = version;
+        Ok(Edit {
+            version,
+            text: text.to_string(),
+        })
+    }
+
+    /// The holder's text at `version` passed the guard: the `didChange`
+    /// to send, carrying the screened text and nothing else.
+    pub fn accepted(&mut self, version: i64, screened: &Screened) -> Value {
+        self.sent_text(version, screened);
+        json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": { "uri": self.uri, "version": version },
+            "contentChanges": [{ "text": screened.caller_text() }],
+        }})
+    }
+
+    /// Records that Lean's document is now `text` at `version`, for an
+    /// owner that screens and sends texts itself (`leanpool lsp`, which
+    /// applies an editor's incremental edits): positions are checked
+    /// against it, requests may pass, Lean may report on `version`.
+    pub fn sent_text(&mut self, version: i64, screened: &Screened) {
+        self.refused = None;
+        let text = screened.caller_text();
+        self.lines = text.split('\n').map(utf16_line_len).collect();
+        self.sent.insert(version);
+        self.last_version = self.last_version.max(version);
+    }
+
+    /// The guard refused the text: requests fail until a text is
+    /// accepted. Returns leanpool's own diagnostic for the holder.
+    pub fn rejected(&mut self, edit: &Edit, rej: &Rejection) -> Value {
+        self.refused = Some(rej.to_string());
+        let width = if rej.construct.contains('\n') {
+            1
+        } else {
+            crate::text::utf16_len(&rej.construct).max(1)
+        };
+        let range = json!({ "start": { "line": rej.line, "character": rej.character },
+                            "end": { "line": rej.line, "character": rej.character + width } });
+        let message = format!("leanpool refused this file; Lean has not seen it: {rej}");
+        let diag =
+            json!({ "range": range, "severity": 1, "source": "leanpool", "message": message });
+        json!({ "jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                "params": { "uri": self.uri, "version": edit.version, "diagnostics": [diag] } })
+    }
+
+    /// The holder answered one of Lean's requests: whether it may pass.
+    pub fn holder_answer(&mut self, id: &Value) -> bool {
+        self.server_requests.remove(&id.to_string())
+    }
+
+    /// Routes one message from Lean.
+    pub fn from_lean(&mut self, mut msg: Value) -> Result<FromLean, Forged> {
+        let forged = |s: &str| Err(Forged(s.to_string()));
+        let Value::Object(obj) = &msg else {
+            return forged("a message that is not a JSON object");
+        };
+        let method = match obj.get("method") {
+            None => None,
+            Some(Value::String(m)) => Some(m.clone()),
+            Some(_) => return forged("a message whose `method` is not a string"),
+        };
+        match (method, obj.get("id").cloned()) {
+            (None, Some(id)) => {
+                let asked = match id.as_i64().map(|i| (i, self.pending.complete(i))) {
+                    Some((_, Completion::Waiting(a))) => a,
+                    Some((i, Completion::Ignored)) => {
+                        self.overdue.remove(&i);
+                        return Ok(FromLean::Drop);
+                    }
+                    _ => {
+                        return Err(Forged(format!(
+                            "an answer to request {id}, which was never sent through this lease"
+                        )))
+                    }
+                };
+                if let Some(result) = msg.get_mut("result") {
+                    self.rewrite_answer(&asked.method, result);
+                }
+                msg["id"] = asked.holder_id;
+                Ok(FromLean::Holder(msg))
+            }
+            (Some(m), Some(id)) => {
+                let refresh = m.starts_with("workspace/") && m.ends_with("/refresh");
+                if refresh && self.server_requests.len() < self.limits.max_server_requests {
+                    self.server_requests.insert(id.to_string());
+                    Ok(FromLean::Holder(msg))
+                } else {
+                    Ok(FromLean::Lean(crate::lsp::null_response(&id)))
+                }
+            }
+            (Some(m), None) => self.lean_notification(&m, msg),
+            (None, None) => forged("a message with neither `method` nor `id`"),
+        }
+    }
+
+    fn lean_notification(&self, m: &str, msg: Value) -> Result<FromLean, Forged> {
+        let p = &msg["params"];
+        let version = match m {
+            "textDocument/publishDiagnostics" => &p["version"],
+            "$/lean/fileProgress" => &p["textDocument"]["version"],
+            _ if crate::IGNORED_NOTIFICATIONS.contains(&m) => return Ok(FromLean::Drop),
+            _ => {
+                return Err(Forged(format!(
+                    "a `{m}` notification, which a file worker does not send"
+                )))
+            }
+        };
+        let uri = p["uri"].as_str().or(p["textDocument"]["uri"].as_str());
+        if uri != Some(self.uri.as_str()) {
+            return Err(Forged(format!("a `{m}` about another document")));
+        }
+        let Some(v) = version.as_i64() else {
+            return Err(Forged(format!("a `{m}` without a version")));
+        };
+        if v <= self.leased_version {
+            // The worker's own opening versions, reported late.
+            return Ok(FromLean::Drop);
+        }
+        if !self.sent.contains(&v) {
+            return Err(Forged(format!(
+                "a `{m}` for version {v}, which this lease never sent"
+            )));
+        }
+        Ok(FromLean::Holder(msg))
+    }
+
+    /// Lean's answer to `method` as the holder gets it: items' `data`
+    /// replaced by tokens, RPC sessions recorded.
+    pub fn rewrite_answer(&mut self, method: &str, result: &mut Value) {
+        match method {
+            "textDocument/completion" => self.issued.issue(Issued::Completion, &self.uri, result),
+            "textDocument/codeAction" => self.issued.issue(Issued::CodeAction, &self.uri, result),
+            "$/lean/rpc/connect" => {
+                if let Some(s) = result["sessionId"].as_str() {
+                    if self.sessions.len() < self.limits.max_sessions {
+                        self.sessions.insert(s.to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Requests past their limit (cancelled in Lean, answered with an
+    /// error), and whether the lease must end (Lean did not stop within
+    /// the grace, or the holder has been idle past the limit).
+    pub fn tick(&mut self, now: Instant) -> Overdue {
+        let mut out = Overdue::default();
+        let late: Vec<i64> = self
+            .pending
+            .iter()
+            .filter(|(_, a)| a.deadline <= now)
+            .map(|(id, _)| id)
+            .collect();
+        for id in late {
+            let Some(a) = self.pending.abandon(id) else {
+                continue;
+            };
+            self.overdue.insert(id, now + self.limits.grace);
+            out.to_lean.push(
+                json!({ "jsonrpc": "2.0", "method": "$/cancelRequest", "params": { "id": id } }),
+            );
+            let why = format!(
+                "`{}` took longer than the lease's limit of {} s per request; Lean was asked to cancel it",
+                a.method,
+                self.limits.request.as_secs()
+            );
+            out.to_holder
+                .push(Refusal::new(lsp_error::REQUEST_FAILED, why).answer(a.holder_id));
+        }
+        if self.overdue.values().any(|&d| d <= now) {
+            out.end = Some(format!(
+                "a request went on in Lean {} s past its time limit after it was cancelled",
+                self.limits.grace.as_secs()
+            ));
+        } else if self.pending.waiting() == 0
+            && now.duration_since(self.last_activity) >= self.limits.idle
+        {
+            out.end = Some(format!(
+                "no message for {} s (the lease's idle limit)",
+                self.limits.idle.as_secs()
+            ));
+        }
+        out
+    }
+
+    /// Everything pending ends with the lease: the error answers owed.
+    pub fn close(&mut self, why: &str) -> Vec<Value> {
+        self.pending
+            .drain()
+            .map(|a| Refusal::new(lsp_error::REQUEST_FAILED, why).answer(a.holder_id))
+            .collect()
+    }
+}
+
+fn utf16_line_len(line: &str) -> u32 {
+    crate::text::utf16_len(line.strip_suffix('\r').unwrap_or(line))
+}
+
+#[cfg(test)]
+mod tests;
