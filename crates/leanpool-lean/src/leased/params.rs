@@ -39,7 +39,7 @@ impl Gate {
             }),
             Rule::Resolve(kind) => self.issued.resolve(kind, &self.uri, p)?,
             Rule::WaitForDiagnostics => {
-                let doc = self.doc(p)?;
+                self.own_uri(&p["uri"])?;
                 let v = p["version"]
                     .as_i64()
                     .ok_or_else(|| bad("`version` must be an integer"))?;
@@ -48,7 +48,7 @@ impl Gate {
                         "version {v} is not a version this lease sent to Lean"
                     )));
                 }
-                json!({ "uri": doc["uri"], "version": v })
+                json!({ "uri": self.uri, "version": v })
             }
             Rule::RpcConnect => {
                 self.own_uri(&p["uri"])?;

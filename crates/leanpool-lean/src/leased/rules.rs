@@ -25,7 +25,7 @@ pub enum Rule {
     /// A completion item or code action: exactly the one Lean issued
     /// through this lease (named by leanpool's token in its `data`).
     Resolve(Issued),
-    /// `{textDocument: {uri}, version}`: a version the holder sent.
+    /// `{uri, version}`: a version the holder sent.
     WaitForDiagnostics,
     /// `{uri}`.
     RpcConnect,

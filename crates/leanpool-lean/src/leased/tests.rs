@@ -38,7 +38,7 @@ fn good_params(rule: Rule) -> Value {
         Rule::CodeAction => {
             json!({ "textDocument": td, "range": range, "context": { "diagnostics": [] } })
         }
-        Rule::WaitForDiagnostics => json!({ "textDocument": td, "version": 3 }),
+        Rule::WaitForDiagnostics => json!({ "uri": URI, "version": 3 }),
         Rule::RpcConnect => json!({ "uri": URI }),
         Rule::Resolve(_) | Rule::RpcCall => Value::Null,
     }
