@@ -18,6 +18,7 @@
 
 #![deny(missing_docs)]
 
+mod conn;
 mod convert;
 mod doc;
 mod remote;
