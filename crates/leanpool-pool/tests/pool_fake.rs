@@ -1278,7 +1278,10 @@ async fn lease_never_takes_a_used_worker(cx: Ctx) {
     });
     let secret = "import P\ndef victimPassword : String := \"hunter2\"\n";
     assert_eq!(
-        pool.check(req(secret)).await.unwrap().status,
+        pool.call::<method::Check>(req(secret))
+            .await
+            .unwrap()
+            .status,
         CheckStatus::Ok
     );
     let serving = pids(&pool, "import P\n");
@@ -1296,7 +1299,7 @@ async fn lease_never_takes_a_used_worker(cx: Ctx) {
     );
     let cold = pool.status().counters.cold_waits;
     assert_eq!(
-        pool.check(req("import P\ntheorem t : True := trivial\n"))
+        pool.call::<method::Check>(req("import P\ntheorem t : True := trivial\n"))
             .await
             .unwrap()
             .status,
