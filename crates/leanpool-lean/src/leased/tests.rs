@@ -243,3 +243,14 @@ fn lean_reports_on_versions_never_sent_are_forged() {
         .from_lean(json!({ "jsonrpc": "2.0", "id": 5, "result": 1 }))
         .is_err());
 }
+
+/// The real-Lean attacks (`lease_lean.rs`, `lsp_lean.rs`) declare a
+/// code-action provider in a plain `def`: the guard lets it through, so
+/// the gate's rules are what stop its use.
+#[test]
+fn the_provider_of_the_real_lean_attacks_passes_the_guard() {
+    let text = "import Lean.Server.CodeActions.Basic\nopen Lean Server in\npublic def rtlMin : CodeActionProvider := fun _ _ => do\n  let h ← (IO.getEnv \"HOME\" : IO _)\n  return #[{ eager := { title := s!\"env:{h}\" } }]\ntheorem mine : 2 + 2 = 4 := by\n  sorry\n";
+    if let Err(r) = crate::guard::screen(text, &Default::default()) {
+        panic!("refused: {r}");
+    }
+}
