@@ -110,7 +110,7 @@ pub async fn check_screened(
         })
         .collect();
     let on_worker = Instant::now();
-    let elaborated = worker.elaborate(&sent, timeout).await;
+    let elaborated = worker.elaborate_messages(&sent, timeout).await;
     // Lean's share of the request, so that callers (the daemon bench) can
     // tell it from leanpool's own overhead.
     let worker_us = params
@@ -142,6 +142,7 @@ pub async fn check_screened(
                 })
                 .collect();
             let mut r = CheckResult::from_diagnostics(diags);
+            r.diagnostics = verdict::cap::cap(r.diagnostics, doc.to_caller(body_end));
             r.declarations = judged
                 .into_iter()
                 .map(|j| DeclarationInfo {
@@ -149,6 +150,8 @@ pub async fn check_screened(
                     kind: j.keyword,
                     range: doc.range_to_caller(j.range),
                     present: j.present,
+                    type_: j.type_,
+                    explicit_type: j.explicit_type,
                     axioms: j.axioms,
                 })
                 .collect();

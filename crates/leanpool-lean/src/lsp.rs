@@ -151,6 +151,50 @@ pub struct LeanDiagnostic {
     pub severity: Option<DiagnosticSeverity>,
     /// Lean's text.
     pub message: String,
+    #[serde(default)]
+    /// LSP `code`: Lean 4.28 sends the name of a *named error* here
+    /// (`errorNameOfKind?` of the message's kind), nothing for others.
+    pub code: Option<Value>,
+    #[serde(default)]
+    /// LSP `tags`, which Lean derives from the message's own tag (not its
+    /// text): 1 (`unnecessary`) for the `linter.unusedVariables` linter, 2
+    /// (`deprecated`) for the `linter.deprecated` linter.
+    pub tags: Option<Vec<Value>>,
+    #[serde(default)]
+    /// Lean's `leanTags` (from the message's tag): 1 unsolved goals, 2
+    /// goals accomplished.
+    pub lean_tags: Option<Vec<Value>>,
+}
+
+/// One of Lean's messages with what Lean attached to it besides its text:
+/// the evidence [`crate::verdict`] recognises messages by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeanMessage {
+    /// The message as leanpool reports it.
+    pub diagnostic: Diagnostic,
+    /// Lean's error name (LSP `code`), when it sent one.
+    pub code: Option<String>,
+    /// LSP diagnostic tags (1 unnecessary, 2 deprecated).
+    pub tags: Vec<u64>,
+    /// Lean's `leanTags` (1 unsolved goals, 2 goals accomplished).
+    pub lean_tags: Vec<u64>,
+}
+
+fn numbers(v: &Option<Vec<Value>>) -> Vec<u64> {
+    v.iter().flatten().filter_map(Value::as_u64).collect()
+}
+
+/// A Lean diagnostic with its evidence (see [`LeanMessage`]).
+pub fn message_from_lsp(d: &LeanDiagnostic) -> LeanMessage {
+    LeanMessage {
+        diagnostic: diagnostic_from_lsp(d),
+        code: d.code.as_ref().map(|c| match c {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }),
+        tags: numbers(&d.tags),
+        lean_tags: numbers(&d.lean_tags),
+    }
 }
 
 /// `textDocument/publishDiagnostics` params with [`LeanDiagnostic`]s.

@@ -19,7 +19,6 @@
 use crate::connection::{Connection, Notifications, Violation};
 use crate::error::WorkerError;
 use crate::lsp;
-use leanpool_protocol::Diagnostic;
 use lsp_types::{
     DidChangeTextDocumentParams, TextDocumentContentChangeEvent, TextDocumentItem, Uri,
     VersionedTextDocumentIdentifier,
@@ -265,7 +264,7 @@ impl Session {
         conn: &mut Conn,
         text: &str,
         deadline: TokioInstant,
-    ) -> Result<Vec<Diagnostic>, WorkerError> {
+    ) -> Result<Vec<lsp::LeanMessage>, WorkerError> {
         if !text.starts_with(&self.header) {
             return Err(WorkerError::Internal(
                 "text does not start with this worker's header".into(),
@@ -285,7 +284,7 @@ impl Session {
         conn: &mut Conn,
         version: i32,
         deadline: TokioInstant,
-    ) -> Result<Vec<Diagnostic>, WorkerError> {
+    ) -> Result<Vec<lsp::LeanMessage>, WorkerError> {
         Self::wait_done(conn, version, deadline).await?;
         let params = lsp::WaitForDiagnosticsParams {
             uri: self.uri.clone(),
@@ -298,9 +297,7 @@ impl Session {
         )
         .await?;
         Ok(conn.handler(|d| match &d.diagnostics {
-            Some((v, diags)) if *v == version => {
-                diags.iter().map(lsp::diagnostic_from_lsp).collect()
-            }
+            Some((v, diags)) if *v == version => diags.iter().map(lsp::message_from_lsp).collect(),
             // Lean publishes for every version it elaborates; none at all
             // means nothing to report.
             _ => vec![],

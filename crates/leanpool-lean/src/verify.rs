@@ -1,24 +1,24 @@
 //! `verify`: a caller's proof judged against a fixed statement.
 //!
-//! leanpool assembles `header`, the statement (its `:= sorry` removed),
-//! ` := ` and the proof into one text, and appends its own trailer (see
-//! [`crate::verdict`]): `#check` of the theorem, an `axiom` restating the
-//! statement under a reserved name, and `#guard_expr` comparing the two
-//! types *syntactically* (`=ₛ`; Lean's built-in command, no user code).
-//! The proof slot is lexed with the guard's tokenizer and refused unless it
-//! can only be a term or tactic block: no command keyword, no `#` command,
-//! no doc comment, no `where`, balanced brackets.
+//! leanpool assembles `header`, `context` (helper declarations), the
+//! statement (its `:= sorry` removed), ` := ` and the proof into one text,
+//! and appends its own trailer (see [`crate::verdict`]): per helper and for
+//! the theorem the verdict's `#check`s and `#print axioms`, then an
+//! `axiom` restating the statement under a reserved name, and
+//! `#guard_expr` comparing the two types *syntactically* (`=ₛ`; Lean's
+//! built-in command, no user code). Each part is checked before
+//! ([`parts`]): the proof slot can only be a term or tactic block, the
+//! context only helpers that cannot change how the statement reads.
+//! Helpers are judged like the theorem: present, no `sorry`, no axiom
+//! outside the policy, every message recognised.
 
-use crate::guard::lexer::{self, Kind, Token};
+pub mod parts;
+
+pub use parts::{check_context, check_header, check_proof, split_statement_file, Part, Refused};
+
 use crate::text::LineIndex;
-use crate::vocab::{keyword, COMMAND_WORDS};
+use crate::verdict::{self, Declaration};
 use leanpool_protocol::{Diagnostic, Position, Range, VerifyParams};
-
-/// A proof containing one of [`COMMAND_WORDS`] (or `where`) is refused: it
-/// could close the theorem early and declare or change something.
-fn starts_command(k: &str) -> bool {
-    COMMAND_WORDS.contains(&k) || k == "where"
-}
 
 /// The reserved name of the reference axiom in the trailer.
 pub const REFERENCE: &str = "«leanpool_verify_reference»";
@@ -28,6 +28,12 @@ pub const REFERENCE: &str = "«leanpool_verify_reference»";
 pub struct Assembled {
     /// The text elaborated (as a `check` text: header and body).
     pub text: String,
+    /// Where the context starts in `text` (the statement's start when
+    /// there is none).
+    pub context_start: Position,
+    /// The helpers the context declares, with the byte offset in `text`
+    /// of each one's name.
+    pub helpers: Vec<(Declaration, usize)>,
     /// Line of `text` where the statement starts.
     pub statement_line: u32,
     /// Where the proof starts in `text` (UTF-16 column).
@@ -36,291 +42,33 @@ pub struct Assembled {
     pub name: String,
     /// Where the name starts in `text`.
     pub name_position: Position,
-    /// leanpool's trailer after the body: `#check`, the reference axiom,
-    /// `#guard_expr`; and the line (relative to the trailer's first line)
-    /// of each of the three.
+    /// leanpool's trailer after the body, one line each: the verdict's
+    /// lines for every helper, then for the theorem, then the reference
+    /// axiom and `#guard_expr`.
     pub trailer_lines: Vec<String>,
-}
-
-/// The part of a `verify` request (or of the CLI's statement file) that
-/// is refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
-    /// `header`: the imports and other header commands.
-    Header,
-    /// `statement`: the theorem.
-    Statement,
-    /// `proof`: the proof slot.
-    Proof,
-    /// The CLI's statement file ([`split_statement_file`]).
-    StatementFile,
-}
-
-/// Why a `verify` request is refused (answered `status: rejected`): the
-/// part at fault, and the reason for people (its `Display`, the answer's
-/// text).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{reason}")]
-pub struct Refused {
-    /// Which part is at fault.
-    pub part: Part,
-    /// Why, for people.
-    pub reason: String,
-}
-
-impl Refused {
-    fn new(part: Part, reason: impl Into<String>) -> Self {
-        Refused {
-            part,
-            reason: reason.into(),
-        }
-    }
-}
-
-/// Checks the proof slot; `Err` refuses the request.
-pub fn check_proof(proof: &str) -> Result<(), Refused> {
-    if proof.trim().is_empty() {
-        return Err(Refused::new(Part::Proof, "`proof` is empty"));
-    }
-    let toks = lexer::tokenize(proof).map_err(|e| {
-        Refused::new(
-            Part::Proof,
-            format!("`proof` cannot be read as Lean reads it: {}", e.reason),
-        )
-    })?;
-    // The slot must end where the text ends: text after it (leanpool's
-    // trailer) is read as a token of its own, not swallowed by an
-    // unterminated comment.
-    let probe = format!("{proof}\n#check");
-    let closed = lexer::tokenize(&probe)
-        .ok()
-        .and_then(|t| t.last().cloned())
-        .is_some_and(|t| t.start == proof.len() + 1);
-    if !closed {
-        return Err(Refused::new(Part::Proof, "`proof` does not end where its text ends (an unterminated comment or literal would swallow what follows)"));
-    }
-    let ix = LineIndex::new(proof);
-    let at = |t: &Token| {
-        let p = ix.position(t.start);
-        format!("proof {}:{}", p.line + 1, p.character + 1)
-    };
-    let mut stack: Vec<&str> = Vec::new();
-    for t in &toks {
-        match t.kind {
-            Kind::HashCmd => {
-                return Err(Refused::new(
-                    Part::Proof,
-                    format!(
-                        "{}: `{}` is a command; the proof slot takes a term or tactic block",
-                        at(t),
-                        t.text
-                    ),
-                ))
-            }
-            Kind::DocComment => {
-                return Err(Refused::new(
-                    Part::Proof,
-                    format!(
-                        "{}: a doc comment starts a new declaration; not allowed in the proof slot",
-                        at(t)
-                    ),
-                ))
-            }
-            Kind::Ident => {
-                if let Some(k) = keyword(proof, t).filter(|k| starts_command(k)) {
-                    return Err(Refused::new(Part::Proof, format!(
-                        "{}: `{k}` could end the theorem or declare or change something outside the proof; \
-                         the proof slot takes a term or tactic block",
-                        at(t)
-                    )));
-                }
-            }
-            Kind::Symbol => {
-                let close = match t.text.as_str() {
-                    "(" | "[" | "{" | "⟨" | "⦃" | "⟦" | "‹" => {
-                        stack.push(t.text.as_str());
-                        None
-                    }
-                    ")" => Some("("),
-                    "]" => Some("["),
-                    "}" => Some("{"),
-                    "⟩" => Some("⟨"),
-                    "⦄" => Some("⦃"),
-                    "⟧" => Some("⟦"),
-                    "›" => Some("‹"),
-                    _ => None,
-                };
-                if let Some(open) = close {
-                    if stack.pop() != Some(open) {
-                        return Err(Refused::new(
-                            Part::Proof,
-                            format!("{}: unbalanced `{}` in the proof", at(t), t.text),
-                        ));
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    if let Some(open) = stack.last() {
-        return Err(Refused::new(
-            Part::Proof,
-            format!("`{open}` is never closed in the proof"),
-        ));
-    }
-    Ok(())
-}
-
-/// The statement without a trailing `:= sorry` / `:= by sorry`, and the
-/// byte range of the theorem's name and of the rest (binders and type).
-fn statement_parts(statement: &str) -> Result<(&str, std::ops::Range<usize>), Refused> {
-    let toks = lexer::tokenize(statement).map_err(|e| {
-        Refused::new(
-            Part::Statement,
-            format!("`statement` cannot be read as Lean reads it: {}", e.reason),
-        )
-    })?;
-    let first = toks
-        .first()
-        .ok_or_else(|| Refused::new(Part::Statement, "`statement` is empty"))?;
-    if !matches!(keyword(statement, first), Some("theorem" | "lemma")) {
-        return Err(Refused::new(
-            Part::Statement,
-            "`statement` must start with `theorem NAME` (or `lemma NAME`)",
-        ));
-    }
-    let name = toks.get(1).filter(|t| {
-        t.kind == Kind::Ident && keyword(statement, t).is_none_or(|k| !starts_command(k))
-    });
-    let name = name.ok_or_else(|| {
-        Refused::new(
-            Part::Statement,
-            "`statement` must start with `theorem NAME`",
-        )
-    })?;
-    // Drop `:= sorry` / `:= by sorry` at the end.
-    let mut end = toks.len();
-    let is = |i: usize, s: &str| toks.get(i).is_some_and(|t| &statement[t.start..t.end] == s);
-    if end >= 2 && is(end - 1, "sorry") {
-        if is(end - 2, ":=") {
-            end -= 2;
-        } else if end >= 3 && is(end - 2, "by") && is(end - 3, ":=") {
-            end -= 3;
-        }
-    }
-    let body = &toks[..end];
-    let mut depth = 0i32;
-    for t in &body[2..] {
-        if t.kind == Kind::Symbol {
-            match t.text.as_str() {
-                "(" | "[" | "{" | "⟨" | "⦃" => depth += 1,
-                ")" | "]" | "}" | "⟩" | "⦄" => depth -= 1,
-                _ => {}
-            }
-        }
-        let word = &statement[t.start..t.end];
-        if t.kind == Kind::HashCmd || t.kind == Kind::DocComment {
-            return Err(Refused::new(
-                Part::Statement,
-                "`statement` holds one theorem and nothing else",
-            ));
-        }
-        if depth == 0 && (word == ":=" || word == "|" || word == "where")
-            || keyword(statement, t).is_some_and(starts_command)
-        {
-            return Err(Refused::new(
-                Part::Statement,
-                format!("`statement` holds one theorem's name, binders and type (found `{word}`)"),
-            ));
-        }
-    }
-    if depth != 0 {
-        return Err(Refused::new(
-            Part::Statement,
-            "unbalanced brackets in `statement`",
-        ));
-    }
-    let last = body.last().expect("at least the name");
-    Ok((&statement[..last.end], name.start..name.end))
-}
-
-/// Header words a `verify` header may use besides comments and options'
-/// values: it sets the scene for the statement and declares nothing.
-const HEADER_WORDS: &[&str] = &[
-    "import",
-    "open",
-    "set_option",
-    "universe",
-    "universes",
-    "namespace",
-    "section",
-    "end",
-    "variable",
-    "noncomputable",
-    "scoped",
-    "in",
-];
-
-/// Checks the `header` of a `verify` request: import/open/set_option/
-/// universe/namespace/section/variable commands only (no declaration,
-/// no `#` command), so nothing but the statement and the proof can add to
-/// the environment.
-pub fn check_header(header: &str) -> Result<(), Refused> {
-    let toks = lexer::tokenize(header).map_err(|e| {
-        Refused::new(
-            Part::Header,
-            format!("`header` cannot be read as Lean reads it: {}", e.reason),
-        )
-    })?;
-    for t in &toks {
-        if t.kind == Kind::HashCmd {
-            return Err(Refused::new(
-                Part::Header,
-                format!("`header` may not hold `{}`: header commands only", t.text),
-            ));
-        }
-        if let Some(k) =
-            keyword(header, t).filter(|k| starts_command(k) && !HEADER_WORDS.contains(k))
-        {
-            return Err(Refused::new(Part::Header, format!(
-                "`header` may hold only header commands (`import`, `open`, `set_option`, `universe`, `namespace`, `section`, `variable`), found `{k}`"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Splits a statement file (the CLI's) into the header and the statement:
-/// the statement starts at the first `theorem` or `lemma` keyword.
-pub fn split_statement_file(text: &str) -> Result<(String, String), Refused> {
-    let toks = lexer::tokenize(text).map_err(|e| {
-        Refused::new(
-            Part::StatementFile,
-            format!(
-                "the statement file cannot be read as Lean reads it: {}",
-                e.reason
-            ),
-        )
-    })?;
-    let t = toks
-        .iter()
-        .find(|t| matches!(keyword(text, t), Some("theorem" | "lemma")))
-        .ok_or_else(|| {
-            Refused::new(Part::StatementFile, "the statement file holds no `theorem`")
-        })?;
-    Ok((
-        text[..t.start].to_string(),
-        text[t.start..].trim_end().to_string(),
-    ))
 }
 
 /// Assembles the request, or refuses it.
 pub fn assemble(p: &VerifyParams) -> Result<Assembled, Refused> {
     check_header(&p.header)?;
     check_proof(&p.proof)?;
-    let (stmt, name) = statement_parts(&p.statement)?;
+    let (stmt, name) = parts::statement_parts(&p.statement)?;
+    let context = check_context(&p.context, stmt)?;
     let mut text = p.header.clone();
     if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let context_start = LineIndex::new(&text).position(text.len());
+    let helpers = context
+        .declarations
+        .into_iter()
+        .map(|d| {
+            let at = text.len() + d.start;
+            (d, at)
+        })
+        .collect();
+    text.push_str(&p.context);
+    if !p.context.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
     let statement_line = text.matches('\n').count() as u32;
@@ -331,26 +79,19 @@ pub fn assemble(p: &VerifyParams) -> Result<Assembled, Refused> {
     text.push_str(&p.proof);
     text.push('\n');
     let name_text = p.statement[name.clone()].to_string();
-    let rest = &stmt[name.end..];
-    let reference = format!("axiom {REFERENCE}{rest}");
-    let name_position = {
-        let at = LineIndex::new(&text).position(statement_start + name.start);
-        at
-    };
-    let mut trailer_lines =
-        vec![format!("#check @{name_text}"), format!("set_option pp.fullNames true in set_option pp.notation false in #print axioms {name_text}")];
-    trailer_lines.extend(reference.split('\n').map(str::to_string));
-    trailer_lines.push(format!(
-        "#guard_expr type_of% @{name_text} =ₛ type_of% @{REFERENCE}"
-    ));
-    Ok(Assembled {
+    let name_position = LineIndex::new(&text).position(statement_start + name.start);
+    let mut a = Assembled {
         text,
+        context_start,
+        helpers,
         statement_line,
         proof_start,
         name: name_text,
         name_position,
-        trailer_lines,
-    })
+        trailer_lines: vec![],
+    };
+    a.trailer_lines = a.trailer(&stmt[name.end..]);
+    Ok(a)
 }
 
 /// Where a position of the assembled text lands for the caller.
@@ -359,76 +100,110 @@ pub enum Place {
     Proof(Position),
     /// In the caller's `statement`, at this position.
     Statement(Position),
-    /// Before the statement: in the header.
+    /// In the caller's `context`, at this position.
+    Context(Position),
+    /// Before the context: in the header.
     Header,
 }
 
+/// `p` relative to `start` (both in the same text).
+fn relative(p: Position, start: Position) -> Position {
+    let character = if p.line == start.line {
+        p.character - start.character
+    } else {
+        p.character
+    };
+    Position {
+        line: p.line - start.line,
+        character,
+    }
+}
+
+/// Diagnostics of a `verify`, split by the caller's part they are about.
+#[derive(Debug, Default)]
+pub struct Split {
+    /// About the proof, in the caller's `proof`.
+    pub proof: Vec<Diagnostic>,
+    /// About the statement, in the caller's `statement` (header messages
+    /// at 0:0, prefixed `header: `).
+    pub statement: Vec<Diagnostic>,
+    /// About the helpers, in the caller's `context`.
+    pub context: Vec<Diagnostic>,
+}
+
 impl Assembled {
+    /// The trailer for this request; `binders_and_type` is the
+    /// statement after its name.
+    fn trailer(&self, binders_and_type: &str) -> Vec<String> {
+        let mut lines = Vec::new();
+        for (d, _) in &self.helpers {
+            lines.extend(verdict::trailer::declaration_lines(&d.display()));
+        }
+        lines.extend(verdict::trailer::declaration_lines(&self.name));
+        let reference = format!("axiom {REFERENCE}{binders_and_type}");
+        lines.extend(reference.split('\n').map(str::to_string));
+        lines.push(format!(
+            "#guard_expr type_of% @{} =ₛ type_of% @{REFERENCE}",
+            self.name
+        ));
+        lines
+    }
+
     /// Which of the caller's texts position `p` of the assembled text
     /// falls in, and where.
     pub fn place(&self, p: Position) -> Place {
-        let s = self.proof_start;
-        if (p.line, p.character) >= (s.line, s.character) {
-            let character = if p.line == s.line {
-                p.character - s.character
-            } else {
-                p.character
-            };
-            Place::Proof(Position {
-                line: p.line - s.line,
-                character,
-            })
+        let at_or_after = |s: Position| (p.line, p.character) >= (s.line, s.character);
+        if at_or_after(self.proof_start) {
+            Place::Proof(relative(p, self.proof_start))
         } else if p.line >= self.statement_line {
             Place::Statement(Position {
                 line: p.line - self.statement_line,
                 character: p.character,
             })
+        } else if at_or_after(self.context_start) {
+            Place::Context(relative(p, self.context_start))
         } else {
             Place::Header
         }
     }
 
-    /// Splits diagnostics (in assembled-text coordinates) into the
-    /// proof's and the statement's (header messages at 0:0, prefixed).
-    pub fn split(&self, diags: Vec<Diagnostic>) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    /// Splits diagnostics (in assembled-text coordinates) by the caller's
+    /// part they are about.
+    pub fn split(&self, diags: Vec<Diagnostic>) -> Split {
         let zero = Position {
             line: 0,
             character: 0,
         };
-        let (mut proof, mut stmt) = (vec![], vec![]);
+        let mut out = Split::default();
         for d in diags {
-            match self.place(d.range.start) {
-                Place::Proof(start) => {
-                    let end = match self.place(d.range.end) {
-                        Place::Proof(e) => e,
-                        _ => start,
-                    };
-                    proof.push(Diagnostic {
-                        range: Range { start, end },
+            let start = self.place(d.range.start);
+            let end = self.place(d.range.end);
+            let (list, range) = match (start, end) {
+                (Place::Proof(s), Place::Proof(e)) => (&mut out.proof, Range { start: s, end: e }),
+                (Place::Proof(s), _) => (&mut out.proof, Range { start: s, end: s }),
+                (Place::Statement(s), Place::Statement(e)) => {
+                    (&mut out.statement, Range { start: s, end: e })
+                }
+                (Place::Statement(s), _) => (&mut out.statement, Range { start: s, end: s }),
+                (Place::Context(s), Place::Context(e)) => {
+                    (&mut out.context, Range { start: s, end: e })
+                }
+                (Place::Context(s), _) => (&mut out.context, Range { start: s, end: s }),
+                (Place::Header, _) => {
+                    out.statement.push(Diagnostic {
+                        range: Range {
+                            start: zero,
+                            end: zero,
+                        },
+                        message: format!("header: {}", d.message),
                         ..d
                     });
+                    continue;
                 }
-                Place::Statement(start) => {
-                    let end = match self.place(d.range.end) {
-                        Place::Statement(e) => e,
-                        _ => start,
-                    };
-                    stmt.push(Diagnostic {
-                        range: Range { start, end },
-                        ..d
-                    });
-                }
-                Place::Header => stmt.push(Diagnostic {
-                    range: Range {
-                        start: zero,
-                        end: zero,
-                    },
-                    message: format!("header: {}", d.message),
-                    ..d
-                }),
-            }
+            };
+            list.push(Diagnostic { range, ..d });
         }
-        (proof, stmt)
+        out
     }
 }
 
@@ -472,8 +247,7 @@ pub async fn verify_screened(
     default_timeout: std::time::Duration,
     policy: &crate::guard::GuardPolicy,
 ) -> Result<leanpool_protocol::VerifyResult, crate::WorkerError> {
-    use crate::verdict::{self, Declaration};
-    use leanpool_protocol::{CheckResult, CheckStatus, Severity, VerifyResult, VerifyStatus};
+    use leanpool_protocol::VerifyResult;
     let started = std::time::Instant::now();
     let with_time = |mut r: VerifyResult| {
         if params.timings {
@@ -498,83 +272,23 @@ pub async fn verify_screened(
         Ok(sent) => sent,
         Err(e) => return Ok(with_time(VerifyResult::rejected(e.to_string()))),
     };
-    let diags = match worker.elaborate(&sent, timeout).await {
-        Ok(d) => d,
+    match worker.elaborate_messages(&sent, timeout).await {
+        Ok(messages) => Ok(with_time(judge::judge(
+            a,
+            doc,
+            first_line,
+            messages,
+            policy,
+            worker.backend(),
+        ))),
         Err(crate::WorkerError::Timeout) => {
-            return Ok(with_time(VerifyResult::timeout(timeout.as_millis() as u64)))
+            Ok(with_time(VerifyResult::timeout(timeout.as_millis() as u64)))
         }
-        Err(e) => return Err(e),
-    };
-    // Trailer lines 0-1 (`#check`, `#print axioms`) are judged like a
-    // `check` declaration's; the reference axiom and `#guard_expr` after
-    // them must say nothing at all.
-    let judged_end = first_line + verdict::LINES_PER_DECLARATION;
-    let (rest, diags): (Vec<_>, Vec<_>) = diags
-        .into_iter()
-        .partition(|d| d.range.start.line >= judged_end);
-    let name_at = doc.from_caller(a.name_position).unwrap_or(a.name_position);
-    let name_range = Range {
-        start: name_at,
-        end: name_at,
-    };
-    let decl = Declaration {
-        name: vec![a.name.clone()],
-        keyword: "theorem".into(),
-        start: 0,
-        end: 0,
-    };
-    let end = Position {
-        line: first_line,
-        character: 0,
-    };
-    let unlisted = policy.verdict.unlisted_axioms.resolve(worker.backend());
-    let (body, judged) = verdict::judge(
-        diags,
-        first_line,
-        &[(decl, name_range)],
-        end,
-        &policy.verdict,
-        unlisted,
-    );
-    let judged = judged.into_iter().next().expect("one declaration judged");
-    let body: Vec<Diagnostic> = body
-        .into_iter()
-        .map(|mut d| {
-            d.range = doc.range_to_caller(d.range);
-            d
-        })
-        .collect();
-    let (proof, mut stmt) = a.split(body);
-    if judged.present && !rest.is_empty() {
-        let at = Position {
-            line: 0,
-            character: 0,
-        };
-        stmt.push(Diagnostic {
-            severity: Severity::Error,
-            range: Range { start: at, end: at },
-            message: format!(
-                "leanpool: the elaborated type of `{}` is not syntactically the statement's (or leanpool's check of it did not run as written)",
-                a.name
-            ),
-        });
+        Err(e) => Err(e),
     }
-    let proof = CheckResult::from_diagnostics(proof);
-    let stmt = CheckResult::from_diagnostics(stmt);
-    let status = match (proof.status, stmt.status) {
-        (CheckStatus::Error, _) | (_, CheckStatus::Error) => VerifyStatus::Error,
-        (CheckStatus::Sorry, _) | (_, CheckStatus::Sorry) => VerifyStatus::Sorry,
-        _ => VerifyStatus::Proved,
-    };
-    Ok(with_time(VerifyResult {
-        status,
-        diagnostics: proof.diagnostics,
-        statement_diagnostics: stmt.diagnostics,
-        reason: None,
-        axioms: judged.axioms,
-        elapsed_ms: None,
-    }))
 }
+
+mod judge;
 
 /// The worker header a `verify` request needs (the pool's key), or `None`
 /// when the request is refused before Lean.
@@ -590,6 +304,7 @@ mod tests {
 
     fn params(statement: &str, proof: &str) -> VerifyParams {
         VerifyParams {
+            context: String::new(),
             header: "import Init\n".into(),
             statement: statement.into(),
             proof: proof.into(),
@@ -619,11 +334,11 @@ mod tests {
                 }
             );
             assert_eq!(
-                a.trailer_lines[1],
-                "set_option pp.fullNames true in set_option pp.notation false in #print axioms t"
+                a.trailer_lines[..3],
+                crate::verdict::trailer::declaration_lines("t")
             );
             assert_eq!(
-                a.trailer_lines[2],
+                a.trailer_lines[3],
                 format!("axiom {REFERENCE} (n : Nat) : n + 0 = n")
             );
             assert_eq!(
@@ -667,37 +382,6 @@ mod tests {
     }
 
     #[test]
-    fn proofs_escaping_their_slot_are_refused() {
-        for p in [
-            "rfl\ntheorem extra : False := sorry",
-            "rfl\naxiom cheat : False",
-            "by\n  simp\nend",
-            "(rfl",
-            "rfl)",
-            "⟨rfl, rfl⟩⟩",
-            "by\n  set_option maxRecDepth 10000 in simp",
-            "by\n  open Nat in simp",
-            "rfl\n#check 1",
-            "by\n  #guard_msgs in simp",
-            "by\n  simp\n/-",
-            "rfl\n/-- doc -/\ndef x := 1",
-            "rfl where foo := 1",
-            "rfl\nnamespace X",
-            "",
-        ] {
-            assert!(check_proof(p).is_err(), "{p:?} should be refused");
-        }
-        for p in [
-            "rfl",
-            "by\n  intro n\n  simp [Nat.add_comm] at *",
-            "fun h => ⟨h.1, h.2⟩",
-            "by\n  have h : 1 = 1 := rfl\n  exact h",
-        ] {
-            assert!(check_proof(p).is_ok(), "{p:?}");
-        }
-    }
-
-    #[test]
     fn statements_must_be_one_theorem() {
         assert!(assemble(&params("def t : Nat", "1")).is_err());
         assert!(assemble(&params("theorem t : True := trivial", "trivial")).is_err());
@@ -709,6 +393,7 @@ mod tests {
     fn a_refusal_names_the_part_at_fault() {
         let part = |p: VerifyParams| assemble(&p).unwrap_err().part;
         let bad_header = VerifyParams {
+            context: String::new(),
             header: "#eval 1\n".into(),
             ..params("theorem t : True", "trivial")
         };
@@ -728,6 +413,7 @@ mod tests {
     #[test]
     fn headers_declaring_things_are_refused() {
         let with = |h: &str| VerifyParams {
+            context: String::new(),
             header: h.into(),
             ..params("theorem t : True", "trivial")
         };

@@ -151,6 +151,17 @@ impl Worker {
         text: &LeanText,
         timeout: Duration,
     ) -> Result<Vec<Diagnostic>, WorkerError> {
+        let messages = self.elaborate_messages(text, timeout).await?;
+        Ok(messages.into_iter().map(|m| m.diagnostic).collect())
+    }
+
+    /// [`Worker::elaborate`] with what Lean attached to each message
+    /// besides its text (error names, tags): what verdicts are read from.
+    pub async fn elaborate_messages(
+        &mut self,
+        text: &LeanText,
+        timeout: Duration,
+    ) -> Result<Vec<crate::lsp::LeanMessage>, WorkerError> {
         let deadline = TokioInstant::now() + timeout;
         let r = self
             .doc
@@ -169,6 +180,7 @@ impl Worker {
         let deadline = TokioInstant::now() + timeout;
         let header = self.doc.header().to_owned();
         let r = self.doc.elaborate(&mut self.conn, &header, deadline).await;
+        let r = r.map(|ms| ms.into_iter().map(|m| m.diagnostic).collect());
         self.after(r)
     }
 

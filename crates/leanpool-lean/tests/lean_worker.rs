@@ -251,6 +251,7 @@ async fn verdict_cases(w: &mut Worker) {
     }
     let policy = leanpool_lean::guard::GuardPolicy::default();
     let vp = |statement: &str, proof: &str| leanpool_protocol::VerifyParams {
+        context: String::new(),
         header: HEADER.into(),
         statement: statement.into(),
         proof: proof.into(),

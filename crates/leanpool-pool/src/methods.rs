@@ -284,6 +284,7 @@ mod tests {
     #[test]
     fn verify_that_does_not_assemble_is_answered_without_queueing() {
         let p = VerifyParams {
+            context: String::new(),
             header: String::new(),
             statement: "theorem t : True".into(),
             proof: "trivial\n#eval 1".into(),

@@ -10,8 +10,8 @@ pub enum CheckStatus {
     Ok,
     /// At least one error diagnostic.
     Error,
-    /// No error, but a declaration uses `sorry` (Lean's warning
-    /// "declaration uses 'sorry'").
+    /// No error, but a warning mentions `sorry` in any form (Lean's
+    /// ``declaration uses `sorry` ``, ``declaration uses `sorryAx` ``).
     Sorry,
     /// The request ran past its time limit; Lean was stopped (interrupted,
     /// or its worker killed when it did not stop in time).
@@ -77,6 +77,17 @@ pub struct DeclarationInfo {
     /// Whether Lean's environment holds it after elaboration. A `false`
     /// here always comes with an error diagnostic and status `error`.
     pub present: bool,
+    /// What was proved: its type as Lean elaborated it (hypotheses from
+    /// `variable`/`include` included, `False → 2 + 2 = 5`), printed by
+    /// Lean under options leanpool fixes (the text's `pp.*` settings do
+    /// not apply); absent when it is not present.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub type_: Option<String>,
+    /// The same type with every implicit argument and instance shown and
+    /// no notation (a redefined numeral shows as `@OfNat.ofNat Nat 5
+    /// evil`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explicit_type: Option<String>,
     /// The axioms it depends on, as Lean's `#print axioms` lists them;
     /// absent when Lean did not list them (see "Verdicts" in
     /// docs/protocol.md: the WASM backend runs documents as modules).
@@ -180,14 +191,14 @@ impl CheckResult {
     }
 }
 
-/// Lean's warning for a declaration whose proof contains `sorry`.
-///
-/// Lean 4.28 writes it with backquotes (``declaration uses `sorry` ``),
-/// older versions with single quotes; both count.
+/// A warning that mentions `sorry` in any form: Lean's
+/// ``declaration uses `sorry` `` (4.28; `'sorry'` before), its
+/// ``declaration uses `sorryAx` `` for an unapplied `sorryAx`, the same
+/// reworded by a `pp` option (``declaration uses `sorryAx (…) false` ``),
+/// leanpool's own `depends on sorryAx`: any case, anywhere in the text.
+/// Such a warning makes the status `sorry`, never `ok`.
 pub fn is_sorry_warning(d: &Diagnostic) -> bool {
-    d.severity == Severity::Warning
-        && (d.message.contains("declaration uses 'sorry'")
-            || d.message.contains("declaration uses `sorry`"))
+    d.severity == Severity::Warning && d.message.to_lowercase().contains("sorry")
 }
 
 #[cfg(test)]
@@ -222,6 +233,8 @@ mod tests {
             CheckResult::from_diagnostics(s428).status,
             CheckStatus::Sorry
         );
+        let ax = vec![diag(Severity::Warning, 0, "declaration uses `sorryAx`")];
+        assert_eq!(CheckResult::from_diagnostics(ax).status, CheckStatus::Sorry);
         let w = vec![diag(Severity::Warning, 0, "unused variable `x`")];
         assert_eq!(CheckResult::from_diagnostics(w).status, CheckStatus::Ok);
     }

@@ -15,6 +15,13 @@ pub struct VerifyParams {
     /// may be empty.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub header: String,
+    /// Helper declarations (`lemma`, `theorem`, `def`, `abbrev`) placed
+    /// between the header and the theorem, judged under the same rules
+    /// (present, no `sorry`, no axiom outside the policy) and refused when
+    /// they could change how the statement reads (see `verify` in
+    /// docs/protocol.md); may be empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub context: String,
     /// One `theorem NAME binders : type`, with or without `:= sorry` /
     /// `:= by sorry`.
     pub statement: String,
@@ -59,6 +66,10 @@ pub struct VerifyResult {
     /// `header: `), and leanpool's own verdict errors.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub statement_diagnostics: Vec<Diagnostic>,
+    /// Messages about the helpers of `context`, positioned in the caller's
+    /// `context` text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context_diagnostics: Vec<Diagnostic>,
     /// Why the request was `rejected` (or why it timed out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -79,6 +90,7 @@ impl VerifyResult {
             status: VerifyStatus::Rejected,
             diagnostics: vec![],
             statement_diagnostics: vec![],
+            context_diagnostics: vec![],
             reason: Some(reason.into()),
             axioms: None,
             elapsed_ms: None,
@@ -91,6 +103,7 @@ impl VerifyResult {
             status: VerifyStatus::Timeout,
             diagnostics: vec![],
             statement_diagnostics: vec![],
+            context_diagnostics: vec![],
             reason: Some(format!("no answer within {limit_ms} ms; Lean was stopped")),
             axioms: None,
             elapsed_ms: None,

@@ -219,7 +219,11 @@ impl<W: Write> Fake<W> {
                     let last = text
                         .trim_end()
                         .lines()
-                        .rfind(|l| !l.starts_with("#check ") && !l.contains("#print axioms "))
+                        .rfind(|l| {
+                            !l.starts_with("#check ")
+                                && !l.contains("#print axioms ")
+                                && !l.contains(" in #check @")
+                        })
                         .unwrap_or("");
                     let mut f = std::fs::OpenOptions::new()
                         .create(true)
@@ -340,7 +344,11 @@ impl<W: Write> Fake<W> {
                 }
                 continue;
             }
-            if let Some(name) = line.strip_prefix("#check ") {
+            // leanpool's trailer writes `set_option … in #check @NAME`.
+            let check = line
+                .strip_prefix("#check ")
+                .or_else(|| line.split_once(" in #check ").map(|(_, n)| n));
+            if let Some(name) = check {
                 let at = json!({"start": {"line": i, "character": 0}, "end": {"line": i, "character": 6}});
                 diags
                     .push(json!({"range": at, "severity": 3, "message": format!("{name} : Prop")}));

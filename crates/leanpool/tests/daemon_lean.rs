@@ -480,6 +480,7 @@ fn cli_opt_and_normalize_through_the_daemon(d: &Daemon, dir: &std::path::Path) {
 
 fn vp(statement: &str, proof: &str) -> VerifyParams {
     VerifyParams {
+        context: String::new(),
         header: String::new(),
         statement: statement.into(),
         proof: proof.into(),

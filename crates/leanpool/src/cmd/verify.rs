@@ -1,5 +1,6 @@
-//! `leanpool verify STATEMENT.lean PROOF.lean`: a proof judged against a
-//! fixed statement (locally, or through a daemon with `--socket`).
+//! `leanpool verify STATEMENT.lean PROOF.lean [--context HELPERS.lean]`: a
+//! proof judged against a fixed statement (locally, or through a daemon
+//! with `--socket`).
 
 use crate::cmd::lean_args::{read_text, Via, DEFAULT_TIMEOUT};
 use leanpool_lean::{check::header_key, LeanCommand, Worker, WorkerConfig};
@@ -13,6 +14,10 @@ pub struct Args {
     pub statement: PathBuf,
     /// A file holding the proof: a term or a tactic block (`by ...`).
     pub proof: PathBuf,
+    /// A file of helper declarations (`lemma`s, `def`s) placed between
+    /// the header and the theorem, judged like the theorem.
+    #[arg(long)]
+    pub context: Option<PathBuf>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -23,8 +28,13 @@ pub struct Args {
 pub async fn run(args: Args) -> anyhow::Result<i32> {
     let text = read_text(&args.statement)?;
     let (header, statement) = leanpool_lean::verify::split_statement_file(&text)?;
+    let context = match &args.context {
+        Some(path) => read_text(path)?.trim_end().to_string(),
+        None => String::new(),
+    };
     let params = VerifyParams {
         header,
+        context,
         statement,
         proof: read_text(&args.proof)?.trim_end().to_string(),
         timeout_ms: args.via.timeout_ms,
@@ -56,9 +66,11 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string(&result)?);
     } else {
+        let context_file = args.context.clone().unwrap_or_default();
         for (file, ds) in [
             (&args.proof, &result.diagnostics),
             (&args.statement, &result.statement_diagnostics),
+            (&context_file, &result.context_diagnostics),
         ] {
             for d in ds {
                 let sev = match d.severity {
