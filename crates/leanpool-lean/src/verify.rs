@@ -20,8 +20,11 @@ use crate::text::LineIndex;
 use crate::verdict::{self, Declaration};
 use leanpool_protocol::{Diagnostic, Position, Range, VerifyParams};
 
-/// The reserved name of the reference axiom in the trailer.
+/// The reserved name of the reference declaration in the trailer.
 pub const REFERENCE: &str = "«leanpool_verify_reference»";
+/// The reserved name of the axiom stating the statement when the
+/// reference is a theorem (a statement with `let`).
+pub const REFERENCE_AXIOM: &str = "«leanpool_verify_reference_axiom»";
 
 /// An assembled `verify` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,8 +143,23 @@ impl Assembled {
             lines.extend(verdict::trailer::declaration_lines(&d.display()));
         }
         lines.extend(verdict::trailer::declaration_lines(&self.name));
-        let reference = format!("axiom {REFERENCE}{binders_and_type}");
-        lines.extend(reference.split('\n').map(str::to_string));
+        let has_let = crate::lex::tokenize(binders_and_type)
+            .unwrap_or_default()
+            .iter()
+            .any(|t| crate::vocab::keyword(binders_and_type, t) == Some("let"));
+        if has_let {
+            // Lean stores a theorem's `let x := v; …` as `have`: the
+            // reference must be a theorem too for `=ₛ` to compare like
+            // with like (stated by the axiom, proved by it).
+            let reference = format!("axiom {REFERENCE_AXIOM}{binders_and_type}");
+            lines.extend(reference.split('\n').map(str::to_string));
+            lines.push(format!(
+                "theorem {REFERENCE} : type_of% @{REFERENCE_AXIOM} := @{REFERENCE_AXIOM}"
+            ));
+        } else {
+            let reference = format!("axiom {REFERENCE}{binders_and_type}");
+            lines.extend(reference.split('\n').map(str::to_string));
+        }
         lines.push(format!(
             "#guard_expr type_of% @{} =ₛ type_of% @{REFERENCE}",
             self.name
@@ -379,6 +397,35 @@ mod tests {
                 })
             ));
         }
+    }
+
+    #[test]
+    fn context_goes_between_header_and_statement() {
+        let p = VerifyParams {
+            context: "theorem aux : True := trivial".into(),
+            ..params("theorem t : True", "aux")
+        };
+        let a = assemble(&p).unwrap();
+        assert_eq!(
+            a.text,
+            "import Init\ntheorem aux : True := trivial\ntheorem t : True := aux\n"
+        );
+        assert_eq!(a.helpers.len(), 1);
+        assert_eq!(&a.text[a.helpers[0].1..a.helpers[0].1 + 3], "aux");
+        assert_eq!(
+            a.trailer_lines[..3],
+            crate::verdict::trailer::declaration_lines("aux")
+        );
+        let at = |line, character| Position { line, character };
+        assert!(matches!(a.place(at(1, 8)), Place::Context(p) if p == at(0, 8)));
+        assert!(matches!(a.place(at(2, 8)), Place::Statement(p) if p == at(0, 8)));
+        assert!(matches!(a.place(at(0, 1)), Place::Header));
+        // A statement with `let` is compared with a theorem stating it.
+        let a = assemble(&params("theorem t : let n := 1; n = 1", "rfl")).unwrap();
+        assert!(a
+            .trailer_lines
+            .iter()
+            .any(|l| l.starts_with(&format!("theorem {REFERENCE} : type_of%"))));
     }
 
     #[test]

@@ -233,6 +233,28 @@ async fn attack_through_verify_context(w: &mut Worker) {
     )
     .await;
     assert_eq!(r.status, VerifyStatus::Proved, "{r:?}");
+    let r = verify(
+        w,
+        "statement_with_let",
+        &vp(
+            "",
+            "theorem tl : let n := 5; n + n = 10",
+            "by\n  intro n\n  rfl",
+        ),
+    )
+    .await;
+    assert_eq!(r.status, VerifyStatus::Proved, "{r:?}");
+    let r = verify(
+        w,
+        "statement_with_let_false",
+        &vp(
+            "",
+            "theorem tl : let n := 5; n + n = 11",
+            "by\n  intro n\n  rfl",
+        ),
+    )
+    .await;
+    assert_eq!(r.status, VerifyStatus::Error, "{r:?}");
     let cheats = [
         (
             "context_sorry_ax",
