@@ -16,8 +16,9 @@ use std::time::Duration;
 enum Evidence {
     /// Caller code ran at elaboration time: Lean's output has this line.
     Ran(&'static str),
-    /// A falsehood was accepted: a warning naming `sorryAx` on the case's
-    /// first line, and no error there.
+    /// A falsehood was accepted: Lean's `declaration uses `sorry…``
+    /// warning on the case's first line (it names `sorryAx` or `sorry`,
+    /// depending on the spelling), and no error there.
     SorryAx,
     /// The option exists: no error on the case's lines.
     Accepted,
@@ -206,7 +207,7 @@ async fn attacks_are_refused_and_real_in_lean() {
                 c.text
             ),
             Evidence::SorryAx => assert!(
-                at(span.start, "sorryAx") && errors.is_empty(),
+                at(span.start, "declaration uses `sorry") && errors.is_empty(),
                 "[{}] Lean did not accept the falsehood with a sorryAx warning:\n{}\nLean:\n{stdout}",
                 c.rule,
                 c.text
