@@ -149,7 +149,7 @@ async fn timeout_kills_the_whole_group(cx: Ctx) {
         "group survived"
     );
     assert!(matches!(
-        w.elaborate(&lean("x"), T).await,
+        w.elaborate(&lean("theorem x : True := trivial\n"), T).await,
         Err(WorkerError::Died { .. })
     ));
 }
@@ -177,7 +177,10 @@ async fn forged_frames_mark_the_worker_compromised(cx: Ctx) {
         let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
         let pid = w.pid();
         assert!(
-            w.elaborate(&lean("fine\n"), T).await.unwrap().is_empty(),
+            w.elaborate(&lean("theorem fine : True := trivial\n"), T)
+                .await
+                .unwrap()
+                .is_empty(),
             "{kind}"
         );
         let text = format!("theorem bad\n-- FAKE forge_{kind}\n");
@@ -201,7 +204,8 @@ async fn forged_frames_mark_the_worker_compromised(cx: Ctx) {
         // Never reused: a later request fails the same way, never `ok`.
         assert!(
             matches!(
-                w.elaborate(&lean("fine\n"), T).await,
+                w.elaborate(&lean("theorem fine : True := trivial\n"), T)
+                    .await,
                 Err(WorkerError::Compromised(_))
             ),
             "{kind}"
@@ -243,7 +247,7 @@ async fn internal_panic_on_stderr_is_death_without_exit(cx: Ctx) {
     );
     assert!(!w.is_alive());
     assert!(matches!(
-        w.elaborate(&lean("x"), T).await,
+        w.elaborate(&lean("theorem x : True := trivial\n"), T).await,
         Err(WorkerError::Panicked { .. })
     ));
     w.kill().await;
