@@ -401,7 +401,7 @@ async fn spares_on_real_lean() {
         format!("{H}theorem r0 : 0 + 1 = 1 + 0 := by omega\n"),
         "open Nat\nset_option maxHeartbeats 0\ntheorem r1 (n : Nat) : succ n = n + 1 := rfl\n"
             .to_string(),
-        "set_option pp.all true\nopen List\ntheorem r2 : 2 + 2 = 4 := rfl\n".to_string(),
+        "set_option maxRecDepth 1000\nopen List\ntheorem r2 : 2 + 2 = 4 := rfl\n".to_string(),
     ];
     for text in variants {
         let r = pool.call::<method::Check>(req(text)).await.unwrap();

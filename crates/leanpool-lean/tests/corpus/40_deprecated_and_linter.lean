@@ -1,9 +1,0 @@
-@[deprecated "use `newF` instead" (since := "2024-01-01")]
-def oldF : Nat := 1
-def newF : Nat := 1
-def usesOld : Nat := oldF + 1
-theorem unusedHave (n : Nat) : n = n := by
-  have _h : n = n := rfl
-  exact rfl
-set_option linter.unusedVariables false in
-def quiet (x : Nat) : Nat := 0
