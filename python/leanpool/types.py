@@ -318,6 +318,8 @@ class Counters(Wire):
     compromised: int = 0
     cold_waits: int = 0
     spare_takeovers: int = 0
+    leases_pristine: int = 0
+    leases_fresh: int = 0
 
 
 @dataclass
