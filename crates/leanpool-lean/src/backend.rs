@@ -299,7 +299,7 @@ fn tail(s: &str, max: usize) -> &str {
     &s[start..]
 }
 
-fn which(name: &str) -> Option<PathBuf> {
+pub(crate) fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join(name))

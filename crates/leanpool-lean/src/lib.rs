@@ -21,6 +21,7 @@ pub mod lex {
 pub mod leased;
 pub mod lsp;
 pub mod proc;
+pub mod project;
 pub mod provenance;
 pub mod sandbox;
 mod session;
