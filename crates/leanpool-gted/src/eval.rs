@@ -143,15 +143,22 @@ pub struct Confusion {
 impl Confusion {
     /// Scores `>= threshold` are predicted "same".
     pub fn at(scores: &[f64], human: &[bool], threshold: f64) -> Confusion {
-        assert_eq!(scores.len(), human.len());
+        let predicted: Vec<bool> = scores.iter().map(|&s| s >= threshold).collect();
+        Confusion::of(&predicted, human)
+    }
+
+    /// Counts for any metric's "same" predictions against the human
+    /// judgements (same length).
+    pub fn of(predicted: &[bool], human: &[bool]) -> Confusion {
+        assert_eq!(predicted.len(), human.len());
         let mut c = Confusion {
             tp: 0,
             tn: 0,
             fp: 0,
             fn_: 0,
         };
-        for (&s, &h) in scores.iter().zip(human) {
-            match (s >= threshold, h) {
+        for (&p, &h) in predicted.iter().zip(human) {
+            match (p, h) {
                 (true, true) => c.tp += 1,
                 (true, false) => c.fp += 1,
                 (false, false) => c.tn += 1,

@@ -97,80 +97,167 @@ struct ItemError<'a> {
 }
 
 /// Exit code when the daemon went away mid-run (rerun to resume).
-const INTERRUPTED: i32 = 3;
+pub(crate) const INTERRUPTED: i32 = 3;
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
-    let items = read_input(&args.input, args.method)?;
+    let items = read_input(&args.input, |v| parse_item(v, args.method))?;
     let done = prepare_output(&args.output)?;
     let todo: Vec<Item> = items
         .into_iter()
         .filter(|i| !done.contains(&key(&i.id)))
         .collect();
     let skipped = done.len();
-    let client = Arc::new(Client::connect(&args.socket).await.with_context(|| {
-        format!(
-            "is `leanpool serve --socket {}` running?",
-            args.socket.display()
-        )
-    })?);
+    let client = connect(&args.socket).await?;
+    let before = pool_counters(&client).await;
+    let method = args.method;
+    let todo = Arc::new(todo);
+    let run = {
+        let (client, todo) = (client.clone(), todo.clone());
+        run_ordered(&args.output, todo.len(), args.concurrency, move |i| {
+            let (c, todo) = (client.clone(), todo.clone());
+            let mut params = todo[i].params.clone();
+            if let Some(t) = args.timeout_ms {
+                params["timeout_ms"] = json!(t);
+            }
+            async move {
+                let answer = call_with_retry(&c, method, params).await;
+                answer_line(&todo[i].id, answer)
+            }
+        })
+        .await?
+    };
+    eprintln!(
+        "leanpool batch: {} answered now ({} errors, {} from the result cache), {skipped} already in {}, {} left",
+        run.written,
+        run.errors,
+        run.hits,
+        args.output.display(),
+        todo.len() - run.written
+    );
+    report_counters("batch", &client, before).await;
+    Ok(run.exit_code("batch"))
+}
+
+/// Connects to the daemon, saying what to start when nothing listens.
+pub(crate) async fn connect(socket: &Path) -> anyhow::Result<Arc<Client>> {
+    let client = Client::connect(socket)
+        .await
+        .with_context(|| format!("is `leanpool serve --socket {}` running?", socket.display()))?;
+    Ok(Arc::new(client))
+}
+
+/// One item's line for OUT (without its newline), whether it records an
+/// error, and whether the daemon's result cache gave it; `Err` is a daemon
+/// that went away (the run stops, resumable).
+pub(crate) type Answered = Result<(Vec<u8>, bool, bool), ClientError>;
+
+/// `{"id", "result"}` for an answer, `{"id", "error"}` for a method error;
+/// a transient error (or a lost daemon) is passed on to stop the run.
+fn answer_line(id: &Value, answer: Result<Box<RawValue>, ClientError>) -> Answered {
+    // Results are copied as the daemon encoded them (field order kept).
+    let encode = |line: &Line| serde_json::to_vec(line).expect("a line encodes");
+    match answer {
+        Ok(result) => Ok((
+            encode(&Line {
+                id,
+                result: Some(&result),
+                error: None,
+            }),
+            false,
+            leanpool_cache::answer::is_cached(result.get()),
+        )),
+        Err(ClientError::Rpc(e)) if !transient(e.code) => {
+            let error = ItemError {
+                code: e.code,
+                message: &e.message,
+            };
+            Ok((
+                encode(&Line {
+                    id,
+                    result: None,
+                    error: Some(error),
+                }),
+                true,
+                false,
+            ))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// What [`run_ordered`] did.
+pub(crate) struct Run {
+    /// Lines written by this run.
+    pub written: usize,
+    /// Of those, lines that record an error.
+    pub errors: usize,
+    /// Of those, answers the daemon's result cache gave (`"cached": true`).
+    pub hits: usize,
+    /// Why the run stopped early (the daemon went away), if it did.
+    pub fatal: Option<ClientError>,
+}
+
+impl Run {
+    /// 0, or [`INTERRUPTED`] after saying how to resume.
+    pub fn exit_code(&self, command: &str) -> i32 {
+        match &self.fatal {
+            Some(e) => {
+                eprintln!("leanpool {command}: stopped: {e}; rerun the same command to resume");
+                INTERRUPTED
+            }
+            None => 0,
+        }
+    }
+}
+
+/// Runs `job(0..count)` with up to `concurrency` in flight and appends
+/// their lines to `output` in index order (flushed as written, fsync'd at
+/// least once a second and at the end): the resumable part of `batch`,
+/// shared by every JSONL command. A job's `Err` stops starting new ones;
+/// the lines before it are kept.
+pub(crate) async fn run_ordered<F, Fut>(
+    output: &Path,
+    count: usize,
+    concurrency: usize,
+    mut job: F,
+) -> anyhow::Result<Run>
+where
+    F: FnMut(usize) -> Fut,
+    Fut: std::future::Future<Output = Answered> + Send + 'static,
+{
     let mut out = std::fs::OpenOptions::new()
         .append(true)
         .create(true)
-        .open(&args.output)?;
-    let before = pool_counters(&client).await;
-    let bar = progress(todo.len() as u64);
-    let method = args.method;
-    let concurrency = args.concurrency.max(1);
+        .open(output)?;
+    let bar = progress(count as u64);
+    let concurrency = concurrency.max(1);
     // Answers arrive in any order but are written in input order; starting
     // at most `window` items past the first unwritten one bounds memory.
     let window = (concurrency * 8).max(64);
     let mut tasks = tokio::task::JoinSet::new();
     let mut ready: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
-    let (mut next_start, mut next_write, mut errors) = (0usize, 0usize, 0usize);
-    // Answers the daemon's result cache gave (`"cached": true`).
-    let mut hits = 0usize;
+    let (mut next_start, mut next_write, mut errors, mut hits) = (0usize, 0usize, 0usize, 0usize);
     let mut last_sync = Instant::now();
     let mut fatal: Option<ClientError> = None;
     loop {
         while fatal.is_none()
             && tasks.len() < concurrency
-            && next_start < todo.len()
+            && next_start < count
             && next_start < next_write + window
         {
-            let (c, i) = (client.clone(), next_start);
-            let mut params = todo[i].params.clone();
-            if let Some(t) = args.timeout_ms {
-                params["timeout_ms"] = json!(t);
-            }
-            tasks.spawn(async move { (i, call_with_retry(&c, method, params).await) });
+            let (i, fut) = (next_start, job(next_start));
+            tasks.spawn(async move { (i, fut.await) });
             next_start += 1;
         }
         let Some(joined) = tasks.join_next().await else {
             break;
         };
         let (i, answer) = joined.context("batch task panicked")?;
-        let id = &todo[i].id;
-        // Results are copied as the daemon encoded them (field order kept).
         let mut bytes = match answer {
-            Ok(result) => {
-                hits += usize::from(leanpool_cache::answer::is_cached(result.get()));
-                serde_json::to_vec(&Line {
-                    id,
-                    result: Some(&result),
-                    error: None,
-                })?
-            }
-            Err(ClientError::Rpc(e)) if !transient(e.code) => {
-                errors += 1;
-                let error = ItemError {
-                    code: e.code,
-                    message: &e.message,
-                };
-                serde_json::to_vec(&Line {
-                    id,
-                    result: None,
-                    error: Some(error),
-                })?
+            Ok((bytes, is_error, cached)) => {
+                errors += is_error as usize;
+                hits += cached as usize;
+                bytes
             }
             Err(e) => {
                 // The daemon is gone or shutting down: stop starting work;
@@ -193,33 +280,31 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     }
     out.sync_data()?;
     bar.finish_and_clear();
-    let written = next_write;
-    eprintln!(
-        "leanpool batch: {written} answered now ({errors} errors, {hits} from the result cache), {skipped} already in {}, {} left",
-        args.output.display(),
-        todo.len() - written
-    );
-    // What the run cost the daemon (other clients' requests meanwhile
-    // included): worker starts, and requests that waited for one.
-    if let (Some(b), Some(a)) = (before, pool_counters(&client).await) {
+    Ok(Run {
+        written: next_write,
+        errors,
+        hits,
+        fatal,
+    })
+}
+
+/// Prints what the run cost the daemon (other clients' requests meanwhile
+/// included): worker starts, and requests that waited for one.
+pub(crate) async fn report_counters(command: &str, client: &Client, before: Option<Counters>) {
+    if let (Some(b), Some(a)) = (before, pool_counters(client).await) {
         let d = |k: fn(&Counters) -> u64| k(&a).saturating_sub(k(&b));
         eprintln!(
-            "leanpool batch: daemon meanwhile: {} worker starts, {} cold_waits (requests that waited for a start), {} timeouts, {} spare takeovers",
+            "leanpool {command}: daemon meanwhile: {} worker starts, {} cold_waits (requests that waited for a start), {} timeouts, {} spare takeovers",
             d(|c| c.spawns),
             d(|c| c.cold_waits),
             d(|c| c.timeouts),
             d(|c| c.spare_takeovers)
         );
     }
-    if let Some(e) = fatal {
-        eprintln!("leanpool batch: stopped: {e}; rerun the same command to resume");
-        return Ok(INTERRUPTED);
-    }
-    Ok(0)
 }
 
 /// The daemon's pool counters (`status`), if it answers.
-async fn pool_counters(c: &Client) -> Option<Counters> {
+pub(crate) async fn pool_counters(c: &Client) -> Option<Counters> {
     Some(
         c.request::<method::Status>(&NoParams)
             .await
@@ -231,11 +316,12 @@ async fn pool_counters(c: &Client) -> Option<Counters> {
 
 /// Errors worth waiting out (`OVERLOADED`) or that end the run rather than
 /// being recorded as the item's answer (`SHUTTING_DOWN`).
-fn transient(code: ErrorCode) -> bool {
+pub(crate) fn transient(code: ErrorCode) -> bool {
     code == ErrorCode::Overloaded || code == ErrorCode::ShuttingDown
 }
 
-async fn call_with_retry(
+/// Calls `method`, waiting out `OVERLOADED` answers (backing off up to 5 s).
+pub(crate) async fn call_with_retry(
     c: &Client,
     method: &str,
     params: Value,
@@ -254,11 +340,28 @@ async fn call_with_retry(
 }
 
 /// Canonical text of an id, for set membership.
-fn key(id: &Value) -> String {
+pub(crate) fn key(id: &Value) -> String {
     id.to_string()
 }
 
-fn read_input(path: &Path, method: &str) -> anyhow::Result<Vec<Item>> {
+/// An input line, validated: its id (a string or number) and the rest.
+pub(crate) trait HasId {
+    /// The line's `id`.
+    fn id(&self) -> &Value;
+}
+
+impl HasId for Item {
+    fn id(&self) -> &Value {
+        &self.id
+    }
+}
+
+/// Reads a JSONL input file: each non-blank line parsed by `parse`, ids
+/// unique; errors name the file and line.
+pub(crate) fn read_input<T: HasId>(
+    path: &Path,
+    parse: impl Fn(&Value) -> anyhow::Result<T>,
+) -> anyhow::Result<Vec<T>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut items = Vec::new();
@@ -269,9 +372,9 @@ fn read_input(path: &Path, method: &str) -> anyhow::Result<Vec<Item>> {
         }
         let at = || format!("{}:{}", path.display(), n + 1);
         let v: Value = serde_json::from_str(line).with_context(|| format!("{}: not JSON", at()))?;
-        let item = parse_item(&v, method).with_context(at)?;
-        if !seen.insert(key(&item.id)) {
-            bail!("{}: duplicate id {}", at(), item.id);
+        let item = parse(&v).with_context(at)?;
+        if !seen.insert(key(item.id())) {
+            bail!("{}: duplicate id {}", at(), item.id());
         }
         items.push(item);
     }
@@ -344,7 +447,7 @@ fn checked(method: &str, params: &Value) -> anyhow::Result<()> {
 }
 
 /// Reads the ids already answered in `path` and cuts a torn last line.
-fn prepare_output(path: &Path) -> anyhow::Result<HashSet<String>> {
+pub(crate) fn prepare_output(path: &Path) -> anyhow::Result<HashSet<String>> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),

@@ -4,6 +4,7 @@ pub mod cache;
 pub mod check;
 pub mod doctor;
 pub mod gted;
+pub mod gted_pairs;
 pub mod lean_args;
 pub mod lsp;
 pub mod normalize;
