@@ -148,6 +148,7 @@
 //! `guard/rules.rs`; the tokenizer and its reasoning in `guard/lexer.rs`.
 
 mod chars;
+mod commands;
 mod config;
 pub(crate) mod lexer;
 mod options;

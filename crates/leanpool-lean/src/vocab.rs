@@ -20,6 +20,21 @@ pub const COMMAND_WORDS: &[&str] = &[
     "local", "scoped", "syntax", "macro", "macro_rules", "elab", "elab_rules",
     "declare_syntax_cat", "initialize", "alias", "irreducible_def", "add_decl_doc",
     "compile_inductive", "suppress_compilation", "assert_not_exists", "library_note",
+    // Further commands of core Lean 4.28, Batteries and Mathlib: none is
+    // accepted (the guard refuses each wherever it is written), and each
+    // ends an `open` run and is refused in a `verify` proof.
+    "builtin_initialize", "unif_hint", "seal", "unseal", "proof_wanted", "recall", "init_quot",
+    "declare_simp_like_tactic", "simproc", "simproc_decl", "dsimproc", "dsimproc_decl",
+    "register_simp_attr", "register_option", "register_builtin_option", "register_label_attr",
+    "register_error_explanation", "register_linter_set", "register_tactic_tag",
+    "declare_config_elab", "declare_command_config_elab", "binder_predicate", "grind_pattern",
+    "unsuppress_compilation", "assert_exists", "assert_not_imported",
+    "initialize_simps_projections", "mk_iff_of_inductive_prop", "whatsnew", "extend_docs",
+    "recommended_spelling", "declare_aesop_rule_sets", "add_aesop_rules", "erase_aesop_rules",
+    "run_cmd", "run_elab", "run_meta", "count_heartbeats", "with_weak_namespace",
+    "coinductive", "grind_propagator", "builtin_grind_propagator", "declare_uint_theorems",
+    "elab_stx_quot", "builtin_simproc", "builtin_dsimproc", "builtin_simproc_decl",
+    "builtin_dsimproc_decl", "declare_syntax_abbrev", "syntax_abbrev",
 ];
 
 /// Words after which the next identifier names a new declaration.

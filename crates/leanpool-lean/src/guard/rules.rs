@@ -154,6 +154,7 @@ pub(crate) fn check_all(src: &str, toks: &[Token], policy: &GuardPolicy) -> Chec
             Kind::HashCmd => hash_command(t, policy)?,
             Kind::Ident | Kind::NameLit => {
                 ident(toks, i, &h, policy)?;
+                super::commands::known_command(t)?;
                 line_start(src, toks, i)?;
                 if t.kind == Kind::Ident && i >= config_end {
                     config_end = super::config::items(toks, i, hook, policy.trusts_compiler())?;
@@ -163,7 +164,7 @@ pub(crate) fn check_all(src: &str, toks: &[Token], policy: &GuardPolicy) -> Chec
             _ => {}
         }
     }
-    Ok(())
+    super::commands::positions(src, toks)
 }
 
 /// A plainly written word at column 0 starts a command (or continues a

@@ -1,0 +1,313 @@
+//! Commands: default-deny at every place a command can start, not only
+//! at the start of a line.
+//!
+//! Lean starts a new command wherever the current one cannot go on: at
+//! the start of a line, but also after a term on the same line
+//! (`… := trivial proof_wanted …`), after `set_option … in` / `open … in`
+//! / `include … in` / `omit … in` / `variable … in` / `attribute … in`,
+//! after a declaration's attribute block `@[…]`, after a doc comment and
+//! after a declaration modifier (`private`, `protected`, `noncomputable`,
+//! `partial`, `nonrec`, `public`). Two rules cover these places:
+//!
+//! 1. **A known command keyword that leanpool does not accept is refused
+//!    wherever it is** ([`known_command`]): every word of
+//!    [`crate::vocab::COMMAND_WORDS`] (core Lean, Batteries and Mathlib
+//!    commands) not on [`ACCEPTED_COMMANDS`]. A keyword is a token, never
+//!    an identifier, so this refuses no honest name.
+//! 2. **At each place the syntax makes a command start, the word there
+//!    must be on [`ACCEPTED_COMMANDS`]** ([`positions`]): the token after
+//!    a command-level `… in`, after an attribute block, after a modifier,
+//!    after a doc comment (or a structure field: a name followed by a
+//!    symbol), after a module doc. A word there that leanpool does not
+//!    know is refused, so a library command the vocabulary does not list
+//!    is refused there too. (Column 0 has the same rule:
+//!    `rules::line_start`.)
+//!
+//! What remains (documented in the guard's threat model): a command
+//! keyword unknown to [`crate::vocab::COMMAND_WORDS`] written after a
+//! term in the middle of a declaration; telling it from an identifier
+//! needs the token table of the imported libraries.
+
+use super::lexer::{Kind, Token};
+use super::rules::{refuse, Check, MAX_SCAN};
+use super::tables::LINE_START_WORDS;
+use crate::vocab::{COMMAND_WORDS, DECLARATION_MODIFIERS};
+
+/// Words of [`LINE_START_WORDS`] that continue a declaration or are
+/// header-only; they do not start a command after `in`, a modifier, an
+/// attribute block or a doc comment.
+const CONTINUATIONS: &[&str] = &[
+    "where",
+    "termination_by",
+    "decreasing_by",
+    "with",
+    "in",
+    "import",
+    "module",
+    "prelude",
+];
+
+/// Whether `word` is a command (or modifier) leanpool accepts where a
+/// command starts.
+pub(crate) fn accepted(word: &str) -> bool {
+    LINE_START_WORDS.contains(&word) && !CONTINUATIONS.contains(&word)
+}
+
+/// The accepted commands, for messages.
+fn accepted_list() -> String {
+    LINE_START_WORDS
+        .iter()
+        .filter(|w| !CONTINUATIONS.contains(w))
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Rule 1: a known command keyword leanpool does not accept, anywhere.
+pub(crate) fn known_command(t: &Token) -> Check {
+    let word = t.text.as_str();
+    // `meta` has a rule of its own (refused after the imports).
+    if t.kind != Kind::Ident
+        || !COMMAND_WORDS.contains(&word)
+        || LINE_START_WORDS.contains(&word)
+        || word == "meta"
+    {
+        return Ok(());
+    }
+    refuse(
+        t,
+        word,
+        format!(
+            "`{word}` is a command leanpool does not accept (accepted: {}); a command is \
+             refused wherever it starts, in the middle of a line too",
+            accepted_list()
+        ),
+    )
+}
+
+fn is_sym(t: Option<&Token>, s: &str) -> bool {
+    t.is_some_and(|t| t.kind == Kind::Symbol && t.text == s)
+}
+
+/// The plain word of an identifier token (not `«»`-quoted).
+fn word<'a>(src: &'a str, t: &Token) -> Option<&'a str> {
+    crate::vocab::keyword(src, t)
+}
+
+/// Rule 2: the places where the syntax makes a command start.
+pub(crate) fn positions(src: &str, toks: &[Token]) -> Check {
+    let at_column_0 = |t: &Token| matches!(src.as_bytes()[..t.start].last(), None | Some(b'\n'));
+    // Index of the next token that must start an accepted command.
+    let mut pending: Option<usize> = None;
+    for (i, t) in toks.iter().enumerate() {
+        if t.nested {
+            continue;
+        }
+        let chained = pending == Some(i);
+        if chained {
+            command_start(src, toks, i)?;
+        }
+        let commanding = chained || at_column_0(t);
+        if let Some(next) = chains_to(src, toks, i, commanding)? {
+            pending = Some(next);
+        }
+    }
+    Ok(())
+}
+
+/// If token `i` makes a later token a command start, its index.
+/// `commanding`: token `i` itself starts a command.
+fn chains_to(
+    src: &str,
+    toks: &[Token],
+    i: usize,
+    commanding: bool,
+) -> Result<Option<usize>, super::rules::Finding> {
+    let t = &toks[i];
+    match t.kind {
+        Kind::DocComment if t.text == "/-!" => return Ok(Some(i + 1)),
+        Kind::DocComment => {
+            after_doc_comment(src, toks, i + 1)?;
+            return Ok(None);
+        }
+        Kind::Symbol if t.text == "@" && is_sym(toks.get(i + 1), "[") => {
+            return Ok(attribute_block_end(toks, i + 2).map(|k| k + 1));
+        }
+        _ => {}
+    }
+    let Some(w) = word(src, t) else {
+        return Ok(None);
+    };
+    if DECLARATION_MODIFIERS.contains(&w) {
+        // `private mk ::` names a structure's constructor.
+        let ctor = toks.get(i + 1).is_some_and(|n| n.kind == Kind::Ident)
+            && is_sym(toks.get(i + 2), ":")
+            && is_sym(toks.get(i + 3), ":");
+        return Ok((!ctor).then_some(i + 1));
+    }
+    if commanding
+        && matches!(
+            w,
+            "set_option" | "open" | "include" | "omit" | "variable" | "attribute"
+        )
+    {
+        return Ok(in_of(src, toks, i).map(|k| k + 1));
+    }
+    Ok(None)
+}
+
+/// The `]` closing an attribute block whose contents start at `k`.
+fn attribute_block_end(toks: &[Token], mut k: usize) -> Option<usize> {
+    let limit = k + MAX_SCAN;
+    let mut depth = 0u32;
+    while let Some(t) = toks.get(k).filter(|_| k < limit) {
+        if t.kind == Kind::Symbol {
+            match t.text.as_str() {
+                "(" | "[" | "{" | "⟨" => depth += 1,
+                "]" if depth == 0 => return Some(k),
+                ")" | "]" | "}" | "⟩" => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        k += 1;
+    }
+    None
+}
+
+/// The `in` ending the command-level `set_option`/`open`/… at `i`, if
+/// the command has one: the first `in` at bracket depth 0 before any
+/// `:=`, command word, doc comment or `#` command.
+fn in_of(src: &str, toks: &[Token], i: usize) -> Option<usize> {
+    let mut depth = 0u32;
+    for (k, t) in toks.iter().enumerate().skip(i + 1).take(MAX_SCAN) {
+        match t.kind {
+            Kind::DocComment | Kind::HashCmd => return None,
+            Kind::Symbol => match t.text.as_str() {
+                "(" | "[" | "{" | "⟨" | "⦃" => depth += 1,
+                ")" | "]" | "}" | "⟩" | "⦄" => depth = depth.saturating_sub(1),
+                ":=" if depth == 0 => return None,
+                _ => {}
+            },
+            Kind::Ident => match word(src, t) {
+                Some("in") if depth == 0 => return Some(k),
+                Some(w) if COMMAND_WORDS.contains(&w) && !matches!(w, "scoped" | "local") => {
+                    return None
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Token `i` is where the syntax starts a command: an accepted command
+/// word, an attribute block, a doc comment or a `#` command (the `#`
+/// allowlist judges it).
+fn command_start(src: &str, toks: &[Token], i: usize) -> Check {
+    let t = &toks[i];
+    let ok = match t.kind {
+        Kind::DocComment | Kind::HashCmd => true,
+        Kind::Symbol => t.text == "@" && is_sym(toks.get(i + 1), "["),
+        // `import`/`meta` after a modifier (`public meta import`): their
+        // own rules judge them.
+        Kind::Ident => word(src, t).is_some_and(|w| accepted(w) || matches!(w, "import" | "meta")),
+        _ => false,
+    };
+    if ok {
+        return Ok(());
+    }
+    refuse(
+        t,
+        t.text.clone(),
+        format!(
+            "a command starts here (after `… in`, an attribute block, a modifier or a doc \
+             comment) and `{}` is not a command leanpool accepts (accepted: {})",
+            t.text,
+            accepted_list()
+        ),
+    )
+}
+
+/// After a declaration doc comment: what [`command_start`] accepts, a
+/// constructor (`| c`), or a structure field (a name followed by a
+/// symbol: `x : T`, `x := v`, `x (a : A) : T`).
+fn after_doc_comment(src: &str, toks: &[Token], i: usize) -> Check {
+    let Some(t) = toks.get(i) else { return Ok(()) };
+    let field = t.kind == Kind::Ident
+        && word(src, t).is_none_or(|w| !COMMAND_WORDS.contains(&w))
+        && toks.get(i + 1).is_some_and(|n| n.kind == Kind::Symbol);
+    if field || is_sym(Some(t), "|") {
+        return Ok(());
+    }
+    command_start(src, toks, i)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::guard::{screen, GuardPolicy};
+
+    fn refused(text: &str) -> String {
+        match screen(text, &GuardPolicy::default()) {
+            Ok(_) => panic!("not refused:\n{text}"),
+            Err(r) => r.construct,
+        }
+    }
+
+    fn passes(text: &str) {
+        if let Err(r) = screen(text, &GuardPolicy::default()) {
+            panic!("refused: {r}\n{text}");
+        }
+    }
+
+    #[test]
+    fn unaccepted_commands_are_refused_mid_line() {
+        for (text, construct) in [
+            (
+                "theorem t : True := trivial proof_wanted f : False",
+                "proof_wanted",
+            ),
+            (
+                "theorem t : True := trivial; unif_hint (x : Nat) where x =?= 0",
+                "unif_hint",
+            ),
+            (
+                "theorem t : True := by\n  trivial\n  add_decl_doc t",
+                "add_decl_doc",
+            ),
+            ("open Nat in seal Nat.add", "seal"),
+            ("set_option maxHeartbeats 10 in my_cmd x", "my_cmd"),
+            ("open Nat hiding add in\n  my_cmd x", "my_cmd"),
+            ("@[simp] my_cmd x", "my_cmd"),
+            ("theorem t : True := trivial @[simp] my_cmd x", "my_cmd"),
+            ("private my_cmd x", "my_cmd"),
+            (
+                "theorem t : True := trivial noncomputable my_cmd x",
+                "my_cmd",
+            ),
+            ("theorem t : True := trivial /-- doc -/ my_cmd x", "my_cmd"),
+            ("/-- doc -/ my_cmd \"x\"", "my_cmd"),
+            ("/-! doc -/ my_cmd x", "my_cmd"),
+            ("include h in\n  my_cmd x", "my_cmd"),
+            ("variable (x : Nat) in my_cmd x", "my_cmd"),
+            ("attribute [local simp] Nat.add_comm in my_cmd", "my_cmd"),
+        ] {
+            assert_eq!(refused(text), construct, "{text}");
+        }
+    }
+
+    #[test]
+    fn honest_forms_at_command_positions_pass() {
+        passes("open Finset in\ntheorem t (s : Finset Nat) : True := trivial");
+        passes("set_option maxHeartbeats 400000 in\n@[simp] private theorem t : True := trivial");
+        passes("/-- doc -/\n@[simp]\nnoncomputable def f : Nat := 0");
+        passes(
+            "structure S where\n  /-- a field -/\n  x : Nat\n  /-- another -/\n  y (n : Nat) : Nat",
+        );
+        passes("structure S where\n  private mk ::\n  x : Nat");
+        passes("theorem t : True := by\n  set_option maxRecDepth 1000 in\n  trivial");
+        passes("theorem t : True := by\n  open Nat in\n  trivial");
+        passes("theorem t (f : Nat → Nat) : f = f := by\n  have h : ∀ x ∈ [1], x = x := fun x _ => rfl\n  rfl");
+        passes("noncomputable section\nopen Classical\ntheorem t : True := trivial\nend");
+    }
+}
