@@ -123,14 +123,22 @@
 //! - Code in the imported libraries (Mathlib and friends) and in the
 //!   header's `import`s: trusted, installed by the operator.
 //! - New Lean or Mathlib features that execute code through syntax the
-//!   guard does not know, written where it cannot see a command start (a
-//!   command in the middle of a line, after a term): commands are
-//!   allowlisted only at the start of a line, elsewhere the deny lists
-//!   hold. A tactic not on the configuration list whose named items look
-//!   like a term's named arguments (`foo (x := v)`) cannot be told apart
-//!   from a term; only `(config := …)` is recognised anywhere. Lean tokens
-//!   (from imported libraries) that contain a quote or comment opener
-//!   after their first character.
+//!   guard does not know, written where it cannot see a command start.
+//!   Commands are default-deny wherever the syntax makes one start
+//!   (`guard/commands.rs`: at the start of a line, after a command-level
+//!   `… in`, an attribute block, a modifier or a doc comment, the word
+//!   must be an accepted command), and every command keyword of core Lean,
+//!   Batteries and Mathlib that leanpool does not accept is refused
+//!   anywhere. What is left: a command keyword that neither list knows,
+//!   written after a term in the middle of a declaration (telling it from
+//!   an identifier needs the imported libraries' token table). Tactic
+//!   configuration is default-deny at every tactic head
+//!   (`guard/tactic_heads.rs`: after `by`, at a tactic block's column,
+//!   after `;`, `<;>`, `·`, `try`/`all_goals`/…, `case … =>`): a tactic
+//!   without a field list takes no `+x`/`-x`/`(x := v)`; a named argument
+//!   elsewhere is a term's (`f (x := 1)`) and passes. Lean tokens (from
+//!   imported libraries) that contain a quote or comment opener after
+//!   their first character.
 //!   Behind the guard there are only process limits (timeout, memory cap,
 //!   process group); workers run with the daemon's user, file system and
 //!   network access — there is no OS sandbox.
@@ -155,6 +163,7 @@ mod options;
 mod rules;
 mod screened;
 mod tables;
+mod tactic_heads;
 
 pub use options::{MAX_HEARTBEATS, MAX_REC_DEPTH};
 pub use screened::{screen, LeanText, Screened};

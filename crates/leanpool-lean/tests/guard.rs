@@ -101,7 +101,7 @@ rejects! {
     simp_unknown_switch: "example : True := by simp +evilSwitch" => "simp evilSwitch";
     config_numeral_with_instance: "instance (priority := high) evil (n : Nat) : OfNat Nat n := ⟨dbgTrace \"X\" fun _ => n⟩\nexample : True := by simp (maxSteps := 7)" => "(maxSteps := …)";
     config_switch_with_notation: "notation \"yes\" => true\nexample : True := by simp +contextual" => "+contextual";
-    config_on_unknown_tactic: "example : True := by my_tactic (config := { x := 1 })" => "(config := …)";
+    config_on_unknown_tactic: "example : True := by my_tactic (config := { x := 1 })" => "my_tactic (config := …)";
     of_reduce_bool: "example : True := Lean.ofReduceBool _ _ rfl ▸ trivial" => "Lean.ofReduceBool";
     of_reduce_bool_opened: "open Lean in example : f = true := ofReduceBool f true rfl" => "ofReduceBool";
     trust_compiler: "#print axioms Lean.trustCompiler" => "Lean.trustCompiler";

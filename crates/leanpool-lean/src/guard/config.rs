@@ -240,19 +240,56 @@ fn close_of(toks: &[Token], mut k: usize) -> Result<usize, Finding> {
     })
 }
 
+/// The tactic at `i` (a tactic head, `super::tactic_heads`) has no
+/// field list: a configuration after it (`+x`, `-x`, `(x := v)`) is
+/// refused (default-deny: Lean compiles and runs it).
+fn unlisted(toks: &[Token], i: usize) -> Result<(), Finding> {
+    let t = toks.get(i + 1);
+    let n = toks.get(i + 2);
+    let switch = (is_sym(t, "+") || is_sym(t, "-"))
+        && t.is_some_and(|t| t.space_before)
+        && n.is_some_and(|n| n.kind == Kind::Ident && !n.space_before);
+    let named =
+        is_sym(t, "(") && n.is_some_and(|n| n.kind == Kind::Ident) && is_sym(toks.get(i + 3), ":=");
+    if !(switch || named) {
+        return Ok(());
+    }
+    let (t, n) = (t.expect("checked"), n.expect("checked"));
+    let construct = if switch {
+        format!("{} {}{}", toks[i].text, t.text, n.text)
+    } else {
+        format!("{} ({} := …)", toks[i].text, n.text)
+    };
+    Err(Finding {
+        offset: t.start,
+        construct,
+        reason: format!(
+            "configuration of `{}`, a tactic leanpool has no configuration list for: Lean \
+             compiles and runs a tactic's configuration, so only listed tactics' listed fields \
+             are accepted (see docs/protocol.md)",
+            toks[i].text
+        ),
+    })
+}
+
 /// Configuration items right after the tactic at `i`; returns the index
-/// after them. `hook`: the text's first instance or notation declaration.
+/// after them. `head`: the token starts a tactic step. `hook`: the
+/// text's first instance or notation declaration.
 /// `native`: the operator trusts the compiler on a native backend
 /// (`GuardPolicy::trusts_compiler`), so `decide`'s `native` field passes.
 pub(crate) fn items(
     toks: &[Token],
     i: usize,
+    head: bool,
     hook: Option<&Token>,
     native: bool,
 ) -> Result<usize, Finding> {
     let tactic = &toks[i];
     let name = tactic.text.trim_end_matches(['!', '?']);
     let Some(fields) = fields_of(name).or_else(|| fields_of(&tactic.text)) else {
+        if head {
+            unlisted(toks, i)?;
+        }
         return Ok(i + 1);
     };
     let cx = Ctx {

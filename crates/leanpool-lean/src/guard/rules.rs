@@ -147,6 +147,7 @@ pub(crate) fn header(toks: &[Token]) -> Header {
 pub(crate) fn check_all(src: &str, toks: &[Token], policy: &GuardPolicy) -> Check {
     let h = header(toks);
     let hook = super::config::declares_elaboration_hooks(toks);
+    let heads = super::tactic_heads::heads(src, toks);
     // Tokens before this index were read as a known tactic's configuration.
     let mut config_end = 0;
     for (i, t) in toks.iter().enumerate() {
@@ -157,7 +158,8 @@ pub(crate) fn check_all(src: &str, toks: &[Token], policy: &GuardPolicy) -> Chec
                 super::commands::known_command(t)?;
                 line_start(src, toks, i)?;
                 if t.kind == Kind::Ident && i >= config_end {
-                    config_end = super::config::items(toks, i, hook, policy.trusts_compiler())?;
+                    config_end =
+                        super::config::items(toks, i, heads[i], hook, policy.trusts_compiler())?;
                 }
             }
             Kind::Symbol => symbol(toks, i, policy, config_end)?,
