@@ -22,6 +22,9 @@ enum Evidence {
     SorryAx,
     /// The option exists: no error on the case's lines.
     Accepted,
+    /// Lean ran the command: a message on the case's lines has this text
+    /// (the command's own message, not a parse error).
+    Says(&'static str),
 }
 
 struct Case {
@@ -148,6 +151,30 @@ fn cases() -> Vec<Case> {
             "_root_.sorryAx",
             SorryAx,
         ),
+        case(
+            "default-deny configuration: a tactic without a field list (`lia`) is not configured",
+            "instance (priority := high) lpEvilLia (n : Nat) : OfNat Nat n := ⟨dbgTrace \"LP_ATTACK_LIA\" fun _ => n⟩\nexample (x : Int) (h : x > 2) : x > 1 := by lia (gen := 7)",
+            "lia (gen := …)",
+            Ran("LP_ATTACK_LIA"),
+        ),
+        case(
+            "default-deny configuration: a tactic without a field list (`cutsat`) after `<;>`",
+            "instance (priority := high) lpEvilSw (n : Nat) : OfNat Nat n := ⟨dbgTrace \"LP_ATTACK_SWITCH\" fun _ => n⟩\nexample (x : Int) (h : x > 2) : x > 1 ∧ x > 0 := by constructor <;> cutsat (gen := 3)",
+            "cutsat (gen := …)",
+            Ran("LP_ATTACK_SWITCH"),
+        ),
+        case(
+            "commands anywhere: a command after a term on the same line (`unseal`)",
+            "def lpSealed (n : Nat) : Nat := n\ntheorem lp_mid : True := trivial unseal lpSealed",
+            "unseal",
+            Says("failed to set `[local semireducible]`"),
+        ),
+        case(
+            "commands anywhere: a command after `set_option … in` on one line",
+            "def lpSealed2 (n : Nat) : Nat := n\nset_option maxHeartbeats 400000 in unseal lpSealed2",
+            "unseal",
+            Says("failed to set `[local semireducible]`"),
+        ),
     ];
     for (i, (opt, val)) in PP_OPTIONS.iter().enumerate() {
         v.push(Case {
@@ -209,6 +236,12 @@ async fn attacks_are_refused_and_real_in_lean() {
             Evidence::SorryAx => assert!(
                 at(span.start, "declaration uses `sorry") && errors.is_empty(),
                 "[{}] Lean did not accept the falsehood with a sorryAx warning:\n{}\nLean:\n{stdout}",
+                c.rule,
+                c.text
+            ),
+            Evidence::Says(what) => assert!(
+                span.clone().any(|l| at(l, what)),
+                "[{}] Lean did not run the command:\n{}\nLean:\n{stdout}",
                 c.rule,
                 c.text
             ),

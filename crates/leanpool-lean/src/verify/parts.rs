@@ -52,6 +52,64 @@ impl Refused {
     }
 }
 
+/// The name of a part, as the caller wrote it.
+fn part_name(part: Part) -> &'static str {
+    match part {
+        Part::Header => "header",
+        Part::Statement => "statement",
+        Part::Proof => "proof",
+        Part::Context => "context",
+        Part::StatementFile => "statement file",
+    }
+}
+
+/// Every slot is one well-bracketed piece: each closing bracket closes
+/// the innermost open one of its kind, at every point (a `)` with nothing
+/// open, as in `True) ∨ (True`, would close something of leanpool's or
+/// end the theorem early), and nothing is left open at the end (it would
+/// swallow what leanpool puts after the slot).
+pub(crate) fn balanced(text: &str, toks: &[Token], part: Part) -> Result<(), Refused> {
+    let ix = LineIndex::new(text);
+    let name = part_name(part);
+    let mut stack: Vec<&str> = Vec::new();
+    for t in toks.iter().filter(|t| t.kind == Kind::Symbol) {
+        let open = match t.text.as_str() {
+            "(" | "[" | "{" | "⟨" | "⦃" | "⟦" | "‹" => {
+                stack.push(t.text.as_str());
+                continue;
+            }
+            ")" => "(",
+            "]" => "[",
+            "}" => "{",
+            "⟩" => "⟨",
+            "⦄" => "⦃",
+            "⟧" => "⟦",
+            "›" => "‹",
+            _ => continue,
+        };
+        if stack.pop() != Some(open) {
+            let p = ix.position(t.start);
+            return Err(Refused::new(
+                part,
+                format!(
+                    "{name} {}:{}: unbalanced `{}` in the {name}: each slot must be one \
+                     well-bracketed piece",
+                    p.line + 1,
+                    p.character + 1,
+                    t.text
+                ),
+            ));
+        }
+    }
+    match stack.last() {
+        Some(open) => Err(Refused::new(
+            part,
+            format!("`{open}` is never closed in the {name}"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Checks the proof slot; `Err` refuses the request.
 pub fn check_proof(proof: &str) -> Result<(), Refused> {
     if proof.trim().is_empty() {
@@ -74,7 +132,7 @@ pub fn check_proof(proof: &str) -> Result<(), Refused> {
         let p = ix.position(t.start);
         format!("proof {}:{}", p.line + 1, p.character + 1)
     };
-    let mut stack: Vec<&str> = Vec::new();
+    balanced(proof, &toks, Part::Proof)?;
     for t in &toks {
         match t.kind {
             Kind::HashCmd => {
@@ -105,38 +163,8 @@ pub fn check_proof(proof: &str) -> Result<(), Refused> {
                     )));
                 }
             }
-            Kind::Symbol => {
-                let close = match t.text.as_str() {
-                    "(" | "[" | "{" | "⟨" | "⦃" | "⟦" | "‹" => {
-                        stack.push(t.text.as_str());
-                        None
-                    }
-                    ")" => Some("("),
-                    "]" => Some("["),
-                    "}" => Some("{"),
-                    "⟩" => Some("⟨"),
-                    "⦄" => Some("⦃"),
-                    "⟧" => Some("⟦"),
-                    "›" => Some("‹"),
-                    _ => None,
-                };
-                if let Some(open) = close {
-                    if stack.pop() != Some(open) {
-                        return Err(Refused::new(
-                            Part::Proof,
-                            format!("{}: unbalanced `{}` in the proof", at(t), t.text),
-                        ));
-                    }
-                }
-            }
             _ => {}
         }
-    }
-    if let Some(open) = stack.last() {
-        return Err(Refused::new(
-            Part::Proof,
-            format!("`{open}` is never closed in the proof"),
-        ));
     }
     Ok(())
 }
@@ -179,6 +207,7 @@ pub(crate) fn statement_parts(statement: &str) -> Result<(&str, std::ops::Range<
         }
     }
     let body = &toks[..end];
+    balanced(statement, body, Part::Statement)?;
     let mut depth = 0i32;
     // `let x := v; …` / `have h : p := v; …` in the type: each such
     // binder may take one `:=` at bracket depth 0.
@@ -214,12 +243,6 @@ pub(crate) fn statement_parts(statement: &str) -> Result<(&str, std::ops::Range<
             ));
         }
     }
-    if depth != 0 {
-        return Err(Refused::new(
-            Part::Statement,
-            "unbalanced brackets in `statement`",
-        ));
-    }
     let last = body.last().expect("at least the name");
     Ok((&statement[..last.end], name.start..name.end))
 }
@@ -252,6 +275,10 @@ pub fn check_header(header: &str) -> Result<(), Refused> {
             format!("`header` cannot be read as Lean reads it: {}", e.reason),
         )
     })?;
+    ends_where_its_text_ends(header).map_err(|_| {
+        Refused::new(Part::Header, "`header` does not end where its text ends (an unterminated comment or literal would swallow what follows)")
+    })?;
+    balanced(header, &toks, Part::Header)?;
     for t in &toks {
         if t.kind == Kind::HashCmd {
             return Err(Refused::new(
@@ -336,6 +363,7 @@ pub fn check_context(context: &str, statement: &str) -> Result<crate::verdict::S
         let p = ix.position(t.start);
         format!("context {}:{}", p.line + 1, p.character + 1)
     };
+    balanced(context, &toks, Part::Context)?;
     for (i, t) in toks.iter().enumerate() {
         let next = |k: usize| toks.get(i + k).map(|n| &context[n.start..n.end]);
         if t.kind == Kind::HashCmd {
@@ -345,9 +373,13 @@ pub fn check_context(context: &str, statement: &str) -> Result<crate::verdict::S
                 t.text
             )));
         }
+        // `@[simp]` only: `@[instance]`, `@[coe]`, `@[default_instance]`
+        // … on a helper change how the statement (stated after the
+        // context, the reference axiom too) reads.
         if t.kind == Kind::Symbol
-            && t.text == "@["
-            && (next(1) != Some("simp") || next(2) != Some("]"))
+            && t.text == "@"
+            && next(1) == Some("[")
+            && (next(2) != Some("simp") || next(3) != Some("]"))
         {
             return Err(refuse(format!(
                 "{}: attributes other than `@[simp]` could change how the statement reads (instances, coercions, unexpanders)",
@@ -478,6 +510,11 @@ mod tests {
             "def Foo.h : Nat := 2",
             "lemma a : True := trivial\n/-",
             "macro \"x\" : term => `(2)",
+            "@[instance 2000] def evil2 : OfNat Nat 5 := ⟨4⟩",
+            "@[simp, instance] def evil3 : OfNat Nat 5 := ⟨4⟩",
+            "@[coe] def evil4 (n : Nat) : Int := 0",
+            "def swallow : Nat := (1",
+            "def early : Nat := 1)",
         ] {
             let e = check_context(c, STATEMENT).unwrap_err();
             assert_eq!(e.part, Part::Context, "{c:?}");
@@ -494,6 +531,16 @@ mod tests {
             assert!(statement_parts(s).is_ok(), "{s}: {:?}", statement_parts(s));
         }
         assert!(statement_parts("theorem t : True := trivial").is_err());
+        // Depth never below zero: `)` before `(` would close something of
+        // leanpool's or end the theorem early.
+        for s in [
+            "theorem t : True) ∨ (True",
+            "theorem t : (True]",
+            "theorem t : ⟨True",
+        ] {
+            let e = statement_parts(s).unwrap_err();
+            assert!(e.reason.contains("statement"), "{s}: {e}");
+        }
         assert!(statement_parts("theorem t : let x := 5; x = 5 := rfl").is_err());
     }
 }
