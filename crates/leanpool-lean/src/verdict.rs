@@ -41,7 +41,7 @@ pub mod evidence;
 mod scan;
 pub mod trailer;
 
-pub use scan::{scan, scan_tokens, Declaration, Scan};
+pub use scan::{scan, scan_tokens, Declaration, Scan, MAX_DECLARATIONS};
 pub use trailer::{parse_axioms, trailer, LINES_PER_DECLARATION, MODULE_REFUSAL};
 
 use crate::backend::BackendKind;
@@ -259,6 +259,8 @@ pub fn judge(
         .partition(|m| m.diagnostic.range.start.line >= first_line);
     let mut body = read_body(body);
     let mut judged = Vec::new();
+    // What all declarations' types may add to the answer, together.
+    let mut type_budget = cap::MAX_TOTAL_BYTES;
     let mut trailer_broken = false;
     let on = |line: u32| -> Vec<&LeanMessage> {
         trail
@@ -302,17 +304,18 @@ pub fn judge(
             ));
         }
         body.extend(judge_axioms(d, *range, &axioms, present, policy, unlisted));
-        let shown = |m: Option<String>| {
+        let mut shown = |m: Option<String>| {
             m.and_then(|m| trailer::parse_type(&m, d))
-                .map(|t| cap::truncate(&t, cap::MAX_MESSAGE_BYTES))
+                .map(|t| cap::budgeted(&t, &mut type_budget))
         };
+        let (type_, explicit_type) = (shown(readable), shown(explicit));
         judged.push(Judged {
             name: d.display(),
             keyword: d.keyword.clone(),
             range: *range,
             present,
-            type_: shown(readable),
-            explicit_type: shown(explicit),
+            type_,
+            explicit_type,
             axioms,
         });
     }

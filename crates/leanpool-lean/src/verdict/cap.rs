@@ -4,7 +4,10 @@
 //! `#check` of a deep expression: one request printed 64 MB). The answer
 //! carries at most [`MAX_MESSAGES`] of Lean's messages, each at most
 //! [`MAX_MESSAGE_BYTES`] of text, at most [`MAX_TOTAL_BYTES`] in all; the
-//! same per-message cap applies to the declaration types `check` reports.
+//! same caps apply to the declaration types `check` reports (each type at
+//! most [`MAX_MESSAGE_BYTES`], all types of one answer together at most
+//! [`MAX_TOTAL_BYTES`]: [`budgeted`]), and a text declares at most
+//! [`crate::verdict::MAX_DECLARATIONS`] names.
 //! The cap is applied *after* the verdict: the status is decided on every
 //! message, whole, so what is cut can never turn a failing verdict into
 //! `ok`. Errors are kept before warnings, warnings before the rest; what
@@ -35,6 +38,15 @@ pub fn truncate(text: &str, max: usize) -> String {
         &text[..end],
         text.len() - end
     )
+}
+
+/// `text` cut to [`MAX_MESSAGE_BYTES`] and to what is left of `budget`
+/// (the bytes all declarations' types may still add to one answer,
+/// [`MAX_TOTAL_BYTES`] in all), which it then uses up.
+pub fn budgeted(text: &str, budget: &mut usize) -> String {
+    let out = truncate(text, MAX_MESSAGE_BYTES.min(*budget));
+    *budget = budget.saturating_sub(text.len().min(MAX_MESSAGE_BYTES));
+    out
 }
 
 /// Caps a final, sorted list of diagnostics (see the module docs); `end`
@@ -97,6 +109,15 @@ mod tests {
             range: Range { start: p, end: p },
             message: msg,
         }
+    }
+
+    #[test]
+    fn declaration_types_share_one_budget() {
+        let mut budget = MAX_TOTAL_BYTES;
+        let big = "x".repeat(MAX_MESSAGE_BYTES * 2);
+        let total: usize = (0..1000).map(|_| budgeted(&big, &mut budget).len()).sum();
+        assert!(total <= MAX_TOTAL_BYTES + 1000 * 64, "{total}");
+        assert_eq!(budget, 0);
     }
 
     #[test]

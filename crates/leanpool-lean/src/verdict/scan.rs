@@ -86,6 +86,12 @@ fn components(src: &str) -> Option<Vec<String>> {
     }
 }
 
+/// Most named declarations one text (`check`'s text, `verify`'s
+/// `context`) may have: leanpool asks Lean three questions about each
+/// and answers with each one's type, so the count bounds both the work
+/// and the answer. More is `rejected`.
+pub const MAX_DECLARATIONS: usize = 256;
+
 /// Finds the declarations a body introduces. `Err(reason)` for a body
 /// whose declarations leanpool cannot name (the request is `rejected`):
 /// an `instance` without a name, a declaration name it cannot read.
@@ -201,6 +207,15 @@ pub fn scan_tokens(body: &str, toks: &[Token]) -> Result<Scan, (usize, String)> 
                 if name.is_empty() || name.iter().any(|c| c.contains('»') || c.contains('«')) {
                     return Err((n.start, "a declaration name leanpool cannot read".into()));
                 }
+                if out.declarations.len() == MAX_DECLARATIONS {
+                    return Err((
+                        n.start,
+                        format!(
+                            "more than {MAX_DECLARATIONS} declarations in one text: each one's type \
+                             and axioms come back in the answer; split the text into several requests"
+                        ),
+                    ));
+                }
                 out.declarations.push(Declaration {
                     name,
                     keyword: w.to_string(),
@@ -227,6 +242,21 @@ mod tests {
             .iter()
             .map(|d| format!("{} {}", d.keyword, d.display()))
             .collect()
+    }
+
+    #[test]
+    fn declarations_are_capped() {
+        let body = |n: usize| {
+            (0..n)
+                .map(|i| format!("theorem t{i} : True := trivial\n"))
+                .collect::<String>()
+        };
+        assert_eq!(
+            scan(&body(MAX_DECLARATIONS)).unwrap().declarations.len(),
+            MAX_DECLARATIONS
+        );
+        let (_, why) = scan(&body(MAX_DECLARATIONS + 1)).unwrap_err();
+        assert!(why.contains("more than 256 declarations"), "{why}");
     }
 
     #[test]
