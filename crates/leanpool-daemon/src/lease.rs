@@ -387,8 +387,8 @@ impl Session {
         match r {
             Ok(screened) => {
                 // The frame carries the screened text, nothing else.
-                let msg = self.gate.accepted(edit.version, &screened);
-                self.raw.send(&msg);
+                let text = self.gate.accepted(edit.version, &screened);
+                self.raw.send_text(self.gate.uri(), edit.version, &text);
                 Ok(())
             }
             Err(rej) => {

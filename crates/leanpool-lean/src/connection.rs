@@ -26,6 +26,7 @@
 
 use crate::error::WorkerError;
 use crate::framing::{encode, FrameError, FrameReader};
+use crate::guard::LeanText;
 use crate::lsp;
 use crate::proc::{self, RingLog};
 use leanpool_protocol::pending::{Completion, Pending};
@@ -448,15 +449,50 @@ impl<N> Drop for Connection<N> {
 
 /// Writes raw LSP messages to one worker's Lean process (see
 /// [`Worker::raw_sender`](crate::Worker::raw_sender)). Cheap to clone.
+///
+/// Document text reaches Lean through [`RawSender::send_text`] only,
+/// which takes a [`LeanText`] (made only from a
+/// [`Screened`](crate::guard::Screened)): [`RawSender::send`] refuses the
+/// messages that carry document text (`textDocument/didOpen`,
+/// `textDocument/didChange`), so a leased worker, like a pooled one,
+/// elaborates only what was screened.
 #[derive(Clone)]
 pub struct RawSender {
     out: mpsc::UnboundedSender<Vec<u8>>,
     liveness: Arc<dyn Liveness>,
 }
 
+/// The LSP methods whose messages carry document text: only
+/// [`RawSender::send_text`] sends them.
+pub const TEXT_METHODS: &[&str] = &["textDocument/didOpen", "textDocument/didChange"];
+
 impl RawSender {
-    /// Queues `msg` for Lean; `false` when the worker is dead or gone.
+    /// Queues `msg` for Lean; `false` when the worker is dead or gone, and
+    /// for a message that carries document text ([`TEXT_METHODS`]: send
+    /// those with [`RawSender::send_text`]).
     pub fn send(&self, msg: &Value) -> bool {
+        let method = msg.get("method").and_then(Value::as_str);
+        if method.is_some_and(|m| TEXT_METHODS.contains(&m)) {
+            return false;
+        }
+        self.queue(msg)
+    }
+
+    /// Replaces the document `uri` with `text` as `version` (a
+    /// `textDocument/didChange` with the whole text); `false` when the
+    /// worker is dead or gone.
+    pub fn send_text(&self, uri: &str, version: i64, text: &LeanText) -> bool {
+        self.queue(&serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "textDocument/didChange",
+            "params": {
+                "textDocument": { "uri": uri, "version": version },
+                "contentChanges": [{ "text": text.as_str() }],
+            },
+        }))
+    }
+
+    fn queue(&self, msg: &Value) -> bool {
         if self.liveness.is_dead() {
             return false;
         }

@@ -97,7 +97,15 @@ pub struct Worker {
 impl Worker {
     /// Spawns a worker, runs `initialize`, opens a document holding
     /// `header` and waits until Lean has elaborated it.
+    ///
+    /// `header` is the one text a worker is sent that is not a
+    /// [`LeanText`]: it must be a canonical import header (the pool's key,
+    /// [`crate::check::header_key`] of a text, [`crate::guard::Screened::header`]):
+    /// import commands only, which pass the guard and read back as
+    /// themselves. Anything else is refused here (`WorkerError::Spawn`),
+    /// before a process starts, so no caller text reaches Lean this way.
     pub async fn spawn(cfg: &WorkerConfig, header: &str) -> Result<Worker, WorkerError> {
+        import_header_only(header)?;
         let sandbox = Sandbox::prepare(&cfg.command, &cfg.sandbox)
             .map_err(|e| WorkerError::Spawn(e.to_string()))?;
         let mut cmd = cfg.command.command(&["--worker"]);
@@ -367,5 +375,50 @@ impl Worker {
     /// did not ask for.
     pub fn compromised(&self) -> Option<String> {
         self.conn.compromised()
+    }
+}
+
+/// `Ok` when `header` is a canonical import header: it passes the guard,
+/// it is its document's import header, and nothing follows it.
+fn import_header_only(header: &str) -> Result<(), WorkerError> {
+    let refuse = |why: String| {
+        WorkerError::Spawn(format!(
+            "a worker's header must be a canonical import header (imports only, as \
+             `check::header_key` makes it): {why}"
+        ))
+    };
+    let s = crate::guard::screen(header, &crate::guard::GuardPolicy::default())
+        .map_err(|r| refuse(r.to_string()))?;
+    if s.header() != header || !s.body_tokens().is_empty() {
+        return Err(refuse(format!("{header:?} is not one")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::import_header_only;
+
+    #[test]
+    fn a_worker_header_is_imports_only() {
+        for h in [
+            "",
+            "import Init\n",
+            &crate::check::header_key("import Init\nimport Std\ntheorem t : True := trivial"),
+        ] {
+            assert!(
+                import_header_only(h).is_ok(),
+                "{h:?}: {:?}",
+                import_header_only(h)
+            );
+        }
+        for h in [
+            "import Init\n#eval 1\n",
+            "import Init\ntheorem t : True := trivial\n",
+            "#eval IO.println \"x\"",
+            "import Init\nset_option pp.all true\n",
+        ] {
+            assert!(import_header_only(h).is_err(), "{h:?}");
+        }
     }
 }

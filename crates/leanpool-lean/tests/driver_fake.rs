@@ -320,7 +320,27 @@ async fn rejected_texts_never_reach_the_worker(cx: Ctx) {
     assert_eq!(r.status, CheckStatus::Rejected);
     assert!(r.reason.as_deref().unwrap_or("").contains("#eval"), "{r:?}");
     assert_eq!(w.uses(), 0);
+    // The raw sender (leases, `leanpool lsp`) sends document text only as
+    // a screened `LeanText`: a hand-made `didChange` or `didOpen` is refused.
+    let raw = w.raw_sender();
+    for method in ["textDocument/didChange", "textDocument/didOpen"] {
+        let forged = serde_json::json!({ "jsonrpc": "2.0", "method": method, "params": {
+            "textDocument": { "uri": w.uri(), "version": 7, "text": "#eval 1" },
+            "contentChanges": [{ "text": "#eval IO.println \"hi\"" }] } });
+        assert!(!raw.send(&forged), "{method} sent as a raw message");
+    }
+    let screened =
+        leanpool_lean::screen("theorem t : True := trivial\n", &Default::default()).unwrap();
+    assert!(raw.send_text(w.uri().as_str(), 2, &screened.caller_lean_text()));
     w.kill().await;
+    // A worker's header is imports only: anything else never starts one.
+    for header in ["import Init\n#eval 1\n", "theorem t : True := trivial\n"] {
+        let e = Worker::spawn(&fake(&cx), header)
+            .await
+            .err()
+            .expect("refused");
+        assert!(matches!(e, WorkerError::Spawn(_)), "{e:?}");
+    }
 }
 
 /// Workers are SIGKILLed by the kernel when their parent *process* dies

@@ -6,6 +6,7 @@
 use crate::convert::{replace_uri, shift_version};
 use crate::{failed, next_id, Shared};
 use leanpool_lean::guard;
+use leanpool_lean::guard::LeanText;
 use leanpool_lean::leased::{Gate, Refusal};
 use leanpool_lean::RawSender;
 use serde_json::{json, Value};
@@ -28,6 +29,26 @@ impl Sink {
         match self {
             Sink::Local(r) => r.send(msg),
             Sink::Remote(tx) => tx.send(msg.clone()).is_ok(),
+        }
+    }
+
+    /// Replaces the worker's document `uri` with the screened `text` as
+    /// `version`: locally through [`RawSender::send_text`] (the only way
+    /// text reaches a local worker), remotely as the `didChange` the
+    /// daemon's lease screens again.
+    pub(crate) fn send_text(&self, uri: &str, version: i64, text: &LeanText) -> bool {
+        match self {
+            Sink::Local(r) => r.send_text(uri, version, text),
+            Sink::Remote(tx) => tx
+                .send(serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "method": "textDocument/didChange",
+                    "params": {
+                        "textDocument": { "uri": uri, "version": version },
+                        "contentChanges": [{ "text": text.as_str() }],
+                    },
+                }))
+                .is_ok(),
         }
     }
 }

@@ -224,13 +224,12 @@ impl Actor {
             (Some(c), Ok(screened)) if self.in_sync => {
                 // The worker gets the screened text whole, never the
                 // editor's edits: what Lean reads is what was screened.
-                let changes = json!([{ "text": screened.caller_text() }]);
-                let mut p = json!({ "textDocument": { "uri": c.worker_uri, "version": version as i64 + c.offset }, "contentChanges": changes });
                 // Text is never URI-rewritten; only the identifier is the worker's.
-                p["textDocument"]["uri"] = Value::String(c.worker_uri.clone());
                 c.sent(version as i64 + c.offset, &screened);
-                c.raw.send(
-                    &json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": p }),
+                c.raw.send_text(
+                    &c.worker_uri,
+                    version as i64 + c.offset,
+                    &screened.caller_lean_text(),
                 );
             }
             _ => self.refresh().await,
@@ -272,12 +271,11 @@ impl Actor {
         }
         let c = self.conn.clone().expect("attached");
         c.sent(self.version as i64 + c.offset, &screened);
-        let p = json!({
-            "textDocument": { "uri": c.worker_uri, "version": self.version as i64 + c.offset },
-            "contentChanges": [{ "text": screened.caller_text() }],
-        });
-        c.raw
-            .send(&json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": p }));
+        c.raw.send_text(
+            &c.worker_uri,
+            self.version as i64 + c.offset,
+            &screened.caller_lean_text(),
+        );
         self.in_sync = true;
         // Clears a refusal shown before, or shows a note at once; Lean's
         // own diagnostics for this version replace it (notes appended).

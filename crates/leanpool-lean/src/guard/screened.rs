@@ -127,6 +127,16 @@ impl Screened {
         self.guarded
     }
 
+    /// The caller's text itself, as screened, to send as it is (a leased
+    /// worker's document: `leanpool lsp` and `lease`, whose positions are
+    /// the caller's).
+    pub fn caller_lean_text(&self) -> LeanText {
+        LeanText {
+            text: self.caller.clone(),
+            offsets: Vec::new(),
+        }
+    }
+
     /// The document itself, to elaborate as it is.
     pub fn to_lean(&self) -> LeanText {
         LeanText {

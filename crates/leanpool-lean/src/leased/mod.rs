@@ -379,14 +379,17 @@ impl Gate {
         })
     }
 
-    /// The holder's text at `version` passed the guard: the `didChange`
-    /// to send, carrying the screened text and nothing else.
-    pub fn accepted(&mut self, version: i64, screened: &Screened) -> Value {
+    /// The holder's text at `version` passed the guard: the text to send
+    /// (with [`crate::RawSender::send_text`], to [`Gate::uri`] as
+    /// `version`), the screened text and nothing else.
+    pub fn accepted(&mut self, version: i64, screened: &Screened) -> crate::guard::LeanText {
         self.sent_text(version, screened);
-        json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
-            "textDocument": { "uri": self.uri, "version": version },
-            "contentChanges": [{ "text": screened.caller_text() }],
-        }})
+        screened.caller_lean_text()
+    }
+
+    /// The worker's document.
+    pub fn uri(&self) -> &str {
+        &self.uri
     }
 
     /// Records that Lean's document is now `text` at `version`, for an
