@@ -323,12 +323,34 @@ class Counters(Wire):
 
 
 @dataclass
+class WorkerLimit(Wire):
+    """One worker limit in force: ``value`` and ``source`` (``configured``,
+    ``cores`` or ``memory``; protocol.md, "Worker limits")."""
+
+    value: int = 0
+    source: str = ""
+
+
+@dataclass
+class WorkerLimits(Wire):
+    """``status.pool.limits``: the worker limits and what they were sized from."""
+
+    max_workers: WorkerLimit = field(default_factory=WorkerLimit)
+    max_workers_per_key: WorkerLimit = field(default_factory=WorkerLimit)
+    cores: int = 0
+    memory_bytes: Optional[int] = None
+    worker_bytes: int = 0
+    worker_rss: str = ""
+
+
+@dataclass
 class PoolStatus(Wire):
     """``status.pool``."""
 
     keys: List[KeyStatus] = field(default_factory=list)
     workers: int = 0
     max_workers: int = 0
+    limits: Optional[WorkerLimits] = None
     max_uses: int = 0
     spares_per_key: int = 0
     latency: List[MethodLatency] = field(default_factory=list)

@@ -4,6 +4,7 @@
 //! typo (`socket_mod`) is reported instead of silently ignored.
 
 use crate::gted::GtedLimits;
+use leanpool_pool::sizing::SizedLimits;
 use leanpool_pool::{GuardPolicy, InvalidPoolConfig, PoolConfig, SandboxConfig};
 use leanpool_rpc::ServerOptions;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -96,7 +97,10 @@ impl Default for DaemonConfig {
             lease_idle_timeout_ms: LEASE.idle.as_millis() as u64,
             lease_cpu_ms: LEASE.cpu.as_millis() as u64,
             log_format: LogFormat::Text,
-            pool: PoolConfig::default(),
+            pool: PoolConfig {
+                sized: SizedLimits::BOTH,
+                ..PoolConfig::default()
+            },
             guard: GuardPolicy::default(),
             sandbox: SandboxConfig::default(),
             verdict: Default::default(),
@@ -160,12 +164,34 @@ impl DaemonConfig {
     pub fn load(path: &Path) -> Result<DaemonConfig, ConfigError> {
         let text =
             std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.to_owned(), e))?;
-        let cfg = if path.extension().is_some_and(|e| e == "json") {
-            serde_json::from_str::<DaemonConfig>(&text)
-                .map_err(|e| ConfigError::Json(path.to_owned(), e))?
+        let (mut cfg, pool_keys) = if path.extension().is_some_and(|e| e == "json") {
+            let json = |e| ConfigError::Json(path.to_owned(), e);
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(json)?;
+            let keys = v
+                .get("pool")
+                .and_then(|p| p.as_object())
+                .map(|p| p.keys().cloned().collect::<Vec<_>>());
+            (
+                serde_json::from_value::<DaemonConfig>(v).map_err(json)?,
+                keys,
+            )
         } else {
-            toml::from_str::<DaemonConfig>(&text)
-                .map_err(|e| ConfigError::Toml(path.to_owned(), e))?
+            let toml_err = |e| ConfigError::Toml(path.to_owned(), e);
+            let t: toml::Table = toml::from_str(&text).map_err(toml_err)?;
+            let keys = t
+                .get("pool")
+                .and_then(|p| p.as_table())
+                .map(|p| p.keys().cloned().collect::<Vec<_>>());
+            (
+                toml::from_str::<DaemonConfig>(&text).map_err(toml_err)?,
+                keys,
+            )
+        };
+        // The worker limits the file does not name follow the machine.
+        let named = |k: &str| pool_keys.iter().flatten().any(|n| n == k);
+        cfg.pool.sized = SizedLimits {
+            max_workers: !named("max_workers"),
+            max_workers_per_key: !named("max_workers_per_key"),
         };
         cfg.validate()
             .map_err(|e| ConfigError::Invalid(path.to_owned(), e))?;
@@ -277,6 +303,38 @@ mod tests {
         let p = dir.path().join(name);
         std::fs::write(&p, text).unwrap();
         DaemonConfig::load(&p)
+    }
+
+    #[test]
+    fn worker_limits_not_named_follow_the_machine() {
+        let both = SizedLimits::BOTH;
+        assert_eq!(DaemonConfig::default().pool.sized, both);
+        assert_eq!(load("d.toml", "").unwrap().pool.sized, both);
+        assert_eq!(
+            load("d.toml", "[pool]\nmax_uses = 5\n").unwrap().pool.sized,
+            both
+        );
+        let c = load("d.toml", "[pool]\nmax_workers = 3\n").unwrap();
+        assert_eq!(
+            c.pool.sized,
+            SizedLimits {
+                max_workers: false,
+                max_workers_per_key: true
+            }
+        );
+        let c = load("d.json", r#"{"pool": {"max_workers_per_key": 2}}"#).unwrap();
+        assert_eq!(
+            c.pool.sized,
+            SizedLimits {
+                max_workers: true,
+                max_workers_per_key: false
+            }
+        );
+        // A prewarm minimum is checked against a configured per-key limit
+        // only (a sized one caps it at start).
+        let prewarm = "[pool]\nprewarm = [{ header = \"\", min = 3 }]\n";
+        assert!(load("d.toml", prewarm).is_ok());
+        assert!(load("d.toml", &format!("{prewarm}max_workers_per_key = 2\n")).is_err());
     }
 
     #[test]

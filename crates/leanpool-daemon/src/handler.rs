@@ -193,8 +193,10 @@ impl PoolHandler {
 /// serde rather than a struct literal so that it keeps compiling while
 /// `PoolStatus` grows fields (names it lacks are ignored).
 fn idle_status(cfg: &PoolConfig) -> Result<PoolStatus, RpcError> {
+    use leanpool_pool::sizing;
+    let limits = sizing::size(cfg, cfg.sized, sizing::Machine::probe(), None);
     let v = serde_json::json!({
-        "keys": [], "workers": 0, "max_workers": cfg.max_workers, "max_uses": cfg.max_uses, "spares_per_key": cfg.spares_per_key,
+        "keys": [], "workers": 0, "max_workers": limits.max_workers.value, "limits": limits, "max_uses": cfg.max_uses, "spares_per_key": cfg.spares_per_key,
         "latency": [], "counters": leanpool_pool::Counters::default(), "shutting_down": false,
     });
     serde_json::from_value(v)

@@ -4,6 +4,7 @@
 //! changes. Zero means "off" for the optional limits (`idle_timeout_ms`,
 //! `max_uses`), never "nothing allowed".
 
+use crate::sizing::SizedLimits;
 use leanpool_lean::guard::GuardPolicy;
 use leanpool_lean::{BackendKind, SandboxConfig};
 use serde::{Deserialize, Serialize};
@@ -157,6 +158,12 @@ pub struct PoolConfig {
     /// top-level `[sandbox]` table (not `[pool]`).
     #[serde(skip)]
     pub sandbox: SandboxConfig,
+    /// Which of `max_workers` / `max_workers_per_key` follow the machine
+    /// (`crate::sizing`) instead of the values above: set by the daemon
+    /// for the ones its config file does not name. None by default, so a
+    /// library user's `PoolConfig` means what it says.
+    #[serde(skip)]
+    pub sized: SizedLimits,
 }
 
 /// The former "chosen by backend" `max_uses`; now means never, like 0.
@@ -206,6 +213,7 @@ impl Default for PoolConfig {
             warmup: true,
             guard: GuardPolicy::default(),
             sandbox: SandboxConfig::default(),
+            sized: SizedLimits::default(),
         }
     }
 }
@@ -272,7 +280,9 @@ impl PoolConfig {
             return Err(InvalidPoolConfig::GraceTooLong(self.timeout_grace_ms));
         }
         for p in &self.prewarm {
-            if p.min > self.max_workers_per_key {
+            // A machine-sized limit is known only at start (prewarm is
+            // then capped by it).
+            if !self.sized.max_workers_per_key && p.min > self.max_workers_per_key {
                 return Err(InvalidPoolConfig::PrewarmAboveMax {
                     min: p.min,
                     max: self.max_workers_per_key,
@@ -303,6 +313,19 @@ impl PoolConfig {
             MAX_USES_AUTO => 0,
             n => n,
         }
+    }
+
+    /// The config with its machine-sized limits (`sized`) set to their
+    /// value at start (the worker RSS estimated), so that prewarm minimums
+    /// are capped by them; the supervisor re-sizes them once workers are
+    /// measured (`crate::sizing`).
+    pub(crate) fn sized_at_start(mut self) -> Self {
+        if self.sized != SizedLimits::default() {
+            let l = crate::sizing::size(&self, self.sized, crate::sizing::Machine::probe(), None);
+            self.max_workers = l.max_workers.value;
+            self.max_workers_per_key = l.max_workers_per_key.value;
+        }
+        self
     }
 
     /// The config with every zero-means-broken field raised to 1, so that

@@ -29,6 +29,7 @@ mod plan;
 mod pool;
 mod queue;
 mod shared;
+pub mod sizing;
 mod slot;
 mod status;
 mod supervisor;

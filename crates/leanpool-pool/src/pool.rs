@@ -47,7 +47,7 @@ impl Pool {
     /// runtime. Invalid limits are raised to 1 (see
     /// [`PoolConfig::validate`] to refuse them instead).
     pub fn new(command: LeanCommand, cfg: PoolConfig) -> Pool {
-        let mut cfg = cfg.sanitized();
+        let mut cfg = cfg.sized_at_start().sanitized();
         cfg.guard.native_backend = command.backend == leanpool_lean::BackendKind::Native;
         cfg.max_uses = cfg.effective_max_uses(command.backend);
         let mut worker_cfg = WorkerConfig::new(command);
@@ -303,9 +303,11 @@ impl Pool {
             })
             .collect();
         latency.sort_by(|a, b| a.method.cmp(&b.method));
+        let limits = inner.limits();
         PoolStatus {
             workers: inner.total.load(Ordering::SeqCst),
-            max_workers: inner.cfg.max_workers,
+            max_workers: limits.max_workers.value,
+            limits: Some(limits),
             max_uses: inner.cfg.max_uses,
             spares_per_key: inner.cfg.spares_per_key,
             keys,

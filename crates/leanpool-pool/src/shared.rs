@@ -7,9 +7,11 @@ use crate::job::Job;
 use crate::latency::LatencyWindow;
 use crate::plan::SlotSnap;
 use crate::queue::KeyQueue;
+use crate::sizing::{self, Machine};
 use crate::status::{AtomicCounters, WorkerState};
 use dashmap::DashMap;
 use leanpool_lean::WorkerConfig;
+use leanpool_protocol::WorkerLimits;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -36,6 +38,11 @@ pub(crate) struct Inner {
     pub counters: AtomicCounters,
     /// Per method name: requests, end-to-end latency and time on a worker.
     pub methods: DashMap<&'static str, Arc<MethodStats>>,
+    /// The machine as probed when the pool started (worker limits sized
+    /// to it: `crate::sizing`).
+    pub machine: Machine,
+    /// The largest RSS at ready of any worker so far (0 = none measured).
+    pub worker_rss: AtomicU64,
     clock: Instant,
 }
 
@@ -52,9 +59,24 @@ impl Inner {
             hard_stop: watch::channel(false).0,
             counters: AtomicCounters::default(),
             methods: DashMap::new(),
+            machine: Machine::probe(),
+            worker_rss: AtomicU64::new(0),
             clock: Instant::now(),
             cfg,
         }
+    }
+
+    /// `max_workers` and `max_workers_per_key` in force now: the
+    /// configured ones, or sized to the machine with the worker RSS
+    /// measured so far.
+    pub(crate) fn limits(&self) -> WorkerLimits {
+        let rss = self.worker_rss.load(Ordering::Relaxed);
+        sizing::size(
+            &self.cfg,
+            self.cfg.sized,
+            self.machine,
+            (rss > 0).then_some(rss),
+        )
     }
 
     /// Milliseconds since the pool started (the clock of idle times).

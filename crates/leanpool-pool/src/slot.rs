@@ -294,6 +294,7 @@ impl Slot {
                 self.me.rss_cap.store(cap.unwrap_or(0), Ordering::Relaxed);
                 if let Some(r) = ready_rss {
                     self.key.measured_rss.fetch_max(r, Ordering::Relaxed);
+                    self.inner.worker_rss.fetch_max(r, Ordering::Relaxed);
                 }
                 self.me.set_pid(Some(w.pid()));
                 bump(&self.inner.counters.spawns);

@@ -55,9 +55,10 @@ pub(crate) fn rebalance(inner: &Arc<Inner>) {
         })
         .collect();
     allow_spares(inner, &keys, &mut snaps, mem_available_bytes(), now);
+    let sized = inner.limits();
     let limits = Limits {
-        max_workers: inner.cfg.max_workers,
-        max_per_key: inner.cfg.max_workers_per_key,
+        max_workers: sized.max_workers.value,
+        max_per_key: sized.max_workers_per_key.value,
         idle_timeout_ms: inner.cfg.idle_timeout_ms,
     };
     let spawning = !inner.shutting_down.load(Ordering::SeqCst);
@@ -83,7 +84,7 @@ pub(crate) fn rebalance(inner: &Arc<Inner>) {
     }
     for ki in p.spare_no_room {
         *keys[ki].spare_note.lock().unwrap() =
-            Some(format!("max_workers ({}) reached", inner.cfg.max_workers));
+            Some(format!("max_workers ({}) reached", limits.max_workers));
     }
     for ki in p.spawn {
         inner.total.fetch_add(1, Ordering::SeqCst);

@@ -226,8 +226,13 @@ pub struct PoolStatus {
     pub keys: Vec<KeyStatus>,
     /// Worker slots alive (any state), over all headers.
     pub workers: usize,
-    /// The cap on worker slots (`[pool] max_workers`).
+    /// The cap on worker slots (`[pool] max_workers`, or sized to the
+    /// machine when not configured: `limits`).
     pub max_workers: usize,
+    /// The worker limits in force and where each came from (configured,
+    /// cores, memory); absent from daemons before issue 22.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<WorkerLimits>,
     /// Recycling limit in force (0 = never), after the backend default.
     pub max_uses: u64,
     /// Spares wanted per header in use (`[pool] spares_per_key`).
@@ -239,6 +244,51 @@ pub struct PoolStatus {
     pub counters: Counters,
     /// True once the pool stopped taking work.
     pub shutting_down: bool,
+}
+
+/// Where a worker limit's value came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LimitSource {
+    /// Set in the config file (`[pool]`).
+    Configured,
+    /// Not configured: the machine's cores bound it.
+    Cores,
+    /// Not configured: the machine's memory over the worker size bound it.
+    Memory,
+}
+
+/// One worker limit in force and why it has that value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerLimit {
+    /// The limit.
+    pub value: usize,
+    /// Where it came from.
+    pub source: LimitSource,
+}
+
+/// `max_workers` and `max_workers_per_key` in force, and the machine
+/// figures they were sized from (docs/protocol.md, "Worker limits").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerLimits {
+    /// Worker slots over all headers.
+    pub max_workers: WorkerLimit,
+    /// Worker slots for one header (import set).
+    pub max_workers_per_key: WorkerLimit,
+    /// Cores available to the daemon (`available_parallelism`: affinity
+    /// and cgroup CPU quota).
+    pub cores: usize,
+    /// Memory available when the pool started (`MemAvailable`, lowered to
+    /// the cgroup's limit minus its usage); absent if unreadable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    /// Memory counted per worker: its RSS at ready plus
+    /// `rss_headroom_bytes`.
+    pub worker_bytes: u64,
+    /// Whether the RSS in `worker_bytes` was `measured` (the largest RSS
+    /// at ready of a worker so far) or the `estimate` used before any
+    /// worker has started.
+    pub worker_rss: String,
 }
 
 /// The workers of one header (and caller).

@@ -11,6 +11,10 @@ pub struct Args {
     /// Also start a worker and check `theorem t : 1 + 1 = 2 := rfl`.
     #[arg(long)]
     pub deep: bool,
+    /// The daemon config whose worker limits to report (default: none,
+    /// i.e. sized to this machine).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
     /// The sandbox mode to report on (and use for --deep): required,
     /// best-effort or off. The daemon's is `[sandbox] mode` in its config.
     #[arg(long, value_name = "MODE", default_value = "required")]
@@ -119,6 +123,16 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             problems.push(e.to_string());
         }
     }
+    match &args.config {
+        Some(p) => match leanpool_daemon::DaemonConfig::load(p) {
+            Ok(c) => println!("workers:   {}", worker_limits(&c.pool)),
+            Err(e) => problems.push(e.to_string()),
+        },
+        None => println!(
+            "workers:   {}",
+            worker_limits(&leanpool_daemon::DaemonConfig::default().pool)
+        ),
+    }
     let policy = leanpool_lean::verdict::VerdictPolicy::default();
     let unlisted = policy.unlisted_axioms.resolve(command.backend);
     println!(
@@ -167,6 +181,14 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         println!("verdict:   NOT OK: {}", problems.join("; "));
         Ok(1)
     }
+}
+
+/// The worker limits a daemon with `pool` would start with on this
+/// machine (before any worker is measured), as `status` prints them.
+fn worker_limits(pool: &leanpool_pool::PoolConfig) -> String {
+    use leanpool_pool::sizing;
+    let l = sizing::size(pool, pool.sized, sizing::Machine::probe(), None);
+    super::status::limits(&l)
 }
 
 fn is_executable(p: &Path) -> bool {

@@ -4,6 +4,7 @@ use anyhow::Context;
 use leanpool_daemon::StatusResult;
 use leanpool_pool::{Percentiles, PoolStatus};
 use leanpool_protocol::method::{self, NoParams};
+use leanpool_protocol::LimitSource;
 use leanpool_rpc::Client;
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -116,6 +117,9 @@ pub fn human(s: &StatusResult) -> String {
             ""
         }
     );
+    if let Some(l) = &p.limits {
+        let _ = writeln!(o, "limits {}", limits(l));
+    }
     if !p.keys.is_empty() {
         let _ = writeln!(
             o,
@@ -197,6 +201,30 @@ pub fn human(s: &StatusResult) -> String {
         }
     );
     o
+}
+
+/// The worker limits in force and where each came from (`status` and
+/// `doctor`): `max_workers 2 (cores), max_workers_per_key 2
+/// (cores); 2 cores, 21.9 GiB available, 5.5 GiB per worker (estimate)`.
+pub fn limits(l: &leanpool_protocol::WorkerLimits) -> String {
+    let src = |s: LimitSource| match s {
+        LimitSource::Configured => "configured",
+        LimitSource::Cores => "cores",
+        LimitSource::Memory => "memory",
+    };
+    let mem = l.memory_bytes.map_or("memory unreadable".to_string(), |m| {
+        format!("{} available", bytes(m))
+    });
+    format!(
+        "max_workers {} ({}), max_workers_per_key {} ({}); {} cores, {mem}, {} per worker ({})",
+        l.max_workers.value,
+        src(l.max_workers.source),
+        l.max_workers_per_key.value,
+        src(l.max_workers_per_key.source),
+        l.cores,
+        bytes(l.worker_bytes),
+        l.worker_rss
+    )
 }
 
 /// A library identity on one line (also used by `doctor`).
@@ -329,6 +357,7 @@ mod tests {
                 ],
                 workers: 2,
                 max_workers: 2,
+                limits: None,
                 max_uses: 30,
                 spares_per_key: 1,
                 latency: vec![MethodLatency {
@@ -375,6 +404,29 @@ mod tests {
         s.pool.latency.clear();
         s.pool.counters = Default::default();
         assert!(human(&s).contains("counters: all zero"));
+        assert!(!human(&s).contains("limits"));
+        // The worker limits, with where each came from.
+        s.pool.limits = Some(leanpool_protocol::WorkerLimits {
+            max_workers: leanpool_protocol::WorkerLimit {
+                value: 3,
+                source: LimitSource::Memory,
+            },
+            max_workers_per_key: leanpool_protocol::WorkerLimit {
+                value: 1,
+                source: LimitSource::Configured,
+            },
+            cores: 8,
+            memory_bytes: Some(17 << 30),
+            worker_bytes: 11 << 29,
+            worker_rss: "measured".into(),
+        });
+        assert!(
+            human(&s).contains(
+                "limits max_workers 3 (memory), max_workers_per_key 1 (configured); 8 cores, 17.0 GiB available, 5.5 GiB per worker (measured)\n"
+            ),
+            "{}",
+            human(&s)
+        );
         // Provenance lines, when the daemon reports them.
         s.daemon.backend.library = Some(leanpool_protocol::LibraryIdentity {
             kind: "oleans".into(),
