@@ -219,164 +219,190 @@ impl<'a> Lexer<'a> {
                 return Ok(i);
             };
             let n = i + c.len_utf8();
-            // `whitespace` runs after every token, so a comment opener
-            // directly after a symbol (`=--`, `:/-`, `+/-`) starts a comment
-            // for Lean with its built-in tokens, but with a longer token in
-            // the table (`<-` then `-`, or any token an imported library or
-            // a `notation` declares) it does not. The guard has no token
-            // table, so the two readings could differ in what they hide:
-            // refused. After literals and numbers no token table is
-            // involved (Lean's `tokenFn` reads those without it).
             let glued = !space
                 && self.out.last().is_some_and(|t| {
                     t.end == i && matches!(t.kind, Kind::Symbol | Kind::Ident | Kind::HashCmd)
                 });
-            if glued && (c == '-' || c == '/') && self.at(n, '-') {
-                return Err(err(
-                    i,
-                    &self.src[i..n + 1],
-                    "a comment opener (`--`, `/-`) directly after a symbol or name: Lean reads it \
-                     as a comment or as part of a longer token depending on the tokens in scope, \
-                     which the guard cannot know; put a space before the comment",
-                ));
+            self.check_glued(i, n, c, glued)?;
+            if let Some(next) = self.whitespace(i, n, c, &mut space) {
+                i = next;
+                continue;
             }
-            // A symbol core Lean has no token for (`∑` without Mathlib)
-            // fails to lex, and Lean's error recovery restarts inside what
-            // follows it: a string, raw string, name or `«` opened directly
-            // after it may be text for the guard and code for Lean (the
-            // `lexdiff` bench: `1∑r#" "` hid the next line from the guard
-            // only). Refused after non-ASCII symbols other than core's own.
-            if glued
-                && matches!(c, '"' | '«' | '`' | 'r')
-                && (c != 'r' || self.raw_string_start(n))
-                && self.out.last().is_some_and(|t| {
-                    t.kind == Kind::Symbol
-                        && !t.text.is_ascii()
-                        && !CORE_UNICODE_TOKENS.contains(&t.text.as_str())
-                })
-            {
-                return Err(err(
-                    i,
-                    &self.src[i..n],
-                    "a literal or name opened directly after a symbol Lean may not know as a token: \
-                     Lean's error recovery may read it differently from the guard; put a space \
-                     before it",
-                ));
+            if c == '}' && in_braces && braces == 0 {
+                return Ok(i);
             }
-            match c {
-                ' ' | '\n' | '\t' | '\r' => {
-                    space = true;
-                    i = n;
-                    continue;
-                }
-                '-' if self.at(n, '-') => {
-                    let start = i;
-                    i = self.src[i..].find('\n').map_or(self.src.len(), |k| i + k);
-                    self.comments.push((start, i));
-                    space = true;
-                    continue;
-                }
-                '/' if self.at(n, '-') => {
-                    // `whitespace`: after `/-` it looks at one more
-                    // character X; `/--` and `/-!` are doc-comment tokens
-                    // whose body starts after the three characters
-                    // (`commentBody`), and a plain comment's body starts
-                    // after X too (`s.next input i`): `/-/- -/` is one
-                    // whole comment, `/--/` opens a doc comment.
-                    let x = self.ch(n + 1);
-                    let doc = matches!(x, Some('-') | Some('!'));
-                    let end = self.block_comment(n + 1 + x.map_or(0, char::len_utf8));
-                    if doc {
-                        self.push(Kind::DocComment, self.src[i..n + 2].into(), i, end, space);
-                        space = false;
-                    } else {
-                        self.comments.push((i, end));
-                        space = true;
-                    }
-                    i = end;
-                    continue;
-                }
-                _ => {}
-            }
-            i = match c {
-                '"' => self.string(i, depth, space)?,
-                '\'' if !self.at(n, '\'') => {
-                    // Directly after any symbol, the `'` may end a longer
-                    // token: Mathlib's `∑'`, `⁻¹'`, core's `]'` (`a[i]'h`),
-                    // or one a `notation` in the text declares (`('`). So
-                    // brackets are no exception (the `lexdiff` bench found
-                    // `0]'"' /- "` hiding a command from the guard only).
-                    let after_symbol =
-                        glued && self.out.last().is_some_and(|t| t.kind == Kind::Symbol);
-                    self.char_lit(i, space, after_symbol)?
-                }
-                '\'' => {
-                    // `''`: a Mathlib token (`f '' s`), or, without it, an
-                    // error and a character literal from the second `'`.
-                    self.check_no_hiding_near(n + 1, 3, i, "''")?;
-                    // Without a `''` token: the first `'` fails, Lean skips
-                    // it, and the second starts a character literal.
-                    self.note_resume(n + 1, i, "''");
-                    self.push(Kind::Symbol, "''".into(), i, n + 1, space);
-                    n + 1
-                }
-                '0'..='9' => {
-                    let e = self.number(i);
-                    self.push(Kind::Num, self.src[i..e].into(), i, e, space);
-                    e
-                }
-                '`' if self.ch(n).is_some_and(|d| is_id_first(d) || d == '«') => {
-                    let (e, name) = self.ident(n)?;
-                    self.push(Kind::NameLit, name, i, e, space);
-                    e
-                }
-                'r' if self.raw_string_start(n) => self.raw_string(i, space)?,
-                '«' => {
-                    let (e, name) = self.ident(i)?;
-                    self.push(Kind::Ident, name, i, e, space);
-                    e
-                }
-                c if is_id_first(c) => {
-                    let (e, name) = self.ident(i)?;
-                    self.push(Kind::Ident, name, i, e, space);
-                    e
-                }
-                '#' if self.ch(n).is_some_and(is_id_first) => {
-                    let e = self.take_while(n, is_id_rest);
-                    self.push(Kind::HashCmd, self.src[i..e].into(), i, e, space);
-                    e
-                }
-                ':' if self.at(n, '=') => {
-                    self.push(Kind::Symbol, ":=".into(), i, n + 1, space);
-                    n + 1
-                }
-                c if is_invisible(c) => {
-                    return Err(err(
-                        i,
-                        &format!("invisible character U+{:04X}", c as u32),
-                        "invisible, control and bidirectional-override characters are not allowed \
-                         in Lean code outside comments and strings: they make the text read \
-                         differently from what Lean parses",
-                    ));
-                }
-                '{' => {
-                    braces += 1;
-                    self.push(Kind::Symbol, "{".into(), i, n, space);
-                    n
-                }
-                '}' if in_braces && braces == 0 => return Ok(i),
-                '}' => {
-                    braces = braces.saturating_sub(1);
-                    self.push(Kind::Symbol, "}".into(), i, n, space);
-                    n
-                }
-                c => {
-                    self.push(Kind::Symbol, c.to_string(), i, n, space);
-                    n
-                }
-            };
+            i = self.token(i, n, c, depth, (space, glued), &mut braces)?;
             space = false;
         }
+    }
+
+    /// Refuses what may read differently with a token table the guard
+    /// does not have: `glued` says the character `c` at `i` (next at `n`)
+    /// directly follows a symbol, name or `#` command.
+    fn check_glued(&self, i: usize, n: usize, c: char, glued: bool) -> Result<(), LexError> {
+        // `whitespace` runs after every token, so a comment opener
+        // directly after a symbol (`=--`, `:/-`, `+/-`) starts a comment
+        // for Lean with its built-in tokens, but with a longer token in
+        // the table (`<-` then `-`, or any token an imported library or
+        // a `notation` declares) it does not. The guard has no token
+        // table, so the two readings could differ in what they hide:
+        // refused. After literals and numbers no token table is
+        // involved (Lean's `tokenFn` reads those without it).
+        if glued && (c == '-' || c == '/') && self.at(n, '-') {
+            return Err(err(
+                i,
+                &self.src[i..n + 1],
+                "a comment opener (`--`, `/-`) directly after a symbol or name: Lean reads it \
+                 as a comment or as part of a longer token depending on the tokens in scope, \
+                 which the guard cannot know; put a space before the comment",
+            ));
+        }
+        // A symbol core Lean has no token for (`∑` without Mathlib)
+        // fails to lex, and Lean's error recovery restarts inside what
+        // follows it: a string, raw string, name or `«` opened directly
+        // after it may be text for the guard and code for Lean (the
+        // `lexdiff` bench: `1∑r#" "` hid the next line from the guard
+        // only). Refused after non-ASCII symbols other than core's own.
+        if glued
+            && matches!(c, '"' | '«' | '`' | 'r')
+            && (c != 'r' || self.raw_string_start(n))
+            && self.out.last().is_some_and(|t| {
+                t.kind == Kind::Symbol
+                    && !t.text.is_ascii()
+                    && !CORE_UNICODE_TOKENS.contains(&t.text.as_str())
+            })
+        {
+            return Err(err(
+                i,
+                &self.src[i..n],
+                "a literal or name opened directly after a symbol Lean may not know as a token: \
+                 Lean's error recovery may read it differently from the guard; put a space \
+                 before it",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Lean's `whitespace`: white space, a line comment or a block
+    /// comment at `i` (character `c`, next at `n`); where code resumes,
+    /// or `None` when a token starts at `i`. A doc comment (`/--`, `/-!`)
+    /// is a token of its own for Lean and is pushed as one.
+    fn whitespace(&mut self, i: usize, n: usize, c: char, space: &mut bool) -> Option<usize> {
+        match c {
+            ' ' | '\n' | '\t' | '\r' => {
+                *space = true;
+                Some(n)
+            }
+            '-' if self.at(n, '-') => {
+                let end = self.src[i..].find('\n').map_or(self.src.len(), |k| i + k);
+                self.comments.push((i, end));
+                *space = true;
+                Some(end)
+            }
+            '/' if self.at(n, '-') => {
+                // `whitespace`: after `/-` it looks at one more
+                // character X; `/--` and `/-!` are doc-comment tokens
+                // whose body starts after the three characters
+                // (`commentBody`), and a plain comment's body starts
+                // after X too (`s.next input i`): `/-/- -/` is one
+                // whole comment, `/--/` opens a doc comment.
+                let x = self.ch(n + 1);
+                let doc = matches!(x, Some('-') | Some('!'));
+                let end = self.block_comment(n + 1 + x.map_or(0, char::len_utf8));
+                if doc {
+                    self.push(Kind::DocComment, self.src[i..n + 2].into(), i, end, *space);
+                    *space = false;
+                } else {
+                    self.comments.push((i, end));
+                    *space = true;
+                }
+                Some(end)
+            }
+            _ => None,
+        }
+    }
+
+    /// The token starting at `i` (character `c`, next at `n`); returns
+    /// where it ends. `(space, glued)`: what precedes it. `braces` counts
+    /// the `{` open in this run of code.
+    fn token(
+        &mut self,
+        i: usize,
+        n: usize,
+        c: char,
+        depth: u32,
+        (space, glued): (bool, bool),
+        braces: &mut u32,
+    ) -> Result<usize, LexError> {
+        Ok(match c {
+            '"' => self.string(i, depth, space)?,
+            '\'' if !self.at(n, '\'') => {
+                // Directly after any symbol, the `'` may end a longer
+                // token: Mathlib's `∑'`, `⁻¹'`, core's `]'` (`a[i]'h`),
+                // or one a `notation` in the text declares (`('`). So
+                // brackets are no exception (the `lexdiff` bench found
+                // `0]'"' /- "` hiding a command from the guard only).
+                let after_symbol = glued && self.out.last().is_some_and(|t| t.kind == Kind::Symbol);
+                self.char_lit(i, space, after_symbol)?
+            }
+            '\'' => {
+                // `''`: a Mathlib token (`f '' s`), or, without it, an
+                // error and a character literal from the second `'`.
+                self.check_no_hiding_near(n + 1, 3, i, "''")?;
+                // Without a `''` token: the first `'` fails, Lean skips
+                // it, and the second starts a character literal.
+                self.note_resume(n + 1, i, "''");
+                self.push(Kind::Symbol, "''".into(), i, n + 1, space);
+                n + 1
+            }
+            '0'..='9' => {
+                let e = self.number(i);
+                self.push(Kind::Num, self.src[i..e].into(), i, e, space);
+                e
+            }
+            '`' if self.ch(n).is_some_and(|d| is_id_first(d) || d == '«') => {
+                let (e, name) = self.ident(n)?;
+                self.push(Kind::NameLit, name, i, e, space);
+                e
+            }
+            'r' if self.raw_string_start(n) => self.raw_string(i, space)?,
+            c if c == '«' || is_id_first(c) => {
+                let (e, name) = self.ident(i)?;
+                self.push(Kind::Ident, name, i, e, space);
+                e
+            }
+            '#' if self.ch(n).is_some_and(is_id_first) => {
+                let e = self.take_while(n, is_id_rest);
+                self.push(Kind::HashCmd, self.src[i..e].into(), i, e, space);
+                e
+            }
+            ':' if self.at(n, '=') => {
+                self.push(Kind::Symbol, ":=".into(), i, n + 1, space);
+                n + 1
+            }
+            c if is_invisible(c) => {
+                return Err(err(
+                    i,
+                    &format!("invisible character U+{:04X}", c as u32),
+                    "invisible, control and bidirectional-override characters are not allowed \
+                     in Lean code outside comments and strings: they make the text read \
+                     differently from what Lean parses",
+                ));
+            }
+            '{' | '}' => {
+                if c == '{' {
+                    *braces += 1;
+                } else {
+                    *braces = braces.saturating_sub(1);
+                }
+                self.push(Kind::Symbol, c.to_string(), i, n, space);
+                n
+            }
+            c => {
+                self.push(Kind::Symbol, c.to_string(), i, n, space);
+                n
+            }
+        })
     }
 
     fn take_while(&self, mut i: usize, p: fn(char) -> bool) -> usize {
