@@ -146,89 +146,101 @@ pub fn scan_tokens(body: &str, toks: &[Token]) -> Result<Scan, (usize, String)> 
                 }
             }
             w if DECLARATION_WORDS.contains(&w) => {
-                let prev = i.checked_sub(1).and_then(|p| keyword(body, &toks[p]));
-                // `deriving instance`, `class inductive` (the name follows
-                // `inductive`), `class abbrev`.
-                if prev == Some("deriving")
-                    || (w == "class"
-                        && toks
-                            .get(i + 1)
-                            .and_then(|n| keyword(body, n))
-                            .is_some_and(|k| DECLARATION_WORDS.contains(&k)))
-                {
-                    i += 1;
-                    continue;
-                }
-                let mut k = i + 1;
-                if w == "instance" {
-                    // `instance (priority := n) name`
-                    if toks
-                        .get(k)
-                        .is_some_and(|n| n.kind == Kind::Symbol && n.text == "(")
-                        && toks.get(k + 1).is_some_and(|n| n.text == "priority")
-                    {
-                        let mut depth = 0i32;
-                        while let Some(n) = toks.get(k) {
-                            if n.kind == Kind::Symbol && n.text == "(" {
-                                depth += 1;
-                            } else if n.kind == Kind::Symbol && n.text == ")" {
-                                depth -= 1;
-                                if depth == 0 {
-                                    k += 1;
-                                    break;
-                                }
-                            }
-                            k += 1;
-                        }
-                    }
-                }
-                let n = toks.get(k).filter(|n| {
-                    n.kind == Kind::Ident
-                        && !keyword(body, n).is_some_and(|k| COMMAND_WORDS.contains(&k))
-                });
-                let Some(n) = n else {
-                    // An anonymous `instance` (Lean names it itself): like an
-                    // `example`, judged from Lean's messages only.
-                    if w == "instance" {
-                        i = k;
-                        continue;
-                    }
-                    return Err((t.start, format!("`{w}` without a name leanpool can read")));
-                };
-                let Some(mut comps) = components(&body[n.start..n.end]) else {
-                    return Err((n.start, "a declaration name leanpool cannot read".into()));
-                };
-                let name = if comps.first().map(String::as_str) == Some("_root_") {
-                    comps.remove(0);
-                    comps
-                } else {
-                    namespace.iter().cloned().chain(comps).collect()
-                };
-                if name.is_empty() || name.iter().any(|c| c.contains('»') || c.contains('«')) {
-                    return Err((n.start, "a declaration name leanpool cannot read".into()));
-                }
-                if out.declarations.len() == MAX_DECLARATIONS {
-                    return Err((
-                        n.start,
-                        format!(
-                            "more than {MAX_DECLARATIONS} declarations in one text: each one's type \
-                             and axioms come back in the answer; split the text into several requests"
-                        ),
-                    ));
-                }
-                out.declarations.push(Declaration {
-                    name,
-                    keyword: w.to_string(),
-                    start: n.start,
-                    end: n.end,
-                });
-                i = k;
+                i = declaration(body, toks, i, w, &namespace, &mut out)?;
             }
             _ => {}
         }
         i += 1;
     }
     Ok(out)
+}
+
+/// The declaration whose keyword `w` is token `i`: recorded in `out`
+/// (under `namespace`); returns the index of the last token read (the
+/// scan goes on after it).
+fn declaration(
+    body: &str,
+    toks: &[Token],
+    i: usize,
+    w: &str,
+    namespace: &[String],
+    out: &mut Scan,
+) -> Result<usize, (usize, String)> {
+    let t = &toks[i];
+    let prev = i.checked_sub(1).and_then(|p| keyword(body, &toks[p]));
+    // `deriving instance`, `class inductive` (the name follows
+    // `inductive`), `class abbrev`.
+    if prev == Some("deriving")
+        || (w == "class"
+            && toks
+                .get(i + 1)
+                .and_then(|n| keyword(body, n))
+                .is_some_and(|k| DECLARATION_WORDS.contains(&k)))
+    {
+        return Ok(i);
+    }
+    let mut k = i + 1;
+    if w == "instance" {
+        // `instance (priority := n) name`
+        if toks
+            .get(k)
+            .is_some_and(|n| n.kind == Kind::Symbol && n.text == "(")
+            && toks.get(k + 1).is_some_and(|n| n.text == "priority")
+        {
+            let mut depth = 0i32;
+            while let Some(n) = toks.get(k) {
+                if n.kind == Kind::Symbol && n.text == "(" {
+                    depth += 1;
+                } else if n.kind == Kind::Symbol && n.text == ")" {
+                    depth -= 1;
+                    if depth == 0 {
+                        k += 1;
+                        break;
+                    }
+                }
+                k += 1;
+            }
+        }
+    }
+    let n = toks.get(k).filter(|n| {
+        n.kind == Kind::Ident && !keyword(body, n).is_some_and(|k| COMMAND_WORDS.contains(&k))
+    });
+    let Some(n) = n else {
+        // An anonymous `instance` (Lean names it itself): like an
+        // `example`, judged from Lean's messages only.
+        if w == "instance" {
+            return Ok(k - 1);
+        }
+        return Err((t.start, format!("`{w}` without a name leanpool can read")));
+    };
+    let Some(mut comps) = components(&body[n.start..n.end]) else {
+        return Err((n.start, "a declaration name leanpool cannot read".into()));
+    };
+    let name = if comps.first().map(String::as_str) == Some("_root_") {
+        comps.remove(0);
+        comps
+    } else {
+        namespace.iter().cloned().chain(comps).collect()
+    };
+    if name.is_empty() || name.iter().any(|c| c.contains('»') || c.contains('«')) {
+        return Err((n.start, "a declaration name leanpool cannot read".into()));
+    }
+    if out.declarations.len() == MAX_DECLARATIONS {
+        return Err((
+            n.start,
+            format!(
+                "more than {MAX_DECLARATIONS} declarations in one text: each one's type \
+                     and axioms come back in the answer; split the text into several requests"
+            ),
+        ));
+    }
+    out.declarations.push(Declaration {
+        name,
+        keyword: w.to_string(),
+        start: n.start,
+        end: n.end,
+    });
+    Ok(k)
 }
 
 #[cfg(test)]

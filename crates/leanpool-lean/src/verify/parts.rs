@@ -412,6 +412,13 @@ pub fn check_context(context: &str, statement: &str) -> Result<crate::verdict::S
         }
     }
     let helpers = crate::verdict::scan(context).map_err(|(_, reason)| refuse(reason))?;
+    named_apart(&helpers, statement)?;
+    Ok(helpers)
+}
+
+/// No helper's name (any component) is a name the statement mentions: a
+/// helper named `x` would be what the statement's `x` means.
+fn named_apart(helpers: &crate::verdict::Scan, statement: &str) -> Result<(), Refused> {
     let mentioned: std::collections::HashSet<&str> = lexer::tokenize(statement)
         .unwrap_or_default()
         .iter()
@@ -421,13 +428,13 @@ pub fn check_context(context: &str, statement: &str) -> Result<crate::verdict::S
         .collect();
     for d in &helpers.declarations {
         if let Some(c) = d.name.iter().find(|c| mentioned.contains(c.as_str())) {
-            return Err(refuse(format!(
+            return Err(Refused::new(Part::Context, format!(
                 "the helper `{}` is named like `{c}` in the statement: a helper may not change what the statement's names mean",
                 d.display()
             )));
         }
     }
-    Ok(helpers)
+    Ok(())
 }
 
 /// `Err` when Lean would read `text` followed by a new line and a command
