@@ -182,6 +182,7 @@ impl LeaseTunnel {
         leases.granted.fetch_add(1, Ordering::SeqCst);
         let pid = worker.pid();
         tracing::info!(conn, pid, uri = %uri, "worker leased to a connection");
+        let watch = proc::LeaseWatch::start(pid, rss_cap, cpu);
         let mut tick = tokio::time::interval(POLL);
         let end = loop {
             let backlog = io.out.backlogged();
@@ -198,7 +199,7 @@ impl LeaseTunnel {
                         None => "the worker stopped".into(),
                     }),
                     Some(m) => match s.gate.from_lean(m) {
-                        Ok(FromLean::Holder(m)) => if io.out.send(line(&m)).await.is_err() {
+                        Ok(FromLean::Holder(m) | FromLean::Answer((), m)) => if io.out.send(line(&m)).await.is_err() {
                             break End::ClientClosed;
                         },
                         Ok(FromLean::Lean(m)) => { s.raw.send(&m); }
@@ -212,7 +213,7 @@ impl LeaseTunnel {
                 },
                 _ = io.out.drained(), if backlog => {}
                 _ = tick.tick() => {
-                    if let Some(why) = s.on_tick(pid, rss_cap, cpu, &io.out).await {
+                    if let Some(why) = s.on_tick(&watch, &io.out).await {
                         break why;
                     }
                 }
@@ -223,7 +224,7 @@ impl LeaseTunnel {
         match &end {
             End::Reason(why) => {
                 tracing::info!(conn, pid, "lease ended: {why}");
-                for a in s.gate.close(why) {
+                for ((), a) in s.gate.close(why) {
                     let _ = io.out.send(line(&a)).await;
                 }
                 let msg = json!({ "jsonrpc": "2.0", "method": "$/leanpool/leaseEnded", "params": { "reason": why } });
@@ -239,18 +240,12 @@ impl LeaseTunnel {
 
 impl Session {
     /// The gate's time limits, the memory cap and the CPU budget.
-    async fn on_tick(
-        &mut self,
-        pid: u32,
-        rss_cap: Option<u64>,
-        cpu: Duration,
-        out: &TunnelOut,
-    ) -> Option<End> {
+    async fn on_tick(&mut self, watch: &proc::LeaseWatch, out: &TunnelOut) -> Option<End> {
         let due = self.gate.tick(Instant::now());
         for m in &due.to_lean {
             self.raw.send(m);
         }
-        for a in &due.to_holder {
+        for ((), a) in &due.to_holder {
             if out.send(line(a)).await.is_err() {
                 return Some(End::ClientClosed);
             }
@@ -258,18 +253,7 @@ impl Session {
         if let Some(why) = due.end {
             return Some(End::Reason(why));
         }
-        let cap = rss_cap.unwrap_or(u64::MAX);
-        if let Some(rss) = proc::group_rss_bytes(pid).filter(|&r| r > cap) {
-            return Some(End::Reason(format!("the worker exceeded the memory limit, {rss} > {cap} bytes resident, and was killed")));
-        }
-        if let Some(used) = proc::group_cpu_time(pid).filter(|&t| t > cpu) {
-            return Some(End::Reason(format!(
-                "the worker used {} s of CPU, past the lease's budget of {} s",
-                used.as_secs(),
-                cpu.as_secs()
-            )));
-        }
-        None
+        watch.exceeded().map(End::Reason)
     }
 
     /// `Err` when the client is gone.
@@ -321,7 +305,7 @@ impl Session {
                     );
                     return out.send(line(&e)).await;
                 }
-                match self.gate.request(id.clone(), &m, &params, now) {
+                match self.gate.request(id.clone(), (), &m, &params, now) {
                     Ok(to_lean) => {
                         if !self.raw.send(&to_lean) {
                             self.gate.unsent(&to_lean);
@@ -387,7 +371,7 @@ impl Session {
         match r {
             Ok(screened) => {
                 // The frame carries the screened text, nothing else.
-                let text = self.gate.accepted(edit.version, &screened);
+                let text = self.gate.accepted(edit.version, &screened, Instant::now());
                 self.raw.send_text(self.gate.uri(), edit.version, &text);
                 Ok(())
             }

@@ -181,6 +181,65 @@ pub fn group_rss_bytes(pgid: u32) -> Option<u64> {
     Some(members.into_iter().filter_map(rss_bytes).sum())
 }
 
+/// The one measure of a worker's memory: the resident set of its whole
+/// process group (Lean, or Node running the WASM Lean, and anything they
+/// started), if it is above `cap`. Every memory cap (the pool's slots,
+/// leases, `leanpool lsp`'s documents) is checked with this, and caps are
+/// computed from [`worker_rss_bytes`], the same measure.
+pub fn memory_over(pgid: u32, cap: Option<u64>) -> Option<u64> {
+    let cap = cap?;
+    worker_rss_bytes(pgid).filter(|&rss| rss > cap)
+}
+
+/// A worker's memory as [`memory_over`] measures it (the group's `VmRSS`
+/// sum).
+pub fn worker_rss_bytes(pgid: u32) -> Option<u64> {
+    group_rss_bytes(pgid)
+}
+
+/// The limits a leased worker runs under, watched in one place by whoever
+/// holds the lease (the daemon's tunnel, `leanpool lsp`'s documents): its
+/// memory cap ([`memory_over`]) and a CPU budget counted from when the
+/// lease began (the worker's start-up is not the holder's).
+#[derive(Clone, Debug)]
+pub struct LeaseWatch {
+    pgid: u32,
+    rss_cap: Option<u64>,
+    cpu_budget: std::time::Duration,
+    cpu_at_start: std::time::Duration,
+}
+
+impl LeaseWatch {
+    /// Starts watching the worker of process group `pgid` now.
+    pub fn start(pgid: u32, rss_cap: Option<u64>, cpu_budget: std::time::Duration) -> Self {
+        LeaseWatch {
+            pgid,
+            rss_cap,
+            cpu_budget,
+            cpu_at_start: group_cpu_time(pgid).unwrap_or_default(),
+        }
+    }
+
+    /// Why the worker must be killed now, if it must: over its memory cap,
+    /// or past the lease's CPU budget.
+    pub fn exceeded(&self) -> Option<String> {
+        if let Some(rss) = memory_over(self.pgid, self.rss_cap) {
+            let cap = self.rss_cap.unwrap_or_default();
+            return Some(format!(
+                "the worker exceeded the memory limit, {rss} > {cap} bytes resident, and was killed"
+            ));
+        }
+        let used = group_cpu_time(self.pgid)?.saturating_sub(self.cpu_at_start);
+        (used > self.cpu_budget).then(|| {
+            format!(
+                "the worker used {} ms of CPU during the lease, past its budget of {} ms (lease_cpu_ms), and was killed",
+                used.as_millis(),
+                self.cpu_budget.as_millis()
+            )
+        })
+    }
+}
+
 /// SIGKILL a whole process group; a group that is already gone is fine.
 pub fn kill_group(pgid: u32) {
     use nix::sys::signal::{killpg, Signal};

@@ -1,18 +1,20 @@
 //! One leased worker as an open document's requests see it: the way to
-//! its Lean ([`Sink`]), the requests waiting for Lean's answers, and the
-//! leased-worker gate (`leanpool_lean::leased`) every request to a worker
-//! in this process passes.
+//! its Lean ([`Sink`]) and the leased-worker gate
+//! (`leanpool_lean::leased::Gate`), which every message to and from the
+//! worker passes and which keeps the one map of requests waiting for
+//! Lean's answers (the same filter as the daemon's `lease` tunnel; with
+//! `--socket` the daemon's gate applies too).
 
 use crate::convert::{replace_uri, shift_version};
-use crate::{failed, next_id, Shared};
+use crate::failed;
 use leanpool_lean::guard;
 use leanpool_lean::guard::LeanText;
 use leanpool_lean::leased::{Gate, Refusal};
 use leanpool_lean::RawSender;
-use serde_json::{json, Value};
-use std::collections::HashMap;
+use leanpool_protocol::lsp_error;
+use serde_json::Value;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 use tower_lsp::jsonrpc::{Error, ErrorCode, Result};
 
@@ -53,6 +55,10 @@ impl Sink {
     }
 }
 
+/// Where the answer to one forwarded request goes: Lean's answer, or the
+/// gate's error answer (time limit passed, the worker went away).
+pub(crate) type Waiter = oneshot::Sender<Value>;
+
 /// One leased worker as seen by requests and the forwarder.
 pub(crate) struct Conn {
     pub(crate) gen: u64,
@@ -62,14 +68,8 @@ pub(crate) struct Conn {
     pub(crate) editor_uri: String,
     /// worker version = editor version + offset.
     pub(crate) offset: i64,
-    /// The first worker version holding the editor's text.
-    pub(crate) first_version: i64,
-    pub(crate) pending: Mutex<HashMap<i64, oneshot::Sender<Value>>>,
-    /// The leased-worker filter (allowlist, params, bounds) for a worker
-    /// in this process; a daemon's lease applies its own.
-    pub(crate) gate: Option<Mutex<Gate>>,
-    /// Time limit per request.
-    pub(crate) limit: Duration,
+    /// The leased-worker filter and the requests waiting for Lean.
+    pub(crate) gate: Mutex<Gate<Waiter>>,
 }
 
 /// A gate's refusal as the editor sees it.
@@ -81,77 +81,53 @@ fn refusal(r: Refusal) -> Error {
     }
 }
 
-/// Sends `$/cancelRequest` to Lean when a forwarded request is dropped
-/// before its answer (the editor cancelled it: tower-lsp drops the
-/// handler's future).
+/// Cancels a forwarded request in Lean when it is dropped before its
+/// answer (the editor cancelled it: tower-lsp drops the handler's
+/// future). The gate then expects Lean to stop within the lease's grace,
+/// or the worker is ended (`Gate::tick`).
 struct CancelOnDrop<'a> {
     conn: &'a Conn,
-    id: i64,
-    done: bool,
+    id: Option<i64>,
 }
 
 impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
-        if !self.done {
-            self.conn.pending.lock().unwrap().remove(&self.id);
-            self.conn.raw.send(&json!({ "jsonrpc": "2.0", "method": "$/cancelRequest", "params": { "id": self.id } }));
+        let Some(id) = self.id else { return };
+        let cancel = self.conn.gate.lock().unwrap().cancel(id, Instant::now());
+        if let Some((msg, _)) = cancel {
+            self.conn.raw.send(&msg);
         }
     }
 }
 
 impl Conn {
-    pub(crate) async fn request(
-        &self,
-        shared: &Shared,
-        method: &str,
-        mut params: Value,
-    ) -> Result<Value> {
+    pub(crate) async fn request(&self, method: &str, mut params: Value) -> Result<Value> {
         replace_uri(&mut params, &self.editor_uri, &self.worker_uri);
         if method == "textDocument/waitForDiagnostics" {
             shift_version(&mut params, &["version"], self.offset);
         }
-        if let Some(g) = &self.gate {
-            params = g
-                .lock()
-                .unwrap()
-                .check_request(method, &params)
-                .map_err(refusal)?;
-        }
-        let id = next_id(shared);
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().unwrap().insert(id, tx);
+        let msg = self
+            .gate
+            .lock()
+            .unwrap()
+            .request(Value::Null, tx, method, &params, Instant::now())
+            .map_err(refusal)?;
         let mut guard = CancelOnDrop {
             conn: self,
-            id,
-            done: false,
+            id: msg["id"].as_i64(),
         };
-        if !self
-            .raw
-            .send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-        {
-            guard.done = true;
-            self.pending.lock().unwrap().remove(&id);
+        if !self.raw.send(&msg) {
+            guard.id = None;
+            self.gate.lock().unwrap().unsent(&msg);
             return Err(worker_gone());
         }
-        let Ok(answer) = tokio::time::timeout(self.limit, rx).await else {
-            // Dropping `guard` cancels the request in Lean.
-            return Err(failed(format!(
-                "`{method}` took longer than the limit of {} s per request; Lean was asked to cancel it",
-                self.limit.as_secs()
-            )));
-        };
-        guard.done = true;
+        let answer = rx.await;
+        guard.id = None;
         let msg = answer.map_err(|_| worker_gone())?;
         if let Some(err) = msg.get("error") {
-            let code = err
-                .get("code")
-                .and_then(Value::as_i64)
-                .unwrap_or(leanpool_protocol::lsp_error::INTERNAL_ERROR);
-            let message = err
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
+            let code = err["code"].as_i64().unwrap_or(lsp_error::INTERNAL_ERROR);
+            let message = err["message"].as_str().unwrap_or("").to_string();
             return Err(Error {
                 code: ErrorCode::from(code),
                 message: message.into(),
@@ -159,38 +135,36 @@ impl Conn {
             });
         }
         let mut r = msg.get("result").cloned().unwrap_or(Value::Null);
-        if let Some(g) = &self.gate {
-            g.lock().unwrap().rewrite_answer(method, &mut r);
-        }
         replace_uri(&mut r, &self.worker_uri, &self.editor_uri);
         Ok(r)
     }
 
     pub(crate) fn notify(&self, method: &str, mut params: Value) {
         replace_uri(&mut params, &self.editor_uri, &self.worker_uri);
-        let msg = match &self.gate {
-            Some(g) => match g
-                .lock()
-                .unwrap()
-                .notification(method, &params, Instant::now())
-            {
-                Ok(Some(m)) => m,
-                Ok(None) => return,
-                Err(r) => {
-                    tracing::warn!(uri = %self.editor_uri, "`{method}` not passed to Lean: {}", r.message);
-                    return;
-                }
-            },
-            None => json!({ "jsonrpc": "2.0", "method": method, "params": params }),
-        };
-        self.raw.send(&msg);
+        let msg = self
+            .gate
+            .lock()
+            .unwrap()
+            .notification(method, &params, Instant::now());
+        match msg {
+            Ok(Some(m)) => {
+                self.raw.send(&m);
+            }
+            Ok(None) => {}
+            Err(r) => {
+                tracing::warn!(uri = %self.editor_uri, "`{method}` not passed to Lean: {}", r.message);
+            }
+        }
     }
 
-    /// Lean's document is now `screened` at the worker's `version`.
-    pub(crate) fn sent(&self, version: i64, screened: &guard::Screened) {
-        if let Some(g) = &self.gate {
-            g.lock().unwrap().sent_text(version, screened);
-        }
+    /// Sends the editor's screened text to Lean as the worker's `version`.
+    pub(crate) fn send_text(&self, version: i64, screened: &guard::Screened) {
+        let text = self
+            .gate
+            .lock()
+            .unwrap()
+            .accepted(version, screened, Instant::now());
+        self.raw.send_text(&self.worker_uri, version, &text);
     }
 }
 

@@ -1,6 +1,6 @@
 //! One open document: an actor task owning the editor's text and the
-//! leased worker, and a forwarder task per worker carrying Lean's messages
-//! to the editor.
+//! leased worker (its forwarder task, carrying Lean's messages to the
+//! editor: `forward.rs`).
 //!
 //! Versions: the leased worker's document already went through versions
 //! 1..=w (header, warm-up, the pool's requests), so the editor's version
@@ -9,25 +9,22 @@
 //! (the pool's texts) are dropped on the way back.
 
 use crate::conn::{Conn, Sink};
-use crate::convert::{apply_changes, replace_uri, shift_version};
+use crate::convert::apply_changes;
+use crate::forward::{forward, send_notification};
 use crate::remote::RemoteLease;
 use crate::{failed, not_open, Shared, Source};
-use leanpool_lean::leased::{Gate, LeaseLimits};
+use leanpool_lean::leased::Gate;
 use leanpool_lean::{guard, header_key, proc, Worker};
 use serde_json::{json, Value};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::{mpsc, watch};
-use tower_lsp::jsonrpc::{Request, Result};
-use tower_service::Service;
+use tower_lsp::jsonrpc::Result;
 
 /// After this many worker deaths without an edit in between, the document
 /// is not re-opened again until the next edit (a text that kills Lean
 /// would otherwise take a worker start after each death, forever).
 const MAX_REOPENS_WITHOUT_EDIT: u32 = 2;
-/// How often a leased worker's memory is compared with its cap.
-const RSS_POLL: Duration = Duration::from_millis(500);
 
 pub(crate) enum DocMsg {
     Change {
@@ -40,10 +37,13 @@ pub(crate) enum DocMsg {
         params: Value,
     },
     Close,
-    /// The forwarder of worker generation `gen` saw it end.
+    /// The forwarder of worker generation `gen` saw it end; `reopen`:
+    /// whether the document goes on at once on a fresh worker (a crash),
+    /// or only at its next edit (a limit of the lease ended it).
     Died {
         gen: u64,
         reason: String,
+        reopen: bool,
     },
 }
 
@@ -67,12 +67,7 @@ pub(crate) struct DocHandle {
 
 impl DocHandle {
     /// Forwards a request once the document has a worker.
-    pub(crate) async fn request(
-        &self,
-        shared: &Shared,
-        method: &str,
-        params: Value,
-    ) -> Result<Value> {
+    pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value> {
         let mut state = self.state.clone();
         let conn = loop {
             let s = state.borrow_and_update().clone();
@@ -90,7 +85,7 @@ impl DocHandle {
                 return Err(not_open(&self.uri));
             }
         };
-        conn.request(shared, method, params).await
+        conn.request(method, params).await
     }
 }
 
@@ -189,9 +184,13 @@ impl Actor {
                     }
                 }
                 DocMsg::Change { version, changes } => self.change(version, changes).await,
-                DocMsg::Died { gen, reason } => {
+                DocMsg::Died {
+                    gen,
+                    reason,
+                    reopen,
+                } => {
                     if gen == self.gen && self.conn.is_some() {
-                        self.died(reason).await;
+                        self.died(reason, reopen).await;
                     }
                 }
             }
@@ -224,13 +223,7 @@ impl Actor {
             (Some(c), Ok(screened)) if self.in_sync => {
                 // The worker gets the screened text whole, never the
                 // editor's edits: what Lean reads is what was screened.
-                // Text is never URI-rewritten; only the identifier is the worker's.
-                c.sent(version as i64 + c.offset, &screened);
-                c.raw.send_text(
-                    &c.worker_uri,
-                    version as i64 + c.offset,
-                    &screened.caller_lean_text(),
-                );
+                c.send_text(version as i64 + c.offset, &screened);
             }
             _ => self.refresh().await,
         }
@@ -270,12 +263,7 @@ impl Actor {
             }
         }
         let c = self.conn.clone().expect("attached");
-        c.sent(self.version as i64 + c.offset, &screened);
-        c.raw.send_text(
-            &c.worker_uri,
-            self.version as i64 + c.offset,
-            &screened.caller_lean_text(),
-        );
+        c.send_text(self.version as i64 + c.offset, &screened);
         self.in_sync = true;
         // Clears a refusal shown before, or shows a note at once; Lean's
         // own diagnostics for this version replace it (notes appended).
@@ -322,17 +310,18 @@ impl Actor {
             }
         };
         let offset = worker_version + 1 - self.version as i64;
-        let limits = LeaseLimits::default();
-        let gate = matches!(link, Link::Local(_)).then(|| {
-            let g = Gate::new(
-                &worker_uri,
-                &link.header_key(),
-                worker_version,
-                limits.clone(),
-                Instant::now(),
-            );
-            Mutex::new(g)
-        });
+        let limits = self.shared.cfg.limits.clone();
+        // A worker in this process is watched here; a daemon's lease is
+        // watched by the daemon (its memory cap, its CPU budget).
+        let watch = matches!(link, Link::Local(_))
+            .then(|| proc::LeaseWatch::start(pid, rss_cap, limits.cpu));
+        let gate = Gate::new(
+            &worker_uri,
+            &link.header_key(),
+            worker_version,
+            limits,
+            Instant::now(),
+        );
         let conn = Arc::new(Conn {
             gen: self.gen,
             raw,
@@ -340,10 +329,7 @@ impl Actor {
             worker_uri,
             editor_uri: self.uri.clone(),
             offset,
-            first_version: worker_version + 1,
-            pending: Mutex::new(HashMap::new()),
-            gate,
-            limit: limits.request,
+            gate: Mutex::new(gate),
         });
         let remote = matches!(link, Link::Remote(_));
         tracing::info!(uri = %self.uri, pid, remote, "document on a leased worker");
@@ -353,7 +339,7 @@ impl Actor {
             self.shared.clone(),
             self.tx.clone(),
             self.notes.clone(),
-            rss_cap,
+            watch,
         ));
         self.conn = Some(conn);
         self.worker = Some(link);
@@ -369,10 +355,16 @@ impl Actor {
         }
     }
 
-    async fn died(&mut self, reason: String) {
+    async fn died(&mut self, reason: String, reopen: bool) {
         tracing::warn!(uri = %self.uri, "worker of an open document stopped: {reason}");
         self.drop_worker().await;
         self.deaths_since_edit += 1;
+        if !reopen {
+            let why = format!("the Lean worker serving this file was ended: {reason}; leanpool re-opens the file at its next edit");
+            self.publish_own(vec![note(1, &why, None)]).await;
+            self.state.send_replace(ConnState::Failed(why));
+            return;
+        }
         if self.deaths_since_edit > MAX_REOPENS_WITHOUT_EDIT {
             let why = format!(
                 "the Lean worker serving this file stopped {} times in a row ({reason}); leanpool re-opens it at the next edit",
@@ -399,139 +391,4 @@ fn note(severity: u8, message: &str, range: Option<Value>) -> Value {
         || json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } }),
     );
     json!({ "range": range, "severity": severity, "source": "leanpool", "message": message })
-}
-
-async fn send_notification(shared: &Shared, method: &str, params: Value) {
-    let req = Request::build(method.to_string()).params(params).finish();
-    let mut client = shared.client.clone();
-    let _ = client.call(req).await;
-}
-
-/// Carries one worker's messages to the editor until the worker ends, and
-/// enforces its memory cap.
-async fn forward(
-    conn: Arc<Conn>,
-    mut rx: mpsc::UnboundedReceiver<Value>,
-    shared: Arc<Shared>,
-    doc: mpsc::UnboundedSender<DocMsg>,
-    notes: Arc<Mutex<Vec<Value>>>,
-    rss_cap: Option<u64>,
-) {
-    let mut tick = tokio::time::interval(RSS_POLL);
-    let mut reason = match conn.raw {
-        Sink::Local(_) => "the process ended".to_string(),
-        Sink::Remote(_) => "the connection to the leanpool daemon closed".to_string(),
-    };
-    loop {
-        tokio::select! {
-            m = rx.recv() => match m {
-                None => break,
-                Some(m) => {
-                    if let Some(why) = forward_one(&conn, &shared, &notes, m).await {
-                        reason = why;
-                    }
-                }
-            },
-            _ = tick.tick(), if rss_cap.is_some() => {
-                let cap = rss_cap.unwrap_or(u64::MAX);
-                if let Some(rss) = proc::group_rss_bytes(conn.pid).filter(|&r| r > cap) {
-                    reason = format!("it exceeded the memory limit, {rss} > {cap} bytes resident, and was killed");
-                    proc::kill_group(conn.pid);
-                    // Keep reading until the reader sees the end.
-                }
-            }
-        }
-    }
-    conn.pending.lock().unwrap().clear();
-    let _ = doc.send(DocMsg::Died {
-        gen: conn.gen,
-        reason,
-    });
-}
-
-/// Passes one message on; `Some` is why the worker is going away (the
-/// daemon's last message on a lease).
-async fn forward_one(
-    conn: &Arc<Conn>,
-    shared: &Arc<Shared>,
-    notes: &Mutex<Vec<Value>>,
-    mut m: Value,
-) -> Option<String> {
-    let method = m.get("method").and_then(Value::as_str).map(str::to_string);
-    if matches!(conn.raw, Sink::Remote(_)) {
-        match method.as_deref() {
-            Some("$/leanpool/leaseEnded") => {
-                let why = m["params"]["reason"].as_str().unwrap_or("no reason given");
-                return Some(format!("the leanpool daemon ended the lease: {why}"));
-            }
-            Some("$/leanpool/refused") => {
-                tracing::warn!(uri = %conn.editor_uri, "the daemon did not pass a message on: {}", m["params"]);
-                return None;
-            }
-            _ => {}
-        }
-    }
-    let id = m.get("id").cloned();
-    match (method, id) {
-        (None, Some(id)) => {
-            if let Some(tx) = id
-                .as_i64()
-                .and_then(|i| conn.pending.lock().unwrap().remove(&i))
-            {
-                let _ = tx.send(m);
-            }
-        }
-        (Some(method), Some(id)) => {
-            // Lean's own request (refreshes...): the editor answers it.
-            let mut params = m.get_mut("params").map(Value::take).unwrap_or(Value::Null);
-            replace_uri(&mut params, &conn.worker_uri, &conn.editor_uri);
-            let conn = conn.clone();
-            let mut client = shared.client.clone();
-            tokio::spawn(async move {
-                let cid = client.next_request_id();
-                let req = Request::build(method).id(cid).params(params).finish();
-                let answer = match client.call(req).await {
-                    Ok(Some(resp)) => {
-                        let mut v = serde_json::to_value(resp).unwrap_or(Value::Null);
-                        v["id"] = id;
-                        replace_uri(&mut v, &conn.editor_uri, &conn.worker_uri);
-                        v
-                    }
-                    _ => {
-                        json!({ "jsonrpc": "2.0", "id": id, "error": { "code": leanpool_protocol::lsp_error::INTERNAL_ERROR, "message": "the editor went away" } })
-                    }
-                };
-                conn.raw.send(&answer);
-            });
-        }
-        (Some(method), None) => {
-            let params = m.get_mut("params").map(Value::take).unwrap_or(Value::Null);
-            let mut params = params;
-            let path: &[&str] = match method.as_str() {
-                "textDocument/publishDiagnostics" => &["version"],
-                "$/lean/fileProgress" => &["textDocument", "version"],
-                _ => &[],
-            };
-            if !path.is_empty() {
-                match shift_version(&mut params, path, 0) {
-                    // Older than the editor's text: the pool's requests.
-                    Some(v) if v < conn.first_version => return None,
-                    Some(_) => {
-                        shift_version(&mut params, path, -conn.offset);
-                    }
-                    None => {}
-                }
-            }
-            replace_uri(&mut params, &conn.worker_uri, &conn.editor_uri);
-            if method == "textDocument/publishDiagnostics" {
-                let extra = notes.lock().unwrap().clone();
-                if let Some(a) = params.get_mut("diagnostics").and_then(Value::as_array_mut) {
-                    a.extend(extra);
-                }
-            }
-            send_notification(shared, &method, params).await;
-        }
-        (None, None) => {}
-    }
-    None
 }

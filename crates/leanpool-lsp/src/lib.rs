@@ -21,16 +21,18 @@
 mod conn;
 mod convert;
 mod doc;
+mod forward;
 mod remote;
 
 use doc::{DocHandle, DocMsg};
 use leanpool_lean::guard::GuardPolicy;
+use leanpool_lean::leased::LeaseLimits;
 use leanpool_pool::Pool;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use tower_lsp::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp::lsp_types::*;
@@ -51,15 +53,15 @@ pub enum Source {
 pub struct BridgeConfig {
     /// What the guard lets through (same policy as the daemon's pool).
     pub guard: GuardPolicy,
+    /// The caps on each document's leased worker (the daemon's `lease_*`
+    /// settings; docs/protocol.md, "lease").
+    pub limits: LeaseLimits,
 }
 
 pub(crate) struct Shared {
     pub client: Client,
     pub source: Source,
     pub cfg: BridgeConfig,
-    /// Ids of requests the bridge sends to workers: far above the worker's
-    /// own (small) ids.
-    pub next_id: AtomicI64,
 }
 
 /// The Language Server: the editor's open documents, each on a worker
@@ -76,7 +78,6 @@ pub fn service(source: Source, cfg: BridgeConfig) -> (LspService<Bridge>, tower_
             client,
             source,
             cfg,
-            next_id: AtomicI64::new(1 << 40),
         }),
         docs: Mutex::new(HashMap::new()),
     })
@@ -270,7 +271,7 @@ pub fn capabilities() -> Value {
 /// watchdog answers the same way).
 pub(crate) fn not_open(uri: &str) -> Error {
     Error {
-        code: ErrorCode::InvalidParams,
+        code: ErrorCode::from(leanpool_protocol::lsp_error::INVALID_PARAMS),
         message: format!("Cannot process request to closed file '{uri}'").into(),
         data: None,
     }
@@ -295,7 +296,7 @@ impl Bridge {
         let uri = convert::request_uri(&params)
             .ok_or_else(|| Error::invalid_params("no document URI in the params"))?;
         let doc = self.doc(&uri).ok_or_else(|| not_open(&uri))?;
-        doc.request(&self.shared, method, params).await
+        doc.request(method, params).await
     }
 
     async fn forward<P: Serialize, R: DeserializeOwned>(
@@ -434,9 +435,7 @@ impl LanguageServer for Bridge {
         {
             Some(uri) => {
                 let doc = self.doc(&uri).ok_or_else(|| not_open(&uri))?;
-                let r = doc
-                    .request(&self.shared, "completionItem/resolve", v)
-                    .await?;
+                let r = doc.request("completionItem/resolve", v).await?;
                 serde_json::from_value(r).map_err(|e| failed(e.to_string()))
             }
             None => Ok(item),
@@ -479,7 +478,7 @@ impl LanguageServer for Bridge {
         {
             Some(uri) => {
                 let doc = self.doc(&uri).ok_or_else(|| not_open(&uri))?;
-                let r = doc.request(&self.shared, "codeAction/resolve", v).await?;
+                let r = doc.request("codeAction/resolve", v).await?;
                 serde_json::from_value(r).map_err(|e| failed(e.to_string()))
             }
             None => Ok(a),
@@ -488,9 +487,4 @@ impl LanguageServer for Bridge {
     async fn inlay_hint(&self, p: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
         self.forward("textDocument/inlayHint", p).await
     }
-}
-
-/// Process-wide id source for the bridge's requests to workers.
-pub(crate) fn next_id(shared: &Shared) -> i64 {
-    shared.next_id.fetch_add(1, Ordering::Relaxed)
 }

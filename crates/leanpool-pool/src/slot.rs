@@ -64,7 +64,7 @@ pub(crate) async fn start_for_lease(inner: &Inner, header: &str) -> Result<Lease
             tracing::warn!(pid = w.pid(), "could not set RLIMIT_AS: {e}");
         }
     }
-    let rss_cap = inner.cfg.rss_cap(proc::rss_bytes(w.pid()));
+    let rss_cap = inner.cfg.rss_cap(proc::worker_rss_bytes(w.pid()));
     tracing::info!(pid = w.pid(), header = %header.trim_end(), "fresh worker started for a lease");
     Ok(Leased { worker: w, rss_cap })
 }
@@ -169,8 +169,7 @@ const CANCEL_POLL: Duration = Duration::from_millis(200);
 /// requests, during a request and during an interrupt, where the running
 /// edit holds the worker borrowed and `&self` is out of reach.
 fn rss_over(pid: u32, cap: Option<u64>) -> Option<u64> {
-    let cap = cap?;
-    proc::rss_bytes(pid).filter(|&rss| rss > cap)
+    proc::memory_over(pid, cap)
 }
 
 /// Whether the slot goes on after a request.
@@ -289,7 +288,7 @@ impl Slot {
                         tracing::warn!(pid = w.pid(), "could not set RLIMIT_AS: {e}");
                     }
                 }
-                let ready_rss = proc::rss_bytes(w.pid());
+                let ready_rss = proc::worker_rss_bytes(w.pid());
                 let cap = self.inner.cfg.rss_cap(ready_rss);
                 self.me.rss_cap.store(cap.unwrap_or(0), Ordering::Relaxed);
                 if let Some(r) = ready_rss {

@@ -113,10 +113,14 @@ impl Refusal {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Forged(pub String);
 
-/// Where a message from Lean goes.
+/// Where a message from Lean goes (`W`: the owner's waiter of a request,
+/// see [`Gate`]).
 #[derive(Debug, PartialEq)]
-pub enum FromLean {
-    /// To the holder.
+pub enum FromLean<W = ()> {
+    /// Lean's answer to one of the holder's requests, for its waiter; its
+    /// `id` is the holder's own again, items' `data` are tokens.
+    Answer(W, Value),
+    /// To the holder (a notification, or a request of Lean's).
     Holder(Value),
     /// Back to Lean (the answer to a request of Lean's the holder does
     /// not see).
@@ -136,27 +140,41 @@ pub struct Edit {
 }
 
 /// What [`Gate::tick`] found overdue.
-#[derive(Debug, Default)]
-pub struct Overdue {
+#[derive(Debug)]
+pub struct Overdue<W = ()> {
     /// `$/cancelRequest`s for Lean.
     pub to_lean: Vec<Value>,
-    /// Error answers for the holder.
-    pub to_holder: Vec<Value>,
+    /// Error answers for the holder, each with its request's waiter.
+    pub to_holder: Vec<(W, Value)>,
     /// The lease must end, and why.
     pub end: Option<String>,
 }
 
+impl<W> Default for Overdue<W> {
+    fn default() -> Self {
+        Overdue {
+            to_lean: Vec::new(),
+            to_holder: Vec::new(),
+            end: None,
+        }
+    }
+}
+
 /// A request sent to Lean for the holder.
 #[derive(Debug)]
-struct Asked {
+struct Asked<W> {
     holder_id: Value,
+    waiter: W,
     method: String,
     deadline: Instant,
 }
 
-/// The filter of one leased worker.
+/// The filter of one leased worker, and its one request-id map: `W` is
+/// what its owner keeps per request (nothing for the daemon's tunnel,
+/// which answers by the holder's id; the way back to a waiting editor
+/// request for `leanpool lsp`).
 #[derive(Debug)]
-pub struct Gate {
+pub struct Gate<W = ()> {
     uri: String,
     imports: String,
     limits: LeaseLimits,
@@ -168,7 +186,7 @@ pub struct Gate {
     last_version: i64,
     leased_version: i64,
     refused: Option<String>,
-    pending: Pending<Asked>,
+    pending: Pending<Asked<W>>,
     /// Requests past their limit, cancelled in Lean: when the lease ends
     /// unless Lean has answered.
     overdue: BTreeMap<i64, Instant>,
@@ -181,7 +199,7 @@ pub struct Gate {
 /// Ids of requests to Lean: far above those the worker's driver used.
 const FIRST_ID: i64 = 1 << 40;
 
-impl Gate {
+impl<W> Gate<W> {
     /// A gate for the worker document `uri` at `leased_version`, opened
     /// on `imports` (the canonical header key).
     pub fn new(
@@ -190,7 +208,7 @@ impl Gate {
         leased_version: i64,
         limits: LeaseLimits,
         now: Instant,
-    ) -> Gate {
+    ) -> Gate<W> {
         Gate {
             uri: uri.to_string(),
             imports: imports.to_string(),
@@ -242,11 +260,13 @@ impl Gate {
         self.rebuild(rule, params)
     }
 
-    /// A request of the holder's (`holder_id`): the message to send to
-    /// Lean (params rebuilt, id this gate's own), or the refusal.
+    /// A request of the holder's (`holder_id`, answered through `waiter`):
+    /// the message to send to Lean (params rebuilt, id this gate's own), or
+    /// the refusal.
     pub fn request(
         &mut self,
         holder_id: Value,
+        waiter: W,
         method: &str,
         params: &Value,
         now: Instant,
@@ -264,6 +284,7 @@ impl Gate {
         }
         let id = self.pending.start(Asked {
             holder_id,
+            waiter,
             method: method.to_string(),
             deadline: now + self.limits.request,
         });
@@ -271,10 +292,20 @@ impl Gate {
     }
 
     /// The request `id` could not be written to Lean: forget it.
-    pub fn unsent(&mut self, msg: &Value) {
-        if let Some(id) = msg["id"].as_i64() {
-            self.pending.forget(id);
-        }
+    pub fn unsent(&mut self, msg: &Value) -> Option<W> {
+        let id = msg["id"].as_i64()?;
+        self.pending.forget(id).map(|a| a.waiter)
+    }
+
+    /// The holder no longer waits for Lean's request `id` (it cancelled,
+    /// or its limit passed): Lean's one answer will be dropped, and unless
+    /// it comes within the grace the lease ends ([`Gate::tick`]). The
+    /// `$/cancelRequest` to send to Lean, and the waiter.
+    pub fn cancel(&mut self, id: i64, now: Instant) -> Option<(Value, W)> {
+        let a = self.pending.abandon(id)?;
+        self.overdue.insert(id, now + self.limits.grace);
+        let msg = json!({ "jsonrpc": "2.0", "method": "$/cancelRequest", "params": { "id": id } });
+        Some((msg, a.waiter))
     }
 
     /// A notification of the holder's other than `didChange` (see
@@ -297,10 +328,12 @@ impl Gate {
             "$/cancelRequest" => {
                 let theirs = &p["id"];
                 let ours = self.pending.iter().find(|(_, a)| a.holder_id == *theirs);
-                match ours {
-                    Some((id, _)) => json!({ "id": id }),
-                    None => return Ok(None),
-                }
+                let Some(id) = ours.map(|(id, _)| id) else {
+                    return Ok(None);
+                };
+                // The holder answered its own request by cancelling it:
+                // no other answer is owed.
+                return Ok(self.cancel(id, now).map(|(msg, _)| msg));
             }
             _ => {
                 // `$/lean/rpc/release` and `keepAlive`.
@@ -382,8 +415,13 @@ impl Gate {
     /// The holder's text at `version` passed the guard: the text to send
     /// (with [`crate::RawSender::send_text`], to [`Gate::uri`] as
     /// `version`), the screened text and nothing else.
-    pub fn accepted(&mut self, version: i64, screened: &Screened) -> crate::guard::LeanText {
-        self.sent_text(version, screened);
+    pub fn accepted(
+        &mut self,
+        version: i64,
+        screened: &Screened,
+        now: Instant,
+    ) -> crate::guard::LeanText {
+        self.sent_text(version, screened, now);
         screened.caller_lean_text()
     }
 
@@ -396,7 +434,8 @@ impl Gate {
     /// owner that screens and sends texts itself (`leanpool lsp`, which
     /// applies an editor's incremental edits): positions are checked
     /// against it, requests may pass, Lean may report on `version`.
-    pub fn sent_text(&mut self, version: i64, screened: &Screened) {
+    pub fn sent_text(&mut self, version: i64, screened: &Screened, now: Instant) {
+        self.last_activity = now;
         self.refused = None;
         let text = screened.caller_text();
         self.lines = text.split('\n').map(utf16_line_len).collect();
@@ -428,7 +467,7 @@ impl Gate {
     }
 
     /// Routes one message from Lean.
-    pub fn from_lean(&mut self, mut msg: Value) -> Result<FromLean, Forged> {
+    pub fn from_lean(&mut self, mut msg: Value) -> Result<FromLean<W>, Forged> {
         let forged = |s: &str| Err(Forged(s.to_string()));
         let Value::Object(obj) = &msg else {
             return forged("a message that is not a JSON object");
@@ -456,7 +495,7 @@ impl Gate {
                     self.rewrite_answer(&asked.method, result);
                 }
                 msg["id"] = asked.holder_id;
-                Ok(FromLean::Holder(msg))
+                Ok(FromLean::Answer(asked.waiter, msg))
             }
             (Some(m), Some(id)) => {
                 let refresh = m.starts_with("workspace/") && m.ends_with("/refresh");
@@ -472,7 +511,7 @@ impl Gate {
         }
     }
 
-    fn lean_notification(&self, m: &str, msg: Value) -> Result<FromLean, Forged> {
+    fn lean_notification(&self, m: &str, msg: Value) -> Result<FromLean<W>, Forged> {
         let p = &msg["params"];
         let version = match m {
             "textDocument/publishDiagnostics" => &p["version"],
@@ -523,7 +562,7 @@ impl Gate {
     /// Requests past their limit (cancelled in Lean, answered with an
     /// error), and whether the lease must end (Lean did not stop within
     /// the grace, or the holder has been idle past the limit).
-    pub fn tick(&mut self, now: Instant) -> Overdue {
+    pub fn tick(&mut self, now: Instant) -> Overdue<W> {
         let mut out = Overdue::default();
         let late: Vec<i64> = self
             .pending
@@ -532,20 +571,24 @@ impl Gate {
             .map(|(id, _)| id)
             .collect();
         for id in late {
-            let Some(a) = self.pending.abandon(id) else {
+            let Some((holder_id, method)) = self
+                .pending
+                .iter()
+                .find(|(i, _)| *i == id)
+                .map(|(_, a)| (a.holder_id.clone(), a.method.clone()))
+            else {
                 continue;
             };
-            self.overdue.insert(id, now + self.limits.grace);
-            out.to_lean.push(
-                json!({ "jsonrpc": "2.0", "method": "$/cancelRequest", "params": { "id": id } }),
-            );
+            let Some((cancel, waiter)) = self.cancel(id, now) else {
+                continue;
+            };
+            out.to_lean.push(cancel);
             let why = format!(
-                "`{}` took longer than the lease's limit of {} s per request; Lean was asked to cancel it",
-                a.method,
-                self.limits.request.as_secs()
+                "`{method}` took longer than the lease's limit of {} ms per request; Lean was asked to cancel it",
+                self.limits.request.as_millis()
             );
-            out.to_holder
-                .push(Refusal::new(lsp_error::REQUEST_FAILED, why).answer(a.holder_id));
+            let answer = Refusal::new(lsp_error::REQUEST_FAILED, why).answer(holder_id);
+            out.to_holder.push((waiter, answer));
         }
         if self.overdue.values().any(|&d| d <= now) {
             out.end = Some(format!(
@@ -563,11 +606,15 @@ impl Gate {
         out
     }
 
-    /// Everything pending ends with the lease: the error answers owed.
-    pub fn close(&mut self, why: &str) -> Vec<Value> {
+    /// Everything pending ends with the lease: the error answers owed,
+    /// each with its waiter.
+    pub fn close(&mut self, why: &str) -> Vec<(W, Value)> {
         self.pending
             .drain()
-            .map(|a| Refusal::new(lsp_error::REQUEST_FAILED, why).answer(a.holder_id))
+            .map(|a| {
+                let answer = Refusal::new(lsp_error::REQUEST_FAILED, why).answer(a.holder_id);
+                (a.waiter, answer)
+            })
             .collect()
     }
 }

@@ -14,7 +14,7 @@ fn bad(why: impl Into<String>) -> Refusal {
     Refusal::invalid_params(why)
 }
 
-impl Gate {
+impl<W> Gate<W> {
     /// `params` rebuilt by `rule`, or why not.
     pub(super) fn rebuild(&mut self, rule: Rule, p: &Value) -> Result<Value, Refusal> {
         Ok(match rule {

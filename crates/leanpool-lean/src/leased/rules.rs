@@ -92,8 +92,12 @@ pub const NOTIFICATIONS: &[&str] = &[
 ];
 
 /// RPC procedures a lease holder may call: the builtin ones Lean 4.28
-/// registers (`registerBuiltinRpcProcedure` in `Lean.Server.FileWorker`
-/// and `Lean.Widget`), never one a document declares.
+/// registers (`registerBuiltinRpcProcedure` in
+/// `Lean.Server.FileWorker.WidgetRequests`, `Lean.Server.FileWorker` and
+/// `Lean.Widget.UserWidget`; each name checked against the 4.28 WASM
+/// build's `lean.wasm` and oleans), never one a document declares (a
+/// `@[server_rpc_method]` of the caller's: the attribute is refused by the
+/// guard, and its name is not on this list).
 pub const RPC_METHODS: &[&str] = &[
     "Lean.Widget.InteractiveDiagnostics.msgToInteractive",
     "Lean.Widget.InteractiveDiagnostics.infoToInteractive",
@@ -104,6 +108,7 @@ pub const RPC_METHODS: &[&str] = &[
     "Lean.Widget.lazyTraceChildrenToInteractive",
     "Lean.Widget.getWidgets",
     "Lean.Widget.getWidgetSource",
+    "Lean.Widget.highlightMatches",
 ];
 
 /// Every client-to-server method a Lean 4.28 process knows (read from

@@ -17,7 +17,7 @@ fn with_text() -> (Gate, Instant) {
     let p = json!({ "textDocument": { "uri": URI, "version": 3 }, "contentChanges": [{ "text": TEXT }] });
     let e = g.edit(&p, now).unwrap();
     let screened = crate::guard::screen(&e.text, &Default::default()).unwrap();
-    g.accepted(e.version, &screened);
+    g.accepted(e.version, &screened, now);
     (g, now)
 }
 
@@ -49,7 +49,13 @@ fn every_lean_method_is_allowed_with_a_rule_or_refused() {
     for &m in LEAN_CLIENT_METHODS {
         let (mut g, now) = with_text();
         let listed = REQUESTS.iter().any(|(r, _)| *r == m);
-        let r = g.request(json!(1), m, &json!({ "textDocument": { "uri": URI } }), now);
+        let r = g.request(
+            json!(1),
+            (),
+            m,
+            &json!({ "textDocument": { "uri": URI } }),
+            now,
+        );
         if !listed {
             assert_eq!(r.unwrap_err().code, lsp_error::METHOD_NOT_FOUND, "{m}");
         }
@@ -63,12 +69,12 @@ fn every_lean_method_is_allowed_with_a_rule_or_refused() {
         let (mut g, now) = with_text();
         let good = good_params(rule);
         if !good.is_null() {
-            let sent = g.request(json!("a"), m, &good, now).unwrap();
+            let sent = g.request(json!("a"), (), m, &good, now).unwrap();
             assert_eq!(sent["method"], m);
             // Another document: refused, whatever the method.
             let mut other = good.clone();
             crate::leased::tests::set_uri(&mut other, "file:///etc/passwd");
-            let e = g.request(json!("b"), m, &other, now).unwrap_err();
+            let e = g.request(json!("b"), (), m, &other, now).unwrap_err();
             assert_eq!(e.code, lsp_error::INVALID_PARAMS, "{m}");
         }
     }
@@ -86,7 +92,9 @@ fn set_uri(v: &mut Value, uri: &str) {
 fn attack_requests_before_the_first_text_are_refused() {
     let (mut g, now) = gate();
     for &(m, rule) in REQUESTS {
-        let e = g.request(json!(1), m, &good_params(rule), now).unwrap_err();
+        let e = g
+            .request(json!(1), (), m, &good_params(rule), now)
+            .unwrap_err();
         assert_eq!(e.code, lsp_error::REQUEST_FAILED, "{m}: {e:?}");
     }
 }
@@ -102,7 +110,7 @@ fn attack_positions_outside_the_text_are_refused() {
     ] {
         let params = json!({ "textDocument": { "uri": URI }, "position": p });
         let e = g
-            .request(json!(1), "textDocument/hover", &params, now)
+            .request(json!(1), (), "textDocument/hover", &params, now)
             .unwrap_err();
         assert_eq!(e.code, lsp_error::INVALID_PARAMS, "{p}");
     }
@@ -110,7 +118,7 @@ fn attack_positions_outside_the_text_are_refused() {
     for p in [pos(2, 0), pos(1, 8), pos(0, 24)] {
         let params = json!({ "textDocument": { "uri": URI }, "position": p });
         assert!(
-            g.request(json!(1), "textDocument/hover", &params, now)
+            g.request(json!(1), (), "textDocument/hover", &params, now)
                 .is_ok(),
             "{p}"
         );
@@ -121,7 +129,9 @@ fn attack_positions_outside_the_text_are_refused() {
 fn unknown_fields_are_dropped() {
     let (mut g, now) = with_text();
     let p = json!({ "textDocument": { "uri": URI, "x": 1 }, "position": pos(0, 1), "workDoneToken": "t", "data": { "providerName": "evil" } });
-    let sent = g.request(json!(1), "textDocument/hover", &p, now).unwrap();
+    let sent = g
+        .request(json!(1), (), "textDocument/hover", &p, now)
+        .unwrap();
     assert_eq!(
         sent["params"],
         json!({ "textDocument": { "uri": URI }, "position": pos(0, 1) })
@@ -134,13 +144,14 @@ fn attack_code_action_resolve_with_callers_data_is_refused() {
     let forged = json!({ "title": "x", "data": { "providerName": "rtlMin", "providerResultIndex": 0,
         "params": good_params(Rule::CodeAction) } });
     let e = g
-        .request(json!(1), "codeAction/resolve", &forged, now)
+        .request(json!(1), (), "codeAction/resolve", &forged, now)
         .unwrap_err();
     assert_eq!(e.code, lsp_error::INVALID_PARAMS);
     // An action Lean issued comes back exactly as issued.
     let sent = g
         .request(
             json!(2),
+            (),
             "textDocument/codeAction",
             &good_params(Rule::CodeAction),
             now,
@@ -148,7 +159,7 @@ fn attack_code_action_resolve_with_callers_data_is_refused() {
         .unwrap();
     let lean_data = json!({ "providerName": "Lean.CodeAction.cmdCodeActionProvider", "providerResultIndex": 0 });
     let answer = json!({ "jsonrpc": "2.0", "id": sent["id"], "result": [{ "title": "t", "data": lean_data }] });
-    let FromLean::Holder(a) = g.from_lean(answer).unwrap() else {
+    let FromLean::Answer((), a) = g.from_lean(answer).unwrap() else {
         panic!()
     };
     let item = a["result"][0].clone();
@@ -157,12 +168,12 @@ fn attack_code_action_resolve_with_callers_data_is_refused() {
     tampered["data"]["providerName"] = "rtlMin".into();
     tampered["title"] = "changed".into();
     let r = g
-        .request(json!(3), "codeAction/resolve", &tampered, now)
+        .request(json!(3), (), "codeAction/resolve", &tampered, now)
         .unwrap();
     assert_eq!(r["params"], json!({ "title": "t", "data": lean_data }));
     // Not as a completion item.
     assert!(g
-        .request(json!(4), "completionItem/resolve", &item, now)
+        .request(json!(4), (), "completionItem/resolve", &item, now)
         .is_err());
 }
 
@@ -172,6 +183,7 @@ fn attack_rpc_calls_only_lean_procedures_on_issued_sessions() {
     let call = |s: &str, m: &str| json!({ "textDocument": { "uri": URI }, "position": pos(0, 0), "sessionId": s, "method": m, "params": {} });
     let e = g.request(
         json!(1),
+        (),
         "$/lean/rpc/call",
         &call("1", "Lean.Widget.getInteractiveDiagnostics"),
         now,
@@ -182,19 +194,26 @@ fn attack_rpc_calls_only_lean_procedures_on_issued_sessions() {
         "a session not opened through the lease"
     );
     let c = g
-        .request(json!(2), "$/lean/rpc/connect", &json!({ "uri": URI }), now)
+        .request(
+            json!(2),
+            (),
+            "$/lean/rpc/connect",
+            &json!({ "uri": URI }),
+            now,
+        )
         .unwrap();
     let a = json!({ "jsonrpc": "2.0", "id": c["id"], "result": { "sessionId": "77" } });
-    assert!(matches!(g.from_lean(a).unwrap(), FromLean::Holder(_)));
+    assert!(matches!(g.from_lean(a).unwrap(), FromLean::Answer(..)));
     assert!(g
         .request(
             json!(3),
+            (),
             "$/lean/rpc/call",
             &call("77", "Lean.Widget.getInteractiveDiagnostics"),
             now
         )
         .is_ok());
-    let e = g.request(json!(4), "$/lean/rpc/call", &call("77", "rtlMin"), now);
+    let e = g.request(json!(4), (), "$/lean/rpc/call", &call("77", "rtlMin"), now);
     assert_eq!(e.unwrap_err().code, lsp_error::INVALID_PARAMS);
 }
 
@@ -210,13 +229,13 @@ fn overdue_requests_are_cancelled_then_end_the_lease() {
     let (mut g, now) = with_text();
     let p = good_params(Rule::DocPosition);
     let sent = g
-        .request(json!("h"), "textDocument/hover", &p, now)
+        .request(json!("h"), (), "textDocument/hover", &p, now)
         .unwrap();
     assert!(g.tick(now + Duration::from_secs(59)).to_holder.is_empty());
     let t = g.tick(now + Duration::from_secs(60));
     assert_eq!(t.to_lean[0]["params"]["id"], sent["id"]);
-    assert_eq!(t.to_holder[0]["id"], "h");
-    assert_eq!(t.to_holder[0]["error"]["code"], lsp_error::REQUEST_FAILED);
+    assert_eq!(t.to_holder[0].1["id"], "h");
+    assert_eq!(t.to_holder[0].1["error"]["code"], lsp_error::REQUEST_FAILED);
     assert!(t.end.is_none());
     assert!(g.tick(now + Duration::from_secs(70)).end.is_some());
     // Lean's late answer is dropped once; a second is forged.

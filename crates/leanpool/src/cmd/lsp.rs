@@ -2,7 +2,8 @@
 //! documents are served by warm Lean workers (crate `leanpool-lsp`).
 //!
 //! Runs its own in-process pool (config: the `[pool]`, `[guard]` and
-//! `[sandbox]` tables of the daemon's config file, docs/protocol.md), or
+//! `[sandbox]` tables and the `lease_*` caps of the daemon's config file,
+//! docs/protocol.md), or
 //! with `--socket` leases each document's worker from a running daemon
 //! (its `lease` method; the daemon's config and guard apply). Logs go to
 //! stderr: stdout is the LSP channel.
@@ -17,7 +18,8 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     /// Daemon-style config file (TOML, or JSON with `.json`); its `[pool]`,
-    /// `[guard]` and `[sandbox]` tables are used.
+    /// `[guard]` and `[sandbox]` tables and its `lease_*` caps (each
+    /// document's worker is a lease) are used.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Keep a warm spare for this header (repeatable), e.g.
@@ -88,7 +90,11 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         tracing::warn!("input guard disabled by config ([guard] enabled = false): Lean runs the documents' commands");
     }
     let pool = Pool::new(cmd, pool_cfg);
-    let code = leanpool_lsp::serve_stdio(Source::Pool(pool.clone()), BridgeConfig { guard }).await;
+    let bridge = BridgeConfig {
+        guard,
+        limits: cfg.lease_limits(),
+    };
+    let code = leanpool_lsp::serve_stdio(Source::Pool(pool.clone()), bridge).await;
     pool.shutdown(std::time::Duration::from_secs(5)).await;
     Ok(code)
 }
