@@ -24,6 +24,7 @@ __all__ = [
     "Unauthorized",
     "ShuttingDown",
     "SpawnFailed",
+    "UnknownProject",
     "UnknownCodeError",
     "ConnectionLost",
     "DaemonError",
@@ -139,6 +140,12 @@ class SpawnFailed(LeanpoolError):
     CODE, NAME = -32006, "SPAWN_FAILED"
 
 
+class UnknownProject(LeanpoolError):
+    """The request's ``project`` names no project the daemon serves (``data["projects"]`` lists them)."""
+
+    CODE, NAME = -32007, "UNKNOWN_PROJECT"
+
+
 class UnknownCodeError(LeanpoolError):
     """An error code this client does not know (a newer daemon's)."""
 
@@ -169,6 +176,7 @@ _BY_CODE: Dict[int, Type[LeanpoolError]] = {
         Unauthorized,
         ShuttingDown,
         SpawnFailed,
+        UnknownProject,
     )
     if cls.CODE is not None
 }

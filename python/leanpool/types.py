@@ -28,6 +28,7 @@ __all__ = [
     "OptResult",
     "GtedResult",
     "ShutdownResult",
+    "ProjectStatus",
     "StatusResult",
     "DaemonStatus",
     "BackendInfo",
@@ -359,8 +360,19 @@ class PoolStatus(Wire):
 
 
 @dataclass
+class ProjectStatus(Wire):
+    """One project of the daemon (``status.projects``): its Lean, library and pool."""
+
+    name: str = ""
+    root: Optional[str] = None
+    backend: BackendInfo = field(default_factory=BackendInfo)
+    pool: PoolStatus = field(default_factory=PoolStatus)
+
+
+@dataclass
 class StatusResult(Wire):
-    """``status``'s answer: the daemon and its pool."""
+    """``status``'s answer: the daemon and its pool (the default project's), every project."""
 
     daemon: DaemonStatus = field(default_factory=DaemonStatus)
     pool: PoolStatus = field(default_factory=PoolStatus)
+    projects: List[ProjectStatus] = field(default_factory=list)

@@ -32,6 +32,14 @@
 //!     (new fields count automatically). The guard decides what reaches
 //!     Lean, the verdict policy turns Lean's messages into `ok`/`error`, the
 //!     sandbox decides what code that slipped through could do.
+//!   - per project: a daemon serving several projects (issue 25) gives
+//!     each its own identity, digested from *that* project's backend and
+//!     library (natively Mathlib's revision *and* the digest of the
+//!     project's own `.olean` files, so two judge packages on one Mathlib
+//!     differ; on WASM the olean set of its whole `LEAN_PATH`), passed with
+//!     each request (`crate::Request::identity`). The project's name is
+//!     not part of it: two projects loading byte-identical libraries give
+//!     the same answers, and a renamed project keeps its entries.
 //!   - `build`: the SHA-256 of the daemon's own executable. leanpool's code
 //!     assembles the document, reads Lean's answer and derives the verdict;
 //!     any rebuild may change that, so a rebuilt daemon starts from an

@@ -130,6 +130,10 @@ pub struct Request<'a, P> {
     pub params: P,
     /// The caller's partition (`[pool] isolate_by` tag, or empty).
     pub partition: &'a str,
+    /// What judges this request when it is not what the cache was opened
+    /// with: the identity of the daemon project the request runs in (its
+    /// backend and library, issue 25). `None`: the cache's own.
+    pub identity: Option<&'a Identity>,
     /// `false`: bypass the cache (see [`take_switch`]).
     pub use_cache: bool,
     /// The caller asked for timing fields.
@@ -167,7 +171,8 @@ impl Cache {
             self.counters.bypassed.fetch_add(1, Relaxed);
             return encode(&run(req.params).await?);
         }
-        let k = key::key(&self.identity, req.partition, req.method, &req.params);
+        let identity = req.identity.unwrap_or(&self.identity);
+        let k = key::key(identity, req.partition, req.method, &req.params);
         if let Some(hit) = self.lookup::<A>(&k, elapsed(req.timings)).await {
             self.counters.hits.fetch_add(1, Relaxed);
             return Ok(hit);

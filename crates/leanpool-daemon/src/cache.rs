@@ -72,6 +72,40 @@ pub fn open(cfg: &CacheConfig, backend: &BackendInfo, policies: &Value) -> Cache
     }
 }
 
+/// Opens the cache of a daemon whose projects' backends are `backends`
+/// (the first the default), judging with `policies`, and gives each
+/// project its identity ([`Identity::new`] of its own backend and
+/// library). A project whose library cannot be identified turns the cache
+/// off for the daemon (nothing would tell its answers apart), as does any
+/// failure of [`open`].
+pub fn open_for(
+    cfg: &CacheConfig,
+    backends: &[BackendInfo],
+    policies: &Value,
+) -> (CacheSlot, Vec<Option<Identity>>) {
+    let none = || vec![None; backends.len()];
+    let Some(first) = backends.first() else {
+        return (CacheSlot::Off("no project".into()), vec![]);
+    };
+    let slot = open(cfg, first, policies);
+    if !matches!(slot, CacheSlot::On(_)) || backends.len() == 1 {
+        return (slot, none());
+    }
+    let ids = leanpool_cache::key::build_id().and_then(|build| {
+        backends
+            .iter()
+            .map(|b| Identity::new(b, policies, &build))
+            .collect::<Result<Vec<_>, _>>()
+    });
+    match ids {
+        Ok(ids) => (slot, ids.into_iter().map(Some).collect()),
+        Err(e) => {
+            tracing::warn!(error = %e, "result cache off");
+            (CacheSlot::Off(e.to_string()), none())
+        }
+    }
+}
+
 /// The caller's partition of the key space: empty when callers share
 /// workers, the caller's tag under `[pool] isolate_by` (a connection's tag
 /// carries `instance`, this daemon run's nonce, since connection numbers
@@ -87,9 +121,12 @@ pub fn partition(isolate: IsolateBy, ctx: &CallContext, instance: u64) -> String
 /// Serves one request of pool method `M` with raw params `p` through the
 /// cache (when there is one), running `run` on a miss. The switch
 /// (`"cache": false`) is taken out of the params before they are decoded.
+/// `identity`: the project's ([`crate::projects::ServedProject::identity`];
+/// `None`: the one the cache was opened with).
 pub async fn serve<M, F, Fut>(
     slot: &CacheSlot,
     partition: String,
+    identity: Option<&Identity>,
     mut p: Value,
     run: F,
 ) -> Result<Box<RawValue>, RpcError>
@@ -113,6 +150,7 @@ where
                 method: M::NAME,
                 params: decoded,
                 partition: &partition,
+                identity,
                 use_cache,
                 timings,
             };

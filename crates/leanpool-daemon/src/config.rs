@@ -78,6 +78,11 @@ pub struct DaemonConfig {
     /// `[cache]`: the persistent result cache (`enabled`, `dir`,
     /// `max_bytes`).
     pub cache: leanpool_cache::CacheConfig,
+    /// `[[project]]`: the projects served (issue 25), the first the
+    /// default; none: the backend's own library as project `default`.
+    /// `leanpool serve --project` appends to it.
+    #[serde(rename = "project", skip_serializing_if = "Vec::is_empty")]
+    pub projects: Vec<crate::projects::ProjectEntry>,
 }
 
 impl Default for DaemonConfig {
@@ -105,6 +110,7 @@ impl Default for DaemonConfig {
             sandbox: SandboxConfig::default(),
             verdict: Default::default(),
             cache: Default::default(),
+            projects: Vec::new(),
         }
     }
 }

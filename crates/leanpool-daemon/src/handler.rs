@@ -4,7 +4,8 @@ use crate::cache::{self, CacheSlot};
 use crate::gted::GtedLimits;
 use crate::lease::{LeaseTunnel, Leases};
 use crate::methods::{dispatch, Served};
-use leanpool_pool::{IsolateBy, Pool, PoolConfig, PoolError, PoolStatus};
+use crate::projects::{self, ServedProject};
+use leanpool_pool::{Pool, PoolConfig, PoolError, PoolStatus};
 use leanpool_protocol::method::{self, Method, NoParams};
 use leanpool_protocol::{BackendInfoKind, ErrorCode, RpcError};
 use leanpool_rpc::handler::{params, result, rpc_error, CallContext, Handler};
@@ -15,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use leanpool_protocol::{
-    BackendInfo, DaemonStatus, LeaseStatus, SandboxInfo, StatusResult, VerdictInfo,
+    BackendInfo, DaemonStatus, LeaseStatus, ProjectStatus, SandboxInfo, StatusResult, VerdictInfo,
 };
 
 /// `status`' report of the verdict policy `policy` on a backend (an
@@ -34,14 +35,14 @@ pub fn verdict_info(
     }
 }
 
-/// Serves the daemon's methods. Without a Lean backend it still serves
-/// `gted` and `status` (GTED needs no Lean) and answers the Lean methods
+/// Serves the daemon's methods for one or more projects
+/// ([`crate::projects`]). Without a Lean backend it still serves `gted`
+/// and `status` (GTED needs no Lean) and answers the Lean methods
 /// `SPAWN_FAILED` with the reason.
 pub struct PoolHandler {
-    /// The pool, or why there is none and the config it would have had.
-    pool: Result<Pool, (String, PoolConfig)>,
+    /// Every project served, the default first (never empty).
+    projects: Vec<ServedProject>,
     socket: String,
-    backend: BackendInfo,
     started: Instant,
     gted_limits: GtedLimits,
     leases: Arc<Leases>,
@@ -56,12 +57,28 @@ pub struct PoolHandler {
 pub const DEFAULT_MAX_LEASES: usize = 2;
 
 impl PoolHandler {
-    /// A handler serving `pool` on `socket` (reported by `status`).
+    /// A handler serving `pool` on `socket` (reported by `status`) as
+    /// the one project [`leanpool_lean::project::DEFAULT_PROJECT`].
     pub fn new(pool: Pool, socket: &std::path::Path, backend: BackendInfo) -> Self {
+        Self::with_projects(
+            vec![ServedProject {
+                name: leanpool_lean::project::DEFAULT_PROJECT.into(),
+                root: None,
+                pool: Ok(pool),
+                backend,
+                identity: None,
+            }],
+            socket,
+        )
+    }
+
+    /// A handler serving `projects` (the first is the default; must not be
+    /// empty) on `socket`.
+    pub fn with_projects(projects: Vec<ServedProject>, socket: &std::path::Path) -> Self {
+        assert!(!projects.is_empty(), "a daemon serves at least one project");
         PoolHandler {
-            pool: Ok(pool),
+            projects,
             socket: socket.display().to_string(),
-            backend,
             started: Instant::now(),
             gted_limits: GtedLimits::default(),
             leases: Leases::new(DEFAULT_MAX_LEASES),
@@ -78,17 +95,16 @@ impl PoolHandler {
         socket: &std::path::Path,
         backend: BackendInfo,
     ) -> Self {
-        PoolHandler {
-            pool: Err((why, cfg)),
-            socket: socket.display().to_string(),
-            backend,
-            started: Instant::now(),
-            gted_limits: GtedLimits::default(),
-            leases: Leases::new(DEFAULT_MAX_LEASES),
-            cache: CacheSlot::Absent,
-            instance: instance_nonce(),
-            lease_limits: Default::default(),
-        }
+        Self::with_projects(
+            vec![ServedProject {
+                name: leanpool_lean::project::DEFAULT_PROJECT.into(),
+                root: None,
+                pool: Err((why, cfg)),
+                backend,
+                identity: None,
+            }],
+            socket,
+        )
     }
 
     /// Caps on `gted` trees (default [`GtedLimits::default`]).
@@ -123,69 +139,77 @@ impl PoolHandler {
         self.gted_limits
     }
 
-    /// `status`' answer: the daemon's and its pool's state.
+    /// `status`' answer: the daemon's state and every project's (the
+    /// default project's backend and pool also at the top level).
     pub fn status(&self) -> Result<StatusResult, RpcError> {
+        let projects = self
+            .projects
+            .iter()
+            .map(|p| {
+                Ok(ProjectStatus {
+                    name: p.name.clone(),
+                    root: p.root.clone(),
+                    backend: p.backend.clone(),
+                    pool: match &p.pool {
+                        Ok(pool) => pool.status(),
+                        Err((_, cfg)) => idle_status(cfg)?,
+                    },
+                })
+            })
+            .collect::<Result<Vec<_>, RpcError>>()?;
+        let first = &self.projects[0];
         Ok(StatusResult {
             daemon: DaemonStatus {
                 version: env!("CARGO_PKG_VERSION").to_string(),
                 pid: std::process::id(),
                 uptime_ms: self.started.elapsed().as_millis() as u64,
                 socket: self.socket.clone(),
-                backend: self.backend.clone(),
+                backend: first.backend.clone(),
                 verdict: Some(verdict_info(
-                    match &self.pool {
+                    match &first.pool {
                         Ok(p) => p.verdict_policy(),
                         Err((_, cfg)) => &cfg.guard.verdict,
                     },
-                    self.backend.kind,
+                    first.backend.kind,
                 )),
                 leases: Some(self.leases.status()),
             },
-            pool: match &self.pool {
-                Ok(p) => p.status(),
-                Err((_, cfg)) => idle_status(cfg)?,
-            },
+            pool: projects[0].pool.clone(),
             cache: self.cache.status(),
+            projects,
         })
     }
 
-    /// Runs pool method `M` for the caller, through the result cache (the
-    /// one place every pool method passes: `methods::call_pool`).
+    /// Runs pool method `M` for the caller in the project its params name
+    /// (`project`, taken out before decoding), through the result cache
+    /// (the one place every pool method passes: `methods::call_pool`).
     pub(crate) async fn pool_call<M>(
         &self,
-        p: Value,
+        mut p: Value,
         ctx: &CallContext,
     ) -> Result<Box<RawValue>, RpcError>
     where
         M: leanpool_pool::PoolMethod,
         M::Result: leanpool_cache::Answer,
     {
-        let isolate = match &self.pool {
-            Ok(pool) => pool.isolate_by(),
-            Err((_, cfg)) => cfg.isolate_by,
-        };
-        let partition = cache::partition(isolate, ctx, self.instance);
-        cache::serve::<M, _, _>(&self.cache, partition, p, |p| async move {
-            self.pool_for(ctx)?.call::<M>(p).await.map_err(pool_error)
+        let project = self.project(&mut p)?;
+        let partition = cache::partition(project.isolate_by(), ctx, self.instance);
+        let identity = project.identity.as_ref();
+        cache::serve::<M, _, _>(&self.cache, partition, identity, p, |p| async move {
+            project
+                .pool_for(ctx)?
+                .call::<M>(p)
+                .await
+                .map_err(pool_error)
         })
         .await
     }
 
-    fn pool(&self) -> Result<&Pool, RpcError> {
-        self.pool
-            .as_ref()
-            .map_err(|(e, _)| rpc_error(ErrorCode::SpawnFailed, format!("no Lean backend: {e}")))
-    }
-
-    /// The pool as the caller may use it: under `[pool] isolate_by` its
-    /// requests go to workers tagged with its uid or connection.
-    pub(crate) fn pool_for(&self, ctx: &CallContext) -> Result<Pool, RpcError> {
-        let pool = self.pool()?;
-        Ok(match pool.isolate_by() {
-            IsolateBy::None => pool.clone(),
-            IsolateBy::Uid => pool.as_caller(format!("uid:{}", ctx.peer.uid)),
-            IsolateBy::Connection => pool.as_caller(format!("conn:{}", ctx.conn)),
-        })
+    /// The project `params` names (its `project` member, taken out), or
+    /// the default one; `UNKNOWN_PROJECT` for a name not served.
+    pub(crate) fn project(&self, params: &mut Value) -> Result<&ServedProject, RpcError> {
+        let name = projects::take_project(params)?;
+        projects::find(&self.projects, name.as_deref())
     }
 }
 
@@ -235,8 +259,10 @@ impl Handler for PoolHandler {
         if method != method::Lease::NAME {
             return Err(leanpool_rpc::handler::method_not_found(method));
         }
+        let mut p = p;
+        let project = self.project(&mut p)?;
         let p: <method::Lease as Method>::Params = params(method, p)?;
-        let pool = self.pool_for(ctx)?;
+        let pool = project.pool_for(ctx)?;
         let max = self.leases.status().max;
         let slot = self.leases.reserve().ok_or_else(|| {
             rpc_error(ErrorCode::Overloaded, format!("the daemon holds its maximum of {max} leased workers (max_leases); retry later"))
@@ -260,8 +286,18 @@ impl Handler for PoolHandler {
     }
 
     async fn shutdown(&self, deadline: Duration) {
-        if let Ok(p) = &self.pool {
-            p.shutdown(deadline).await
+        // Every project's pool at once, each within the same deadline.
+        let pools: Vec<Pool> = self
+            .projects
+            .iter()
+            .filter_map(|p| p.pool.as_ref().ok().cloned())
+            .collect();
+        let tasks: Vec<_> = pools
+            .into_iter()
+            .map(|p| tokio::spawn(async move { p.shutdown(deadline).await }))
+            .collect();
+        for t in tasks {
+            let _ = t.await;
         }
     }
 }

@@ -28,6 +28,7 @@ pub mod gted;
 pub mod handler;
 pub mod lease;
 pub mod methods;
+pub mod projects;
 pub mod serve;
 
 pub use config::DaemonConfig;

@@ -86,8 +86,11 @@ pub fn route(method: &str) -> Option<&'static Route> {
 
 /// Decodes `params` exactly as the daemon would before running `method`:
 /// `INVALID_PARAMS` for wrong shapes or types, `METHOD_NOT_FOUND` for
-/// names the daemon does not serve. (`lease`'s params decode here too.)
+/// names the daemon does not serve. (`lease`'s params decode here too; a
+/// `project` member is taken out first, as the daemon does.)
 pub fn decode(method: &str, p: Value) -> Result<(), RpcError> {
+    let mut p = p;
+    crate::projects::take_project(&mut p)?;
     if method == method::Lease::NAME {
         return decode_as::<method::Lease>(p);
     }

@@ -5,7 +5,9 @@
 //! socket. `leanpool serve` parses its arguments and calls it; the tests
 //! and benches run it through `leanpool_testkit::daemon`.
 
+use crate::projects::ServedProject;
 use crate::{BackendInfo, DaemonConfig, PoolHandler, SandboxInfo};
+use leanpool_lean::project::{Project, ProjectError, ProjectSpec, DEFAULT_PROJECT};
 use leanpool_lean::LeanCommand;
 use leanpool_pool::Pool;
 use leanpool_rpc::{BindError, Server};
@@ -21,9 +23,14 @@ pub enum ServeError {
     /// The listener failed while serving.
     #[error("the daemon's listener failed: {0}")]
     Io(#[from] std::io::Error),
-    /// A set-up task failed (a leanpool bug).
+    /// A set-up task failed (a leanpool bug), or the projects have no
+    /// Lean.
     #[error("daemon set-up failed: {0}")]
     Setup(String),
+    /// A configured project cannot be served (not built, toolchain
+    /// missing, ...: the message says what to run).
+    #[error("cannot serve {0}")]
+    Project(#[from] ProjectError),
 }
 
 /// Which Lean the daemon's workers run.
@@ -70,42 +77,96 @@ pub async fn serve_with(
     Ok(served?)
 }
 
-/// The daemon's handler: the pool on `lean`, or none with the reason.
+/// The daemon's handler: a pool per project on `lean`, or none with the
+/// reason (without projects configured; a configured project that cannot
+/// be served stops the start with the error).
 async fn handler(lean: Lean, cfg: &DaemonConfig, socket: &Path) -> Result<PoolHandler, ServeError> {
+    let specs = cfg
+        .projects
+        .iter()
+        .map(|e| e.spec())
+        .collect::<Result<Vec<_>, _>>()?;
+    leanpool_lean::project::check_unique(&specs)?;
     let command = match lean {
         Lean::Detect => LeanCommand::detect().map_err(|e| e.to_string()),
         Lean::Command(c) => Ok(c),
     };
     let handler = match command {
         Ok(cmd) => {
-            let described = cmd.clone();
-            let sandbox_cfg = cfg.sandbox.clone();
-            let b = tokio::task::spawn_blocking(move || describe(&described, &sandbox_cfg))
-                .await
-                .map_err(|e| ServeError::Setup(format!("describing the backend: {e}")))?;
-            log_backend(&b, cfg);
-            let cache = {
-                let (c, b, policies) = (cfg.cache.clone(), b.clone(), cfg.answer_policies());
-                tokio::task::spawn_blocking(move || crate::cache::open(&c, &b, &policies))
-                    .await
-                    .map_err(|e| ServeError::Setup(format!("opening the result cache: {e}")))?
-            };
-            PoolHandler::new(Pool::new(cmd, cfg.pool_config()), socket, b).with_cache(cache)
+            let (sandbox_cfg, policies) = (cfg.sandbox.clone(), cfg.answer_policies());
+            let (cache_cfg, n) = (cfg.cache.clone(), specs.len());
+            let (projects, cache) = tokio::task::spawn_blocking(move || {
+                let projects = resolve_all(&specs, cmd)?;
+                let described: Vec<BackendInfo> = projects
+                    .iter()
+                    .map(|p| describe_project(p, &sandbox_cfg))
+                    .collect();
+                let (cache, ids) = crate::cache::open_for(&cache_cfg, &described, &policies);
+                Ok::<_, ServeError>((
+                    projects
+                        .into_iter()
+                        .zip(described)
+                        .zip(ids)
+                        .collect::<Vec<_>>(),
+                    cache,
+                ))
+            })
+            .await
+            .map_err(|e| ServeError::Setup(format!("resolving the projects: {e}")))??;
+            let count = projects.len().max(n);
+            let served = projects
+                .into_iter()
+                .enumerate()
+                .map(|(i, ((p, b), identity))| {
+                    log_backend(&p.name, &b);
+                    let pool_cfg = crate::projects::pool_config_for(&cfg.pool_config(), i, count);
+                    ServedProject {
+                        root: p.root.as_ref().map(|r| r.display().to_string()),
+                        pool: Ok(Pool::new(p.command, pool_cfg)),
+                        name: p.name,
+                        backend: b,
+                        identity,
+                    }
+                })
+                .collect();
+            PoolHandler::with_projects(served, socket).with_cache(cache)
         }
-        Err(e) => {
+        Err(e) if specs.is_empty() => {
             tracing::warn!(error = %e, "no Lean backend; serving gted and status only");
             let b = BackendInfo::unavailable(e.clone());
             PoolHandler::without_lean(e, cfg.pool_config(), socket, b)
                 .with_cache(crate::cache::CacheSlot::Off("no Lean backend".into()))
         }
+        Err(e) => {
+            return Err(ServeError::Setup(format!(
+                "no Lean backend for the projects: {e}"
+            )))
+        }
     };
+    if !cfg.guard.enabled {
+        tracing::warn!(
+            "input guard disabled by config ([guard] enabled = false): Lean runs callers' code"
+        );
+    }
     Ok(handler
         .with_gted_limits(cfg.gted_limits())
         .with_max_leases(cfg.max_leases)
         .with_lease_limits(cfg.lease_limits()))
 }
 
-fn log_backend(b: &BackendInfo, cfg: &DaemonConfig) {
+/// Resolves every project on the backend `base` (none configured: the
+/// backend's own library as project `default`). Blocking.
+fn resolve_all(specs: &[ProjectSpec], base: LeanCommand) -> Result<Vec<Project>, ServeError> {
+    if specs.is_empty() {
+        return Ok(vec![Project::from_backend(DEFAULT_PROJECT, base)]);
+    }
+    Ok(specs
+        .iter()
+        .map(|s| Project::resolve(s, &base))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+fn log_backend(project: &str, b: &BackendInfo) {
     let library = b
         .library
         .as_ref()
@@ -114,6 +175,7 @@ fn log_backend(b: &BackendInfo, cfg: &DaemonConfig) {
         backend = %b.kind,
         version = b.version.as_deref().unwrap_or("?"),
         library = library.as_deref().or(b.library_error.as_deref()).unwrap_or("?"),
+        project,
         "backend"
     );
     match &b.sandbox {
@@ -123,11 +185,6 @@ fn log_backend(b: &BackendInfo, cfg: &DaemonConfig) {
         Some(s) => tracing::error!(error = %s.summary, "worker sandbox unavailable"),
         None => {}
     }
-    if !cfg.guard.enabled {
-        tracing::warn!(
-            "input guard disabled by config ([guard] enabled = false): Lean runs callers' code"
-        );
-    }
 }
 
 /// What `status` reports about `command` (provenance, issue 11 part 5):
@@ -135,9 +192,19 @@ fn log_backend(b: &BackendInfo, cfg: &DaemonConfig) {
 /// ~1 s for the WASM library: once, at start, off the async threads) and
 /// the workers' sandbox as planned for `sandbox`.
 pub fn describe(command: &LeanCommand, sandbox: &leanpool_lean::SandboxConfig) -> BackendInfo {
-    let (library, library_error) = match leanpool_lean::provenance::library_identity(command) {
-        Ok(l) => (Some(l), None),
-        Err(e) => (None, Some(e.to_string())),
+    describe_project(
+        &Project::from_backend(DEFAULT_PROJECT, command.clone()),
+        sandbox,
+    )
+}
+
+/// What `status` reports about a resolved project: its command's kind
+/// and version, its library identity and its workers' sandbox.
+pub fn describe_project(project: &Project, sandbox: &leanpool_lean::SandboxConfig) -> BackendInfo {
+    let command = &project.command;
+    let (library, library_error) = match &project.library {
+        Ok(l) => (Some(l.clone()), None),
+        Err(e) => (None, Some(e.clone())),
     };
     let sandbox = match leanpool_lean::sandbox::Plan::new(command, sandbox) {
         Ok(plan) => SandboxInfo {

@@ -128,7 +128,10 @@ fn every_example_round_trips() {
         };
         assert_eq!(req.id, resp.id, "line {}: ids differ", e.line);
         methods_seen.insert(req.method.clone());
-        let params = req.params.clone();
+        let mut params = req.params.clone();
+        // `project` picks the daemon's project and is taken out before the
+        // method's params are decoded (docs/protocol.md, "Projects").
+        leanpool_daemon::projects::take_project(&mut params).unwrap();
         match decode_params(&req.method, params.clone()) {
             Ok(()) => match req.method.as_str() {
                 "check" => round_trip::<CheckParams>("params", e.line, &params),

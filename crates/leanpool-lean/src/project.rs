@@ -128,35 +128,37 @@ pub enum ProjectError {
 pub struct ProjectSpec {
     /// The name requests use (`project` param).
     pub name: String,
-    /// The project's root directory.
-    pub root: PathBuf,
+    /// The project's root directory; `None`: the backend's own library
+    /// (what a daemon without projects serves).
+    pub root: Option<PathBuf>,
 }
 
 impl ProjectSpec {
-    /// `NAME=DIR`, or `DIR` (named after its last component).
+    /// `NAME=DIR`, `DIR` (named after its last component), or `NAME=`
+    /// (the backend's own library under that name).
     pub fn parse(arg: &str) -> Result<ProjectSpec, ProjectError> {
         let (name, dir) = match arg.split_once('=') {
             Some((n, d)) => (Some(n.to_string()), d),
             None => (None, arg),
         };
-        if dir.is_empty() {
-            return Err(ProjectError::BadSpec(format!(
-                "{arg:?}: expected DIR or NAME=DIR"
-            )));
-        }
-        let root = PathBuf::from(dir);
-        let name = match name {
-            Some(n) => n,
-            None => std::path::absolute(&root)
+        let root = (!dir.is_empty()).then(|| PathBuf::from(dir));
+        let name = match (name, &root) {
+            (Some(n), _) => n,
+            (None, Some(r)) => std::path::absolute(r)
                 .ok()
                 .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
                 .unwrap_or_default(),
+            (None, None) => {
+                return Err(ProjectError::BadSpec(format!(
+                    "{arg:?}: expected DIR, NAME=DIR or NAME="
+                )))
+            }
         };
         ProjectSpec::new(name, root)
     }
 
     /// A spec with a checked name.
-    pub fn new(name: String, root: PathBuf) -> Result<ProjectSpec, ProjectError> {
+    pub fn new(name: String, root: Option<PathBuf>) -> Result<ProjectSpec, ProjectError> {
         check_name(&name)?;
         Ok(ProjectSpec { name, root })
     }
@@ -223,12 +225,15 @@ impl Project {
     /// Blocking (runs `lake`, `elan`, `lean --version`; hashes oleans).
     pub fn resolve(spec: &ProjectSpec, base: &LeanCommand) -> Result<Project, ProjectError> {
         let name = spec.name.clone();
-        let root = std::fs::canonicalize(&spec.root)
+        let Some(dir) = &spec.root else {
+            return Ok(Project::from_backend(&name, base.clone()));
+        };
+        let root = std::fs::canonicalize(dir)
             .ok()
             .filter(|p| p.is_dir())
             .ok_or_else(|| ProjectError::NotADirectory {
                 name: name.clone(),
-                dir: spec.root.clone(),
+                dir: dir.clone(),
             })?;
         let command = match base.backend {
             BackendKind::Native => native_command(&name, &root)?,
@@ -456,12 +461,14 @@ mod tests {
     fn specs() {
         let s = ProjectSpec::parse("judge=/tmp/x").unwrap();
         assert_eq!(
-            (s.name.as_str(), s.root.as_path()),
-            ("judge", Path::new("/tmp/x"))
+            (s.name.as_str(), s.root.as_deref()),
+            ("judge", Some(Path::new("/tmp/x")))
         );
+        let s = ProjectSpec::parse("core=").unwrap();
+        assert_eq!((s.name.as_str(), s.root), ("core", None));
         let s = ProjectSpec::parse("/srv/sair-judge").unwrap();
         assert_eq!(s.name, "sair-judge");
-        for bad in ["", "a b=/x", "=/x", "x=", "ü=/x"] {
+        for bad in ["", "a b=/x", "=/x", "=", "ü=/x"] {
             assert!(ProjectSpec::parse(bad).is_err(), "{bad:?}");
         }
         let two = [
@@ -488,7 +495,7 @@ mod tests {
         let core = tempfile::tempdir().unwrap();
         std::fs::write(core.path().join("Init.olean"), b"core").unwrap();
         let proj = tempfile::tempdir().unwrap();
-        let spec = ProjectSpec::new("judge".into(), proj.path().into()).unwrap();
+        let spec = ProjectSpec::new("judge".into(), Some(proj.path().into())).unwrap();
         // Not built: no .olean anywhere.
         let e = Project::resolve(&spec, &wasm_base(core.path())).unwrap_err();
         assert!(matches!(e, ProjectError::NotBuilt { .. }), "{e}");
@@ -513,7 +520,7 @@ mod tests {
     #[test]
     fn missing_root_is_named() {
         let core = tempfile::tempdir().unwrap();
-        let spec = ProjectSpec::new("x".into(), "/nonexistent/leanpool-proj".into()).unwrap();
+        let spec = ProjectSpec::new("x".into(), Some("/nonexistent/leanpool-proj".into())).unwrap();
         let e = Project::resolve(&spec, &wasm_base(core.path())).unwrap_err();
         assert!(e.to_string().contains("/nonexistent/leanpool-proj"), "{e}");
     }

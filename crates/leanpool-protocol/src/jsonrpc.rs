@@ -173,13 +173,16 @@ pub enum ErrorCode {
     ShuttingDown,
     /// A Lean worker could not be started (bad backend or header) (-32006).
     SpawnFailed,
+    /// The request names a `project` the daemon does not serve (-32007);
+    /// `data.projects` lists the ones it does.
+    UnknownProject,
     /// A code this version of leanpool does not know.
     Unknown(i64),
 }
 
 impl ErrorCode {
     /// Every code this version knows.
-    pub const ALL: [ErrorCode; 11] = [
+    pub const ALL: [ErrorCode; 12] = [
         ErrorCode::ParseError,
         ErrorCode::InvalidRequest,
         ErrorCode::MethodNotFound,
@@ -191,6 +194,7 @@ impl ErrorCode {
         ErrorCode::Unauthorized,
         ErrorCode::ShuttingDown,
         ErrorCode::SpawnFailed,
+        ErrorCode::UnknownProject,
     ];
 
     /// The integer on the wire.
@@ -207,6 +211,7 @@ impl ErrorCode {
             ErrorCode::Unauthorized => -32004,
             ErrorCode::ShuttingDown => -32005,
             ErrorCode::SpawnFailed => -32006,
+            ErrorCode::UnknownProject => -32007,
             ErrorCode::Unknown(c) => c,
         }
     }
@@ -234,6 +239,7 @@ impl ErrorCode {
             ErrorCode::Unauthorized => "UNAUTHORIZED",
             ErrorCode::ShuttingDown => "SHUTTING_DOWN",
             ErrorCode::SpawnFailed => "SPAWN_FAILED",
+            ErrorCode::UnknownProject => "UNKNOWN_PROJECT",
             ErrorCode::Unknown(_) => return None,
         })
     }
@@ -315,7 +321,7 @@ mod tests {
             ints,
             [
                 -32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003, -32004, -32005,
-                -32006
+                -32006, -32007
             ]
         );
         for c in ErrorCode::ALL {

@@ -15,6 +15,28 @@ pub struct StatusResult {
     /// user's handler).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheStatus>,
+    /// Every project the daemon serves (issue 25), the default (first)
+    /// one first; `daemon.backend` and `pool` above repeat the default
+    /// project's. Absent from daemons that predate projects.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub projects: Vec<ProjectStatus>,
+}
+
+/// One project of the daemon (`status`' `projects`): its Lean, its
+/// library and its own pool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProjectStatus {
+    /// The name requests give as `project`.
+    pub name: String,
+    /// The project's root directory; absent for the backend's own library
+    /// (a daemon started without `--project`, or `--project NAME=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// Which Lean its workers run, its version and library identity, and
+    /// its workers' sandbox.
+    pub backend: BackendInfo,
+    /// Its workers (keyed by import header within the project).
+    pub pool: PoolStatus,
 }
 
 /// The daemon's result cache (`[cache]`, see "Result cache" in

@@ -5,7 +5,7 @@
 //! and kills it; with `--socket` a running daemon's warm pool answers.
 
 use crate::cmd::lean_args::{read_text, Via, DEFAULT_TIMEOUT};
-use leanpool_lean::{check_once, LeanCommand};
+use leanpool_lean::check_once;
 use leanpool_protocol::{CheckParams, CheckResult, CheckStatus, Severity};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -31,10 +31,15 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     let started = Instant::now();
     let mut result = match &args.via.socket {
         Some(socket) => {
-            crate::cmd::remote::request::<leanpool_protocol::method::Check>(socket, params).await?
+            crate::cmd::remote::request::<leanpool_protocol::method::Check>(
+                socket,
+                params,
+                args.via.project.as_deref(),
+            )
+            .await?
         }
         None => {
-            let command = LeanCommand::detect()?;
+            let command = args.via.command()?;
             check_once(&args.via.worker_config(command), &params, DEFAULT_TIMEOUT).await?
         }
     };

@@ -19,6 +19,11 @@ pub struct Args {
     /// best-effort or off. The daemon's is `[sandbox] mode` in its config.
     #[arg(long, value_name = "MODE", default_value = "required")]
     pub sandbox: SandboxMode,
+    /// Report on this Lean project (`[NAME=]DIR`, as `leanpool serve
+    /// --project`) instead of the backend's own library: its toolchain,
+    /// Lean version, LEAN_PATH and library identity. Repeatable.
+    #[arg(long, value_name = "[NAME=]DIR")]
+    pub project: Vec<String>,
 }
 
 const DEEP_TEXT: &str = "theorem t : 1 + 1 = 2 := rfl\n";
@@ -33,6 +38,52 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         }
     };
     let mut problems: Vec<String> = vec![];
+    if args.project.is_empty() {
+        let base = command.clone();
+        let project = tokio::task::spawn_blocking(move || {
+            leanpool_lean::project::Project::from_backend("default", base)
+        })
+        .await?;
+        report(&project, &args, &mut problems).await;
+    }
+    for p in &args.project {
+        let base = command.clone();
+        let spec = leanpool_lean::project::ProjectSpec::parse(p)?;
+        println!("project:   {} ({})", spec.name, p);
+        let resolved = tokio::task::spawn_blocking(move || {
+            leanpool_lean::project::Project::resolve(&spec, &base)
+        })
+        .await?;
+        match resolved {
+            Ok(project) => report(&project, &args, &mut problems).await,
+            Err(e) => {
+                println!("  NOT SERVABLE: {e}");
+                problems.push(e.to_string());
+            }
+        }
+    }
+    if problems.is_empty() {
+        let what = if args.deep {
+            "a worker checked a theorem"
+        } else {
+            "run with --deep to start a worker"
+        };
+        println!("verdict:   OK ({what})");
+        Ok(0)
+    } else {
+        println!("verdict:   NOT OK: {}", problems.join("; "));
+        Ok(1)
+    }
+}
+
+/// The report on one project's Lean: program, version, LEAN_PATH,
+/// library, sandbox, axiom policy, and with `--deep` a checked theorem.
+async fn report(
+    project: &leanpool_lean::project::Project,
+    args: &Args,
+    problems: &mut Vec<String>,
+) {
+    let command = &project.command;
     println!(
         "backend:   {} (from {})",
         command.backend.as_str(),
@@ -82,13 +133,8 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         None => println!("LEAN_PATH: (unset; Lean uses its own library)"),
     }
     // Provenance (what `status` reports too): the library's identity.
-    let described = command.clone();
-    match tokio::task::spawn_blocking(move || {
-        leanpool_lean::provenance::library_identity(&described)
-    })
-    .await?
-    {
-        Ok(l) => println!("library:   {}", super::status::library(&l)),
+    match &project.library {
+        Ok(l) => println!("library:   {}", super::status::library(l)),
         Err(e) => {
             println!("library:   unknown");
             problems.push(format!("cannot identify the library: {e}"));
@@ -98,7 +144,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         mode: args.sandbox,
         ..SandboxConfig::default()
     };
-    match Plan::new(&command, &sandbox) {
+    match Plan::new(command, &sandbox) {
         Ok(plan) => {
             println!("sandbox:   {}", plan.summary());
             if plan.mode != SandboxMode::Off {
@@ -168,18 +214,6 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             )),
             Err(e) => problems.push(format!("deep check failed: {e}")),
         }
-    }
-    if problems.is_empty() {
-        let what = if args.deep {
-            "a worker checked a theorem"
-        } else {
-            "run with --deep to start a worker"
-        };
-        println!("verdict:   OK ({what})");
-        Ok(0)
-    } else {
-        println!("verdict:   NOT OK: {}", problems.join("; "));
-        Ok(1)
     }
 }
 

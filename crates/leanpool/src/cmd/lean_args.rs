@@ -24,9 +24,27 @@ pub struct Via {
     /// it), best-effort, or off. With --socket the daemon's config decides.
     #[arg(long, value_name = "MODE", default_value = "required")]
     pub sandbox: SandboxMode,
+    /// The Lean project to run in: with --socket the name of one of the
+    /// daemon's projects (default: its first); without, a project
+    /// directory (`[NAME=]DIR`) whose toolchain and library a local worker
+    /// uses.
+    #[arg(long, value_name = "PROJECT")]
+    pub project: Option<String>,
 }
 
 impl Via {
+    /// The Lean a local worker runs: the detected backend, or `--project`'s
+    /// toolchain and library resolved on it
+    /// ([`leanpool_lean::project::Project::resolve`]).
+    pub fn command(&self) -> anyhow::Result<LeanCommand> {
+        let base = LeanCommand::detect()?;
+        let Some(p) = &self.project else {
+            return Ok(base);
+        };
+        let spec = leanpool_lean::project::ProjectSpec::parse(p)?;
+        Ok(leanpool_lean::project::Project::resolve(&spec, &base)?.command)
+    }
+
     /// The config of a local worker for `command`.
     pub fn worker_config(&self, command: LeanCommand) -> WorkerConfig {
         let mut cfg = WorkerConfig::new(command);
@@ -52,7 +70,7 @@ pub async fn with_local_worker<T>(
         Box<dyn std::future::Future<Output = anyhow::Result<T>> + 'w>,
     >,
 ) -> anyhow::Result<T> {
-    let command = LeanCommand::detect()?;
+    let command = via.command()?;
     let mut worker = Worker::spawn(&via.worker_config(command), &header_key(text)).await?;
     let r = f(&mut worker).await;
     worker.kill().await;

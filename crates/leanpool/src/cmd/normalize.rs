@@ -31,8 +31,12 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     let params = read_params(&args.file, &args.via)?;
     let result = match &args.via.socket {
         Some(socket) => {
-            crate::cmd::remote::request::<leanpool_protocol::method::Normalize>(socket, params)
-                .await?
+            crate::cmd::remote::request::<leanpool_protocol::method::Normalize>(
+                socket,
+                params,
+                args.via.project.as_deref(),
+            )
+            .await?
         }
         None => {
             let p = params.clone();

@@ -1,4 +1,5 @@
-//! `leanpool serve --socket PATH [--config FILE]`: the daemon
+//! `leanpool serve --socket PATH [--config FILE] [--project [NAME=]DIR]...`:
+//! the daemon
 //! (`leanpool_daemon::serve`).
 //!
 //! Logs go to stderr (text, or JSON with `--log-json` / `log_format =
@@ -22,13 +23,26 @@ pub struct Args {
     /// Log one JSON object per line instead of text.
     #[arg(long)]
     pub log_json: bool,
+    /// Serve this Lean project (a Lake package directory): `DIR`,
+    /// `NAME=DIR`, or `NAME=` for the backend's own library. Repeatable;
+    /// added after the config's `[[project]]` entries; requests name one
+    /// with `project`, the first is the default.
+    #[arg(long, value_name = "[NAME=]DIR")]
+    pub project: Vec<String>,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
-    let cfg = match &args.config {
+    let mut cfg = match &args.config {
         Some(p) => DaemonConfig::load(p)?,
         None => DaemonConfig::default(),
     };
+    for p in &args.project {
+        let spec = leanpool_lean::project::ProjectSpec::parse(p)?;
+        cfg.projects.push(leanpool_daemon::projects::ProjectEntry {
+            name: Some(spec.name),
+            dir: spec.root,
+        });
+    }
     init_logs(args.log_json || cfg.log_format == LogFormat::Json);
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;

@@ -35,6 +35,38 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// One line per project when the daemon serves more than one (issue 25):
+/// name, root, Lean version, library, workers; the default first.
+fn projects(o: &mut String, s: &StatusResult) {
+    if s.projects.len() < 2 {
+        return;
+    }
+    for (i, p) in s.projects.iter().enumerate() {
+        let _ = write!(
+            o,
+            "project {}{}",
+            p.name,
+            if i == 0 { " (default)" } else { "" }
+        );
+        if let Some(r) = &p.root {
+            let _ = write!(o, "  {r}");
+        }
+        if let Some(v) = &p.backend.version {
+            let _ = write!(o, "  {v}");
+        }
+        match (&p.backend.library, &p.backend.library_error) {
+            (Some(l), _) => {
+                let _ = write!(o, "  library {}", library(l));
+            }
+            (None, Some(e)) => {
+                let _ = write!(o, "  library unknown ({e})");
+            }
+            (None, None) => {}
+        }
+        let _ = writeln!(o, "  workers {}/{}", p.pool.workers, p.pool.max_workers);
+    }
+}
+
 /// A compact report: daemon line, one row per worker, latency table,
 /// non-zero counters.
 pub fn human(s: &StatusResult) -> String {
@@ -66,6 +98,7 @@ pub fn human(s: &StatusResult) -> String {
     } else if let Some(e) = &d.backend.library_error {
         let _ = writeln!(o, "library unknown ({e})");
     }
+    projects(&mut o, s);
     if let Some(sb) = &d.backend.sandbox {
         let _ = writeln!(
             o,
@@ -313,6 +346,7 @@ mod tests {
                 leases: None,
             },
             cache: None,
+            projects: vec![],
             pool: PoolStatus {
                 keys: vec![
                     KeyStatus {
@@ -472,5 +506,20 @@ mod tests {
         });
         assert!(human(&s)
             .contains("leases 0/0 (0 granted, 3 texts refused by the guard)  leasing off\n"));
+        // Projects (issue 25): one line each when there are two or more.
+        assert!(!human(&s).contains("project "));
+        let project = |name: &str, root: Option<&str>| leanpool_protocol::ProjectStatus {
+            name: name.into(),
+            root: root.map(str::to_string),
+            backend: s.daemon.backend.clone(),
+            pool: s.pool.clone(),
+        };
+        s.projects = vec![project("core", None), project("judge", Some("/srv/judge"))];
+        let t = human(&s);
+        assert!(
+            t.contains("project core (default)  Lean 4  library oleans sha256 ab12 (3 .olean files on LEAN_PATH)  workers 2/2\n"),
+            "{t}"
+        );
+        assert!(t.contains("project judge  /srv/judge  Lean 4"), "{t}");
     }
 }

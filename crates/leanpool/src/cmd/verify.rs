@@ -3,7 +3,7 @@
 //! with `--socket`).
 
 use crate::cmd::lean_args::{read_text, Via, DEFAULT_TIMEOUT};
-use leanpool_lean::{check::header_key, LeanCommand, Worker, WorkerConfig};
+use leanpool_lean::{check::header_key, Worker, WorkerConfig};
 use leanpool_protocol::{Severity, VerifyParams, VerifyResult, VerifyStatus};
 use std::path::PathBuf;
 
@@ -42,12 +42,17 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     };
     let result = match &args.via.socket {
         Some(socket) => {
-            crate::cmd::remote::request::<leanpool_protocol::method::Verify>(socket, params).await?
+            crate::cmd::remote::request::<leanpool_protocol::method::Verify>(
+                socket,
+                params,
+                args.via.project.as_deref(),
+            )
+            .await?
         }
         None => match leanpool_lean::verify::assemble(&params) {
             Err(reason) => VerifyResult::rejected(reason.to_string()),
             Ok(a) => {
-                let command = LeanCommand::detect()?;
+                let command = args.via.command()?;
                 let mut w =
                     Worker::spawn(&WorkerConfig::new(command), &header_key(&a.text)).await?;
                 let policy = leanpool_lean::guard::GuardPolicy::default();
