@@ -136,12 +136,32 @@ pub fn find<'a>(
 
 /// The pool config of project `index` of `count`: `max_workers` shared
 /// out (at least 1 each), `[pool] prewarm` for the first (default) project
-/// only; other projects start workers when asked.
+/// only; other projects start workers when asked. With several projects a
+/// machine-sized `max_workers` (`leanpool_pool::sizing`) is sized once,
+/// here, and shared out the same way (each pool sizing itself to the whole
+/// machine would overcommit it); `max_workers_per_key` left to the machine
+/// follows the project's share.
 pub fn pool_config_for(base: &PoolConfig, index: usize, count: usize) -> PoolConfig {
     let mut cfg = base.clone();
-    cfg.max_workers = (base.max_workers / count.max(1)).max(1);
     if index > 0 {
         cfg.prewarm.clear();
+    }
+    if count <= 1 {
+        return cfg;
+    }
+    let total = if base.sized.max_workers {
+        let machine = leanpool_pool::sizing::Machine::probe();
+        leanpool_pool::sizing::size(base, base.sized, machine, None)
+            .max_workers
+            .value
+    } else {
+        base.max_workers
+    };
+    cfg.max_workers = (total / count).max(1);
+    cfg.sized.max_workers = false;
+    if cfg.sized.max_workers_per_key {
+        cfg.max_workers_per_key = cfg.max_workers;
+        cfg.sized.max_workers_per_key = false;
     }
     cfg
 }
@@ -174,6 +194,23 @@ mod tests {
         assert_eq!(pool_config_for(&base, 0, 2).max_workers, 2);
         assert_eq!(pool_config_for(&base, 1, 9).max_workers, 1);
         assert_eq!(pool_config_for(&base, 0, 1).max_workers, 5);
+        // Machine-sized: sized once and shared, never each pool the whole
+        // machine.
+        let sized = PoolConfig {
+            sized: leanpool_pool::sizing::SizedLimits::BOTH,
+            ..PoolConfig::default()
+        };
+        let machine = leanpool_pool::sizing::size(
+            &sized,
+            sized.sized,
+            leanpool_pool::sizing::Machine::probe(),
+            None,
+        );
+        let one = pool_config_for(&sized, 1, 2);
+        assert_eq!(one.max_workers, (machine.max_workers.value / 2).max(1));
+        assert_eq!(one.max_workers_per_key, one.max_workers);
+        assert_eq!(one.sized, Default::default());
+        assert_eq!(pool_config_for(&sized, 0, 1).sized, sized.sized);
     }
 
     #[test]
