@@ -20,8 +20,10 @@
 mod support;
 
 use anyhow::{bail, Context};
-use leanpool_lean::{check_on, header_key, proc, LeanCommand, Worker, WorkerConfig};
+use leanpool_lean::{proc, LeanCommand, Worker, WorkerConfig};
+use leanpool_methods::check_on;
 use leanpool_protocol::{CheckParams, CheckStatus};
+use leanpool_screen::header_key;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use support::*;

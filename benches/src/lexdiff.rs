@@ -1,7 +1,7 @@
 //! `lexdiff` bench: the whole differential test of leanpool's lexer against
-//! Lean (issue 10 part 2; the CI test in `crates/leanpool-terms/tests/
+//! Lean (issue 10 part 2; the CI test in `crates/leanpool-methods/tests/
 //! terms_lean.rs` runs a sample). Every generated case (see
-//! `crates/leanpool-terms/tests/lexdiff/mod.rs`) is screened; the accepted
+//! `crates/leanpool-methods/tests/lexdiff/mod.rs`) is screened; the accepted
 //! ones are sent, in batches, on one warm worker, as `check` and
 //! `normalize`/`opt` would send them, and every payload's guard belief is
 //! compared with what Lean printed.
@@ -15,7 +15,7 @@
 //! live that Lean did not print (the safe direction) are counted, not
 //! failed.
 
-#[path = "../../crates/leanpool-terms/tests/lexdiff/mod.rs"]
+#[path = "../../crates/leanpool-methods/tests/lexdiff/mod.rs"]
 mod lexdiff;
 
 use clap::Parser;

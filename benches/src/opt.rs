@@ -2,7 +2,7 @@
 //! "one hover per character", on the same warm worker and the same
 //! elaborated document, over core-Lean statements.
 //!
-//! For each statement: (a) `leanpool_terms::opt_on` (one `didChange`, then
+//! For each statement: (a) `leanpool_methods::terms::opt_on` (one `didChange`, then
 //! goals / interactive diagnostics / info popups over `$/lean/rpc`); (b) the
 //! same document elaborated again, then `textDocument/hover` at every
 //! character of `theorem stmt <signature>`, tree built from the ranges.
@@ -14,9 +14,9 @@
 //! `scripts/setup`, or `LEANPOOL_BACKEND_JSON`). Prints a markdown table.
 
 use leanpool_lean::{LeanCommand, Worker, WorkerConfig};
+use leanpool_methods::terms::hover::{hover_each_char, ranges_within, tree_from_ranges};
+use leanpool_methods::terms::source::StatementDoc;
 use leanpool_protocol::{Position, StatementParams};
-use leanpool_terms::hover::{hover_each_char, ranges_within, tree_from_ranges};
-use leanpool_terms::source::StatementDoc;
 use std::time::{Duration, Instant};
 
 const STATEMENTS: &[&str] = &[
@@ -65,7 +65,7 @@ async fn measure(worker: &mut Worker, s: &str, timeout: Duration) -> anyhow::Res
     };
     eprintln!("opt: {s}");
     let start = Instant::now();
-    let r = leanpool_terms::opt_on(worker, &p, timeout).await?;
+    let r = leanpool_methods::terms::opt_on(worker, &p, timeout).await?;
     let opt_time = start.elapsed();
     let tree = r
         .tree
@@ -73,7 +73,7 @@ async fn measure(worker: &mut Worker, s: &str, timeout: Duration) -> anyhow::Res
         .ok_or_else(|| anyhow::anyhow!("{:?}", r.check))?;
 
     eprintln!("hover: {s}");
-    let screened = leanpool_lean::screen(s, &Default::default())?;
+    let screened = leanpool_screen::screen(s, &Default::default())?;
     let doc = StatementDoc::new(&screened)?;
     let before = worker.lsp_requests();
     let start = Instant::now();
@@ -96,7 +96,7 @@ async fn measure(worker: &mut Worker, s: &str, timeout: Duration) -> anyhow::Res
     } else {
         hover_each_char(worker, doc.text(), doc.decl.start, doc.decl.end, timeout).await?
     };
-    let idx = leanpool_lean::LineIndex::new(doc.text());
+    let idx = leanpool_screen::LineIndex::new(doc.text());
     let (lo, hi): (Position, Position) = (idx.position(doc.decl.start), idx.position(doc.decl.end));
     let htree = tree_from_ranges(doc.text(), &ranges_within(&answers, lo, hi), &answers);
     Ok(Measured {
@@ -122,7 +122,7 @@ async fn main() -> anyhow::Result<()> {
             text: STATEMENTS[0].to_owned(),
             timeout_ms: None,
         };
-        leanpool_terms::opt_on(&mut worker, &p, timeout).await?;
+        leanpool_methods::terms::opt_on(&mut worker, &p, timeout).await?;
     }
     println!("| statement | opt requests | opt ms | opt nodes | hover requests | hover ms | hover nodes |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");

@@ -22,7 +22,7 @@ _BLOCK_COMMENT = re.compile(r"/-.*?-/", re.S)
 def import_key(text: str) -> str:
     """The leading ``import`` commands of a Lean text, one per line.
 
-    An approximation of the daemon's key (``leanpool_lean::header``): it
+    An approximation of the daemon's key (``leanpool_screen::header``): it
     only chooses a node, so a text it misreads is served correctly, only
     perhaps on a colder node.
     """

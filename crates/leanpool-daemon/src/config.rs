@@ -236,26 +236,22 @@ impl DaemonConfig {
         Ok(self.pool.validate()?)
     }
 
-    /// `[pool]` with the top-level `[guard]` and `[sandbox]` tables in it:
-    /// what `Pool::new` takes.
+    /// `[pool]` with the top-level `[guard]`, `[verdict]` and `[sandbox]`
+    /// tables in it: what `Pool::new` takes.
     pub fn pool_config(&self) -> PoolConfig {
-        let guard = GuardPolicy {
-            verdict: self.verdict.clone(),
-            ..self.guard.clone()
-        };
         PoolConfig {
-            guard,
+            guard: self.guard.clone(),
+            verdict: self.verdict.clone(),
             sandbox: self.sandbox.clone(),
             ..self.pool.clone()
         }
     }
 
     /// The policies that decide answers, as one JSON value for the result
-    /// cache's key: `[guard]` (with `[verdict]` in it) and `[sandbox]`,
-    /// serialized whole so that a field added later counts too.
+    /// cache's key: `[guard]`, `[verdict]` and `[sandbox]`, serialized
+    /// whole so that a field added later counts too.
     pub fn answer_policies(&self) -> serde_json::Value {
-        let p = self.pool_config();
-        serde_json::json!({"guard": p.guard, "sandbox": p.sandbox})
+        serde_json::json!({"guard": self.guard, "verdict": self.verdict, "sandbox": self.sandbox})
     }
 
     /// The caps on `gted` trees.
@@ -386,9 +382,13 @@ mod tests {
         )
         .unwrap();
         let p = c.pool_config();
-        assert_eq!(p.guard.verdict.allowed_axioms, ["propext"]);
+        assert_eq!(p.verdict.allowed_axioms, ["propext"]);
+        assert_ne!(
+            c.answer_policies(),
+            DaemonConfig::default().answer_policies()
+        );
         assert_eq!(
-            p.guard.verdict.unlisted_axioms,
+            p.verdict.unlisted_axioms,
             leanpool_pool::UnlistedAxioms::Error
         );
         assert!(load("d.toml", "[verdict]\nunlisted_axioms = \"maybe\"\n").is_err());

@@ -168,7 +168,7 @@ impl PoolHandler {
                 verdict: Some(verdict_info(
                     match &first.pool {
                         Ok(p) => p.verdict_policy(),
-                        Err((_, cfg)) => &cfg.guard.verdict,
+                        Err((_, cfg)) => &cfg.verdict,
                     },
                     first.backend.kind,
                 )),
@@ -271,7 +271,7 @@ impl Handler for PoolHandler {
         let tunnel = LeaseTunnel {
             worker: leased.worker,
             rss_cap: leased.rss_cap,
-            imports: leanpool_lean::header_key(&p.header),
+            imports: leanpool_screen::header_key(&p.header),
             limits: self.lease_limits.clone(),
             guard: pool.guard_policy().clone(),
             leases: self.leases.clone(),

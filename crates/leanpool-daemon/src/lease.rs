@@ -19,10 +19,11 @@
 //!   pool: it ran the caller's documents).
 
 use leanpool_lean::leased::{Edit, FromLean, Gate, LeaseLimits};
-use leanpool_lean::{guard, proc, RawSender, Worker};
+use leanpool_lean::{proc, RawSender, Worker};
 use leanpool_pool::GuardPolicy;
 use leanpool_protocol::lsp_error;
 use leanpool_rpc::tunnel::{Tunnel, TunnelIo, TunnelLine, TunnelOut};
+use leanpool_screen::guard;
 use serde_json::{json, Value};
 use std::future::Future;
 use std::pin::Pin;

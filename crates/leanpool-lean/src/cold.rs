@@ -11,8 +11,8 @@
 //! UTF-16 columns. [`ColdMessage::to_diagnostic`] converts.
 
 use crate::backend::LeanCommand;
-use crate::text::LineIndex;
 use leanpool_protocol::{Diagnostic, Position, Range, Severity};
+use leanpool_screen::text::LineIndex;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;

@@ -26,10 +26,10 @@
 
 use crate::error::WorkerError;
 use crate::framing::{encode, FrameError, FrameReader};
-use crate::guard::LeanText;
 use crate::lsp;
 use crate::proc::{self, RingLog};
 use leanpool_protocol::pending::{Completion, Pending};
+use leanpool_screen::guard::LeanText;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -452,7 +452,7 @@ impl<N> Drop for Connection<N> {
 ///
 /// Document text reaches Lean through [`RawSender::send_text`] only,
 /// which takes a [`LeanText`] (made only from a
-/// [`Screened`](crate::guard::Screened)): [`RawSender::send`] refuses the
+/// [`Screened`](leanpool_screen::guard::Screened)): [`RawSender::send`] refuses the
 /// messages that carry document text (`textDocument/didOpen`,
 /// `textDocument/didChange`), so a leased worker, like a pooled one,
 /// elaborates only what was screened.

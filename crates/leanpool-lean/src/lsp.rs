@@ -167,7 +167,7 @@ pub struct LeanDiagnostic {
 }
 
 /// One of Lean's messages with what Lean attached to it besides its text:
-/// the evidence [`crate::verdict`] recognises messages by.
+/// the evidence `leanpool_methods::verdict` recognises messages by.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeanMessage {
     /// The message as leanpool reports it.

@@ -12,12 +12,12 @@
 use crate::backend::LeanCommand;
 use crate::connection::Connection;
 pub use crate::connection::RawSender;
-use crate::guard::LeanText;
 use crate::proc;
 use crate::sandbox::{Sandbox, SandboxConfig};
 pub use crate::session::collect_rpc_refs;
 use crate::session::{Conn, DocState, Session};
 use leanpool_protocol::Diagnostic;
+use leanpool_screen::guard::LeanText;
 use lsp_types::Uri;
 
 pub use crate::error::WorkerError;
@@ -100,7 +100,7 @@ impl Worker {
     ///
     /// `header` is the one text a worker is sent that is not a
     /// [`LeanText`]: it must be a canonical import header (the pool's key,
-    /// [`crate::check::header_key`] of a text, [`crate::guard::Screened::header`]):
+    /// [`leanpool_screen::header_key`] of a text, [`leanpool_screen::guard::Screened::header`]):
     /// import commands only, which pass the guard and read back as
     /// themselves. Anything else is refused here (`WorkerError::Spawn`),
     /// before a process starts, so no caller text reaches Lean this way.
@@ -387,7 +387,7 @@ fn import_header_only(header: &str) -> Result<(), WorkerError> {
              `check::header_key` makes it): {why}"
         ))
     };
-    let s = crate::guard::screen(header, &crate::guard::GuardPolicy::default())
+    let s = leanpool_screen::guard::screen(header, &leanpool_screen::guard::GuardPolicy::default())
         .map_err(|r| refuse(r.to_string()))?;
     if s.header() != header || !s.body_tokens().is_empty() {
         return Err(refuse(format!("{header:?} is not one")));
@@ -404,7 +404,7 @@ mod tests {
         for h in [
             "",
             "import Init\n",
-            &crate::check::header_key("import Init\nimport Std\ntheorem t : True := trivial"),
+            &leanpool_screen::header_key("import Init\nimport Std\ntheorem t : True := trivial"),
         ] {
             assert!(
                 import_header_only(h).is_ok(),

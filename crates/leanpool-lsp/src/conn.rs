@@ -7,11 +7,11 @@
 
 use crate::convert::{replace_uri, shift_version};
 use crate::failed;
-use leanpool_lean::guard;
-use leanpool_lean::guard::LeanText;
 use leanpool_lean::leased::{Gate, Refusal};
 use leanpool_lean::RawSender;
 use leanpool_protocol::lsp_error;
+use leanpool_screen::guard;
+use leanpool_screen::guard::LeanText;
 use serde_json::Value;
 use std::sync::Mutex;
 use std::time::Instant;

@@ -2,8 +2,8 @@
 //! worker's: URIs and versions only (positions are never touched: the
 //! worker holds the editor's exact text).
 
-use leanpool_lean::LineIndex;
 use leanpool_protocol::Range;
+use leanpool_screen::LineIndex;
 use serde_json::Value;
 
 /// The document a request or notification is about: `textDocument.uri`,

@@ -14,7 +14,8 @@ use crate::forward::{forward, send_notification};
 use crate::remote::RemoteLease;
 use crate::{failed, not_open, Shared, Source};
 use leanpool_lean::leased::Gate;
-use leanpool_lean::{guard, header_key, proc, Worker};
+use leanpool_lean::{proc, Worker};
+use leanpool_screen::{guard, header_key};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -281,7 +282,7 @@ impl Actor {
         let width = if rej.construct.contains('\n') {
             1
         } else {
-            leanpool_lean::text::utf16_len(&rej.construct).max(1)
+            leanpool_screen::text::utf16_len(&rej.construct).max(1)
         };
         let range = json!({ "start": { "line": line, "character": ch }, "end": { "line": line, "character": ch + width } });
         self.publish_own(vec![note(1, &msg, Some(range))]).await;

@@ -25,9 +25,9 @@ mod forward;
 mod remote;
 
 use doc::{DocHandle, DocMsg};
-use leanpool_lean::guard::GuardPolicy;
 use leanpool_lean::leased::LeaseLimits;
 use leanpool_pool::Pool;
+use leanpool_screen::guard::GuardPolicy;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};

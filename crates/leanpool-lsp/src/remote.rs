@@ -81,7 +81,7 @@ pub(crate) async fn lease(socket: &Path, text: &str) -> Result<RemoteLease, Leas
     let (rd, wr) = stream.into_split();
     let mut rd = BufReader::with_capacity(64 << 10, rd);
     let mut wr = BufWriter::new(wr);
-    let header = leanpool_lean::header_key(text);
+    let header = leanpool_screen::header_key(text);
     let params = LeaseParams { header };
     let req = Request {
         jsonrpc: "2.0".into(),

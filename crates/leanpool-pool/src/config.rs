@@ -5,8 +5,9 @@
 //! `max_uses`), never "nothing allowed".
 
 use crate::sizing::SizedLimits;
-use leanpool_lean::guard::GuardPolicy;
 use leanpool_lean::{BackendKind, SandboxConfig};
+use leanpool_methods::VerdictPolicy;
+use leanpool_screen::GuardPolicy;
 use serde::{Deserialize, Serialize};
 
 /// A header to keep warm workers for from the start.
@@ -14,7 +15,7 @@ use serde::{Deserialize, Serialize};
 pub struct PrewarmEntry {
     /// Header text, e.g. `"import Mathlib\nopen Nat\n"`. It is canonicalized
     /// the same way request headers are (comments, blank lines and trailing
-    /// whitespace dropped: `leanpool_lean::Document`), so it matches requests
+    /// whitespace dropped: `leanpool_screen::Document`), so it matches requests
     /// whose headers differ from it only in those.
     pub header: String,
     /// Workers kept alive for this header (never retired by the idle
@@ -154,6 +155,10 @@ pub struct PoolConfig {
     /// config's top-level `[guard]` table (not `[pool]`).
     #[serde(skip)]
     pub guard: GuardPolicy,
+    /// Which axioms an `ok` may rest on. Set by the daemon config's
+    /// top-level `[verdict]` table (not `[pool]`).
+    #[serde(skip)]
+    pub verdict: VerdictPolicy,
     /// The OS sandbox of every worker. Set by the daemon config's
     /// top-level `[sandbox]` table (not `[pool]`).
     #[serde(skip)]
@@ -212,6 +217,7 @@ impl Default for PoolConfig {
             stderr_log_bytes: leanpool_lean::DEFAULT_STDERR_LOG_BYTES,
             warmup: true,
             guard: GuardPolicy::default(),
+            verdict: VerdictPolicy::default(),
             sandbox: SandboxConfig::default(),
             sized: SizedLimits::default(),
         }

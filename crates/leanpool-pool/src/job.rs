@@ -5,8 +5,9 @@
 
 use crate::error::PoolError;
 use crate::methods::{Input as _, PoolMethod};
-use leanpool_lean::guard::{GuardPolicy, Screened};
 use leanpool_lean::{Worker, WorkerError};
+use leanpool_methods::VerdictPolicy;
+use leanpool_screen::Screened;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
@@ -116,7 +117,7 @@ pub(crate) trait Queued: Send + Sync {
         &'a self,
         worker: &'a mut Worker,
         default: Duration,
-        guard: &'a GuardPolicy,
+        verdict: &'a VerdictPolicy,
     ) -> RunFuture<'a>;
     /// Sends the kept answer (`Ok`) or the error.
     fn answer(self: Box<Self>, outcome: Result<(), PoolError>);
@@ -146,11 +147,11 @@ impl<M: PoolMethod> Queued for Request<M> {
         &'a self,
         worker: &'a mut Worker,
         default: Duration,
-        guard: &'a GuardPolicy,
+        verdict: &'a VerdictPolicy,
     ) -> RunFuture<'a> {
         Box::pin(async move {
             let limit = self.timeout(default);
-            let result = match M::run(worker, &self.input, &self.screened, default, guard).await {
+            let result = match M::run(worker, &self.input, &self.screened, default, verdict).await {
                 Err(WorkerError::Timeout) => M::timed_out(limit.as_millis() as u64),
                 other => other?,
             };
@@ -263,7 +264,7 @@ mod tests {
 
     /// A test request's text as the default guard screens it.
     fn screened(text: &str) -> Box<Screened> {
-        leanpool_lean::screen(text, &GuardPolicy::default())
+        leanpool_screen::screen(text, &leanpool_screen::GuardPolicy::default())
             .map(Box::new)
             .expect("a test request's text passes the guard")
     }

@@ -1,7 +1,7 @@
 //! A pool of warm Lean workers keyed by header.
 //!
 //! A request's worker key is its import header
-//! (`leanpool_lean::header_key`: the `import`s only, one per line, so
+//! (`leanpool_screen::header_key`: the `import`s only, one per line, so
 //! headers differing in comments, blank lines or in their `open` /
 //! `set_option` / `universe` … commands share workers; those commands
 //! travel with the request's text). Each header has a bounded queue and up to
@@ -43,11 +43,9 @@ pub use job::Leased;
 pub use latency::Percentiles;
 /// The config types of the layers under the pool, so that config readers
 /// (the daemon) need not depend on `leanpool-lean`.
-pub use leanpool_lean::{
-    guard::GuardPolicy,
-    verdict::{UnlistedAxioms, VerdictPolicy},
-    BackendKind, SandboxConfig, SandboxMode,
-};
+pub use leanpool_lean::{BackendKind, SandboxConfig, SandboxMode};
+pub use leanpool_methods::{UnlistedAxioms, VerdictPolicy};
+pub use leanpool_screen::guard::GuardPolicy;
 pub use methods::{Input, PoolMethod};
 pub use pool::Pool;
 /// `status`' wire types (defined in `leanpool-protocol`).

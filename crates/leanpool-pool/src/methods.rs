@@ -5,15 +5,16 @@
 //! this trait: adding a pool method is its protocol type
 //! (`leanpool_protocol::method`) plus one impl here.
 
-use leanpool_lean::guard::{GuardPolicy, Screened};
-use leanpool_lean::verify::Assembled;
 use leanpool_lean::{Worker, WorkerError};
+use leanpool_methods::terms::TermsError;
+use leanpool_methods::verify::Assembled;
+use leanpool_methods::VerdictPolicy;
 use leanpool_protocol::method;
 use leanpool_protocol::{
     CheckParams, CheckResult, CheckStatus, NormalizeResult, OptResult, StatementParams,
     VerifyParams, VerifyResult, VerifyStatus,
 };
-use leanpool_terms::TermsError;
+use leanpool_screen::Screened;
 use std::future::Future;
 use std::time::Duration;
 
@@ -44,7 +45,7 @@ pub trait PoolMethod: method::Method + Sized + 'static {
         input: &Self::Input,
         screened: &Screened,
         default_timeout: Duration,
-        guard: &GuardPolicy,
+        verdict: &VerdictPolicy,
     ) -> impl Future<Output = Result<Self::Result, WorkerError>> + Send;
 }
 
@@ -128,9 +129,9 @@ impl PoolMethod for method::Check {
         p: &CheckParams,
         screened: &Screened,
         default: Duration,
-        guard: &GuardPolicy,
+        verdict: &VerdictPolicy,
     ) -> Result<CheckResult, WorkerError> {
-        leanpool_lean::check::check_screened(w, screened, p, default, guard).await
+        leanpool_methods::check::check_screened(w, screened, p, default, verdict).await
     }
 }
 
@@ -160,9 +161,9 @@ impl PoolMethod for method::Normalize {
         p: &StatementParams,
         screened: &Screened,
         default: Duration,
-        _guard: &GuardPolicy,
+        _verdict: &VerdictPolicy,
     ) -> Result<NormalizeResult, WorkerError> {
-        leanpool_terms::normalize_screened(w, screened, p, default)
+        leanpool_methods::terms::normalize_screened(w, screened, p, default)
             .await
             .map_err(terms_error)
     }
@@ -207,9 +208,9 @@ impl PoolMethod for method::Opt {
         p: &StatementParams,
         screened: &Screened,
         default: Duration,
-        _guard: &GuardPolicy,
+        _verdict: &VerdictPolicy,
     ) -> Result<OptResult, WorkerError> {
-        leanpool_terms::opt_screened(w, screened, p, default)
+        leanpool_methods::terms::opt_screened(w, screened, p, default)
             .await
             .map_err(terms_error)
     }
@@ -220,7 +221,7 @@ impl PoolMethod for method::Verify {
     /// keys the worker).
     type Input = (VerifyParams, Box<Assembled>);
     fn prepare(p: VerifyParams) -> Result<(VerifyParams, Box<Assembled>), VerifyResult> {
-        match leanpool_lean::verify::assemble(&p) {
+        match leanpool_methods::verify::assemble(&p) {
             Ok(a) => Ok((p, Box::new(a))),
             Err(reason) => Err(VerifyResult::rejected(reason.to_string())),
         }
@@ -242,9 +243,9 @@ impl PoolMethod for method::Verify {
         (p, a): &(VerifyParams, Box<Assembled>),
         screened: &Screened,
         default: Duration,
-        guard: &GuardPolicy,
+        verdict: &VerdictPolicy,
     ) -> Result<VerifyResult, WorkerError> {
-        leanpool_lean::verify::verify_screened(w, p, a, screened, default, guard).await
+        leanpool_methods::verify::verify_screened(w, p, a, screened, default, verdict).await
     }
 }
 

@@ -8,7 +8,8 @@ use crate::queue::PushError;
 use crate::shared::Inner;
 use crate::status::{bump, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};
 use crate::supervisor::supervise;
-use leanpool_lean::{header_key, proc, LeanCommand, WorkerConfig};
+use leanpool_lean::{proc, LeanCommand, WorkerConfig};
+use leanpool_screen::header_key;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -49,6 +50,7 @@ impl Pool {
     pub fn new(command: LeanCommand, cfg: PoolConfig) -> Pool {
         let mut cfg = cfg.sized_at_start().sanitized();
         cfg.guard.native_backend = command.backend == leanpool_lean::BackendKind::Native;
+        cfg.guard.trust_compiler = cfg.verdict.trust_compiler;
         cfg.max_uses = cfg.effective_max_uses(command.backend);
         let mut worker_cfg = WorkerConfig::new(command);
         worker_cfg.start_timeout = Duration::from_millis(cfg.start_timeout_ms);
@@ -140,7 +142,7 @@ impl Pool {
         // linear but a 4 MiB text still takes a while: off the async
         // runtime's threads, so it stalls no other connection.
         let (text, policy) = (input.text().to_owned(), inner.cfg.guard.clone());
-        let screened = tokio::task::spawn_blocking(move || leanpool_lean::screen(&text, &policy))
+        let screened = tokio::task::spawn_blocking(move || leanpool_screen::screen(&text, &policy))
             .await
             .map_err(|e| PoolError::Internal(format!("screening task failed: {e}")))?;
         let screened = match screened {
@@ -239,7 +241,7 @@ impl Pool {
 
     /// The verdict policy requests are judged by (`[verdict]`).
     pub fn verdict_policy(&self) -> &crate::VerdictPolicy {
-        &self.inner.cfg.guard.verdict
+        &self.inner.cfg.verdict
     }
 
     /// A snapshot of the pool: workers per header, queues, spares,

@@ -10,7 +10,7 @@
 //! process group; and for tests of queueing, eviction and the driver's
 //! framing that need workers starting in milliseconds rather than 25-70 s.
 //! Everything about Lean's *behaviour* is tested on real Lean
-//! (`leanpool-lean/tests/lean_worker.rs`, `leanpool-pool/tests/pool_lean.rs`,
+//! (`leanpool-methods/tests/lean_worker.rs`, `leanpool-pool/tests/pool_lean.rs`,
 //! `leanpool/tests/*_lean.rs`); nothing here says anything about Lean.
 //!
 //! A test executable becomes the fake when [`ENV`] is set (see

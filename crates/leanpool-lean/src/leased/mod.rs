@@ -26,11 +26,11 @@ mod issued;
 mod params;
 pub mod rules;
 
-use crate::guard::{Rejection, Screened};
 use issued::IssuedItems;
 pub use issued::KEPT_ANSWERS;
 use leanpool_protocol::lsp_error;
 use leanpool_protocol::pending::{Completion, Pending};
+use leanpool_screen::guard::{Rejection, Screened};
 use rules::{request_rule, Issued, NOTIFICATIONS};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -398,7 +398,7 @@ impl<W> Gate<W> {
                     "a lease takes whole texts only: exactly one content change, without a range",
                 )),
             };
-        let imports = crate::header_key(text);
+        let imports = leanpool_screen::header_key(text);
         if imports != self.imports {
             return Err(Refusal::invalid_params(format!(
                 "a leased text must keep the imports the lease was granted for ({:?}, this text has {imports:?}); lease again for other imports",
@@ -420,7 +420,7 @@ impl<W> Gate<W> {
         version: i64,
         screened: &Screened,
         now: Instant,
-    ) -> crate::guard::LeanText {
+    ) -> leanpool_screen::guard::LeanText {
         self.sent_text(version, screened, now);
         screened.caller_lean_text()
     }
@@ -450,7 +450,7 @@ impl<W> Gate<W> {
         let width = if rej.construct.contains('\n') {
             1
         } else {
-            crate::text::utf16_len(&rej.construct).max(1)
+            leanpool_screen::text::utf16_len(&rej.construct).max(1)
         };
         let range = json!({ "start": { "line": rej.line, "character": rej.character },
                             "end": { "line": rej.line, "character": rej.character + width } });
@@ -620,7 +620,7 @@ impl<W> Gate<W> {
 }
 
 fn utf16_line_len(line: &str) -> u32 {
-    crate::text::utf16_len(line.strip_suffix('\r').unwrap_or(line))
+    leanpool_screen::text::utf16_len(line.strip_suffix('\r').unwrap_or(line))
 }
 
 #[cfg(test)]

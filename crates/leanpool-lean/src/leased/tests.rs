@@ -16,7 +16,7 @@ fn with_text() -> (Gate, Instant) {
     let (mut g, now) = gate();
     let p = json!({ "textDocument": { "uri": URI, "version": 3 }, "contentChanges": [{ "text": TEXT }] });
     let e = g.edit(&p, now).unwrap();
-    let screened = crate::guard::screen(&e.text, &Default::default()).unwrap();
+    let screened = leanpool_screen::guard::screen(&e.text, &Default::default()).unwrap();
     g.accepted(e.version, &screened, now);
     (g, now)
 }
@@ -269,7 +269,7 @@ fn lean_reports_on_versions_never_sent_are_forged() {
 #[test]
 fn the_provider_of_the_real_lean_attacks_passes_the_guard() {
     let text = "import Lean.Server.CodeActions.Basic\nopen Lean Server in\npublic def rtlMin : CodeActionProvider := fun _ _ => do\n  let h ← (IO.getEnv \"HOME\" : IO _)\n  return #[{ eager := { title := s!\"env:{h}\" } }]\ntheorem mine : 2 + 2 = 4 := by\n  sorry\n";
-    if let Err(r) = crate::guard::screen(text, &Default::default()) {
+    if let Err(r) = leanpool_screen::guard::screen(text, &Default::default()) {
         panic!("refused: {r}");
     }
 }

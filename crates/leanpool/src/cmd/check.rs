@@ -5,7 +5,7 @@
 //! and kills it; with `--socket` a running daemon's warm pool answers.
 
 use crate::cmd::lean_args::{read_text, Via, DEFAULT_TIMEOUT};
-use leanpool_lean::check_once;
+use leanpool_methods::check_once;
 use leanpool_protocol::{CheckParams, CheckResult, CheckStatus, Severity};
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -1,7 +1,8 @@
 //! `leanpool doctor`: which Lean leanpool would run, and does it work.
 
 use leanpool_lean::sandbox::{landlock_abi, Plan};
-use leanpool_lean::{check_once, LeanCommand, SandboxConfig, SandboxMode, WorkerConfig};
+use leanpool_lean::{LeanCommand, SandboxConfig, SandboxMode, WorkerConfig};
+use leanpool_methods::check_once;
 use leanpool_protocol::{CheckParams, CheckStatus};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -179,7 +180,7 @@ async fn report(
             worker_limits(&leanpool_daemon::DaemonConfig::default().pool)
         ),
     }
-    let policy = leanpool_lean::verdict::VerdictPolicy::default();
+    let policy = leanpool_methods::verdict::VerdictPolicy::default();
     let unlisted = policy.unlisted_axioms.resolve(command.backend);
     println!(
         "axioms:    ok/proved may rest on {}; unlisted axioms: {} (default [verdict] policy{})",

@@ -2,7 +2,8 @@
 //! (a local worker started for the file, or a daemon) and the time limit.
 
 use anyhow::Context;
-use leanpool_lean::{header_key, LeanCommand, SandboxConfig, SandboxMode, Worker, WorkerConfig};
+use leanpool_lean::{LeanCommand, SandboxConfig, SandboxMode, Worker, WorkerConfig};
+use leanpool_screen::header_key;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -3,8 +3,9 @@
 //! with `--socket`).
 
 use crate::cmd::lean_args::{read_text, Via, DEFAULT_TIMEOUT};
-use leanpool_lean::{check::header_key, Worker, WorkerConfig};
+use leanpool_lean::{Worker, WorkerConfig};
 use leanpool_protocol::{Severity, VerifyParams, VerifyResult, VerifyStatus};
+use leanpool_screen::header_key;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -27,7 +28,7 @@ pub struct Args {
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
     let text = read_text(&args.statement)?;
-    let (header, statement) = leanpool_lean::verify::split_statement_file(&text)?;
+    let (header, statement) = leanpool_methods::verify::split_statement_file(&text)?;
     let context = match &args.context {
         Some(path) => read_text(path)?.trim_end().to_string(),
         None => String::new(),
@@ -49,14 +50,14 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             )
             .await?
         }
-        None => match leanpool_lean::verify::assemble(&params) {
+        None => match leanpool_methods::verify::assemble(&params) {
             Err(reason) => VerifyResult::rejected(reason.to_string()),
             Ok(a) => {
                 let command = args.via.command()?;
                 let mut w =
                     Worker::spawn(&WorkerConfig::new(command), &header_key(&a.text)).await?;
-                let policy = leanpool_lean::guard::GuardPolicy::default();
-                let r = leanpool_lean::verify::verify_on_with(
+                let policy = leanpool_methods::Policy::default();
+                let r = leanpool_methods::verify::verify_on_with(
                     &mut w,
                     &params,
                     DEFAULT_TIMEOUT,

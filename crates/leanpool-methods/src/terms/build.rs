@@ -1,0 +1,1081 @@
+//! Operator trees from Lean's tagged pretty-printer output.
+//!
+//! The delaborator annotates every subterm it prints with its
+//! [`SubexprPos`], so the nesting of tags *is* the term's structure: a tag
+//! whose body holds text and child tags is an operator application, the
+//! text pieces between the children are the operator's notation, and a
+//! tag with text only is an atom. Nothing here parses pretty-printed text:
+//! structure comes from tags and positions, text only supplies labels.
+//!
+//! ## Labels
+//! An inner node's label is its text pieces with `_` for each child, then
+//! normalized: the characters `(` and `)` are removed (the parenthesizer
+//! adds them between a parent's text and a child, so `a * (b + c)` gives
+//! `_ * (_)` before and `_ * _` after), every run of whitespace (Lean
+//! breaks lines at width 120 and indents) becomes one space, and the ends
+//! are trimmed. So `Nat.gcd a b` → `Nat.gcd _ _`, `a + c < b + c` →
+//! `_ < _` over two `_ + _`. A tag whose only content is one child plus
+//! parentheses/whitespace is transparent.
+//!
+//! ## Binders and scopes
+//! Binding sites (the `x` of `∀ (x : α), p`, `∃ x, p`, `fun x => t`,
+//! `{x | p}`, `∑ x ∈ s, f x`) are text-only identifier children in the
+//! shape of a binder list, and not at a plausible subterm position (see
+//! `find_binders` for why positions alone cannot say it: Lean tags
+//! binder names with "extra" positions that serialize ambiguously). A
+//! group's type is the child after ` : `; its kind is the bracket pair
+//! around it (`(…)` explicit, `{…}` implicit, `⦃…⦄` strict implicit,
+//! `[…]` instance; none: explicit). A binder is in scope in the types of
+//! later groups of the same construct and from the body (the child after
+//! the separator `,` / `=>` / `↦` / `|`) on, so in `∑ i ∈ s, f i` the set
+//! `s` is outside the scope of `i`. This covers Mathlib's notations as
+//! well as core's without knowing any of them.
+//!
+//! Every binding site gets a fresh scope id (pre-order: statement binders
+//! first, then inner binders in printing order) and becomes a binder node
+//! (label by kind: `(_ : _)`, `{_ : _}`, `⦃_ : _⦄`, `[_ : _]`, or without
+//! ` : _` when no type is printed) whose children are the bound name leaf
+//! and the type tree. Its place in the parent's label is one `_`:
+//! `∀ (c : Nat), body` → `∀ _, _`. Grouped binders (`∀ (a b : Nat), p`,
+//! `∃ x y, p`) are split into nested nodes, one binder each, so grouping
+//! (a printing choice) never changes the tree.
+//!
+//! Occurrences: an atom whose text is a name in scope is that variable
+//! (innermost binding wins). This is exact because the delaborator picks
+//! printed names so that the output reads back to the same term: it
+//! renames a binder whose name would capture (`getUnusedName`), marks
+//! inaccessible names with `✝`, and prints a shadowed constant qualified.
+//! The RPC references in the tags would identify fvars too, but reading
+//! them costs one request per occurrence.
+
+use crate::terms::tagged::{SubexprPos, Tagged};
+use leanpool_protocol::{BinderKind, Node, NodeKind};
+use std::collections::{HashMap, HashSet};
+
+/// One name in scope while building.
+#[derive(Debug, Clone)]
+struct ScopeEntry {
+    name: String,
+    id: u32,
+    kind: NodeKind,
+}
+
+/// Builds trees; owns the scope-id counter so ids are unique per tree.
+#[derive(Debug, Default)]
+pub struct TreeBuilder {
+    next_id: u32,
+    stack: Vec<ScopeEntry>,
+}
+
+enum Piece<'a> {
+    Text(String),
+    Child(Option<SubexprPos>, &'a Tagged),
+}
+
+fn flatten<'a>(t: &'a Tagged, out: &mut Vec<Piece<'a>>) {
+    match t {
+        Tagged::Text(s) => {
+            if let Some(Piece::Text(prev)) = out.last_mut() {
+                prev.push_str(s);
+            } else {
+                out.push(Piece::Text(s.clone()));
+            }
+        }
+        Tagged::Append(xs) => xs.iter().for_each(|x| flatten(x, out)),
+        Tagged::Tag(v, body) => out.push(Piece::Child(SubexprPos::of_tag(v), body)),
+    }
+}
+
+fn is_text_only(t: &Tagged) -> bool {
+    match t {
+        Tagged::Text(_) => true,
+        Tagged::Append(xs) => xs.iter().all(is_text_only),
+        Tagged::Tag(..) => false,
+    }
+}
+
+/// Collapses whitespace runs to one space and trims.
+pub fn squash_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Label normalization for inner nodes (see module docs).
+pub fn normalize_label(s: &str) -> String {
+    squash_ws(&s.replace(['(', ')'], " ")).replace("_ ,", "_,")
+}
+
+/// Label of a binder node.
+pub fn binder_label(kind: BinderKind, typed: bool) -> String {
+    let (l, r) = match kind {
+        BinderKind::Default => ("(", ")"),
+        BinderKind::Implicit => ("{", "}"),
+        BinderKind::StrictImplicit => ("⦃", "⦄"),
+        BinderKind::InstImplicit => ("[", "]"),
+    };
+    if typed {
+        format!("{l}_ : _{r}")
+    } else {
+        format!("{l}_{r}")
+    }
+}
+
+const OPENERS: &[char] = &['(', '{', '⦃', '['];
+const CLOSERS: &[char] = &[')', '}', '⦄', ']'];
+
+/// A piece of a binder-bearing node while its label is assembled.
+enum Part {
+    Text(String),
+    Binders(Vec<Node>),
+    Child(Node),
+}
+
+struct BinderSite {
+    /// Piece index of the name (of the type, for an anonymous instance).
+    piece: usize,
+    /// `None`: an anonymous instance binder, `[Inhabited α]`.
+    name: Option<String>,
+    kind: BinderKind,
+    /// The group sits in brackets, which belong to the binder, not the label.
+    bracketed: bool,
+    /// Piece index of the type child, if printed.
+    ty: Option<usize>,
+}
+
+impl TreeBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Allocates the next scope id and returns the leaf for the binding
+    /// site; the name is *not* yet in scope (see [`Self::push_scope`]).
+    pub fn fresh(&mut self, name: &str, kind: NodeKind) -> (Node, u32) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let leaf = Node {
+            label: name.to_owned(),
+            kind,
+            scope: Some(id),
+            binder: None,
+            children: vec![],
+        };
+        (leaf, id)
+    }
+
+    /// Puts `name` (bound by scope `id`) in scope for what follows.
+    pub fn push_scope(&mut self, name: &str, id: u32, kind: NodeKind) {
+        self.stack.push(ScopeEntry {
+            name: name.to_owned(),
+            id,
+            kind,
+        });
+    }
+
+    /// Tree of one `CodeWithInfos`.
+    pub fn term(&mut self, t: &Tagged) -> Node {
+        match t {
+            Tagged::Tag(v, body) => self.tag(SubexprPos::of_tag(v), body),
+            other => self.tag(None, other),
+        }
+    }
+
+    fn leaf(&self, text: &str) -> Node {
+        let label = squash_ws(text);
+        if let Some(e) = self.stack.iter().rev().find(|e| e.name == label) {
+            return Node {
+                label,
+                kind: e.kind,
+                scope: Some(e.id),
+                binder: None,
+                children: vec![],
+            };
+        }
+        Node::atom(label)
+    }
+
+    fn tag(&mut self, pos: Option<SubexprPos>, body: &Tagged) -> Node {
+        let mut pieces = Vec::new();
+        flatten(body, &mut pieces);
+        let children: Vec<usize> = (0..pieces.len())
+            .filter(|&i| matches!(pieces[i], Piece::Child(..)))
+            .collect();
+        if children.is_empty() {
+            return self.leaf(&body.strip_tags());
+        }
+        if children.len() == 1 {
+            let only_decoration = pieces.iter().all(|p| match p {
+                Piece::Text(s) => s.chars().all(|c| c.is_whitespace() || c == '(' || c == ')'),
+                Piece::Child(..) => true,
+            });
+            if only_decoration {
+                let Piece::Child(p, b) = &pieces[children[0]] else {
+                    unreachable!()
+                };
+                return self.tag(p.clone(), b);
+            }
+        }
+        let sites = find_binders(&pieces, pos.as_ref());
+        if sites.is_empty() {
+            let mut label = String::new();
+            let mut kids = Vec::new();
+            for p in &pieces {
+                match p {
+                    Piece::Text(s) => label.push_str(s),
+                    Piece::Child(cp, b) => {
+                        label.push('_');
+                        kids.push(self.tag(cp.clone(), b));
+                    }
+                }
+            }
+            return Node::op(normalize_label(&label), kids);
+        }
+        self.binder_node(&pieces, sites)
+    }
+
+    /// A node with binding sites: its pieces become parts (text, binder
+    /// runs, other children), runs separated by whitespace merge, and the
+    /// parts become one node, or a nest of one-binder nodes.
+    fn binder_node(&mut self, pieces: &[Piece<'_>], sites: Vec<BinderSite>) -> Node {
+        let parts = self.binder_parts(pieces, &sites);
+        let merged = merge_binder_runs(parts);
+        let runs = merged
+            .iter()
+            .filter(|p| matches!(p, Part::Binders(_)))
+            .count();
+        let others = merged
+            .iter()
+            .filter(|p| matches!(p, Part::Child(_)))
+            .count();
+        if runs == 1 && sites.len() > 1 && others == 1 {
+            // `Q a b, body` is `Q a, Q b, body`: nest, one binder per node.
+            return nest_binders(merged);
+        }
+        flat_binder_node(merged)
+    }
+
+    /// Walks the pieces in order: text without the groups' brackets,
+    /// binder nodes for each group (in scope from the next group's type
+    /// on), other children built with this node's binders in scope from
+    /// the body on.
+    fn binder_parts(&mut self, pieces: &[Piece<'_>], sites: &[BinderSite]) -> Vec<Part> {
+        let layout = BinderLayout::new(pieces, sites);
+        // Binders of this node already built.
+        let mut active: Vec<ScopeEntry> = Vec::new();
+        let mut parts: Vec<Part> = Vec::new();
+        let mut i = 0;
+        while i < pieces.len() {
+            match &pieces[i] {
+                Piece::Text(s) => {
+                    parts.push(Part::Text(layout.strip_brackets(sites, i, s).to_owned()));
+                    i += 1;
+                }
+                Piece::Child(cp, b) => match layout.name_at.get(&i) {
+                    None => {
+                        let in_scope = i >= layout.body_start;
+                        let node = self.with_entries(if in_scope { &active } else { &[] }, |me| {
+                            me.tag(cp.clone(), b)
+                        });
+                        parts.push(Part::Child(node));
+                        i += 1;
+                    }
+                    Some(&k) => {
+                        let (nodes, next) = self.binder_group(pieces, sites, k, &mut active);
+                        parts.push(Part::Binders(nodes));
+                        i = next;
+                    }
+                },
+            }
+        }
+        parts
+    }
+
+    /// The binder nodes of the group that starts at site `k` (one per
+    /// name, each with the group's type tree; one `[_]` node for an
+    /// anonymous instance binder), its names added to `active`; and the
+    /// piece index after the group.
+    fn binder_group(
+        &mut self,
+        pieces: &[Piece<'_>],
+        sites: &[BinderSite],
+        k: usize,
+        active: &mut Vec<ScopeEntry>,
+    ) -> (Vec<Node>, usize) {
+        let group = group_at(pieces, sites, k);
+        // Pre-order ids: the group's names, then binders inside its type.
+        let leaves: Vec<(Node, u32)> = group
+            .iter()
+            .filter_map(|&g| sites[g].name.as_deref())
+            .map(|name| self.fresh(name, NodeKind::BoundVar))
+            .collect();
+        let ty_tree = sites[k].ty.map(|tp| {
+            let Piece::Child(tpos, tb) = &pieces[tp] else {
+                unreachable!()
+            };
+            self.with_entries(active, |me| me.tag(tpos.clone(), tb))
+        });
+        if sites[k].name.is_none() {
+            let node = Node {
+                label: "[_]".to_owned(),
+                kind: NodeKind::Op,
+                scope: None,
+                binder: Some(BinderKind::InstImplicit),
+                children: ty_tree.into_iter().collect(),
+            };
+            return (vec![node], sites[k].piece + 1);
+        }
+        let mut nodes = Vec::new();
+        for (&g, (leaf, id)) in group.iter().zip(leaves) {
+            let site = &sites[g];
+            let mut kids = vec![leaf.clone()];
+            kids.extend(ty_tree.clone());
+            nodes.push(Node {
+                label: binder_label(site.kind, ty_tree.is_some()),
+                kind: NodeKind::Op,
+                scope: None,
+                binder: Some(site.kind),
+                children: kids,
+            });
+            active.push(ScopeEntry {
+                name: leaf.label,
+                id,
+                kind: NodeKind::BoundVar,
+            });
+        }
+        let last = &sites[*group.last().expect("non-empty")];
+        (nodes, last.ty.unwrap_or(last.piece) + 1)
+    }
+
+    /// Builds with `entries` pushed in scope.
+    fn with_entries<T>(&mut self, entries: &[ScopeEntry], f: impl FnOnce(&mut Self) -> T) -> T {
+        let base = self.stack.len();
+        self.stack.extend(entries.iter().cloned());
+        let r = f(self);
+        self.stack.truncate(base);
+        r
+    }
+}
+
+/// Where the binding sites of a node are among its pieces.
+struct BinderLayout {
+    /// Piece index of each site's name (type, for an anonymous instance)
+    /// -> the site's index.
+    name_at: HashMap<usize, usize>,
+    /// Piece index ending each bracketed group (its type, else its last name).
+    bracket_ends: HashSet<usize>,
+    /// The body starts after the first separator following the binders.
+    body_start: usize,
+}
+
+impl BinderLayout {
+    fn new(pieces: &[Piece<'_>], sites: &[BinderSite]) -> Self {
+        let name_at = sites
+            .iter()
+            .enumerate()
+            .map(|(k, s)| (s.piece, k))
+            .collect();
+        let bracket_ends = sites
+            .iter()
+            .enumerate()
+            .filter(|(k, s)| {
+                s.bracketed
+                    && sites
+                        .get(k + 1)
+                        .is_none_or(|n| n.ty != s.ty || n.ty.is_none())
+            })
+            .map(|(_, s)| s.ty.unwrap_or(s.piece))
+            .collect();
+        let last_group_end = sites
+            .iter()
+            .map(|s| s.ty.unwrap_or(s.piece))
+            .max()
+            .unwrap_or(0);
+        let body_start = (last_group_end + 1..pieces.len())
+            .find(|&j| matches!(&pieces[j], Piece::Text(t) if is_body_separator(t)))
+            .map(|j| j + 1)
+            .unwrap_or(last_group_end + 1);
+        BinderLayout {
+            name_at,
+            bracket_ends,
+            body_start,
+        }
+    }
+
+    /// Text piece `i` without the brackets that belong to binder groups:
+    /// the opening bracket of a group that starts next, the closing one of
+    /// a group that just ended.
+    fn strip_brackets<'s>(&self, sites: &[BinderSite], i: usize, text: &'s str) -> &'s str {
+        let mut s = text;
+        if self
+            .name_at
+            .get(&(i + 1))
+            .is_some_and(|&k| sites[k].bracketed)
+        {
+            let t = s.trim_end();
+            if let Some(c) = t.chars().last().filter(|c| OPENERS.contains(c)) {
+                s = &t[..t.len() - c.len_utf8()];
+            }
+        }
+        if i > 0 && self.bracket_ends.contains(&(i - 1)) {
+            let t = s.trim_start();
+            if let Some(c) = t.chars().next().filter(|c| CLOSERS.contains(c)) {
+                s = &t[c.len_utf8()..];
+            }
+        }
+        s
+    }
+}
+
+/// The sites of the group that starts at site `k`: `k` itself, the
+/// following names that share its (printed) type, and, when it has none,
+/// the following untyped sites separated by whitespace only.
+fn group_at(pieces: &[Piece<'_>], sites: &[BinderSite], k: usize) -> Vec<usize> {
+    let first = &sites[k];
+    let shares_type = |s: &BinderSite| s.name.is_some() && s.ty == first.ty && s.ty.is_some();
+    let untyped_next_to_previous = |g: usize| {
+        sites[g].ty.is_none()
+            && first.ty.is_none()
+            && only_space_between(pieces, sites[g - 1].piece, sites[g].piece)
+    };
+    (k..sites.len())
+        .take_while(|&g| g == k || shares_type(&sites[g]) || untyped_next_to_previous(g))
+        .collect()
+}
+
+/// The pieces strictly between `a` and `b` are all whitespace text.
+fn only_space_between(pieces: &[Piece<'_>], a: usize, b: usize) -> bool {
+    (a + 1..b).all(|j| text_at(pieces, j).is_some_and(|t| t.trim().is_empty()))
+}
+
+fn text_at<'p>(pieces: &'p [Piece<'_>], i: usize) -> Option<&'p str> {
+    match pieces.get(i) {
+        Some(Piece::Text(t)) => Some(t.as_str()),
+        _ => None,
+    }
+}
+
+/// Joins binder runs separated by whitespace only (`∀ (a : A) {b : B}, p`)
+/// into one run.
+fn merge_binder_runs(parts: Vec<Part>) -> Vec<Part> {
+    let mut merged: Vec<Part> = Vec::new();
+    for p in parts {
+        if let Part::Binders(nodes) = p {
+            let n = merged.len();
+            let ws_between = n >= 2
+                && matches!(&merged[n - 1], Part::Text(t) if t.trim().is_empty())
+                && matches!(&merged[n - 2], Part::Binders(_));
+            if ws_between {
+                merged.pop();
+            }
+            if let Some(Part::Binders(prev)) = merged.last_mut() {
+                prev.extend(nodes);
+            } else {
+                merged.push(Part::Binders(nodes));
+            }
+        } else {
+            merged.push(p);
+        }
+    }
+    merged
+}
+
+/// One run of binders and one other child (the body): a chain of nodes
+/// with the parts' label, one binder each, the last one over the body.
+fn nest_binders(merged: Vec<Part>) -> Node {
+    let mut label = String::new();
+    let mut binders = Vec::new();
+    let mut body = None;
+    for p in merged {
+        match p {
+            Part::Text(t) => label.push_str(&t),
+            Part::Binders(b) => {
+                label.push('_');
+                binders = b;
+            }
+            Part::Child(c) => {
+                label.push('_');
+                body = Some(c);
+            }
+        }
+    }
+    let label = normalize_label(&label);
+    let mut node = body.expect("one child");
+    while let Some(b) = binders.pop() {
+        node = Node::op(label.clone(), vec![b, node]);
+    }
+    node
+}
+
+/// One node over all parts: a `_` per binder and per child.
+fn flat_binder_node(merged: Vec<Part>) -> Node {
+    let mut label = String::new();
+    let mut kids = Vec::new();
+    for p in merged {
+        match p {
+            Part::Text(t) => label.push_str(&t),
+            Part::Binders(b) => {
+                label.push_str(&vec!["_"; b.len()].join(" "));
+                kids.extend(b);
+            }
+            Part::Child(c) => {
+                label.push('_');
+                kids.push(c);
+            }
+        }
+    }
+    Node::op(normalize_label(&label), kids)
+}
+
+/// Text that ends a binder list and starts the body: `∀ x, p`,
+/// `fun x => t`, `fun x ↦ t`, `{x | p}`, `{x // p}`.
+fn is_body_separator(t: &str) -> bool {
+    let t = t.trim_end();
+    t.ends_with(',')
+        || t.ends_with("=>")
+        || t.ends_with('↦')
+        || t.ends_with('|')
+        || t.ends_with("//")
+}
+
+/// What may follow a binder name (after whitespace): its type, the body
+/// separator, a binder predicate (`∀ x ∈ s`, `∃ n > 0`) or a closing bracket.
+fn may_follow_binder(t: &str) -> bool {
+    let t = t.trim_start();
+    t.starts_with([
+        ':', ',', '|', '∈', '∉', '⊆', '⊂', '⊇', '⊃', '<', '≤', '>', '≥', '≠', '↦',
+    ]) || t.starts_with("=>")
+        || t.starts_with("in ")
+        || t.starts_with("//")
+        || t.starts_with(CLOSERS)
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut cs = s.chars();
+    match cs.next() {
+        Some(c) if c.is_alphabetic() || c == '_' || c == '«' => {}
+        _ => return false,
+    }
+    !s.contains(char::is_whitespace) && !s.contains(['(', ')', ',', ':'])
+}
+
+/// Binding sites among a tag's children (see the module docs).
+///
+/// Lean annotates a binder name with an *extra* position from the
+/// delaborator's hole iterator (`mkAnnotatedIdent`), and positions travel
+/// as `"/1/0"` strings in which such extra positions read as short, often
+/// meaningless paths. So names are found by shape: a text-only identifier
+/// child after an opening bracket, after the construct's leading text
+/// (`∀ `, `∃ `, `fun `, `∑ `, `{`) or after another name, followed by a
+/// type (`:`), a separator, a binder predicate or a closing bracket, in a
+/// construct that has a body separator (`,`, `=>`, `↦`, `|`). A candidate
+/// whose position is a plausible subterm position of this tag (a strict
+/// extension with coordinates 0/1, unrelated to its siblings' positions),
+/// is an ordinary subterm instead: that is what tells `(x, y)` from
+/// `∀ (x : α), p`.
+fn find_binders(pieces: &[Piece<'_>], own: Option<&SubexprPos>) -> Vec<BinderSite> {
+    // The construct needs a body separator followed by a child.
+    let has_separator = pieces.windows(2).any(
+        |w| matches!((&w[0], &w[1]), (Piece::Text(t), Piece::Child(..)) if is_body_separator(t)),
+    );
+    if !has_separator {
+        return vec![];
+    }
+    let kids: Vec<(usize, Option<&SubexprPos>)> = pieces
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| match p {
+            Piece::Child(pos, _) => Some((i, pos.as_ref())),
+            _ => None,
+        })
+        .collect();
+    let mut sites = named_sites(pieces, own, &kids);
+    add_anonymous_instances(pieces, &kids, &mut sites);
+    group_sites(pieces, &mut sites);
+    sites
+}
+
+/// The named binding sites: text-only identifier children placed as a
+/// binder name is, and not at a plausible subterm position. Kind, type
+/// and brackets are set later ([`group_sites`]).
+fn named_sites(
+    pieces: &[Piece<'_>],
+    own: Option<&SubexprPos>,
+    kids: &[(usize, Option<&SubexprPos>)],
+) -> Vec<BinderSite> {
+    let mut sites: Vec<BinderSite> = Vec::new();
+    for (n, &(i, q)) in kids.iter().enumerate() {
+        let Piece::Child(_, body) = &pieces[i] else {
+            unreachable!()
+        };
+        if !is_text_only(body) {
+            continue;
+        }
+        let name = squash_ws(&body.strip_tags());
+        if !is_identifier(&name) {
+            continue;
+        }
+        let placed =
+            preceded_like_a_binder(pieces, &sites, i, n == 0) && followed_like_a_binder(pieces, i);
+        if !placed || plausible_subterm(own, kids, i, q) {
+            continue;
+        }
+        sites.push(BinderSite {
+            piece: i,
+            name: Some(name),
+            kind: BinderKind::Default,
+            bracketed: false,
+            ty: None,
+        });
+    }
+    sites
+}
+
+/// Before a binder name: the previous name (directly or after
+/// whitespace), an opening bracket, or, for the tag's first child, the
+/// construct's leading text (`∀ `, `fun `).
+fn preceded_like_a_binder(
+    pieces: &[Piece<'_>],
+    sites: &[BinderSite],
+    i: usize,
+    first_child: bool,
+) -> bool {
+    let after_prev_name = sites.last().is_some_and(|s| {
+        s.piece + 1 == i
+            || (s.piece + 2 == i
+                && text_at(pieces, s.piece + 1).is_some_and(|t| t.trim().is_empty()))
+    });
+    let before = if i == 0 { None } else { text_at(pieces, i - 1) };
+    after_prev_name
+        || before.is_some_and(|b| {
+            let b = b.trim_end();
+            b.ends_with(OPENERS) || (first_child && !b.is_empty())
+        })
+}
+
+/// After a binder name: another name (directly or after whitespace), or
+/// text that may follow a binder ([`may_follow_binder`]).
+fn followed_like_a_binder(pieces: &[Piece<'_>], i: usize) -> bool {
+    let after = text_at(pieces, i + 1);
+    let next_is_name = matches!(pieces.get(i + 1), Some(Piece::Child(..)))
+        || (after.is_some_and(|t| t.trim().is_empty())
+            && matches!(pieces.get(i + 2), Some(Piece::Child(_, b)) if is_text_only(b)));
+    next_is_name || after.is_some_and(may_follow_binder)
+}
+
+/// Child `i` at `q` could be an ordinary subterm of the tag at `own`: a
+/// strict extension with coordinates 0/1, unrelated to its siblings'
+/// positions.
+fn plausible_subterm(
+    own: Option<&SubexprPos>,
+    kids: &[(usize, Option<&SubexprPos>)],
+    i: usize,
+    q: Option<&SubexprPos>,
+) -> bool {
+    let (Some(own), Some(q)) = (own, q) else {
+        return false;
+    };
+    own.is_strict_prefix_of(q)
+        && q.0[own.0.len()..].iter().all(|&c| c <= 1)
+        && kids.iter().all(|&(j, p)| {
+            j == i
+                || p.is_none_or(|p| {
+                    p != q && !p.is_strict_prefix_of(q) && !q.is_strict_prefix_of(p)
+                })
+        })
+}
+
+/// Anonymous instance binders: a child in `[`…`]` of the construct's own
+/// text, before the body (`∀ {α : Type} [BEq α], p`), inserted in piece
+/// order.
+fn add_anonymous_instances(
+    pieces: &[Piece<'_>],
+    kids: &[(usize, Option<&SubexprPos>)],
+    sites: &mut Vec<BinderSite>,
+) {
+    let first_sep = (0..pieces.len())
+        .find(|&j| matches!(&pieces[j], Piece::Text(t) if is_body_separator(t)))
+        .unwrap_or(pieces.len());
+    for &(i, _) in kids {
+        if i > first_sep || sites.iter().any(|s| s.piece == i) {
+            continue;
+        }
+        let before = i
+            .checked_sub(1)
+            .and_then(|j| text_at(pieces, j))
+            .is_some_and(|t| t.trim_end().ends_with('['));
+        let after = text_at(pieces, i + 1).is_some_and(|t| t.trim_start().starts_with(']'));
+        if before && after {
+            let at = sites.partition_point(|s| s.piece < i);
+            sites.insert(
+                at,
+                BinderSite {
+                    piece: i,
+                    name: None,
+                    kind: BinderKind::InstImplicit,
+                    bracketed: true,
+                    ty: Some(i),
+                },
+            );
+        }
+    }
+}
+
+/// Groups: names separated by whitespace only. Each group may have a type
+/// (` : T`) and a bracket pair around it, which give every site of the
+/// group its `ty`, `kind` and `bracketed`.
+fn group_sites(pieces: &[Piece<'_>], sites: &mut [BinderSite]) {
+    let mut k = 0;
+    while k < sites.len() {
+        if sites[k].name.is_none() {
+            k += 1;
+            continue;
+        }
+        let mut end = k;
+        while end + 1 < sites.len()
+            && sites[end + 1].name.is_some()
+            && only_space_between(pieces, sites[end].piece, sites[end + 1].piece)
+        {
+            end += 1;
+        }
+        let last = sites[end].piece;
+        let ty = match (text_at(pieces, last + 1), pieces.get(last + 2)) {
+            (Some(t), Some(Piece::Child(..))) if t.trim() == ":" => Some(last + 2),
+            _ => None,
+        };
+        let kind = group_brackets(pieces, sites[k].piece, ty.unwrap_or(last) + 1);
+        for s in &mut sites[k..=end] {
+            s.kind = kind.unwrap_or(BinderKind::Default);
+            s.bracketed = kind.is_some();
+            s.ty = ty;
+        }
+        k = end + 1;
+    }
+}
+
+/// The binder kind of the bracket pair around a group whose first name is
+/// piece `first` and whose closing text is piece `close_at`; `None`
+/// without a matching pair.
+fn group_brackets(pieces: &[Piece<'_>], first: usize, close_at: usize) -> Option<BinderKind> {
+    let open = first
+        .checked_sub(1)
+        .and_then(|j| text_at(pieces, j))
+        .and_then(|t| t.trim_end().chars().last());
+    let close = text_at(pieces, close_at).and_then(|t| t.trim_start().chars().next());
+    match (open, close) {
+        (Some('('), Some(')')) => Some(BinderKind::Default),
+        (Some('{'), Some('}')) => Some(BinderKind::Implicit),
+        (Some('⦃'), Some('⦄')) => Some(BinderKind::StrictImplicit),
+        (Some('['), Some(']')) => Some(BinderKind::InstImplicit),
+        _ => None,
+    }
+}
+
+/// A copy of `n` with bound-variable and hypothesis names blanked and
+/// scope ids kept: two statements that differ only by bound names give
+/// equal results.
+pub fn erase_bound_names(n: &Node) -> Node {
+    let mut m = n.clone();
+    if matches!(m.kind, NodeKind::BoundVar | NodeKind::Hypothesis) {
+        m.label = String::new();
+    }
+    m.children = n.children.iter().map(erase_bound_names).collect();
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn tag(pos: &str, body: Value) -> Value {
+        json!({"tag": [{"subexprPos": pos, "info": {"p": "1"}}, body]})
+    }
+    fn text(s: &str) -> Value {
+        json!({"text": s})
+    }
+    fn app(xs: Vec<Value>) -> Value {
+        json!({"append": xs})
+    }
+    fn build(v: Value) -> Node {
+        TreeBuilder::new().term(&Tagged::parse(&v).unwrap())
+    }
+
+    /// `∀ (c : Nat), a + c < b + c` shaped like Lean's goal output.
+    fn forall_goal(var: &str) -> Value {
+        let sum = |x: &str, p: &str| {
+            tag(
+                p,
+                app(vec![
+                    tag(&format!("{p}/0/1"), text(x)),
+                    text(" + "),
+                    tag(&format!("{p}/1"), text(var)),
+                ]),
+            )
+        };
+        tag(
+            "/",
+            app(vec![
+                text("∀ ("),
+                tag("/", text(var)),
+                text(" : "),
+                tag("/0", text("Nat")),
+                text("), "),
+                tag(
+                    "/1",
+                    app(vec![sum("a", "/1/0/1"), text(" < "), sum("b", "/1/1")]),
+                ),
+            ]),
+        )
+    }
+
+    #[test]
+    fn forall_binder_and_operators() {
+        let n = build(forall_goal("c"));
+        assert_eq!(n.label, "∀ _, _");
+        assert_eq!(n.children.len(), 2);
+        let b = &n.children[0];
+        assert_eq!(b.label, "(_ : _)");
+        assert_eq!(b.binder, Some(BinderKind::Default));
+        assert_eq!(b.children[0].kind, NodeKind::BoundVar);
+        assert_eq!(b.children[0].scope, Some(0));
+        assert_eq!(b.children[1], Node::atom("Nat"));
+        let body = &n.children[1];
+        assert_eq!(body.label, "_ < _");
+        assert_eq!(body.children[0].label, "_ + _");
+        // `c` in the body refers to the binder; `a` is free here.
+        assert_eq!(body.children[0].children[1].scope, Some(0));
+        assert_eq!(body.children[0].children[0], Node::atom("a"));
+    }
+
+    #[test]
+    fn renaming_gives_equal_trees_up_to_names() {
+        let a = build(forall_goal("c"));
+        let b = build(forall_goal("d"));
+        assert_ne!(a, b);
+        assert_eq!(erase_bound_names(&a), erase_bound_names(&b));
+    }
+
+    #[test]
+    fn parentheses_do_not_matter() {
+        // `x * (y + z)`: the parenthesizer's parens sit in the parent's text.
+        let v = tag(
+            "/",
+            app(vec![
+                tag("/0/1", text("x")),
+                text(" * ("),
+                tag(
+                    "/1",
+                    app(vec![
+                        tag("/1/0/1", text("y")),
+                        text(" + "),
+                        tag("/1/1", text("z")),
+                    ]),
+                ),
+                text(")"),
+            ]),
+        );
+        let n = build(v);
+        assert_eq!(n.label, "_ * _");
+        assert_eq!(n.children[1].label, "_ + _");
+        // A wrapper holding one parenthesized child is transparent.
+        let w = tag("/", app(vec![text("("), tag("/1", text("q")), text(")")]));
+        assert_eq!(build(w), Node::atom("q"));
+    }
+
+    #[test]
+    fn grouped_binders_split_and_kinds() {
+        // `∀ {α : Type} (a b : α), a = b` (positions as the delaborator gives).
+        let v = tag(
+            "/",
+            app(vec![
+                text("∀ {"),
+                tag("/", text("α")),
+                text(" : "),
+                tag("/0", text("Type")),
+                text("} ("),
+                tag("/1", text("a")),
+                text(" "),
+                tag("/1/1", text("b")),
+                text(" : "),
+                tag("/1/0", text("α")),
+                text("), "),
+                tag(
+                    "/1/1/1",
+                    app(vec![
+                        tag("/1/1/1/0/1", text("a")),
+                        text(" = "),
+                        tag("/1/1/1/1", text("b")),
+                    ]),
+                ),
+            ]),
+        );
+        let n = build(v);
+        // Nested: ∀ {α}, ∀ (a), ∀ (b), a = b
+        assert_eq!(n.label, "∀ _, _");
+        assert_eq!(n.children[0].binder, Some(BinderKind::Implicit));
+        assert_eq!(n.children[0].label, "{_ : _}");
+        let n2 = &n.children[1];
+        assert_eq!(n2.children[0].binder, Some(BinderKind::Default));
+        // `a`'s type `α` refers to the first binder.
+        assert_eq!(n2.children[0].children[1].scope, Some(0));
+        let n3 = &n2.children[1];
+        assert_eq!(n3.children[0].children[0].label, "b");
+        assert_eq!(n3.children[0].children[1].scope, Some(0));
+        let eq = &n3.children[1];
+        assert_eq!(eq.label, "_ = _");
+        assert_eq!(eq.children[0].scope, Some(1));
+        assert_eq!(eq.children[1].scope, Some(2));
+    }
+
+    #[test]
+    fn big_operator_scope_excludes_the_range() {
+        // `∑ i ∈ s, f i` = Finset.sum s (fun i => f i): `i` at /1, s at /0/1,
+        // body at /1/1. A free `i` in `s` must not bind to the sum's `i`.
+        let v = tag(
+            "/",
+            app(vec![
+                text("∑ "),
+                tag("/1", text("i")),
+                text(" ∈ "),
+                tag(
+                    "/0/1",
+                    app(vec![text("Finset.range "), tag("/0/1/1", text("i"))]),
+                ),
+                text(", "),
+                tag("/1/1", app(vec![text("f "), tag("/1/1/1", text("i"))])),
+            ]),
+        );
+        let mut b = TreeBuilder::new();
+        let (_, outer) = b.fresh("i", NodeKind::BoundVar);
+        b.push_scope("i", outer, NodeKind::BoundVar);
+        let n = b.term(&Tagged::parse(&v).unwrap());
+        assert_eq!(n.label, "∑ _ ∈ _, _");
+        assert_eq!(n.children[0].label, "(_)");
+        let inner = n.children[0].children[0].scope.unwrap();
+        assert_ne!(inner, outer);
+        assert_eq!(n.children[1].label, "Finset.range _");
+        assert_eq!(n.children[1].children[0].scope, Some(outer));
+        assert_eq!(n.children[2].children[0].scope, Some(inner));
+    }
+
+    #[test]
+    fn extra_positions_of_binder_names() {
+        // Lean ≥ 4.x tags binder names with hole-iterator positions, which
+        // serialize as "/", "/", "/0", "/1", "/2", … (here colliding with
+        // the real domain "/0" and a prefix of the body "/1/1/1/1/1").
+        let v = tag(
+            "/",
+            app(vec![
+                text("∀ ("),
+                tag("/", text("a")),
+                text(" "),
+                tag("/", text("b")),
+                text(" "),
+                tag("/0", text("c")),
+                text(" "),
+                tag("/1", text("d")),
+                text(" "),
+                tag("/2", text("e")),
+                text(" : "),
+                tag("/0", text("Nat")),
+                text("), "),
+                tag(
+                    "/1/1/1/1/1",
+                    app(vec![
+                        tag("/1/1/1/1/1/0/1", text("a")),
+                        text(" = "),
+                        tag("/1/1/1/1/1/1", text("e")),
+                    ]),
+                ),
+            ]),
+        );
+        let n = build(v);
+        let mut names = vec![];
+        let mut cur = &n;
+        while cur.label == "∀ _, _" {
+            names.push(cur.children[0].children[0].label.clone());
+            assert_eq!(cur.children[0].children[1], Node::atom("Nat"));
+            cur = &cur.children[1];
+        }
+        assert_eq!(names, ["a", "b", "c", "d", "e"]);
+        assert_eq!(cur.children[0].scope, Some(0));
+        assert_eq!(cur.children[1].scope, Some(4));
+    }
+
+    #[test]
+    fn pairs_and_set_builder() {
+        // `(x, y)`: real subterm positions, so no binders.
+        let v = tag(
+            "/",
+            app(vec![
+                text("("),
+                tag("/0/1", text("x")),
+                text(", "),
+                tag("/1", text("y")),
+                text(")"),
+            ]),
+        );
+        let n = build(v);
+        assert_eq!(n.label, "_, _");
+        assert!(n.children.iter().all(|c| c.kind == NodeKind::Atom));
+        // `{x | p x}`: the braces are notation, not an implicit binder.
+        let v = tag(
+            "/",
+            app(vec![
+                text("{"),
+                tag("/", text("x")),
+                text(" | "),
+                tag("/1/1", app(vec![text("p "), tag("/1/1/1", text("x"))])),
+                text("}"),
+            ]),
+        );
+        let n = build(v);
+        assert_eq!(n.label, "{_ | _}");
+        assert_eq!(n.children[0].binder, Some(BinderKind::Default));
+        assert_eq!(
+            n.children[1].children[0].scope,
+            n.children[0].children[0].scope
+        );
+    }
+
+    #[test]
+    fn subtype() {
+        // `{ x // 0 < x }` (core's `Subtype`): `x` binds in the predicate.
+        let v = tag(
+            "/",
+            app(vec![
+                text("{ "),
+                tag("/", text("x")),
+                text(" // "),
+                tag(
+                    "/1/1",
+                    app(vec![
+                        tag("/1/1/0/1", text("0")),
+                        text(" < "),
+                        tag("/1/1/1", text("x")),
+                    ]),
+                ),
+                text(" }"),
+            ]),
+        );
+        let n = build(v);
+        assert_eq!(n.label, "{ _ // _ }");
+        assert_eq!(
+            n.children[1].children[1].scope,
+            n.children[0].children[0].scope
+        );
+    }
+
+    #[test]
+    fn whitespace_and_line_breaks_in_labels() {
+        let v = tag(
+            "/",
+            app(vec![
+                text("Nat.gcd\n    "),
+                tag("/0/1", text("a")),
+                text("  "),
+                tag("/1", text("b")),
+            ]),
+        );
+        assert_eq!(build(v).label, "Nat.gcd _ _");
+    }
+}

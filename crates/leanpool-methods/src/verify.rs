@@ -1,0 +1,521 @@
+//! `verify`: a caller's proof judged against a fixed statement.
+//!
+//! leanpool assembles `header`, `context` (helper declarations), the
+//! statement (its `:= sorry` removed), ` := ` and the proof into one text,
+//! and appends its own trailer (see [`crate::verdict`]): per helper and for
+//! the theorem the verdict's `#check`s and `#print axioms`, then an
+//! `axiom` restating the statement under a reserved name, and
+//! `#guard_expr` comparing the two types *syntactically* (`=ₛ`; Lean's
+//! built-in command, no user code). Each part is checked before
+//! ([`parts`]): the proof slot can only be a term or tactic block, the
+//! context only helpers that cannot change how the statement reads.
+//! Helpers are judged like the theorem: present, no `sorry`, no axiom
+//! outside the policy, every message recognised.
+
+pub mod parts;
+
+pub use parts::{check_context, check_header, check_proof, split_statement_file, Part, Refused};
+
+use crate::verdict::{self, Declaration};
+use leanpool_protocol::{Diagnostic, Position, Range, VerifyParams};
+use leanpool_screen::text::LineIndex;
+
+/// The reserved name of the reference declaration in the trailer.
+pub const REFERENCE: &str = "«leanpool_verify_reference»";
+/// The reserved name of the axiom stating the statement when the
+/// reference is a theorem (a statement with `let`).
+pub const REFERENCE_AXIOM: &str = "«leanpool_verify_reference_axiom»";
+
+/// An assembled `verify` request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assembled {
+    /// The text elaborated (as a `check` text: header and body).
+    pub text: String,
+    /// Where the context starts in `text` (the statement's start when
+    /// there is none).
+    pub context_start: Position,
+    /// The helpers the context declares, with the byte offset in `text`
+    /// of each one's name.
+    pub helpers: Vec<(Declaration, usize)>,
+    /// Line of `text` where the statement starts.
+    pub statement_line: u32,
+    /// Where the proof starts in `text` (UTF-16 column).
+    pub proof_start: Position,
+    /// The theorem's name as written.
+    pub name: String,
+    /// Where the name starts in `text`.
+    pub name_position: Position,
+    /// leanpool's trailer after the body, one line each: the verdict's
+    /// lines for every helper, then for the theorem, then the reference
+    /// axiom and `#guard_expr`.
+    pub trailer_lines: Vec<String>,
+}
+
+/// Assembles the request, or refuses it.
+pub fn assemble(p: &VerifyParams) -> Result<Assembled, Refused> {
+    check_header(&p.header)?;
+    check_proof(&p.proof)?;
+    let (stmt, name) = parts::statement_parts(&p.statement)?;
+    let context = check_context(&p.context, stmt)?;
+    let mut text = p.header.clone();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let context_start = LineIndex::new(&text).position(text.len());
+    let helpers = context
+        .declarations
+        .into_iter()
+        .map(|d| {
+            let at = text.len() + d.start;
+            (d, at)
+        })
+        .collect();
+    text.push_str(&p.context);
+    if !p.context.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let statement_line = text.matches('\n').count() as u32;
+    let statement_start = text.len();
+    text.push_str(stmt);
+    text.push_str(" := ");
+    let proof_start = LineIndex::new(&text).position(text.len());
+    text.push_str(&p.proof);
+    text.push('\n');
+    let name_text = p.statement[name.clone()].to_string();
+    let name_position = LineIndex::new(&text).position(statement_start + name.start);
+    let mut a = Assembled {
+        text,
+        context_start,
+        helpers,
+        statement_line,
+        proof_start,
+        name: name_text,
+        name_position,
+        trailer_lines: vec![],
+    };
+    a.trailer_lines = a.trailer(&stmt[name.end..]);
+    Ok(a)
+}
+
+/// Where a position of the assembled text lands for the caller.
+pub enum Place {
+    /// In the caller's `proof`, at this position.
+    Proof(Position),
+    /// In the caller's `statement`, at this position.
+    Statement(Position),
+    /// In the caller's `context`, at this position.
+    Context(Position),
+    /// Before the context: in the header.
+    Header,
+}
+
+/// `p` relative to `start` (both in the same text).
+fn relative(p: Position, start: Position) -> Position {
+    let character = if p.line == start.line {
+        p.character - start.character
+    } else {
+        p.character
+    };
+    Position {
+        line: p.line - start.line,
+        character,
+    }
+}
+
+/// Diagnostics of a `verify`, split by the caller's part they are about.
+#[derive(Debug, Default)]
+pub struct Split {
+    /// About the proof, in the caller's `proof`.
+    pub proof: Vec<Diagnostic>,
+    /// About the statement, in the caller's `statement` (header messages
+    /// at 0:0, prefixed `header: `).
+    pub statement: Vec<Diagnostic>,
+    /// About the helpers, in the caller's `context`.
+    pub context: Vec<Diagnostic>,
+}
+
+impl Assembled {
+    /// The trailer for this request; `binders_and_type` is the
+    /// statement after its name.
+    fn trailer(&self, binders_and_type: &str) -> Vec<String> {
+        let mut lines = Vec::new();
+        for (d, _) in &self.helpers {
+            lines.extend(verdict::trailer::declaration_lines(&d.display()));
+        }
+        lines.extend(verdict::trailer::declaration_lines(&self.name));
+        let has_let = leanpool_screen::lex::tokenize(binders_and_type)
+            .unwrap_or_default()
+            .iter()
+            .any(|t| leanpool_screen::vocab::keyword(binders_and_type, t) == Some("let"));
+        if has_let {
+            // Lean stores a theorem's `let x := v; …` as `have`: the
+            // reference must be a theorem too for `=ₛ` to compare like
+            // with like (stated by the axiom, proved by it).
+            let reference = format!("axiom {REFERENCE_AXIOM}{binders_and_type}");
+            lines.extend(reference.split('\n').map(str::to_string));
+            lines.push(format!(
+                "theorem {REFERENCE} : type_of% @{REFERENCE_AXIOM} := @{REFERENCE_AXIOM}"
+            ));
+        } else {
+            let reference = format!("axiom {REFERENCE}{binders_and_type}");
+            lines.extend(reference.split('\n').map(str::to_string));
+        }
+        lines.push(format!(
+            "#guard_expr type_of% @{} =ₛ type_of% @{REFERENCE}",
+            self.name
+        ));
+        lines
+    }
+
+    /// Which of the caller's texts position `p` of the assembled text
+    /// falls in, and where.
+    pub fn place(&self, p: Position) -> Place {
+        let at_or_after = |s: Position| (p.line, p.character) >= (s.line, s.character);
+        if at_or_after(self.proof_start) {
+            Place::Proof(relative(p, self.proof_start))
+        } else if p.line >= self.statement_line {
+            Place::Statement(Position {
+                line: p.line - self.statement_line,
+                character: p.character,
+            })
+        } else if at_or_after(self.context_start) {
+            Place::Context(relative(p, self.context_start))
+        } else {
+            Place::Header
+        }
+    }
+
+    /// Splits diagnostics (in assembled-text coordinates) by the caller's
+    /// part they are about.
+    pub fn split(&self, diags: Vec<Diagnostic>) -> Split {
+        let zero = Position {
+            line: 0,
+            character: 0,
+        };
+        let mut out = Split::default();
+        for d in diags {
+            let start = self.place(d.range.start);
+            let end = self.place(d.range.end);
+            let (list, range) = match (start, end) {
+                (Place::Proof(s), Place::Proof(e)) => (&mut out.proof, Range { start: s, end: e }),
+                (Place::Proof(s), _) => (&mut out.proof, Range { start: s, end: s }),
+                (Place::Statement(s), Place::Statement(e)) => {
+                    (&mut out.statement, Range { start: s, end: e })
+                }
+                (Place::Statement(s), _) => (&mut out.statement, Range { start: s, end: s }),
+                (Place::Context(s), Place::Context(e)) => {
+                    (&mut out.context, Range { start: s, end: e })
+                }
+                (Place::Context(s), _) => (&mut out.context, Range { start: s, end: s }),
+                (Place::Header, _) => {
+                    out.statement.push(Diagnostic {
+                        range: Range {
+                            start: zero,
+                            end: zero,
+                        },
+                        message: format!("header: {}", d.message),
+                        ..d
+                    });
+                    continue;
+                }
+            };
+            list.push(Diagnostic { range, ..d });
+        }
+        out
+    }
+}
+
+/// Runs an assembled `verify` on `worker` (whose header must be the
+/// assembled text's header key). A timeout is an answer and leaves the
+/// worker dead, as for `check`.
+pub async fn verify_on_with(
+    worker: &mut leanpool_lean::Worker,
+    params: &VerifyParams,
+    default_timeout: std::time::Duration,
+    policy: &crate::Policy,
+) -> Result<leanpool_protocol::VerifyResult, leanpool_lean::WorkerError> {
+    use leanpool_protocol::VerifyResult;
+    let started = std::time::Instant::now();
+    let with_time = |mut r: VerifyResult| {
+        if params.timings {
+            r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+        }
+        r
+    };
+    let a = match assemble(params) {
+        Ok(a) => a,
+        Err(refused) => return Ok(with_time(VerifyResult::rejected(refused.to_string()))),
+    };
+    match leanpool_screen::screen(&a.text, &policy.guard) {
+        Ok(screened) => {
+            verify_screened(
+                worker,
+                params,
+                &a,
+                &screened,
+                default_timeout,
+                &policy.verdict,
+            )
+            .await
+        }
+        Err(reason) => Ok(with_time(VerifyResult::rejected(reason.to_string()))),
+    }
+}
+
+/// [`verify_on_with`] for a request already assembled and screened (the
+/// pool screens once, off the async runtime): `screened` is `a.text`
+/// screened; the answer is judged under `policy`.
+pub async fn verify_screened(
+    worker: &mut leanpool_lean::Worker,
+    params: &VerifyParams,
+    a: &Assembled,
+    screened: &leanpool_screen::Screened,
+    default_timeout: std::time::Duration,
+    policy: &crate::verdict::VerdictPolicy,
+) -> Result<leanpool_protocol::VerifyResult, leanpool_lean::WorkerError> {
+    use leanpool_protocol::VerifyResult;
+    let started = std::time::Instant::now();
+    let with_time = |mut r: VerifyResult| {
+        if params.timings {
+            r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+        }
+        r
+    };
+    let doc = screened.document();
+    if doc.header != worker.header() {
+        return Err(leanpool_lean::WorkerError::Internal(format!(
+            "worker has header {:?}, text needs {:?}",
+            worker.header(),
+            doc.header
+        )));
+    }
+    let timeout = params
+        .timeout_ms
+        .map(std::time::Duration::from_millis)
+        .unwrap_or(default_timeout);
+    let first_line = doc.text.matches('\n').count() as u32;
+    let sent = match screened.with_trailer(&format!("{}\n", a.trailer_lines.join("\n"))) {
+        Ok(sent) => sent,
+        Err(e) => return Ok(with_time(VerifyResult::rejected(e.to_string()))),
+    };
+    match worker.elaborate_messages(&sent, timeout).await {
+        Ok(messages) => Ok(with_time(judge::judge(
+            a,
+            doc,
+            first_line,
+            messages,
+            policy,
+            worker.backend(),
+        ))),
+        Err(leanpool_lean::WorkerError::Timeout) => {
+            Ok(with_time(VerifyResult::timeout(timeout.as_millis() as u64)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+mod judge;
+
+/// The worker header a `verify` request needs (the pool's key), or `None`
+/// when the request is refused before Lean.
+pub fn header_key(params: &VerifyParams) -> Option<String> {
+    assemble(params)
+        .ok()
+        .map(|a| leanpool_screen::header_key(&a.text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(statement: &str, proof: &str) -> VerifyParams {
+        VerifyParams {
+            context: String::new(),
+            header: "import Init\n".into(),
+            statement: statement.into(),
+            proof: proof.into(),
+            timeout_ms: None,
+            timings: false,
+        }
+    }
+
+    #[test]
+    fn assembles_and_strips_sorry() {
+        for s in [
+            "theorem t (n : Nat) : n + 0 = n := sorry",
+            "theorem t (n : Nat) : n + 0 = n := by sorry",
+            "theorem t (n : Nat) : n + 0 = n",
+        ] {
+            let a = assemble(&params(s, "by\n  simp")).unwrap();
+            assert_eq!(
+                a.text,
+                "import Init\ntheorem t (n : Nat) : n + 0 = n := by\n  simp\n"
+            );
+            assert_eq!(a.statement_line, 1);
+            assert_eq!(
+                a.proof_start,
+                Position {
+                    line: 1,
+                    character: 35
+                }
+            );
+            assert_eq!(
+                a.trailer_lines[..3],
+                crate::verdict::trailer::declaration_lines("t")
+            );
+            assert_eq!(
+                a.trailer_lines[3],
+                format!("axiom {REFERENCE} (n : Nat) : n + 0 = n")
+            );
+            assert_eq!(
+                a.name_position,
+                Position {
+                    line: 1,
+                    character: 8
+                }
+            );
+            assert!(matches!(
+                a.place(Position {
+                    line: 2,
+                    character: 2
+                }),
+                Place::Proof(Position {
+                    line: 1,
+                    character: 2
+                })
+            ));
+            assert!(matches!(
+                a.place(Position {
+                    line: 1,
+                    character: 36
+                }),
+                Place::Proof(Position {
+                    line: 0,
+                    character: 1
+                })
+            ));
+            assert!(matches!(
+                a.place(Position {
+                    line: 1,
+                    character: 8
+                }),
+                Place::Statement(Position {
+                    line: 0,
+                    character: 8
+                })
+            ));
+        }
+    }
+
+    #[test]
+    fn context_goes_between_header_and_statement() {
+        let p = VerifyParams {
+            context: "theorem aux : True := trivial".into(),
+            ..params("theorem t : True", "aux")
+        };
+        let a = assemble(&p).unwrap();
+        assert_eq!(
+            a.text,
+            "import Init\ntheorem aux : True := trivial\ntheorem t : True := aux\n"
+        );
+        assert_eq!(a.helpers.len(), 1);
+        assert_eq!(&a.text[a.helpers[0].1..a.helpers[0].1 + 3], "aux");
+        assert_eq!(
+            a.trailer_lines[..3],
+            crate::verdict::trailer::declaration_lines("aux")
+        );
+        let at = |line, character| Position { line, character };
+        assert!(matches!(a.place(at(1, 8)), Place::Context(p) if p == at(0, 8)));
+        assert!(matches!(a.place(at(2, 8)), Place::Statement(p) if p == at(0, 8)));
+        assert!(matches!(a.place(at(0, 1)), Place::Header));
+        // A statement with `let` is compared with a theorem stating it.
+        let a = assemble(&params("theorem t : let n := 1; n = 1", "rfl")).unwrap();
+        assert!(a
+            .trailer_lines
+            .iter()
+            .any(|l| l.starts_with(&format!("theorem {REFERENCE} : type_of%"))));
+    }
+
+    #[test]
+    fn statements_must_be_one_theorem() {
+        assert!(assemble(&params("def t : Nat", "1")).is_err());
+        assert!(assemble(&params("theorem t : True := trivial", "trivial")).is_err());
+        assert!(assemble(&params("theorem t : True\ntheorem u : False", "trivial")).is_err());
+        assert!(assemble(&params("theorem t (x : Nat := 3) : x = x", "rfl")).is_ok());
+    }
+
+    #[test]
+    fn a_refusal_names_the_part_at_fault() {
+        let part = |p: VerifyParams| assemble(&p).unwrap_err().part;
+        let bad_header = VerifyParams {
+            context: String::new(),
+            header: "#eval 1\n".into(),
+            ..params("theorem t : True", "trivial")
+        };
+        assert_eq!(part(bad_header), Part::Header);
+        assert_eq!(part(params("def t : Nat", "1")), Part::Statement);
+        assert_eq!(
+            part(params("theorem t : True", "rfl\n#check 1")),
+            Part::Proof
+        );
+        let e = split_statement_file("def x := 1").unwrap_err();
+        assert_eq!(
+            (e.part, e.to_string().as_str()),
+            (Part::StatementFile, "the statement file holds no `theorem`")
+        );
+    }
+
+    #[test]
+    fn headers_declaring_things_are_refused() {
+        let with = |h: &str| VerifyParams {
+            context: String::new(),
+            header: h.into(),
+            ..params("theorem t : True", "trivial")
+        };
+        for h in [
+            "import Init
+axiom cheat : False
+",
+            "import Init
+#eval 1
+",
+            "theorem x : True := trivial
+",
+            "instance : Inhabited Nat := ⟨0⟩
+",
+            "attribute [simp] Nat.add_comm
+",
+        ] {
+            assert!(assemble(&with(h)).is_err(), "{h:?} should be refused");
+        }
+        for h in [
+            "import Init
+open Nat
+set_option maxHeartbeats 400000
+",
+            "open scoped Nat in
+",
+            "universe u
+variable (n : Nat)
+namespace A
+",
+        ] {
+            assert!(assemble(&with(h)).is_ok(), "{h:?}");
+        }
+        let (h, st) = split_statement_file(
+            "import Init
+open Nat
+-- theorem no
+theorem t : True := sorry
+",
+        )
+        .unwrap();
+        assert_eq!(
+            (h.as_str(), st.as_str()),
+            (
+                "import Init\nopen Nat\n-- theorem no\n",
+                "theorem t : True := sorry"
+            )
+        );
+    }
+}

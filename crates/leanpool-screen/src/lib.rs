@@ -1,0 +1,25 @@
+//! Input screening: how a caller's Lean text is read before any Lean
+//! process sees it. Lean's lexical rules ([`lex`]), the keyword tables the
+//! readers share ([`vocab`]), the default-deny input guard ([`guard`]:
+//! [`screen`] is the only maker of a [`Screened`] text and of the
+//! [`LeanText`] a worker elaborates), the document built from the one
+//! token stream ([`header`]) and UTF-8/UTF-16 positions ([`text`]).
+//!
+//! Knows no Lean process: the driver (`leanpool-lean`) takes a
+//! [`LeanText`], the methods (`leanpool-methods`) a [`Screened`].
+
+#![deny(missing_docs)]
+
+pub mod guard;
+pub mod header;
+/// Lean's lexical rules: the one token stream the guard screens and the
+/// documents sent to Lean are built from.
+pub mod lex {
+    pub use crate::guard::lexer::{is_id_first, is_id_rest, tokenize, Kind, LexError, Token};
+}
+pub mod text;
+pub mod vocab;
+
+pub use guard::{screen, GuardPolicy, LeanText, Rejection, Screened};
+pub use header::{header_key, Document, DocumentError, Piece};
+pub use text::LineIndex;
