@@ -12,7 +12,7 @@ from ._progress import progress_bar
 from ._retry import Backoff
 from .client import _finish
 from .errors import ConnectionLost, LeanpoolError, Overloaded
-from .types import CheckResult, GtedResult, NormalizeResult, OptResult, ShutdownResult, StatusResult, VerifyResult
+from .types import CacheClearResult, CheckResult, GtedResult, NormalizeResult, OptResult, ShutdownResult, StatusResult, VerifyResult
 
 __all__ = ["AsyncClient"]
 
@@ -163,6 +163,10 @@ class AsyncClient:
     async def ping(self, payload: Any = None) -> Any:
         """Echoes ``payload``: a liveness probe."""
         return await self._typed(m.ping(payload))
+
+    async def cache_clear(self) -> CacheClearResult:
+        """Empties the daemon's result cache (its own uid only); ``.removed``."""
+        return await self._typed(m.cache_clear())
 
     async def shutdown(self) -> ShutdownResult:
         """Asks the daemon to stop gracefully (its own uid only)."""

@@ -18,7 +18,7 @@ from ._jsonrpc import DEFAULT_MAX_IN_FLIGHT, encode, parse
 from ._progress import progress_bar
 from ._retry import Backoff
 from .errors import ConnectionLost, LeanpoolError, Overloaded
-from .types import CheckResult, GtedResult, NormalizeResult, OptResult, ShutdownResult, StatusResult, VerifyResult
+from .types import CacheClearResult, CheckResult, GtedResult, NormalizeResult, OptResult, ShutdownResult, StatusResult, VerifyResult
 
 __all__ = ["Client"]
 
@@ -171,6 +171,10 @@ class Client:
     def ping(self, payload: Any = None) -> Any:
         """Echoes ``payload``: a liveness probe."""
         return self._typed(m.ping(payload))
+
+    def cache_clear(self) -> CacheClearResult:
+        """Empties the daemon's result cache (its own uid only); ``.removed``."""
+        return self._typed(m.cache_clear())
 
     def shutdown(self) -> ShutdownResult:
         """Asks the daemon to stop gracefully (its own uid only)."""

@@ -14,6 +14,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple, Type, Union
 from ._wire import ResultDecodeError, Wire
 from .errors import InternalError
 from .types import (
+    CacheClearResult,
     CheckResult,
     GtedNode,
     GtedResult,
@@ -40,6 +41,7 @@ RESULT_TYPES: Dict[str, Type[Wire]] = {
     "gted": GtedResult,
     "status": StatusResult,
     "shutdown": ShutdownResult,
+    "cache_clear": CacheClearResult,
 }
 
 #: Methods whose params are ``{"text": ...}``: ``map`` takes plain strings for them.
@@ -122,6 +124,11 @@ def status() -> Request:
 def ping(payload: Any = None) -> Request:
     """``ping``: echoes ``payload``."""
     return "ping", payload
+
+
+def cache_clear() -> Request:
+    """``cache_clear``: empty the daemon's result cache (its own uid only)."""
+    return "cache_clear", None
 
 
 def shutdown() -> Request:

@@ -190,6 +190,13 @@ class GtedResult(Wire):
 
 
 @dataclass
+class CacheClearResult(Wire):
+    """``cache_clear``'s answer: entries removed from the result cache."""
+
+    removed: int = 0
+
+
+@dataclass
 class ShutdownResult(Wire):
     """``shutdown``'s answer."""
 

@@ -162,3 +162,53 @@ where
     RawValue::from_string(json)
         .map_err(|e| rpc_error(ErrorCode::InternalError, format!("encoding: {e}")))
 }
+
+impl crate::methods::Served for leanpool_protocol::method::CacheClear {
+    /// Only the daemon's owner may clear (like `shutdown`): the cache is
+    /// shared by every caller, whose next identical requests would then
+    /// run on Lean again.
+    async fn serve(
+        h: &crate::PoolHandler,
+        _: leanpool_protocol::method::NoParams,
+        ctx: &CallContext,
+    ) -> Result<leanpool_protocol::method::CacheClearResult, RpcError> {
+        let owner = nix::unistd::geteuid().as_raw();
+        if ctx.peer.uid != owner {
+            return Err(rpc_error(
+                ErrorCode::Unauthorized,
+                format!("only the daemon's owner (uid {owner}) may clear its result cache"),
+            ));
+        }
+        let cache = match h.cache() {
+            CacheSlot::On(c) => c.clone(),
+            CacheSlot::Off(why) => {
+                return Err(rpc_error(
+                    ErrorCode::InvalidRequest,
+                    format!("this daemon's result cache is off ({why}): nothing to clear; a store no daemon holds is cleared by `leanpool cache clear --config FILE`"),
+                ))
+            }
+            CacheSlot::Absent => {
+                return Err(rpc_error(
+                    ErrorCode::InvalidRequest,
+                    "this daemon has no result cache: nothing to clear",
+                ))
+            }
+        };
+        let removed = tokio::task::spawn_blocking(move || cache.store().clear())
+            .await
+            .map_err(|e| rpc_error(ErrorCode::InternalError, format!("cache clear: {e}")))?
+            .map_err(|e| {
+                rpc_error(
+                    ErrorCode::InternalError,
+                    format!("cache clear failed: {e}; stop the daemon and run `leanpool cache clear --config FILE`"),
+                )
+            })?;
+        tracing::info!(
+            conn = ctx.conn,
+            uid = ctx.peer.uid,
+            removed,
+            "result cache cleared"
+        );
+        Ok(leanpool_protocol::method::CacheClearResult { removed })
+    }
+}

@@ -113,6 +113,11 @@ impl PoolHandler {
         self
     }
 
+    /// The daemon's result cache (or why it has none).
+    pub fn cache(&self) -> &CacheSlot {
+        &self.cache
+    }
+
     /// The result cache (default [`CacheSlot::Absent`]: none).
     pub fn with_cache(mut self, cache: CacheSlot) -> Self {
         self.cache = cache;

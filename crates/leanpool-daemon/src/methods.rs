@@ -77,6 +77,7 @@ pub const ROUTES: &[Route] = &[
     Route::pool::<method::Opt>(),
     Route::served::<method::Gted>(),
     Route::served::<method::Status>(),
+    Route::served::<method::CacheClear>(),
 ];
 
 /// The route of `method`, if it is a request method.

@@ -31,6 +31,11 @@ fn daemon(cx: &Ctx) -> Daemon {
 }
 
 fn daemon_with(cx: &Ctx, pool_cfg: leanpool_pool::PoolConfig) -> Daemon {
+    daemon_for(cx, pool_cfg, &[])
+}
+
+/// The daemon, also letting `extra_uids` connect (socket mode 0666).
+fn daemon_for(cx: &Ctx, pool_cfg: leanpool_pool::PoolConfig, extra_uids: &[u32]) -> Daemon {
     let socket = cx.dir.path().join("d.sock");
     let pool = cx.fake_pool(pool_cfg);
     let cfg = CacheConfig {
@@ -44,7 +49,12 @@ fn daemon_with(cx: &Ctx, pool_cfg: leanpool_pool::PoolConfig) -> Daemon {
         BackendInfo::unavailable("fake".into()),
     )
     .with_cache(CacheSlot::On(Arc::new(cache)));
-    let server = Server::bind(ServerOptions::new(&socket), handler).unwrap();
+    let mut opts = ServerOptions::new(&socket);
+    if !extra_uids.is_empty() {
+        opts.allowed_uids.extend_from_slice(extra_uids);
+        opts.socket_mode = 0o666;
+    }
+    let server = Server::bind(opts, handler).unwrap();
     tokio::spawn(server.run());
     Daemon { socket, pool }
 }
@@ -198,11 +208,82 @@ async fn attack_isolated_callers_never_share_cached_answers(cx: Ctx) {
     d.pool.shutdown(Duration::from_secs(5)).await;
 }
 
+/// `cache_clear` empties the store of the running daemon (the next
+/// identical request reaches Lean again), and only for the daemon's owner:
+/// another uid the daemon lets connect is answered `UNAUTHORIZED` and the
+/// entries stay.
+async fn attack_cache_clear_is_for_the_owner_only(cx: Ctx) {
+    let nobody = 65534u32;
+    // The other uid must reach the socket in the test's dir.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(cx.dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+    let d = daemon_for(&cx, fake_pool_config(), &[nobody]);
+    let c = Client::connect(&d.socket).await.unwrap();
+    let text = "theorem t : True := trivial\n-- clear-1";
+    for _ in 0..2 {
+        c.call_raw("check", json!({"text": text})).await.unwrap();
+    }
+    assert_eq!(runs(&cx, "clear-1"), 1);
+    assert_eq!(cache_status(&c).await.entries, 1);
+    // Another uid: refused, nothing removed.
+    let socket = d.socket.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        use std::os::unix::process::CommandExt;
+        std::process::Command::new("python3")
+            .args(["-c", "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"cache_clear\"}\\n'); print(s.makefile().readline())"])
+            .arg(&socket)
+            .uid(nobody)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let line = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        line.contains("\"code\":-32004"),
+        "{line} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(line.contains("only the daemon's owner"), "{line}");
+    assert_eq!(cache_status(&c).await.entries, 1);
+    // The owner: cleared, and the request runs again.
+    let r = c.call("cache_clear", Value::Null).await.unwrap();
+    assert_eq!(r, json!({"removed": 1}));
+    assert_eq!(cache_status(&c).await.entries, 0);
+    let a = c.call_raw("check", json!({"text": text})).await.unwrap();
+    assert!(!a.get().contains("cached"), "{}", a.get());
+    assert_eq!(runs(&cx, "clear-1"), 2);
+    d.pool.shutdown(Duration::from_secs(5)).await;
+}
+
+/// A daemon without a cache answers `cache_clear` with an error that says so.
+async fn cache_clear_without_a_cache_says_so(cx: Ctx) {
+    let socket = cx.dir.path().join("n.sock");
+    let pool = cx.fake_pool(fake_pool_config());
+    let handler = PoolHandler::new(
+        pool.clone(),
+        &socket,
+        BackendInfo::unavailable("fake".into()),
+    );
+    let server = Server::bind(ServerOptions::new(&socket), handler).unwrap();
+    tokio::spawn(server.run());
+    let c = Client::connect(&socket).await.unwrap();
+    let e = c
+        .call("cache_clear", Value::Null)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no result cache"), "{e}");
+    pool.shutdown(Duration::from_secs(5)).await;
+}
+
 fn main() {
     leanpool_testkit::harness::main(leanpool_testkit::tests![
         concurrent_identical_requests_share_one_lean_run,
         timeouts_failures_and_bypasses_are_not_cached,
         followers_of_a_timed_out_leader_run_their_own,
         attack_isolated_callers_never_share_cached_answers,
+        attack_cache_clear_is_for_the_owner_only,
+        cache_clear_without_a_cache_says_so,
     ]);
 }

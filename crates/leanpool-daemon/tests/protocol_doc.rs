@@ -166,6 +166,9 @@ fn every_example_round_trips() {
             "lease" => round_trip::<leanpool_daemon::lease::LeaseResult>("result", e.line, result),
             "ping" => assert_eq!(result, &req.params, "line {}: ping echoes", e.line),
             "shutdown" => assert_eq!(result, &serde_json::json!({"shutting_down": true})),
+            "cache_clear" => {
+                round_trip::<leanpool_protocol::method::CacheClearResult>("result", e.line, result)
+            }
             m => panic!("line {}: result for undocumented method {m}", e.line),
         }
     }

@@ -83,6 +83,8 @@ methods! {
     Ping = "ping" (Value) -> Value;
     /// Asks the daemon to stop (its owner's uid only).
     Shutdown = "shutdown" (NoParams) -> ShutdownResult;
+    /// Empties the running daemon's result cache (its owner's uid only).
+    CacheClear = "cache_clear" (NoParams) -> CacheClearResult;
 }
 
 /// The params of a method that takes none: sent as `null`; `null`, absent
@@ -124,6 +126,13 @@ impl<'de> Deserialize<'de> for NoParams {
         }
         d.deserialize_any(V)
     }
+}
+
+/// Result of `cache_clear`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheClearResult {
+    /// Entries removed from the store.
+    pub removed: u64,
 }
 
 /// Result of `shutdown`.

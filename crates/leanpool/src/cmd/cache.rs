@@ -4,7 +4,9 @@
 //! `stats --socket PATH` asks a running daemon (`status`' `cache`);
 //! without `--socket` it opens the store of `--config FILE` (its `[cache]`)
 //! or `--dir DIR` directly, which only works while no daemon holds it.
-//! `clear` empties the store the same way (stop the daemon first).
+//! `clear --socket PATH` asks a running daemon to empty its store
+//! (`cache_clear`, its owner only); `clear --config FILE` / `--dir DIR`
+//! empties a store no daemon holds.
 
 use anyhow::Context;
 use leanpool_cache::{CacheConfig, CacheStatus, Store, StoreError};
@@ -17,13 +19,13 @@ use std::path::PathBuf;
 pub enum Command {
     /// Hits, misses, in-flight joins, entries and bytes.
     Stats(Args),
-    /// Remove every stored answer (the daemon must be stopped).
+    /// Remove every stored answer (a running daemon's with --socket).
     Clear(Args),
 }
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A running daemon's socket (`stats` only).
+    /// A running daemon's socket.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["config", "dir"])]
     pub socket: Option<PathBuf>,
     /// The daemon's config file: its `[cache]` names the store.
@@ -63,23 +65,35 @@ pub async fn run(c: Command) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::Clear(a) => {
-            anyhow::ensure!(
-                a.socket.is_none(),
-                "`cache clear` works on a stopped daemon's store: give --config or --dir"
-            );
-            let (_, store) = open(&a)?;
-            let n = store.clear()?;
-            println!("removed {n} entries from {}", store.path().display());
+            let (n, path) = match &a.socket {
+                Some(socket) => {
+                    let n = connect(socket)
+                        .await?
+                        .request::<method::CacheClear>(&NoParams)
+                        .await?
+                        .removed;
+                    (n, format!("the daemon at {}", socket.display()))
+                }
+                None => {
+                    let (_, store) = open(&a)?;
+                    (store.clear()?, store.path().display().to_string())
+                }
+            };
+            println!("removed {n} entries from {path}");
             Ok(0)
         }
     }
 }
 
-async fn remote(socket: &std::path::Path) -> anyhow::Result<CacheStatus> {
-    let client = Client::connect(socket)
+async fn connect(socket: &std::path::Path) -> anyhow::Result<Client> {
+    Client::connect(socket)
         .await
-        .with_context(|| format!("is `leanpool serve --socket {}` running?", socket.display()))?;
-    client
+        .with_context(|| format!("is `leanpool serve --socket {}` running?", socket.display()))
+}
+
+async fn remote(socket: &std::path::Path) -> anyhow::Result<CacheStatus> {
+    connect(socket)
+        .await?
         .request::<method::Status>(&NoParams)
         .await?
         .cache
@@ -98,7 +112,7 @@ fn open(a: &Args) -> anyhow::Result<(CacheConfig, Store)> {
     match Store::open(&dir, cfg.max_bytes) {
         Ok(s) => Ok((cfg, s)),
         Err(StoreError::InUse(p)) => anyhow::bail!(
-            "{} is held by a running daemon: `leanpool cache stats --socket PATH` asks it; stop it before `clear`",
+            "{} is held by a running daemon: ask it with `leanpool cache stats|clear --socket PATH`",
             p.display()
         ),
         Err(e) => Err(e.into()),
