@@ -19,10 +19,19 @@
 //! Every answer's status is checked against its statement's kind, and the
 //! cached answers against the uncached ones (same bytes without the mark).
 //!
+//! `--fake-ms MS` runs the same series on the scripted FAKE Lean instead
+//! (`fake.rs`: a test double with a fixed service time of MS per request,
+//! `ok`/`error` only), behind the real daemon library in this process (real
+//! socket, dispatch, guard, pool with the default, machine-sized limits,
+//! and the real cache store on disk): the batch at full scale in minutes,
+//! where real WASM Lean runs a smaller one. The table says which it was.
+//!
 //! Run: `cargo build --release -p leanpool -p leanpool-benches &&
 //! target/release/cache [--statements 2000] [--dup-percent 30]
-//! [--concurrency 4] [--latency 500] [--baseline N] [--start-timeout-ms MS]`.
+//! [--concurrency 4] [--latency 500] [--baseline N] [--start-timeout-ms MS]
+//! [--fake-ms MS]`.
 
+mod fake;
 mod support;
 
 use anyhow::{bail, Context};
@@ -57,6 +66,9 @@ struct Args {
     /// `[pool] start_timeout_ms` (the only departure from the defaults).
     #[arg(long)]
     start_timeout_ms: Option<u64>,
+    /// Run on the fake Lean with this fixed service time (ms) per request.
+    #[arg(long)]
+    fake_ms: Option<u64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -76,8 +88,16 @@ impl Kind {
     }
 }
 
-/// Distinct statement `i` and its kind.
-fn distinct(i: usize) -> (String, Kind) {
+/// Distinct statement `i` and its kind (on the fake Lean: `ok` or
+/// `error` after `fake_ms`).
+fn distinct(i: usize, fake_ms: Option<u64>) -> (String, Kind) {
+    if let Some(ms) = fake_ms {
+        let thm = format!("theorem ca_{i} : True := trivial\n-- FAKE sleep {ms}\n");
+        return match i % 10 {
+            0 | 1 => (format!("{thm}-- FAKE error\n"), Kind::Error),
+            _ => (thm, Kind::Ok),
+        };
+    }
     let k = i % 97 + 2;
     match i % 10 {
         0 | 1 => (
@@ -97,7 +117,7 @@ fn distinct(i: usize) -> (String, Kind) {
 
 /// The batch: `n` items, `dup` of them copies of earlier distinct ones,
 /// in a fixed pseudo-random order (an LCG, so every run is the same).
-fn batch(n: usize, dup_percent: usize) -> Vec<(String, Kind)> {
+fn batch(n: usize, dup_percent: usize, fake_ms: Option<u64>) -> Vec<(String, Kind)> {
     let dups = n * dup_percent / 100;
     let uniq = n - dups;
     let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
@@ -114,7 +134,7 @@ fn batch(n: usize, dup_percent: usize) -> Vec<(String, Kind)> {
     for i in (1..items.len()).rev() {
         items.swap(i, next(i + 1));
     }
-    items.into_iter().map(distinct).collect()
+    items.into_iter().map(|i| distinct(i, fake_ms)).collect()
 }
 
 struct Run {
@@ -196,8 +216,9 @@ async fn cache_counters(c: &Client) -> anyhow::Result<(u64, u64, u64)> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    fake::serve_if_fake();
     let args: Args = clap::Parser::parse();
-    let items = batch(args.statements, args.dup_percent);
+    let items = batch(args.statements, args.dup_percent, args.fake_ms);
     let distinct_n = {
         let mut t: Vec<&String> = items.iter().map(|(t, _)| t).collect();
         t.sort();
@@ -211,13 +232,28 @@ async fn main() -> anyhow::Result<()> {
         Some(ms) => format!("[pool]\nstart_timeout_ms = {ms}\n\n[cache]\n"),
         None => "[cache]\n".to_string(),
     };
-    let (d, _dir) = start_daemon("cache", &config)?;
-    let c = Client::connect(&d.socket).await?;
+    let (socket, _daemon, _dir) = match args.fake_ms {
+        None => {
+            let (d, dir) = start_daemon("cache", &config)?;
+            (d.socket.clone(), Some(d), dir)
+        }
+        Some(_) => {
+            let dir = tempfile::Builder::new()
+                .prefix("leanpool-bench-cache-")
+                .tempdir()?;
+            // The daemon's default pool (limits sized to the machine).
+            let pool = leanpool_daemon::DaemonConfig::default().pool;
+            let cache = Some(dir.path().join("cache"));
+            let (socket, _pool) = fake::daemon(dir.path(), pool, cache);
+            (socket, None, dir)
+        }
+    };
+    let c = Client::connect(&socket).await?;
     let started = utc_now();
     eprintln!("{started}: {} checks, {distinct_n} distinct", items.len());
     let nb = args.baseline.unwrap_or(items.len()).min(items.len());
     let base = run(
-        &d.socket,
+        &socket,
         &items[..nb],
         args.concurrency,
         json!({"cache": false}),
@@ -227,10 +263,10 @@ async fn main() -> anyhow::Result<()> {
     let base_wall = base.wall.as_secs_f64() * items.len() as f64 / nb as f64;
     eprintln!("no cache: {:.1} s for {nb}", base.wall.as_secs_f64());
     let c0 = cache_counters(&c).await?;
-    let first = run(&d.socket, &items, args.concurrency, json!({})).await?;
+    let first = run(&socket, &items, args.concurrency, json!({})).await?;
     let c1 = cache_counters(&c).await?;
     eprintln!("first run: {:.1} s", first.wall.as_secs_f64());
-    let second = run(&d.socket, &items, args.concurrency, json!({})).await?;
+    let second = run(&socket, &items, args.concurrency, json!({})).await?;
     let c2 = cache_counters(&c).await?;
     same_answers(&base, &first)?;
     same_answers(&base, &second)?;
@@ -257,8 +293,12 @@ async fn main() -> anyhow::Result<()> {
     let d1 = (c1.0 - c0.0, c1.1 - c0.1, c1.2 - c0.2);
     let d2 = (c2.0 - c1.0, c2.1 - c1.1, c2.2 - c1.2);
     let ratio = first.wall.as_secs_f64() / second.wall.as_secs_f64();
+    let lean = match args.fake_ms {
+        Some(ms) => format!("FAKE Lean (test double, fixed {ms} ms per request)"),
+        None => "real Lean (WASM)".to_string(),
+    };
     println!(
-        "Run of {started}; {n} checks ({distinct_n} distinct), {} connections, default config.\n",
+        "Run of {started}; {lean}; {n} checks ({distinct_n} distinct), {} connections, default config.\n",
         args.concurrency
     );
     println!("| series | checks | wall | checks/s | Lean runs (misses) | hits | in-flight joins | speed-up |");
