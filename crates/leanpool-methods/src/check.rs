@@ -115,41 +115,52 @@ pub async fn check_screened(
         ..with_time(r)
     };
     match elaborated {
-        Ok(diags) => {
+        Ok(messages) => {
             let unlisted = policy.unlisted_axioms.resolve(worker.backend());
             let (diags, judged) =
-                verdict::judge(diags, first_line, &decls, body_end, policy, unlisted);
-            let diags = diags
-                .into_iter()
-                .map(|mut d| {
-                    // A message that runs into leanpool's trailer (a body cut
-                    // off mid-command) ends where the caller's text ends.
-                    d.range.end = d.range.end.min(body_end).max(d.range.start);
-                    d.range = doc.range_to_caller(d.range);
-                    d
-                })
-                .collect();
-            let mut r = CheckResult::from_diagnostics(diags);
-            r.diagnostics = verdict::cap::cap(r.diagnostics, doc.to_caller(body_end));
-            r.declarations = judged
-                .into_iter()
-                .map(|j| DeclarationInfo {
-                    name: j.name,
-                    kind: j.keyword,
-                    range: doc.range_to_caller(j.range),
-                    present: j.present,
-                    type_: j.type_,
-                    explicit_type: j.explicit_type,
-                    axioms: j.axioms,
-                })
-                .collect();
-            Ok(with_time(r))
+                verdict::judge(messages, first_line, &decls, body_end, policy, unlisted);
+            Ok(with_time(answer(doc, diags, judged, body_end)))
         }
         Err(WorkerError::Timeout) => {
             Ok(with_time(CheckResult::timeout(timeout.as_millis() as u64)))
         }
         Err(e) => Err(e),
     }
+}
+
+/// `check`'s answer from the verdict's diagnostics and declarations (in
+/// document coordinates): mapped to the caller's text and capped.
+fn answer(
+    doc: &leanpool_screen::header::Document,
+    diags: Vec<leanpool_protocol::Diagnostic>,
+    judged: Vec<verdict::Judged>,
+    body_end: leanpool_protocol::Position,
+) -> CheckResult {
+    let diags = diags
+        .into_iter()
+        .map(|mut d| {
+            // A message that runs into leanpool's trailer (a body cut
+            // off mid-command) ends where the caller's text ends.
+            d.range.end = d.range.end.min(body_end).max(d.range.start);
+            d.range = doc.range_to_caller(d.range);
+            d
+        })
+        .collect();
+    let mut r = CheckResult::from_diagnostics(diags);
+    r.diagnostics = verdict::cap::cap(r.diagnostics, doc.to_caller(body_end));
+    r.declarations = judged
+        .into_iter()
+        .map(|j| DeclarationInfo {
+            name: j.name,
+            kind: j.keyword,
+            range: doc.range_to_caller(j.range),
+            present: j.present,
+            type_: j.type_,
+            explicit_type: j.explicit_type,
+            axioms: j.axioms,
+        })
+        .collect();
+    r
 }
 
 /// One-shot check on a fresh worker (the CLI without a daemon): spawn for

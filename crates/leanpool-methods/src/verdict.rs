@@ -270,54 +270,11 @@ pub fn judge(
     };
     for (k, (d, range)) in decls.iter().enumerate() {
         let line = first_line + LINES_PER_DECLARATION * k as u32;
-        let readable = check_answer(&on(line));
-        let explicit = check_answer(&on(line + 1));
-        let present = readable.is_some();
-        if present != explicit.is_some() {
-            trailer_broken = true;
-        }
-        if !present {
-            body.push(error(
-                *range,
-                format!(
-                    "leanpool: `{}` is not in Lean's environment after elaboration (the {} failed or never ran)",
-                    d.display(),
-                    d.keyword
-                ),
-            ));
-        }
-        let axioms = match axioms_answer(&on(line + 2)) {
-            Ok(list) => list,
-            // Absent declarations make `#print axioms` fail too.
-            Err(()) => {
-                trailer_broken |= present;
-                None
-            }
-        };
-        if d.keyword == "axiom" {
-            body.push(error(
-                *range,
-                format!(
-                    "leanpool: axiom `{}` is declared here; a body may not add axioms (anything can be proved from them)",
-                    d.display()
-                ),
-            ));
-        }
-        body.extend(judge_axioms(d, *range, &axioms, present, policy, unlisted));
-        let mut shown = |m: Option<String>| {
-            m.and_then(|m| trailer::parse_type(&m, d))
-                .map(|t| cap::budgeted(&t, &mut type_budget))
-        };
-        let (type_, explicit_type) = (shown(readable), shown(explicit));
-        judged.push(Judged {
-            name: d.display(),
-            keyword: d.keyword.clone(),
-            range: *range,
-            present,
-            type_,
-            explicit_type,
-            axioms,
-        });
+        let answers = [on(line), on(line + 1), on(line + 2)];
+        let ctx = (policy, unlisted);
+        let (j, broken) = judge_declaration(d, *range, answers, ctx, &mut type_budget, &mut body);
+        trailer_broken |= broken;
+        judged.push(j);
     }
     let expected = first_line + LINES_PER_DECLARATION * decls.len() as u32;
     if trailer_broken
@@ -336,6 +293,67 @@ pub fn judge(
         ));
     }
     (body, judged)
+}
+
+/// One declaration judged from the messages on its trailer lines
+/// (readable `#check`, explicit `#check`, `#print axioms`); its own
+/// errors go to `body`, its types use up `type_budget`. Also says whether
+/// the trailer answered inconsistently (no verdict then).
+fn judge_declaration(
+    d: &Declaration,
+    range: Range,
+    [readable, explicit, axioms]: [Vec<&LeanMessage>; 3],
+    (policy, unlisted): (&VerdictPolicy, UnlistedAxioms),
+    type_budget: &mut usize,
+    body: &mut Vec<Diagnostic>,
+) -> (Judged, bool) {
+    let readable = check_answer(&readable);
+    let explicit = check_answer(&explicit);
+    let present = readable.is_some();
+    let mut trailer_broken = present != explicit.is_some();
+    if !present {
+        body.push(error(
+            range,
+            format!(
+                "leanpool: `{}` is not in Lean's environment after elaboration (the {} failed or never ran)",
+                d.display(),
+                d.keyword
+            ),
+        ));
+    }
+    let axioms = match axioms_answer(&axioms) {
+        Ok(list) => list,
+        // Absent declarations make `#print axioms` fail too.
+        Err(()) => {
+            trailer_broken |= present;
+            None
+        }
+    };
+    if d.keyword == "axiom" {
+        body.push(error(
+            range,
+            format!(
+                "leanpool: axiom `{}` is declared here; a body may not add axioms (anything can be proved from them)",
+                d.display()
+            ),
+        ));
+    }
+    body.extend(judge_axioms(d, range, &axioms, present, policy, unlisted));
+    let mut shown = |m: Option<String>| {
+        m.and_then(|m| trailer::parse_type(&m, d))
+            .map(|t| cap::budgeted(&t, type_budget))
+    };
+    let (type_, explicit_type) = (shown(readable), shown(explicit));
+    let judged = Judged {
+        name: d.display(),
+        keyword: d.keyword.clone(),
+        range,
+        present,
+        type_,
+        explicit_type,
+        axioms,
+    };
+    (judged, trailer_broken)
 }
 
 #[cfg(test)]

@@ -33,13 +33,20 @@
 //!   and side channels: `include_str` (reads files), `polyrith` (network),
 //!   `bv_decide`/`bv_check` (external process / files).
 //! - *Default deny.* Input passes through allowlists, anything else is
-//!   refused with a reason: the words a line may start with (the accepted
-//!   commands, `guard/tables.rs`), `#` commands, attributes, `set_option`
+//!   refused with a reason: the words a command may start with, at the
+//!   start of a line and wherever else the syntax starts a command (after
+//!   a command-level `… in`, an attribute block, a modifier, a doc
+//!   comment: `guard/commands.rs`), with every other known command keyword
+//!   refused anywhere (`crate::vocab::COMMAND_WORDS`), `#` commands,
+//!   attributes, `set_option`
 //!   names with capped values (`guard/options.rs`: `maxHeartbeats`,
 //!   `maxRecDepth`, …; every `pp.*`, `warn.*`, `linter.*` option refused,
 //!   since verdicts read what Lean prints), and tactic configuration
 //!   (`guard/config.rs`: per-tactic field lists, literal values only, no
-//!   positional `.mk`/`⟨⟩` forms, which spelled `decide +native`). Trust
+//!   positional `.mk`/`⟨⟩` forms, which spelled `decide +native`; a
+//!   tactic without a list takes no configuration at all, recognised at
+//!   every tactic head, `guard/tactic_heads.rs`: `lia (gen := 7)` ran the
+//!   caller's instance through its literal). Trust
 //!   routes are refused by name however spelled (`sorryAx`, `lcProof`,
 //!   `Lean.ofReduceBool`, `Lean.trustCompiler`, …; `_root_.`, `«»`, `@`,
 //!   `open` forms, name literals), and `native_decide` in all its
