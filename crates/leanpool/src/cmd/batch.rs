@@ -72,6 +72,10 @@ pub struct Args {
     /// Per-request limit passed to the daemon.
     #[arg(long, value_name = "N")]
     pub timeout_ms: Option<u64>,
+    /// The daemon's project every line runs in, unless the line names its
+    /// own (`"project": NAME`); default: the daemon's first project.
+    #[arg(long, value_name = "NAME")]
+    pub project: Option<String>,
 }
 
 /// One input line, validated: its id and the method's params.
@@ -100,7 +104,14 @@ struct ItemError<'a> {
 pub(crate) const INTERRUPTED: i32 = 3;
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
-    let items = read_input(&args.input, |v| parse_item(v, args.method))?;
+    let mut items = read_input(&args.input, |v| parse_item(v, args.method))?;
+    if let Some(project) = &args.project {
+        for i in &mut items {
+            if let Some(m) = i.params.as_object_mut() {
+                m.entry("project").or_insert_with(|| json!(project));
+            }
+        }
+    }
     let done = prepare_output(&args.output)?;
     let todo: Vec<Item> = items
         .into_iter()
@@ -433,8 +444,9 @@ fn checked(method: &str, params: &Value) -> anyhow::Result<()> {
     let back = reencode(params).map_err(|e| {
         anyhow::anyhow!("not `{method}`'s params (see docs/protocol.md; `header` and `statement` may stand for `text`): {e}")
     })?;
-    for (k, _) in params.as_object().into_iter().flatten() {
-        if back.get(k).is_some() {
+    for (k, v) in params.as_object().into_iter().flatten() {
+        // `project` is the daemon's (docs/protocol.md, "Projects").
+        if back.get(k).is_some() || (k == "project" && v.is_string()) {
             continue;
         }
         let mut probe = params.clone();
@@ -534,6 +546,10 @@ mod tests {
         let i = parse_item(&json!({"id": 2, "text": "t", "timings": false}), c).unwrap();
         assert_eq!(i.params, json!({"text": "t", "timings": false}));
         assert!(parse_item(&json!({"id": 2, "text": "t", "timing": true}), c).is_err());
+        // `project` is the daemon's: a name passes on, anything else does not.
+        let i = parse_item(&json!({"id": 4, "text": "t", "project": "judge"}), c).unwrap();
+        assert_eq!(i.params, json!({"text": "t", "project": "judge"}));
+        assert!(parse_item(&json!({"id": 4, "text": "t", "project": 7}), c).is_err());
         // Any method with object params, by its type: `gted` too.
         let g = json!({"id": 3, "a": {"content": "x"}, "b": {"content": "y"}});
         assert!(parse_item(&g, "gted").is_ok());
