@@ -4,7 +4,7 @@
 use crate::verdict::{self, VerdictPolicy};
 use crate::Policy;
 use leanpool_lean::{Worker, WorkerConfig, WorkerError};
-use leanpool_protocol::{CheckParams, CheckResult, DeclarationInfo, Range};
+use leanpool_protocol::{CheckParams, CheckResult, DeclarationInfo};
 use leanpool_screen::{screen, LineIndex, Screened};
 use std::time::{Duration, Instant};
 
@@ -92,17 +92,7 @@ pub async fn check_screened(
     let first_line =
         (doc.text.matches('\n').count() + usize::from(trailer.starts_with('\n'))) as u32;
     let body_end = doc_index.position(doc.text.len());
-    let decls: Vec<_> = scan
-        .declarations
-        .iter()
-        .map(|d| {
-            let range = Range {
-                start: doc_index.position(d.start),
-                end: doc_index.position(d.end),
-            };
-            (d.clone(), range)
-        })
-        .collect();
+    let decls = verdict::located(&scan, &doc_index);
     let on_worker = Instant::now();
     let elaborated = worker.elaborate_messages(&sent, timeout).await;
     // Lean's share of the request, so that callers (the daemon bench) can

@@ -234,6 +234,20 @@ fn judge_axioms(
     }
     out
 }
+/// Each declaration of `scan` with its name's range in the document
+/// (`index` is the document's): what [`judge`] takes.
+pub fn located(scan: &Scan, index: &leanpool_screen::LineIndex) -> Vec<(Declaration, Range)> {
+    scan.declarations
+        .iter()
+        .map(|d| {
+            let range = Range {
+                start: index.position(d.start),
+                end: index.position(d.end),
+            };
+            (d.clone(), range)
+        })
+        .collect()
+}
 
 /// Splits the document's messages into the body's (returned, read for
 /// positive evidence) and the trailer's (judged). Per declaration `k` the

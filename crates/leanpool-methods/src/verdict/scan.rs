@@ -181,26 +181,7 @@ fn declaration(
     }
     let mut k = i + 1;
     if w == "instance" {
-        // `instance (priority := n) name`
-        if toks
-            .get(k)
-            .is_some_and(|n| n.kind == Kind::Symbol && n.text == "(")
-            && toks.get(k + 1).is_some_and(|n| n.text == "priority")
-        {
-            let mut depth = 0i32;
-            while let Some(n) = toks.get(k) {
-                if n.kind == Kind::Symbol && n.text == "(" {
-                    depth += 1;
-                } else if n.kind == Kind::Symbol && n.text == ")" {
-                    depth -= 1;
-                    if depth == 0 {
-                        k += 1;
-                        break;
-                    }
-                }
-                k += 1;
-            }
-        }
+        k = after_priority(toks, k);
     }
     let n = toks.get(k).filter(|n| {
         n.kind == Kind::Ident && !keyword(body, n).is_some_and(|k| COMMAND_WORDS.contains(&k))
@@ -241,6 +222,31 @@ fn declaration(
         end: n.end,
     });
     Ok(k)
+}
+
+/// `instance (priority := n) name`: the index after the priority group
+/// starting at `k`, or `k` when there is none.
+fn after_priority(toks: &[Token], mut k: usize) -> usize {
+    let opens = toks
+        .get(k)
+        .is_some_and(|n| n.kind == Kind::Symbol && n.text == "(")
+        && toks.get(k + 1).is_some_and(|n| n.text == "priority");
+    if !opens {
+        return k;
+    }
+    let mut depth = 0i32;
+    while let Some(n) = toks.get(k) {
+        if n.kind == Kind::Symbol && n.text == "(" {
+            depth += 1;
+        } else if n.kind == Kind::Symbol && n.text == ")" {
+            depth -= 1;
+            if depth == 0 {
+                return k + 1;
+            }
+        }
+        k += 1;
+    }
+    k
 }
 
 #[cfg(test)]
