@@ -517,6 +517,38 @@ mod tests {
         assert_ne!(p2.library.unwrap().oleans_sha256, lib.oleans_sha256);
     }
 
+    /// The sandbox's read rules follow each project's `LEAN_PATH`: the
+    /// judge project's workers may read its root, the core library's may
+    /// not (the real-Lean check: `leanpool`'s `projects_lean`).
+    #[test]
+    fn sandbox_reads_follow_the_project() {
+        use crate::sandbox::{Plan, SandboxConfig, SandboxMode};
+        let core = tempfile::tempdir().unwrap();
+        std::fs::write(core.path().join("Init.olean"), b"core").unwrap();
+        let proj = tempfile::tempdir().unwrap();
+        std::fs::write(proj.path().join("Judge.olean"), b"judge").unwrap();
+        let root = std::fs::canonicalize(proj.path()).unwrap();
+        let base = wasm_base(core.path());
+        let judge = ProjectSpec::new("judge".into(), Some(proj.path().into())).unwrap();
+        let plain = ProjectSpec::new("core".into(), None).unwrap();
+        let cfg = SandboxConfig {
+            mode: SandboxMode::BestEffort,
+            ..SandboxConfig::default()
+        };
+        let reads = |spec: &ProjectSpec| {
+            let cmd = Project::resolve(spec, &base).unwrap().command;
+            Plan::for_abi(&cmd, &cfg, 7).unwrap().read
+        };
+        let (j, c) = (reads(&judge), reads(&plain));
+        assert!(j.contains(&root), "{j:?}");
+        assert!(
+            !c.iter()
+                .any(|p| root.starts_with(p) || p.starts_with(&root)),
+            "{c:?}"
+        );
+        assert!(c.contains(&core.path().to_path_buf()), "{c:?}");
+    }
+
     #[test]
     fn missing_root_is_named() {
         let core = tempfile::tempdir().unwrap();
