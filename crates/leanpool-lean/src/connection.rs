@@ -10,13 +10,15 @@
 //! [`Notifications`] handler) and a stderr drain into a bounded
 //! [`RingLog`] that also watches for Lean's `INTERNAL PANIC`.
 //!
-//! **Trust rules enforced here** (ARCHITECTURE.md, threat model): every
-//! frame on stdout must be one the driver asked for. A malformed frame, a
-//! frame that is not a JSON object, a `method` that is not a string, an
-//! answer with an id the driver never sends or to a request that is not
-//! waiting for one, a message with neither method nor id, and any
-//! notification the handler refuses ([`Violation`]) mark the connection
-//! compromised: it is dead from then on, every waiting request is
+//! **Trust rules enforced here** (ARCHITECTURE.md, threat model), with
+//! the one frame filter every LSP path shares (`frames.rs`: the shape of
+//! a message and what a notification may report on, also applied by the
+//! leased-worker gate): every frame on stdout must be one the driver
+//! asked for. A malformed frame, a frame that is not a JSON object, a
+//! `method` that is not a string, an answer with an id the driver never
+//! sends or to a request that is not waiting for one, a message with
+//! neither method nor id, and any notification the handler refuses
+//! ([`Violation`]) mark the connection compromised: it is dead from then on, every waiting request is
 //! answered [`WorkerError::Compromised`] and the process is killed the
 //! first time a caller sees it. Which notifications are acceptable (which
 //! document, which versions) is the document session's rule
@@ -25,52 +27,18 @@
 //! [`Worker`]: crate::Worker
 
 use crate::error::WorkerError;
+pub(crate) use crate::frames::Violation;
+use crate::frames::{classify, Frame};
 use crate::framing::{encode, FrameError, FrameReader};
 use crate::lsp;
 use crate::proc::{self, RingLog};
+use crate::raw_sender::RawSender;
 use leanpool_protocol::pending::{Completion, Pending};
-use leanpool_screen::guard::LeanText;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant as TokioInstant;
-
-/// A frame on the worker's stdout that the driver did not ask for. Each
-/// one marks the worker compromised; the text (`Display`) is what
-/// [`WorkerError::Compromised`] carries.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub(crate) enum Violation {
-    #[error("malformed frame: {0}")]
-    MalformedFrame(String),
-    #[error("a frame that is not JSON: {0}")]
-    NotJson(String),
-    #[error("a message that is not a JSON object")]
-    NotAnObject,
-    #[error("a message whose `method` is not a string")]
-    MethodNotAString,
-    #[error("a message with neither method nor id")]
-    NeitherMethodNorId,
-    #[error("an answer with id {0}, which the driver never sends")]
-    ForeignId(Value),
-    #[error("an answer to request {0}, which is not waiting for one")]
-    Unasked(i64),
-    /// A notification the handler knows whose params do not parse.
-    #[error("a malformed {method}: {error}")]
-    Malformed { method: &'static str, error: String },
-    #[error("a {what} for another document ({uri})")]
-    OtherDocument { what: &'static str, uri: String },
-    #[error("a {what} without a version")]
-    NoVersion { what: &'static str },
-    #[error("a {what} for version {version}, which was never sent (newest: {newest})")]
-    UnsentVersion {
-        what: &'static str,
-        version: i32,
-        newest: i32,
-    },
-    #[error("an unexpected notification `{0}`")]
-    UnexpectedNotification(String),
-}
 
 /// What the connection hands Lean's notifications to: the document
 /// session's record of progress and diagnostics. Called on the reader
@@ -136,7 +104,7 @@ impl<N> Shared<N> {
 
 /// Whether a connection is dead, without knowing its handler type (for
 /// [`RawSender`]).
-trait Liveness: Send + Sync {
+pub(crate) trait Liveness: Send + Sync {
     fn is_dead(&self) -> bool;
 }
 
@@ -358,10 +326,7 @@ impl<N: Notifications> Connection<N> {
     }
 
     pub fn raw_sender(&self) -> RawSender {
-        RawSender {
-            out: self.out.clone(),
-            liveness: self.shared.clone(),
-        }
+        RawSender::new(self.out.clone(), self.shared.clone())
     }
 
     /// Requests sent so far (notifications not counted).
@@ -444,60 +409,6 @@ impl<N> Drop for Connection<N> {
         // Never leave a 6 GB process behind, nor a zombie (PID 1 of a
         // container may not reap orphans).
         self.kill_now();
-    }
-}
-
-/// Writes raw LSP messages to one worker's Lean process (see
-/// [`Worker::raw_sender`](crate::Worker::raw_sender)). Cheap to clone.
-///
-/// Document text reaches Lean through [`RawSender::send_text`] only,
-/// which takes a [`LeanText`] (made only from a
-/// [`Screened`](leanpool_screen::guard::Screened)): [`RawSender::send`] refuses the
-/// messages that carry document text (`textDocument/didOpen`,
-/// `textDocument/didChange`), so a leased worker, like a pooled one,
-/// elaborates only what was screened.
-#[derive(Clone)]
-pub struct RawSender {
-    out: mpsc::UnboundedSender<Vec<u8>>,
-    liveness: Arc<dyn Liveness>,
-}
-
-/// The LSP methods whose messages carry document text: only
-/// [`RawSender::send_text`] sends them.
-pub const TEXT_METHODS: &[&str] = &["textDocument/didOpen", "textDocument/didChange"];
-
-impl RawSender {
-    /// Queues `msg` for Lean; `false` when the worker is dead or gone, and
-    /// for a message that carries document text ([`TEXT_METHODS`]: send
-    /// those with [`RawSender::send_text`]).
-    pub fn send(&self, msg: &Value) -> bool {
-        let method = msg.get("method").and_then(Value::as_str);
-        if method.is_some_and(|m| TEXT_METHODS.contains(&m)) {
-            return false;
-        }
-        self.queue(msg)
-    }
-
-    /// Replaces the document `uri` with `text` as `version` (a
-    /// `textDocument/didChange` with the whole text); `false` when the
-    /// worker is dead or gone.
-    pub fn send_text(&self, uri: &str, version: i64, text: &LeanText) -> bool {
-        self.queue(&serde_json::json!({
-            "jsonrpc": "2.0",
-            "method": "textDocument/didChange",
-            "params": {
-                "textDocument": { "uri": uri, "version": version },
-                "contentChanges": [{ "text": text.as_str() }],
-            },
-        }))
-    }
-
-    fn queue(&self, msg: &Value) -> bool {
-        if self.liveness.is_dead() {
-            return false;
-        }
-        let body = serde_json::to_vec(msg).expect("serializable");
-        self.out.send(encode(&body)).is_ok()
     }
 }
 
@@ -653,30 +564,22 @@ fn handle_message<N: Notifications>(
             }
         }
     }
-    let Value::Object(obj) = &msg else {
-        return Err(Violation::NotAnObject);
-    };
-    let method = match obj.get("method") {
-        None => None,
-        Some(Value::String(m)) => Some(m.as_str()),
-        Some(_) => return Err(Violation::MethodNotAString),
-    };
-    match (method, obj.get("id")) {
-        (Some(_), Some(id)) => {
+    match classify(&msg)? {
+        Frame::Request { id, .. } => {
             // The server's own requests (`workspace/semanticTokens/refresh`…).
             shared.lock().unwrap().server_requests += 1;
             let body = serde_json::to_vec(&lsp::null_response(id)).expect("serializable");
             let _ = out.send(encode(&body));
         }
-        (Some(m), None) => {
-            let params = obj.get("params").unwrap_or(&Value::Null);
-            shared.lock().unwrap().handler.notification(m, params)?;
+        Frame::Notification { method, params } => {
+            shared
+                .lock()
+                .unwrap()
+                .handler
+                .notification(method, params)?;
         }
-        (None, Some(id)) => {
-            let id = id
-                .as_i64()
-                .ok_or_else(|| Violation::ForeignId(id.clone()))?;
-            let reply = match obj.get("error") {
+        Frame::Answer { id, error, result } => {
+            let reply = match error {
                 Some(err) => Err((
                     err.get("code").and_then(Value::as_i64).unwrap_or(0),
                     err.get("message")
@@ -684,7 +587,7 @@ fn handle_message<N: Notifications>(
                         .unwrap_or("")
                         .to_string(),
                 )),
-                None => Ok(obj.get("result").cloned().unwrap_or(Value::Null)),
+                None => Ok(result.cloned().unwrap_or(Value::Null)),
             };
             match shared.lock().unwrap().pending.complete(id) {
                 Completion::Waiting(tx) => {
@@ -694,7 +597,6 @@ fn handle_message<N: Notifications>(
                 Completion::Unasked => return Err(Violation::Unasked(id)),
             }
         }
-        (None, None) => return Err(Violation::NeitherMethodNorId),
     }
     Ok(())
 }

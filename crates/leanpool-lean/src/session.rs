@@ -18,6 +18,7 @@
 
 use crate::connection::{Connection, Notifications, Violation};
 use crate::error::WorkerError;
+use crate::frames::{self, Report};
 use crate::lsp;
 use lsp_types::{
     DidChangeTextDocumentParams, TextDocumentContentChangeEvent, TextDocumentItem, Uri,
@@ -71,31 +72,15 @@ pub(crate) struct DocState {
 }
 
 impl DocState {
-    /// A notification about the document must name this worker's document
-    /// and a version that was sent.
-    fn check_document(
-        &self,
-        uri: &str,
-        version: Option<i32>,
-        what: &'static str,
-    ) -> Result<(), Violation> {
-        if uri != self.uri {
-            return Err(Violation::OtherDocument {
-                what,
-                uri: uri.to_string(),
-            });
-        }
-        match version {
-            None => Err(Violation::NoVersion { what }),
-            Some(v) if v < 1 || v > self.sent_version => Err(Violation::UnsentVersion {
-                what,
-                version: v,
-                newest: self.sent_version,
-            }),
-            Some(_) => Ok(()),
-        }
+    /// A notification about the document must name this worker's
+    /// document and a version that was sent (the shared frame filter,
+    /// `frames::report`).
+    fn check_report(&self, method: &str, params: &Value) -> Result<Report, Violation> {
+        let newest = self.sent_version;
+        frames::report(method, params, &self.uri, |v| v <= newest, newest)
     }
 
+    /// A checked `fileProgress` (see [`DocState::check_report`]).
     fn file_progress(&mut self, params: &Value) -> Result<(), Violation> {
         let p = serde_json::from_value::<lsp::FileProgressParams>(params.clone()).map_err(|e| {
             Violation::Malformed {
@@ -103,24 +88,19 @@ impl DocState {
                 error: e.to_string(),
             }
         })?;
-        self.check_document(
-            p.text_document.uri.as_str(),
-            Some(p.text_document.version),
-            "fileProgress",
-        )?;
         if p.processing.is_empty() {
             self.done_version = self.done_version.max(p.text_document.version);
         }
         Ok(())
     }
 
+    /// A checked `publishDiagnostics` (see [`DocState::check_report`]).
     fn publish_diagnostics(&mut self, params: &Value) -> Result<(), Violation> {
         let p = serde_json::from_value::<lsp::LeanPublishDiagnosticsParams>(params.clone())
             .map_err(|e| Violation::Malformed {
                 method: "publishDiagnostics",
                 error: e.to_string(),
             })?;
-        self.check_document(p.uri.as_str(), p.version, "publishDiagnostics")?;
         let version = p.version.expect("checked");
         // Never let a late message of an older version win.
         let newer = match &self.diagnostics {
@@ -144,11 +124,10 @@ impl DocState {
 
 impl Notifications for DocState {
     fn notification(&mut self, method: &str, params: &Value) -> Result<(), Violation> {
-        match method {
-            "$/lean/fileProgress" => self.file_progress(params),
-            "textDocument/publishDiagnostics" => self.publish_diagnostics(params),
-            m if IGNORED_NOTIFICATIONS.contains(&m) => Ok(()),
-            m => Err(Violation::UnexpectedNotification(m.to_string())),
+        match self.check_report(method, params)? {
+            Report::Progress(_) => self.file_progress(params),
+            Report::Diagnostics(_) => self.publish_diagnostics(params),
+            Report::Ignored => Ok(()),
         }
     }
 }

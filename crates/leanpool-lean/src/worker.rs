@@ -11,8 +11,8 @@
 
 use crate::backend::LeanCommand;
 use crate::connection::Connection;
-pub use crate::connection::RawSender;
 use crate::proc;
+pub use crate::raw_sender::RawSender;
 use crate::sandbox::{Sandbox, SandboxConfig};
 pub use crate::session::collect_rpc_refs;
 use crate::session::{Conn, DocState, Session};

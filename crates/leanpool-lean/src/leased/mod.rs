@@ -26,6 +26,7 @@ mod issued;
 mod params;
 pub mod rules;
 
+use crate::frames::{self, classify, Frame, Report, Violation};
 use issued::IssuedItems;
 pub use issued::KEPT_ANSWERS;
 use leanpool_protocol::lsp_error;
@@ -466,80 +467,56 @@ impl<W> Gate<W> {
         self.server_requests.remove(&id.to_string())
     }
 
-    /// Routes one message from Lean.
+    /// Routes one message from Lean, through the frame filter every LSP
+    /// path shares (`frames`): answers only to requests this gate sent,
+    /// reports only on versions it sent (the worker's own opening versions
+    /// dropped), Lean's refreshes to the holder (at most
+    /// `max_server_requests` waiting; others answered `null` here).
     pub fn from_lean(&mut self, mut msg: Value) -> Result<FromLean<W>, Forged> {
-        let forged = |s: &str| Err(Forged(s.to_string()));
-        let Value::Object(obj) = &msg else {
-            return forged("a message that is not a JSON object");
+        let forged = |v: Violation| Forged(v.to_string());
+        let route = match classify(&msg).map_err(forged)? {
+            Frame::Answer { id, .. } => match self.pending.complete(id) {
+                Completion::Waiting(a) => Ok(a),
+                Completion::Ignored => {
+                    self.overdue.remove(&id);
+                    return Ok(FromLean::Drop);
+                }
+                Completion::Unasked => return Err(forged(Violation::Unasked(id))),
+            },
+            Frame::Request { id, method } => {
+                let refresh = method.starts_with("workspace/") && method.ends_with("/refresh");
+                if refresh && self.server_requests.len() < self.limits.max_server_requests {
+                    self.server_requests.insert(id.to_string());
+                    return Ok(FromLean::Holder(msg));
+                }
+                return Ok(FromLean::Lean(crate::lsp::null_response(id)));
+            }
+            Frame::Notification { method, params } => Err(self.report(method, params)?),
         };
-        let method = match obj.get("method") {
-            None => None,
-            Some(Value::String(m)) => Some(m.clone()),
-            Some(_) => return forged("a message whose `method` is not a string"),
-        };
-        match (method, obj.get("id").cloned()) {
-            (None, Some(id)) => {
-                let asked = match id.as_i64().map(|i| (i, self.pending.complete(i))) {
-                    Some((_, Completion::Waiting(a))) => a,
-                    Some((i, Completion::Ignored)) => {
-                        self.overdue.remove(&i);
-                        return Ok(FromLean::Drop);
-                    }
-                    _ => {
-                        return Err(Forged(format!(
-                            "an answer to request {id}, which was never sent through this lease"
-                        )))
-                    }
-                };
+        match route {
+            Ok(asked) => {
                 if let Some(result) = msg.get_mut("result") {
                     self.rewrite_answer(&asked.method, result);
                 }
                 msg["id"] = asked.holder_id;
                 Ok(FromLean::Answer(asked.waiter, msg))
             }
-            (Some(m), Some(id)) => {
-                let refresh = m.starts_with("workspace/") && m.ends_with("/refresh");
-                if refresh && self.server_requests.len() < self.limits.max_server_requests {
-                    self.server_requests.insert(id.to_string());
-                    Ok(FromLean::Holder(msg))
-                } else {
-                    Ok(FromLean::Lean(crate::lsp::null_response(&id)))
-                }
-            }
-            (Some(m), None) => self.lean_notification(&m, msg),
-            (None, None) => forged("a message with neither `method` nor `id`"),
+            Err(false) => Ok(FromLean::Drop),
+            Err(true) => Ok(FromLean::Holder(msg)),
         }
     }
 
-    fn lean_notification(&self, m: &str, msg: Value) -> Result<FromLean<W>, Forged> {
-        let p = &msg["params"];
-        let version = match m {
-            "textDocument/publishDiagnostics" => &p["version"],
-            "$/lean/fileProgress" => &p["textDocument"]["version"],
-            _ if crate::IGNORED_NOTIFICATIONS.contains(&m) => return Ok(FromLean::Drop),
-            _ => {
-                return Err(Forged(format!(
-                    "a `{m}` notification, which a file worker does not send"
-                )))
-            }
-        };
-        let uri = p["uri"].as_str().or(p["textDocument"]["uri"].as_str());
-        if uri != Some(self.uri.as_str()) {
-            return Err(Forged(format!("a `{m}` about another document")));
-        }
-        let Some(v) = version.as_i64() else {
-            return Err(Forged(format!("a `{m}` without a version")));
-        };
-        if v <= self.leased_version {
-            // The worker's own opening versions, reported late.
-            return Ok(FromLean::Drop);
-        }
-        if !self.sent.contains(&v) {
-            return Err(Forged(format!(
-                "a `{m}` for version {v}, which this lease never sent"
-            )));
-        }
-        Ok(FromLean::Holder(msg))
+    /// Whether a notification of Lean's goes to the holder (`false`: the
+    /// worker's opening versions, Lean's index notifications).
+    fn report(&self, method: &str, params: &Value) -> Result<bool, Forged> {
+        let newest = i32::try_from(self.last_version).unwrap_or(i32::MAX);
+        let sent = |v: i32| v <= self.leased_version as i32 || self.sent.contains(&i64::from(v));
+        let r = frames::report(method, params, &self.uri, sent, newest)
+            .map_err(|v| Forged(v.to_string()))?;
+        Ok(match r {
+            Report::Ignored => false,
+            Report::Progress(v) | Report::Diagnostics(v) => i64::from(v) > self.leased_version,
+        })
     }
 
     /// Lean's answer to `method` as the holder gets it: items' `data`
