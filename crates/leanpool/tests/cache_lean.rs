@@ -4,10 +4,15 @@
 //! stores the answers; it is then SIGKILLed (a real crash, no clean close
 //! of the store), and a second daemon on the same `[cache] dir` answers
 //! every request again, byte for byte, without starting any Lean worker.
+//! On that second daemon the CLI is tested as users run it: `leanpool batch`
+//! prints the hits in its summary, `leanpool cache stats --socket` reports
+//! them, `leanpool cache clear` on the store a running daemon holds says to
+//! use `--socket`, `cache clear --socket` empties it (`cache_clear`), and
+//! once the daemon has stopped `cache stats --dir` reads the empty store.
 
 mod daemon_support;
 
-use daemon_support::{children_of, connect_expecting_lean, Daemon, Lean};
+use daemon_support::{children_of, connect_expecting_lean, Daemon, Lean, BIN};
 use leanpool_protocol::method::{self, NoParams};
 use leanpool_protocol::CacheStatus;
 use leanpool_rpc::Client;
@@ -124,4 +129,80 @@ async fn restarted_daemon_answers_from_the_cache_without_lean() {
         "restarted daemon: store opened {:?}, {} hits, 0 worker starts",
         s.opened, s.hits
     );
+    cli_on_a_running_daemon(dir.path(), &d);
+    drop(c);
+    drop(d);
+    // The store as the stopped daemon left it: empty.
+    let (code, out, err) = cli(&["cache", "stats", "--dir"], &dir.path().join("results"));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("entries 0  bytes 0"), "{out}");
+}
+
+/// `leanpool ARGS PATH`: (exit code, stdout, stderr).
+fn cli(args: &[&str], path: &std::path::Path) -> (i32, String, String) {
+    let out = std::process::Command::new(BIN)
+        .args(args)
+        .arg(path)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The cache CLI and the batch summary against a daemon whose store holds
+/// the five answers of `requests()` (and none of its own worker).
+fn cli_on_a_running_daemon(dir: &std::path::Path, d: &Daemon) {
+    // `leanpool batch` of the three checks: all three from the cache, and
+    // its summary says so.
+    let input = dir.join("in.jsonl");
+    let lines: Vec<String> = requests()
+        .into_iter()
+        .filter(|(m, _)| *m == "check")
+        .enumerate()
+        .map(|(i, (_, mut p))| {
+            p["id"] = json!(i);
+            p.to_string()
+        })
+        .collect();
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let out = std::process::Command::new(BIN)
+        .arg("batch")
+        .arg(&input)
+        .arg(dir.join("out.jsonl"))
+        .arg("--socket")
+        .arg(&d.socket)
+        .args(["--method", "check"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("3 answered now (0 errors, 3 from the result cache)"),
+        "{err}"
+    );
+    // stats: the daemon's counters (5 hits of the restart check + 3).
+    let (code, out, err) = cli(&["cache", "stats", "--socket"], &d.socket);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("cache on") && out.contains("entries 5  bytes"),
+        "{out}"
+    );
+    assert!(out.contains("hits 8  misses 0  in_flight_joins 0"), "{out}");
+    // The store a running daemon holds cannot be opened: the error says
+    // what to do.
+    let (code, _, err) = cli(&["cache", "clear", "--dir"], &dir.join("results"));
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("held by a running daemon") && err.contains("cache stats|clear --socket"),
+        "{err}"
+    );
+    // clear through the daemon.
+    let (code, out, err) = cli(&["cache", "clear", "--socket"], &d.socket);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("removed 5 entries"), "{out}");
+    let (_, out, _) = cli(&["cache", "stats", "--socket"], &d.socket);
+    assert!(out.contains("entries 0  bytes 0"), "{out}");
 }
