@@ -1,0 +1,275 @@
+//! Several Lean projects from one daemon (issue 25), on real Lean (the
+//! WASM build installed by `scripts/setup`; FAILS when it is missing).
+//!
+//! Set-up builds a small judge-like project once, into a temp dir under
+//! `/tmp`, with the WASM `lean` itself: `Judge/Basic.lean` and
+//! `Judge/Problem.lean` (which imports Basic), each a `module` with a
+//! `public section` and `@[expose]` definitions, compiled by
+//! `lean --root=DIR -o DIR/Judge/M.olean DIR/Judge/M.lean` (~30 s each).
+//! One daemon then serves the backend's own library as project `core` (the
+//! default) and that directory as project `judge`.
+//!
+//! The input guard is off (`[guard] enabled = false`) so that the
+//! sandbox's per-project read rules can be tested with `#eval` reads; the
+//! import checks do not depend on the guard (imports are the operator's
+//! trusted libraries).
+//!
+//! Workers: one for `judge` (header `import Judge.Basic / Judge.Problem`),
+//! one for `core` on that header (which cannot start: the module is not
+//! there) and one for `core` without imports; `[pool] max_workers = 2`, one
+//! per project.
+
+mod daemon_support;
+
+use daemon_support::{connect_expecting_lean, Daemon, Lean};
+use leanpool_lean::LeanCommand;
+use leanpool_protocol::method::{self, NoParams};
+use leanpool_protocol::{CheckResult, CheckStatus, ErrorCode, ProjectStatus};
+use leanpool_rpc::Client;
+use serde_json::json;
+use std::path::Path;
+use std::process::Command;
+
+const BASIC: &str = "module
+
+public section
+
+/-- Twice `n`: a judge's helper that submissions unfold. -/
+@[expose] def Judge.double (n : Nat) : Nat := n + n
+
+theorem Judge.double_eq (n : Nat) : Judge.double n = 2 * n := by
+  unfold Judge.double; omega
+
+end
+";
+
+const PROBLEM: &str = "module
+
+public import Judge.Basic
+
+public section
+
+/-- A problem built on `Judge.Basic`. -/
+@[expose] def Judge.quad (n : Nat) : Nat := Judge.double (Judge.double n)
+
+end
+";
+
+/// The judge project's document header: both modules (one worker).
+const JUDGE_HEADER: &str = "import Judge.Basic\nimport Judge.Problem\n";
+
+/// Builds `DIR/Judge/{Basic,Problem}.olean` with the WASM `lean` (its
+/// backend description, LEAN_PATH = the core library and DIR).
+fn build_judge(dir: &Path) {
+    std::fs::create_dir_all(dir.join("Judge")).unwrap();
+    std::fs::write(dir.join("Judge/Basic.lean"), BASIC).unwrap();
+    std::fs::write(dir.join("Judge/Problem.lean"), PROBLEM).unwrap();
+    let wasm = std::env::var_os("LEANPOOL_WASM_DIR")
+        .expect("LEANPOOL_WASM_DIR: the WASM Lean of scripts/setup (this test needs real Lean)");
+    let lean = LeanCommand::from_backend_json(&Path::new(&wasm).join("backend.json")).unwrap();
+    let core = lean.lean_path().expect("the core library's LEAN_PATH");
+    for m in ["Basic", "Problem"] {
+        let out = Command::new(&lean.program)
+            .args(&lean.args)
+            .arg(format!("--root={}", dir.display()))
+            .arg("-o")
+            .arg(dir.join(format!("Judge/{m}.olean")))
+            .arg(dir.join(format!("Judge/{m}.lean")))
+            .env("LEAN_PATH", format!("{core}:{}", dir.display()))
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        let olean = dir.join(format!("Judge/{m}.olean"));
+        assert!(
+            out.status.success() && olean.is_file(),
+            "building Judge.{m} failed: {:?}\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+fn config(judge: &Path) -> String {
+    format!(
+        "[guard]\nenabled = false\n\n[pool]\nmax_workers = 2\nmax_workers_per_key = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\ndefault_timeout_ms = 300000\n\n[cache]\nenabled = false\n\n[[project]]\nname = \"core\"\n\n[[project]]\nname = \"judge\"\ndir = \"{}\"\n",
+        judge.display()
+    )
+}
+
+/// `check` of `text` in `project` (`None`: the default).
+async fn check(c: &Client, project: Option<&str>, text: &str) -> Result<CheckResult, ErrorCode> {
+    let mut p = json!({ "text": text });
+    if let Some(name) = project {
+        p["project"] = json!(name);
+    }
+    c.call_typed::<_, CheckResult>("check", &p)
+        .await
+        .map_err(|e| e.code().expect("an RPC error"))
+}
+
+fn messages(r: &CheckResult) -> String {
+    r.diagnostics
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// An `#eval` that reads `path` and reports `RAN` or `DENIED: <error>`.
+fn read_attempt(path: &Path) -> String {
+    format!(
+        "#eval show IO String from do\n  try\n    let _ ← IO.FS.readFile \"{}\"\n    pure \"RAN\"\n  catch e => pure s!\"DENIED: {{e}}\"",
+        path.display()
+    )
+}
+
+fn worker_pids(p: &ProjectStatus) -> Vec<u32> {
+    p.pool
+        .keys
+        .iter()
+        .flat_map(|k| k.workers.iter().filter_map(|w| w.pid))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_daemon_serves_the_core_library_and_a_judge_project() {
+    let dir = tempfile::tempdir_in("/tmp").unwrap();
+    let judge = dir.path().join("judge");
+    build_judge(&judge);
+    let d = Daemon::start(dir.path(), &config(&judge), Lean::Real);
+    let c = connect_expecting_lean(&d).await;
+
+    // `import Judge.Basic` works in the judge project, and its exposed
+    // definitions unfold.
+    let text = format!("{JUDGE_HEADER}theorem t : Judge.quad 1 = 4 := by decide\n");
+    let r = check(&c, Some("judge"), &text).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Ok, "{r:?}\n{}", d.logs());
+    let bad = format!("{JUDGE_HEADER}theorem f : Judge.double 2 = 5 := by decide\n");
+    let r = check(&c, Some("judge"), &bad).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Error, "{r:?}");
+
+    // ... and is an error in the default project (the core library only).
+    match check(&c, None, &text).await {
+        Ok(r) => {
+            assert_eq!(r.status, CheckStatus::Error, "{r:?}");
+            assert!(messages(&r).contains("Judge"), "{r:?}");
+        }
+        Err(code) => assert_eq!(code, ErrorCode::SpawnFailed),
+    }
+    let plain = "theorem p : 2 + 2 = 4 := by decide\n";
+    let r = check(&c, Some("core"), plain).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Ok, "{r:?}\n{}", d.logs());
+
+    // A name the daemon does not serve: UNKNOWN_PROJECT, listing both.
+    let e = c
+        .call("check", json!({"text": plain, "project": "sair"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::UnknownProject), "{e}");
+    assert!(e.to_string().contains("core, judge"), "{e}");
+
+    // `status` reports both, each with its Lean and library, and their
+    // workers are disjoint.
+    let st = c.request::<method::Status>(&NoParams).await.unwrap();
+    let names: Vec<&str> = st.projects.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["core", "judge"]);
+    let (core, judge_st) = (&st.projects[0], &st.projects[1]);
+    assert_eq!(core.root, None);
+    assert_eq!(
+        judge_st.root.as_deref(),
+        Some(std::fs::canonicalize(&judge).unwrap().to_str().unwrap())
+    );
+    for p in [core, judge_st] {
+        assert!(p
+            .backend
+            .version
+            .as_deref()
+            .unwrap()
+            .starts_with("Lean (version 4"));
+        assert_eq!(p.backend.library.as_ref().unwrap().kind, "oleans");
+    }
+    let lib = |p: &ProjectStatus| p.backend.library.clone().unwrap();
+    assert_eq!(
+        lib(judge_st).olean_files.unwrap(),
+        lib(core).olean_files.unwrap() + 2
+    );
+    assert_ne!(lib(judge_st).oleans_sha256, lib(core).oleans_sha256);
+    assert_eq!(st.daemon.backend, core.backend, "the default project's");
+    let (cp, jp) = (worker_pids(core), worker_pids(judge_st));
+    assert_eq!((cp.len(), jp.len()), (1, 1), "{st:?}");
+    assert_ne!(cp, jp, "the two projects share a worker");
+    assert!(judge_st
+        .pool
+        .keys
+        .iter()
+        .all(|k| k.header.contains("Judge")));
+
+    sandbox_reads_are_per_project(&c, &judge).await;
+}
+
+/// A project's workers read that project's files; another project's
+/// worker is refused them by the sandbox (Landlock rules planned per
+/// project from its `LEAN_PATH`).
+async fn sandbox_reads_are_per_project(c: &Client, judge: &Path) {
+    let file = judge.join("Judge/Basic.lean");
+    let text = format!("{JUDGE_HEADER}{}\n", read_attempt(&file));
+    let r = check(c, Some("judge"), &text).await.unwrap();
+    assert!(messages(&r).contains("RAN"), "the judge worker: {r:?}");
+    let r = check(c, Some("core"), &read_attempt(&file)).await.unwrap();
+    assert!(messages(&r).contains("DENIED"), "the core worker: {r:?}");
+}
+
+/// `leanpool serve --project`: a directory that does not exist, and one
+/// with no `.olean`, stop the daemon at start with an error saying what to
+/// do; `leanpool doctor --project` reports a built one. No worker starts.
+#[test]
+fn serve_refuses_a_project_it_cannot_serve() {
+    let dir = tempfile::tempdir_in("/tmp").unwrap();
+    let socket = dir.path().join("s.sock");
+    let serve = |project: &str| {
+        let out = Command::new(leanpool_testkit::daemon::binary())
+            .args(["serve", "--socket"])
+            .arg(&socket)
+            .args(["--project", project])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = serve("judge=/nonexistent/leanpool-judge");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("/nonexistent/leanpool-judge is not a directory"),
+        "{err}"
+    );
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let (code, err) = serve(&format!("judge={}", empty.display()));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("is not built") && err.contains("lean --root="),
+        "{err}"
+    );
+    assert!(!socket.exists());
+
+    std::fs::create_dir_all(empty.join("Judge")).unwrap();
+    std::fs::write(empty.join("Judge/Basic.olean"), b"not really").unwrap();
+    let out = Command::new(leanpool_testkit::daemon::binary())
+        .args(["doctor", "--project"])
+        .arg(format!("judge={}", empty.display()))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("project:   judge"), "{text}");
+    assert!(
+        text.contains(&format!(
+            ":{}",
+            std::fs::canonicalize(&empty).unwrap().display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("library:   oleans sha256"), "{text}");
+}
