@@ -273,6 +273,75 @@ pub async fn verify_screened(
     default_timeout: std::time::Duration,
     policy: &crate::verdict::VerdictPolicy,
 ) -> Result<leanpool_protocol::VerifyResult, leanpool_lean::WorkerError> {
+    verify_fixed(worker, params, a, screened, None, default_timeout, policy).await
+}
+
+/// leanpool's own fixed lines, sent to Lean in place of a placeholder of
+/// as many lines at the end of a `verify` request's header: the one route
+/// by which text the guard would refuse a caller (an option such as
+/// `autoImplicit`) reaches Lean inside a verify, used by
+/// [`crate::equiv`]. Both fields are `'static`, so they can never be made
+/// from a caller's text; everything else is screened as usual, and the
+/// sent text is checked to read as its pieces ([`Screened::assemble`]).
+/// The line count is kept, so every position after them is unchanged.
+///
+/// [`Screened::assemble`]: leanpool_screen::Screened::assemble
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FixedLines {
+    /// Comment lines that end the request's `header` (screened).
+    pub placeholder: &'static str,
+    /// What Lean is sent instead: as many lines as `placeholder`.
+    pub lines: &'static str,
+}
+
+/// The text sent for an assembled, screened request: the document with
+/// `fixed`'s lines in place of its placeholder, then the trailer.
+fn sent_text(
+    params: &VerifyParams,
+    a: &Assembled,
+    screened: &leanpool_screen::Screened,
+    fixed: Option<FixedLines>,
+) -> Result<leanpool_screen::LeanText, String> {
+    use leanpool_screen::header::Piece;
+    let trailer = format!("{}\n", a.trailer_lines.join("\n"));
+    let Some(f) = fixed else {
+        return screened.with_trailer(&trailer).map_err(|e| e.to_string());
+    };
+    let doc = &screened.document().text;
+    let lines = |t: &str| t.matches('\n').count();
+    // The text after the imports is the caller's verbatim: the header's
+    // end is as far from the document's end as from the assembled text's.
+    let end = (doc.len() + params.header.len()).checked_sub(a.text.len());
+    let start = end.and_then(|e| e.checked_sub(f.placeholder.len()));
+    match (start, end) {
+        (Some(s), Some(e))
+            if params.header.ends_with(f.placeholder)
+                && doc.get(s..e) == Some(f.placeholder)
+                && lines(f.placeholder) == lines(f.lines) =>
+        {
+            let pieces = [
+                Piece::Copied(0..s),
+                Piece::Written(f.lines),
+                Piece::Copied(e..doc.len()),
+                Piece::Written(&trailer),
+            ];
+            screened.assemble(&pieces).map_err(|e| e.to_string())
+        }
+        _ => Err("internal: leanpool's fixed lines have no placeholder of as many lines at the end of the header".into()),
+    }
+}
+
+/// [`verify_screened`], with leanpool's `fixed` lines (if any) in place
+/// of their placeholder in the text sent.
+pub async fn verify_fixed(
+    worker: &mut leanpool_lean::Worker,
+    params: &VerifyParams,
+    a: &Assembled,
+    screened: &leanpool_screen::Screened,
+    fixed: Option<FixedLines>,
+    default_timeout: std::time::Duration,
+    policy: &crate::verdict::VerdictPolicy,
+) -> Result<leanpool_protocol::VerifyResult, leanpool_lean::WorkerError> {
     use leanpool_protocol::VerifyResult;
     let started = std::time::Instant::now();
     let with_time = |mut r: VerifyResult| {
@@ -294,9 +363,9 @@ pub async fn verify_screened(
         .map(std::time::Duration::from_millis)
         .unwrap_or(default_timeout);
     let first_line = doc.text.matches('\n').count() as u32;
-    let sent = match screened.with_trailer(&format!("{}\n", a.trailer_lines.join("\n"))) {
+    let sent = match sent_text(params, a, screened, fixed) {
         Ok(sent) => sent,
-        Err(e) => return Ok(with_time(VerifyResult::rejected(e.to_string()))),
+        Err(e) => return Ok(with_time(VerifyResult::rejected(e))),
     };
     match worker.elaborate_messages(&sent, timeout).await {
         Ok(messages) => Ok(with_time(judge::judge(
