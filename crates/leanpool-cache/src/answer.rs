@@ -2,7 +2,10 @@
 //!
 //! **Storable** (deterministic Lean verdicts only): `check` `ok` / `error` /
 //! `sorry`; `verify` `proved` / `sorry` / `error`; `normalize` and `opt`
-//! whose `check.status` is one of `ok` / `error` / `sorry`. Never stored:
+//! whose `check.status` is one of `ok` / `error` / `sorry`; `equiv`
+//! `equivalent` / `not_equivalent` / `unknown` / `error` when none of its
+//! attempts timed out (each attempt is bounded by Lean's heartbeats, which
+//! are deterministic). Never stored:
 //! `timeout` (depends on the machine's load and the request's limit),
 //! `rejected` (decided before Lean, as cheap to recompute as to look up),
 //! and every error answer (worker failures, spawn failures, overload,
@@ -15,7 +18,8 @@
 //! inside leanpool (and `worker_us` is absent: no worker ran).
 
 use leanpool_protocol::{
-    CheckResult, CheckStatus, NormalizeResult, OptResult, VerifyResult, VerifyStatus,
+    CheckResult, CheckStatus, EquivResult, EquivStatus, NormalizeResult, OptResult, VerifyResult,
+    VerifyStatus,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -86,6 +90,25 @@ impl Answer for OptResult {
     }
     fn set_elapsed_ms(&mut self, ms: u64) {
         self.check.set_elapsed_ms(ms)
+    }
+}
+
+impl Answer for EquivResult {
+    fn storable(&self) -> bool {
+        let verdict = matches!(
+            self.status,
+            EquivStatus::Equivalent
+                | EquivStatus::NotEquivalent
+                | EquivStatus::Unknown
+                | EquivStatus::Error
+        );
+        verdict && !self.timed_out()
+    }
+    fn clear_timings(&mut self) {
+        self.elapsed_ms = None;
+    }
+    fn set_elapsed_ms(&mut self, ms: u64) {
+        self.elapsed_ms = Some(ms);
     }
 }
 
@@ -178,6 +201,15 @@ mod tests {
             normalized: None,
         };
         assert!(to_stored(&n).is_none());
+        // equiv: a verdict is stored unless an attempt timed out.
+        let attempt = |status| leanpool_protocol::EquivAttempt {
+            attempt: "tactics".into(),
+            status,
+        };
+        assert!(to_stored(&EquivResult::unknown(vec![attempt(VerifyStatus::Error)])).is_some());
+        assert!(to_stored(&EquivResult::unknown(vec![attempt(VerifyStatus::Timeout)])).is_none());
+        assert!(to_stored(&EquivResult::timeout(5)).is_none());
+        assert!(to_stored(&EquivResult::rejected("no")).is_none());
     }
 
     #[test]

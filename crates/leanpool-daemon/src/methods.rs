@@ -76,6 +76,7 @@ pub const ROUTES: &[Route] = &[
     Route::pool::<method::Normalize>(),
     Route::pool::<method::Opt>(),
     Route::served::<method::Gted>(),
+    Route::pool::<method::Equiv>(),
     Route::served::<method::Status>(),
     Route::served::<method::CacheClear>(),
 ];

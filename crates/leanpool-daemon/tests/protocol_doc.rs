@@ -6,7 +6,7 @@
 
 use leanpool_daemon::methods::{decode as decode_params, METHODS};
 use leanpool_daemon::{BackendInfo, DaemonConfig, PoolHandler, StatusResult};
-use leanpool_protocol::{CheckParams, VerifyParams, VerifyResult};
+use leanpool_protocol::{CheckParams, EquivParams, EquivResult, VerifyParams, VerifyResult};
 use leanpool_protocol::{
     CheckResult, ErrorCode, GtedParams, GtedResult, NormalizeResult, OptResult, Response,
     StatementParams,
@@ -138,6 +138,7 @@ fn every_example_round_trips() {
                 "verify" => round_trip::<VerifyParams>("params", e.line, &params),
                 "normalize" | "opt" => round_trip::<StatementParams>("params", e.line, &params),
                 "gted" => round_trip::<GtedParams>("params", e.line, &params),
+                "equiv" => round_trip::<EquivParams>("params", e.line, &params),
                 "lease" => {
                     round_trip::<leanpool_daemon::lease::LeaseParams>("params", e.line, &params)
                 }
@@ -162,6 +163,7 @@ fn every_example_round_trips() {
             "normalize" => round_trip::<NormalizeResult>("result", e.line, result),
             "opt" => round_trip::<OptResult>("result", e.line, result),
             "gted" => round_trip::<GtedResult>("result", e.line, result),
+            "equiv" => round_trip::<EquivResult>("result", e.line, result),
             "status" => round_trip::<StatusResult>("result", e.line, result),
             "lease" => round_trip::<leanpool_daemon::lease::LeaseResult>("result", e.line, result),
             "ping" => assert_eq!(result, &req.params, "line {}: ping echoes", e.line),

@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod check;
+pub mod equiv;
 pub mod terms;
 pub mod verdict;
 pub mod verify;

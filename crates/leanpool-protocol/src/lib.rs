@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 pub mod check;
+pub mod equiv;
 pub mod jsonrpc;
 pub mod lease;
 pub mod lsp_error;
@@ -25,6 +26,7 @@ pub mod tree;
 pub mod verify;
 
 pub use check::*;
+pub use equiv::*;
 pub use jsonrpc::*;
 pub use lease::*;
 pub use method::Method;

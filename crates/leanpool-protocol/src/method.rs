@@ -14,8 +14,9 @@
 //! ```
 
 use crate::{
-    CheckParams, CheckResult, GtedParams, GtedResult, LeaseParams, LeaseResult, NormalizeResult,
-    OptResult, StatementParams, StatusResult, VerifyParams, VerifyResult,
+    CheckParams, CheckResult, EquivParams, EquivResult, GtedParams, GtedResult, LeaseParams,
+    LeaseResult, NormalizeResult, OptResult, StatementParams, StatusResult, VerifyParams,
+    VerifyResult,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -74,6 +75,8 @@ methods! {
     Opt = "opt" (StatementParams) -> OptResult;
     /// Similarity of two operator trees (no Lean).
     Gted = "gted" (GtedParams) -> GtedResult;
+    /// Whether two statements are equivalent, with the Lean proof either way.
+    Equiv = "equiv" (EquivParams) -> EquivResult;
     /// The daemon's and its pool's state.
     Status = "status" (NoParams) -> StatusResult;
     /// Leases a warm worker for the connection's lifetime: after the
@@ -161,10 +164,12 @@ mod tests {
                 "normalize",
                 "opt",
                 "gted",
+                "equiv",
                 "status",
                 "lease",
                 "ping",
-                "shutdown"
+                "shutdown",
+                "cache_clear"
             ]
         );
     }

@@ -49,6 +49,10 @@ enum Command {
     /// Judge a proof against a fixed statement: `proved` only if the theorem
     /// exists with exactly the statement's type, without sorry or new axioms.
     Verify(cmd::verify::Args),
+    /// Are two statements equivalent? Answered only with a Lean-checked
+    /// proof either way (else `unknown`). Exit: 0 equivalent; 1 not
+    /// equivalent; 2 anything else.
+    Equiv(cmd::equiv::Args),
     /// Print a statement as Lean elaborated it.
     #[command(
         after_help = "Exit: 0 status ok or sorry; 1 any other status; 2 leanpool error; 141 stdout closed."
@@ -87,6 +91,7 @@ fn main() {
             Command::Doctor(a) => cmd::doctor::run(a).await,
             Command::Check(a) => cmd::check::run(a).await,
             Command::Verify(a) => cmd::verify::run(a).await,
+            Command::Equiv(a) => cmd::equiv::run(a).await,
             Command::Normalize(a) => cmd::normalize::run(a).await,
             Command::Opt(a) => cmd::opt::run(a).await,
             Command::Gted(c) => cmd::gted::run(c).await,

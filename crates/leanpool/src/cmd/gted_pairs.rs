@@ -1,12 +1,14 @@
 //! `leanpool gted pairs IN.jsonl OUT.jsonl --socket PATH`: the GTED metric
-//! on reference/candidate pairs, through a running daemon.
+//! (and, with `--equiv`, the `equiv` method) on reference/candidate pairs,
+//! through a running daemon.
 //!
 //! Input lines: `{"id", "header" (optional), "reference", "candidate",
 //! "label" (optional, the human judgement: same meaning?)}`. Per pair the
 //! daemon's `opt` elaborates both statements (header, newline, statement)
 //! and the similarity of their trees is computed here. Output, one line per
 //! input in input order: `{"id", "similarity", "same", "label", "mode",
-//! "threshold", "reference": {"status", "tree", ...}, "candidate": {...}}`; a candidate that does not elaborate (`error`,
+//! "threshold", "reference": {"status", "tree", ...}, "candidate": {...},
+//! "equiv": {...} (with `--equiv`)}`; a candidate that does not elaborate (`error`,
 //! `rejected`) scores 0, as in the GTED paper; a reference that does not
 //! elaborate, a time-out or a method error makes the line `{"id", "error":
 //! {"message", "code"}, ...}` (not scored). Resumable as `leanpool batch`
@@ -19,7 +21,7 @@ use anyhow::{bail, Context};
 use leanpool_gted::eval::Confusion;
 use leanpool_gted::{score, Mode, OpTree, Options};
 use leanpool_protocol::method::{self, Method as _};
-use leanpool_protocol::{CheckStatus, Diagnostic, ErrorCode, Node, OptResult};
+use leanpool_protocol::{CheckStatus, Diagnostic, EquivResult, ErrorCode, Node, OptResult};
 use leanpool_rpc::{Client, ClientError};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -40,6 +42,10 @@ pub struct Args {
     /// Similarities >= this count as "same" (the paper's 0.754).
     #[arg(long, default_value_t = 0.754)]
     pub threshold: f64,
+    /// Also ask the daemon's `equiv` for each pair (the summary then
+    /// reports `equiv` alone and combined with GTED).
+    #[arg(long)]
+    pub equiv: bool,
     /// Pairs in flight at once (pipelined on one connection).
     #[arg(long, default_value_t = 4)]
     pub concurrency: usize,
@@ -137,6 +143,8 @@ struct PairLine<'a> {
     reference: Option<SideOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     candidate: Option<SideOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    equiv: Option<EquivResult>,
 }
 
 /// What every pair is scored with.
@@ -144,6 +152,7 @@ struct PairLine<'a> {
 struct Scoring {
     mode: Mode,
     threshold: f64,
+    equiv: bool,
     timeout_ms: Option<u64>,
 }
 
@@ -159,6 +168,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     let scoring = Scoring {
         mode: args.mode.into(),
         threshold: args.threshold,
+        equiv: args.equiv,
         timeout_ms: args.timeout_ms,
     };
     let todo = Arc::new(todo);
@@ -221,11 +231,24 @@ async fn score_pair(c: &Client, p: &Pair, s: Scoring) -> Answered {
         }
         v
     };
-    let (r, k) = tokio::join!(
+    let equiv = async {
+        if !s.equiv {
+            return Ok(Ok(None));
+        }
+        let mut v = json!({"header": p.header, "a": p.reference, "b": p.candidate});
+        if let Some(t) = s.timeout_ms {
+            v["timeout_ms"] = json!(t);
+        }
+        call::<EquivResult>(c, method::Equiv::NAME, v)
+            .await
+            .map(|r| r.map(Some))
+    };
+    let (r, k, e) = tokio::join!(
         call::<OptResult>(c, method::Opt::NAME, opt(&p.reference)),
         call::<OptResult>(c, method::Opt::NAME, opt(&p.candidate)),
+        equiv
     );
-    let (r, k) = (r?, k?);
+    let (r, k, e) = (r?, k?, e?);
     let mut line = PairLine {
         id: &p.id,
         similarity: None,
@@ -237,13 +260,18 @@ async fn score_pair(c: &Client, p: &Pair, s: Scoring) -> Answered {
         exact: None,
         reference: r.as_ref().ok().map(SideOut::of),
         candidate: k.as_ref().ok().map(SideOut::of),
+        equiv: None,
     };
-    line.error = match (&r, &k) {
-        (Err(e), _) | (_, Err(e)) => Some(LineError {
+    line.error = match (&r, &k, e) {
+        (Err(e), _, _) | (_, Err(e), _) => Some(LineError {
             code: e.code,
             message: e.message.clone(),
         }),
-        (Ok(r), Ok(k)) => judge(r, k, &s, &mut line),
+        (_, _, Err(e)) => Some(e),
+        (Ok(r), Ok(k), Ok(e)) => {
+            line.equiv = e;
+            judge(r, k, &s, &mut line)
+        }
     };
     let is_error = line.error.is_some();
     Ok((

@@ -3,6 +3,7 @@ pub mod batch;
 pub mod cache;
 pub mod check;
 pub mod doctor;
+pub mod equiv;
 pub mod gted;
 pub mod gted_pairs;
 pub mod lean_args;
