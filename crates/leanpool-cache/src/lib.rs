@@ -317,3 +317,57 @@ pub enum OpenError {
     #[error(transparent)]
     Store(#[from] StoreError),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use leanpool_protocol::{CheckResult, CheckStatus};
+    use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+
+    async fn ask(cache: &Cache, identity: Option<&Identity>, runs: &AtomicU32) -> String {
+        let req = Request {
+            method: "check",
+            params: serde_json::json!({"text": "import Judge.Basic\nexample : True := trivial"}),
+            partition: "",
+            identity,
+            use_cache: true,
+            timings: false,
+        };
+        cache
+            .serve(req, |_| async move {
+                runs.fetch_add(1, SeqCst);
+                Ok::<_, EncodeError>(CheckResult::from_diagnostics(vec![]))
+            })
+            .await
+            .unwrap()
+    }
+
+    /// Issue 25: a daemon serving several projects keys each request by
+    /// its project's identity, so the same text in another project (another
+    /// library) is never answered from the first project's entry.
+    #[tokio::test]
+    async fn a_project_identity_separates_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = CacheConfig {
+            enabled: true,
+            dir: Some(dir.path().join("c")),
+            max_bytes: 1 << 20,
+        };
+        let cache = Cache::open(&cfg, Identity::from_digest("core")).unwrap();
+        let judge = Identity::from_digest("judge");
+        let runs = AtomicU32::new(0);
+        let first: CheckResult = serde_json::from_str(&ask(&cache, None, &runs).await).unwrap();
+        assert_eq!(first.status, CheckStatus::Ok);
+        ask(&cache, Some(&judge), &runs).await;
+        assert_eq!(
+            runs.load(SeqCst),
+            2,
+            "the judge's request was answered from core's entry"
+        );
+        assert!(ask(&cache, None, &runs).await.contains("\"cached\":true"));
+        assert!(ask(&cache, Some(&judge), &runs)
+            .await
+            .contains("\"cached\":true"));
+        assert_eq!(runs.load(SeqCst), 2);
+    }
+}
