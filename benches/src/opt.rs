@@ -2,7 +2,7 @@
 //! "one hover per character", on the same warm worker and the same
 //! elaborated document, over core-Lean statements.
 //!
-//! For each statement: (a) `leanpool_methods::terms::opt_on` (one `didChange`, then
+//! For each statement: (a) `leanpool_methods::opt::opt_on` (one `didChange`, then
 //! goals / interactive diagnostics / info popups over `$/lean/rpc`); (b) the
 //! same document elaborated again, then `textDocument/hover` at every
 //! character of `theorem stmt <signature>`, tree built from the ranges.
@@ -65,7 +65,7 @@ async fn measure(worker: &mut Worker, s: &str, timeout: Duration) -> anyhow::Res
     };
     eprintln!("opt: {s}");
     let start = Instant::now();
-    let r = leanpool_methods::terms::opt_on(worker, &p, timeout).await?;
+    let r = leanpool_methods::opt::opt_on(worker, &p, timeout).await?;
     let opt_time = start.elapsed();
     let tree = r
         .tree
@@ -122,7 +122,7 @@ async fn main() -> anyhow::Result<()> {
             text: STATEMENTS[0].to_owned(),
             timeout_ms: None,
         };
-        leanpool_methods::terms::opt_on(&mut worker, &p, timeout).await?;
+        leanpool_methods::opt::opt_on(&mut worker, &p, timeout).await?;
     }
     println!("| statement | opt requests | opt ms | opt nodes | hover requests | hover ms | hover nodes |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");

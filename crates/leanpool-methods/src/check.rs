@@ -1,10 +1,11 @@
 //! Library `check`: does a caller's Lean text elaborate, and what did Lean
 //! say about it, in the caller's coordinates.
 
+use crate::method::PoolMethod;
 use crate::verdict::{self, VerdictPolicy};
 use crate::Policy;
 use leanpool_lean::{Worker, WorkerConfig, WorkerError};
-use leanpool_protocol::{CheckParams, CheckResult, DeclarationInfo};
+use leanpool_protocol::{method, CheckParams, CheckResult, CheckStatus, DeclarationInfo};
 use leanpool_screen::{screen, LineIndex, Screened};
 use std::time::{Duration, Instant};
 
@@ -176,4 +177,32 @@ pub async fn check_once(
     .await;
     worker.kill().await;
     r
+}
+
+impl PoolMethod for method::Check {
+    type Input = CheckParams;
+    fn prepare(p: CheckParams) -> Result<CheckParams, CheckResult> {
+        Ok(p)
+    }
+    fn rejected(reason: &str) -> CheckResult {
+        CheckResult::rejected(reason)
+    }
+    fn timed_out(limit_ms: u64) -> CheckResult {
+        CheckResult::timeout(limit_ms)
+    }
+    fn is_timeout(r: &CheckResult) -> bool {
+        r.status == CheckStatus::Timeout
+    }
+    fn stamp_elapsed(r: &mut CheckResult, elapsed: Duration) {
+        r.elapsed_ms = Some(elapsed.as_millis() as u64);
+    }
+    async fn run(
+        w: &mut Worker,
+        p: &CheckParams,
+        screened: &Screened,
+        default: Duration,
+        verdict: &VerdictPolicy,
+    ) -> Result<CheckResult, WorkerError> {
+        check_screened(w, screened, p, default, verdict).await
+    }
 }

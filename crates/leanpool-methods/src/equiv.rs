@@ -481,6 +481,76 @@ pub fn header_key(params: &EquivParams) -> Option<String> {
         .map(|t| leanpool_screen::header_key(&t))
 }
 
+/// The pool's `equiv`: the params and the text of the first attempt.
+mod pooled {
+    use super::*;
+    use crate::method::{Input, PoolMethod};
+    use crate::verdict::VerdictPolicy;
+    use leanpool_lean::{Worker, WorkerError};
+    use leanpool_protocol::method;
+    use leanpool_screen::Screened;
+
+    /// `equiv`'s params and the text of its first attempt (what is screened
+    /// and keys the worker; every attempt is screened again, as a `verify`).
+    impl Input for (EquivParams, String) {
+        fn text(&self) -> &str {
+            &self.1
+        }
+        fn limit_ms_mut(&mut self) -> &mut Option<u64> {
+            &mut self.0.timeout_ms
+        }
+        fn limit_ms(&self) -> Option<u64> {
+            self.0.timeout_ms
+        }
+        fn timings(&self) -> bool {
+            self.0.timings
+        }
+    }
+
+    impl PoolMethod for method::Equiv {
+        type Input = (EquivParams, String);
+        fn prepare(p: EquivParams) -> Result<(EquivParams, String), EquivResult> {
+            match first_text(&p) {
+                Ok(text) => Ok((p, text)),
+                Err(refused) => Err(EquivResult::rejected(refused.reason)),
+            }
+        }
+        fn rejected(reason: &str) -> EquivResult {
+            EquivResult::rejected(reason)
+        }
+        fn timed_out(limit_ms: u64) -> EquivResult {
+            EquivResult::timeout(limit_ms)
+        }
+        /// An attempt that ran past the limit stopped the worker too.
+        fn is_timeout(r: &EquivResult) -> bool {
+            r.timed_out()
+        }
+        fn stamp_elapsed(r: &mut EquivResult, elapsed: Duration) {
+            r.elapsed_ms = Some(elapsed.as_millis() as u64);
+        }
+        /// Every attempt is screened again, as a `verify`: under the guard's
+        /// built-in rules (the `[guard]` additions are not passed down to a
+        /// slot; stricter, never looser), or not at all when `[guard]` is off.
+        async fn run(
+            w: &mut Worker,
+            (p, _): &(EquivParams, String),
+            screened: &Screened,
+            default: Duration,
+            verdict: &VerdictPolicy,
+        ) -> Result<EquivResult, WorkerError> {
+            let guard = leanpool_screen::GuardPolicy {
+                enabled: screened.guarded(),
+                ..Default::default()
+            };
+            let policy = crate::Policy {
+                guard,
+                verdict: verdict.clone(),
+            };
+            equiv_on_with(w, p, default, &policy).await
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,11 +10,15 @@
 
 pub mod check;
 pub mod equiv;
+pub mod method;
+pub mod normalize;
+pub mod opt;
 pub mod terms;
 pub mod verdict;
 pub mod verify;
 
 pub use check::{check_on, check_on_with, check_once, check_screened};
+pub use method::{Input, PoolMethod};
 pub use verdict::{UnlistedAxioms, VerdictPolicy};
 
 use leanpool_screen::GuardPolicy;

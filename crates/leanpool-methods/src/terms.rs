@@ -72,8 +72,8 @@ use build::{squash_ws, TreeBuilder};
 use goals::{message_exprs, parse_first_goal, parse_interactive_diagnostics, Goal};
 use leanpool_lean::{Worker, WorkerError};
 use leanpool_protocol::{
-    is_sorry_warning, Binder, BinderKind, CheckResult, CheckStatus, GtedNode, Node, NodeKind,
-    NormalizeResult, Normalized, OptResult, StatementParams,
+    is_sorry_warning, Binder, BinderKind, CheckResult, CheckStatus, Node, NodeKind, Normalized,
+    StatementParams,
 };
 use leanpool_screen::{GuardPolicy, Screened};
 use serde_json::{json, Value};
@@ -451,90 +451,36 @@ impl Statement {
     }
 }
 
-/// Library `normalize` (see the crate docs for the mechanism).
-pub async fn normalize_on(
-    worker: &mut Worker,
-    params: &StatementParams,
-    timeout: Duration,
-) -> Result<NormalizeResult, TermsError> {
-    normalize_on_with(worker, params, timeout, &GuardPolicy::default()).await
-}
-
-/// [`normalize_on`] under an explicit guard policy.
-pub async fn normalize_on_with(
-    worker: &mut Worker,
-    params: &StatementParams,
-    timeout: Duration,
-    guard: &GuardPolicy,
-) -> Result<NormalizeResult, TermsError> {
-    let a = analyze_on_with(worker, params, timeout, guard).await?;
-    Ok(normalized(a))
-}
-
-/// [`normalize_on_with`] for a text already screened (the pool's path).
-pub async fn normalize_screened(
-    worker: &mut Worker,
-    screened: &Screened,
-    params: &StatementParams,
-    timeout: Duration,
-) -> Result<NormalizeResult, TermsError> {
-    let a = analyze_screened(worker, screened, params, timeout).await?;
-    Ok(normalized(a))
-}
-
-fn normalized(a: Analysis) -> NormalizeResult {
-    NormalizeResult {
-        check: a.check,
-        normalized: a.statement.as_ref().map(Statement::normalized),
-    }
-}
-
-/// Library `opt`: the normalized statement and its operator tree, in both
-/// formats, with the number of LSP requests it cost.
-pub async fn opt_on(
-    worker: &mut Worker,
-    params: &StatementParams,
-    timeout: Duration,
-) -> Result<OptResult, TermsError> {
-    opt_on_with(worker, params, timeout, &GuardPolicy::default()).await
-}
-
-/// [`opt_on`] under an explicit guard policy.
-pub async fn opt_on_with(
-    worker: &mut Worker,
-    params: &StatementParams,
-    timeout: Duration,
-    guard: &GuardPolicy,
-) -> Result<OptResult, TermsError> {
-    let a = analyze_on_with(worker, params, timeout, guard).await?;
-    Ok(optimized(a))
-}
-
-/// [`opt_on_with`] for a text already screened (the pool's path).
-pub async fn opt_screened(
-    worker: &mut Worker,
-    screened: &Screened,
-    params: &StatementParams,
-    timeout: Duration,
-) -> Result<OptResult, TermsError> {
-    let a = analyze_screened(worker, screened, params, timeout).await?;
-    Ok(optimized(a))
-}
-
-fn optimized(a: Analysis) -> OptResult {
-    let tree = a.statement.as_ref().map(Statement::tree);
-    OptResult {
-        check: a.check,
-        normalized: a.statement.as_ref().map(Statement::normalized),
-        gted_tree: tree.as_ref().map(GtedNode::from),
-        tree,
-        lean_requests: Some(a.lean_requests),
+/// A `normalize`/`opt` failure as the slot reads worker failures: an
+/// answer the terms reader could not read is `WorkerError::Protocol`
+/// (answered `WORKER_FAILED` / `unexpected_answer`, the worker replaced).
+pub(crate) fn terms_error(e: TermsError) -> WorkerError {
+    match e {
+        TermsError::Worker(e) => e,
+        TermsError::Unreadable(why) => WorkerError::Protocol(why),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terms_failures_keep_their_meaning_for_the_slot() {
+        let unreadable = terms_error(TermsError::Unreadable("no goal".into()));
+        assert!(
+            matches!(unreadable, WorkerError::Protocol(ref m) if m == "no goal"),
+            "{unreadable:?}"
+        );
+        let died = terms_error(TermsError::Worker(WorkerError::Died {
+            stderr_tail: String::new(),
+        }));
+        assert!(matches!(died, WorkerError::Died { .. }), "{died:?}");
+        assert!(matches!(
+            terms_error(WorkerError::Timeout.into()),
+            WorkerError::Timeout
+        ));
+    }
 
     /// Lean's answers of the wrong shape are `Unreadable` (the pool's
     /// `unexpected_answer`), never a worker failure; the text is what

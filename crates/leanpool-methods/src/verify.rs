@@ -393,9 +393,71 @@ pub fn header_key(params: &VerifyParams) -> Option<String> {
         .map(|a| leanpool_screen::header_key(&a.text))
 }
 
+/// The pool's `verify`: the params and the text they assemble to.
+mod pooled {
+    use super::{assemble, verify_screened, Assembled};
+    use crate::method::PoolMethod;
+    use crate::verdict::VerdictPolicy;
+    use leanpool_lean::{Worker, WorkerError};
+    use leanpool_protocol::{method, VerifyParams, VerifyResult, VerifyStatus};
+    use leanpool_screen::Screened;
+    use std::time::Duration;
+
+    impl PoolMethod for method::Verify {
+        /// The params and the text they assemble to (what is screened and
+        /// keys the worker).
+        type Input = (VerifyParams, Box<Assembled>);
+        fn prepare(p: VerifyParams) -> Result<(VerifyParams, Box<Assembled>), VerifyResult> {
+            match assemble(&p) {
+                Ok(a) => Ok((p, Box::new(a))),
+                Err(reason) => Err(VerifyResult::rejected(reason.to_string())),
+            }
+        }
+        fn rejected(reason: &str) -> VerifyResult {
+            VerifyResult::rejected(reason)
+        }
+        fn timed_out(limit_ms: u64) -> VerifyResult {
+            VerifyResult::timeout(limit_ms)
+        }
+        fn is_timeout(r: &VerifyResult) -> bool {
+            r.status == VerifyStatus::Timeout
+        }
+        fn stamp_elapsed(r: &mut VerifyResult, elapsed: Duration) {
+            r.elapsed_ms = Some(elapsed.as_millis() as u64);
+        }
+        async fn run(
+            w: &mut Worker,
+            (p, a): &(VerifyParams, Box<Assembled>),
+            screened: &Screened,
+            default: Duration,
+            verdict: &VerdictPolicy,
+        ) -> Result<VerifyResult, WorkerError> {
+            verify_screened(w, p, a, screened, default, verdict).await
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::method::PoolMethod;
+    use leanpool_protocol::{method, VerifyStatus};
+
+    #[test]
+    fn verify_that_does_not_assemble_is_answered_without_queueing() {
+        let p = VerifyParams {
+            context: String::new(),
+            header: String::new(),
+            statement: "theorem t : True".into(),
+            proof: "trivial\n#eval 1".into(),
+            timeout_ms: None,
+            timings: false,
+        };
+        match method::Verify::prepare(p) {
+            Err(r) => assert_eq!(r.status, VerifyStatus::Rejected, "{r:?}"),
+            Ok((_, a)) => panic!("assembled: {}", a.text),
+        }
+    }
 
     fn params(statement: &str, proof: &str) -> VerifyParams {
         VerifyParams {

@@ -66,7 +66,7 @@ fn opt(text: &str) -> OptResult {
     };
     with_worker(move |w| {
         Box::pin(async move {
-            leanpool_methods::terms::opt_on(w, &p, TIMEOUT)
+            leanpool_methods::opt::opt_on(w, &p, TIMEOUT)
                 .await
                 .expect("opt")
         })
@@ -324,7 +324,7 @@ fn configured_guard_policy_is_honoured() {
     };
     let r = with_worker(move |w| {
         Box::pin(async move {
-            leanpool_methods::terms::opt_on_with(w, &p, TIMEOUT, &policy)
+            leanpool_methods::opt::opt_on_with(w, &p, TIMEOUT, &policy)
                 .await
                 .expect("opt")
         })
@@ -355,11 +355,11 @@ fn rpc_references_are_released() {
                 timeout_ms: None,
             };
             let before = w.rpc_refs_released();
-            let first = leanpool_methods::terms::opt_on(w, &p, TIMEOUT)
+            let first = leanpool_methods::opt::opt_on(w, &p, TIMEOUT)
                 .await
                 .expect("opt");
             let released = w.rpc_refs_released() - before;
-            let second = leanpool_methods::terms::opt_on(w, &p, TIMEOUT)
+            let second = leanpool_methods::opt::opt_on(w, &p, TIMEOUT)
                 .await
                 .expect("opt again");
             (released, first, second)
@@ -491,7 +491,7 @@ fn attacks_of_issue_10_never_reach_lean_as_code() {
                     text: t.into(),
                     timeout_ms: None,
                 };
-                let r = leanpool_methods::terms::opt_on(w, &p, TIMEOUT)
+                let r = leanpool_methods::opt::opt_on(w, &p, TIMEOUT)
                     .await
                     .expect("opt");
                 out.push((t.to_string(), "opt", r.check.status, r.check.diagnostics));
@@ -514,7 +514,7 @@ fn attacks_of_issue_10_never_reach_lean_as_code() {
                             text: t.into(),
                             timeout_ms: None,
                         };
-                        let r = leanpool_methods::terms::normalize_on(w, &p, TIMEOUT)
+                        let r = leanpool_methods::normalize::normalize_on(w, &p, TIMEOUT)
                             .await
                             .expect("normalize");
                         (r.check.status, r.check.diagnostics)
@@ -524,7 +524,7 @@ fn attacks_of_issue_10_never_reach_lean_as_code() {
                             text: t.into(),
                             timeout_ms: None,
                         };
-                        let r = leanpool_methods::terms::opt_on(w, &p, TIMEOUT)
+                        let r = leanpool_methods::opt::opt_on(w, &p, TIMEOUT)
                             .await
                             .expect("opt");
                         (r.check.status, r.check.diagnostics)

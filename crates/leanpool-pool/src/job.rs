@@ -4,9 +4,9 @@
 //! the method's own result type to the end.
 
 use crate::error::PoolError;
-use crate::methods::{Input as _, PoolMethod};
 use leanpool_lean::{Worker, WorkerError};
 use leanpool_methods::VerdictPolicy;
+use leanpool_methods::{Input as _, PoolMethod};
 use leanpool_screen::Screened;
 use std::future::Future;
 use std::pin::Pin;

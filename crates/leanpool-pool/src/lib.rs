@@ -24,7 +24,7 @@ mod error;
 mod job;
 mod latency;
 mod limits;
-mod methods;
+
 mod plan;
 mod pool;
 mod queue;
@@ -44,9 +44,9 @@ pub use latency::Percentiles;
 /// The config types of the layers under the pool, so that config readers
 /// (the daemon) need not depend on `leanpool-lean`.
 pub use leanpool_lean::{BackendKind, SandboxConfig, SandboxMode};
+pub use leanpool_methods::{Input, PoolMethod};
 pub use leanpool_methods::{UnlistedAxioms, VerdictPolicy};
 pub use leanpool_screen::guard::GuardPolicy;
-pub use methods::{Input, PoolMethod};
 pub use pool::Pool;
 /// `status`' wire types (defined in `leanpool-protocol`).
 pub use status::{Counters, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};

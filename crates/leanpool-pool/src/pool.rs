@@ -3,12 +3,12 @@
 use crate::config::PoolConfig;
 use crate::error::PoolError;
 use crate::job::{clamp_timeout, Job, Leased, Reply, Request};
-use crate::methods::{Input as _, PoolMethod};
 use crate::queue::PushError;
 use crate::shared::Inner;
 use crate::status::{bump, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};
 use crate::supervisor::supervise;
 use leanpool_lean::{proc, LeanCommand, WorkerConfig};
+use leanpool_methods::{Input as _, PoolMethod};
 use leanpool_screen::header_key;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -42,7 +42,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             let p = params.clone();
             with_local_worker(&args.via, &params.text, move |w| {
                 Box::pin(async move {
-                    Ok(leanpool_methods::terms::normalize_on(w, &p, DEFAULT_TIMEOUT).await?)
+                    Ok(leanpool_methods::normalize::normalize_on(w, &p, DEFAULT_TIMEOUT).await?)
                 })
             })
             .await?

@@ -38,9 +38,9 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         None => {
             let p = params.clone();
             with_local_worker(&args.via, &params.text, move |w| {
-                Box::pin(async move {
-                    Ok(leanpool_methods::terms::opt_on(w, &p, DEFAULT_TIMEOUT).await?)
-                })
+                Box::pin(
+                    async move { Ok(leanpool_methods::opt::opt_on(w, &p, DEFAULT_TIMEOUT).await?) },
+                )
             })
             .await?
         }

@@ -1,0 +1,125 @@
+//! What a method that runs on a warm worker is to the pool: [`PoolMethod`]
+//! (how its params become a queued input, what it answers for a refused
+//! text or a time-out, what it runs on the worker) and [`Input`] (the text
+//! that is screened and keys the worker). The pool's entry
+//! (`leanpool_pool::Pool::call`), its queue and its slots are generic over
+//! this trait; each method's impl is in its own module ([`crate::check`],
+//! [`crate::verify`], [`crate::normalize`], [`crate::opt`]): adding a pool
+//! method is its protocol type (`leanpool_protocol::method`) plus one
+//! module here.
+
+use crate::verdict::VerdictPolicy;
+use crate::verify::Assembled;
+use leanpool_lean::{Worker, WorkerError};
+use leanpool_protocol::method;
+use leanpool_protocol::{CheckParams, StatementParams, VerifyParams};
+use leanpool_screen::Screened;
+use std::future::Future;
+use std::time::Duration;
+
+/// A method the pool runs on a warm worker of the request's import header.
+/// Each queued request carries the reply channel of its own method's
+/// result type, so a slot cannot answer a `check` with an `opt` result:
+/// there is no such value to send.
+pub trait PoolMethod: method::Method + Sized + 'static {
+    /// What a slot runs: the params, plus what the pool derived from them.
+    type Input: Input;
+    /// The queued input for `params`, or the answer when the params alone
+    /// decide it (a `verify` whose parts do not assemble is `rejected`).
+    fn prepare(params: Self::Params) -> Result<Self::Input, Self::Result>;
+    /// The answer for a text the guard refused.
+    fn rejected(reason: &str) -> Self::Result;
+    /// The answer for a request that ran past its limit.
+    fn timed_out(limit_ms: u64) -> Self::Result;
+    /// Whether `result` is a time-out answer.
+    fn is_timeout(result: &Self::Result) -> bool;
+    /// Records the request's whole time in leanpool (queue wait, retries)
+    /// in `result`, for inputs that asked for timings ([`Input::timings`]).
+    fn stamp_elapsed(_result: &mut Self::Result, _elapsed: Duration) {}
+    /// Runs the request on `worker` (whose header is the request's key).
+    /// The worker elaborates `screened` (the input's text as the guard
+    /// screened it, once, in `Pool::call`), never the input's text as such.
+    fn run(
+        worker: &mut Worker,
+        input: &Self::Input,
+        screened: &Screened,
+        default_timeout: Duration,
+        verdict: &VerdictPolicy,
+    ) -> impl Future<Output = Result<Self::Result, WorkerError>> + Send;
+}
+
+/// What a queued request holds: the text that is screened and whose
+/// header keys the worker, and the request's own time limit.
+pub trait Input: Send + Sync + 'static {
+    /// The text that is screened and whose header keys the worker.
+    fn text(&self) -> &str;
+    /// The request's own time limit, to read and to clamp.
+    fn limit_ms_mut(&mut self) -> &mut Option<u64>;
+    /// The same, read only.
+    fn limit_ms(&self) -> Option<u64>;
+    /// Whether the caller asked for timings (`elapsed_ms`).
+    fn timings(&self) -> bool {
+        false
+    }
+}
+
+impl Input for CheckParams {
+    fn text(&self) -> &str {
+        &self.text
+    }
+    fn limit_ms_mut(&mut self) -> &mut Option<u64> {
+        &mut self.timeout_ms
+    }
+    fn limit_ms(&self) -> Option<u64> {
+        self.timeout_ms
+    }
+    fn timings(&self) -> bool {
+        self.timings
+    }
+}
+
+impl Input for StatementParams {
+    fn text(&self) -> &str {
+        &self.text
+    }
+    fn limit_ms_mut(&mut self) -> &mut Option<u64> {
+        &mut self.timeout_ms
+    }
+    fn limit_ms(&self) -> Option<u64> {
+        self.timeout_ms
+    }
+}
+
+/// `verify`'s params and the text they assemble to.
+impl Input for (VerifyParams, Box<Assembled>) {
+    fn text(&self) -> &str {
+        &self.1.text
+    }
+    fn limit_ms_mut(&mut self) -> &mut Option<u64> {
+        &mut self.0.timeout_ms
+    }
+    fn limit_ms(&self) -> Option<u64> {
+        self.0.timeout_ms
+    }
+    fn timings(&self) -> bool {
+        self.0.timings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use leanpool_protocol::{CheckStatus, OptResult};
+
+    #[test]
+    fn timeout_answers_keep_the_method_shape() {
+        let o: OptResult = method::Opt::timed_out(5);
+        assert_eq!(o.check.status, CheckStatus::Timeout);
+        assert!(method::Opt::is_timeout(&o));
+        assert!(!method::Opt::is_timeout(&method::Opt::rejected("no")));
+        assert_eq!(method::Check::rejected("no").reason.as_deref(), Some("no"));
+        let mut c = method::Check::timed_out(7);
+        method::Check::stamp_elapsed(&mut c, Duration::from_millis(12));
+        assert_eq!(c.elapsed_ms, Some(12));
+    }
+}
