@@ -270,6 +270,16 @@ async fn warm_answers_match_cold_lean() {
     // headers differ in `open`, `set_option`, `universe`, `namespace` ...
     // but not in imports are served by the main header's one warm worker,
     // and must still print exactly what cold Lean prints for the whole file.
+    for variant in [
+        "43_header_variant_options.lean",
+        "44_header_variant_namespace.lean",
+    ] {
+        assert!(
+            by_header[&main_header].iter().any(|c| c.name == variant),
+            "{variant} is not served by the main header's worker: keys {:?}",
+            by_header.keys().collect::<Vec<_>>()
+        );
+    }
     let mut order: Vec<String> = vec![main_header.clone()];
     order.extend(by_header.keys().filter(|h| **h != main_header).cloned());
 
