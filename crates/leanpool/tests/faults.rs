@@ -324,7 +324,8 @@ async fn timeout_interrupts_lean_and_keeps_the_worker(
     let before = idle_pid(&workers(&st)).unwrap();
     let spawns = st.pool.counters.spawns;
     seen.push(before);
-    let mut p = req(slow("slow", 400));
+    // 250 theorems: under the 256-declaration cap (MAX_DECLARATIONS).
+    let mut p = req(slow("slow", 250));
     p.timeout_ms = Some(1500);
     let t = Instant::now();
     let r = c.request::<method::Check>(&p).await.unwrap();

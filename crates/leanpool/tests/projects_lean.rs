@@ -64,9 +64,10 @@ fn build_judge(dir: &Path) {
     std::fs::create_dir_all(dir.join("Judge")).unwrap();
     std::fs::write(dir.join("Judge/Basic.lean"), BASIC).unwrap();
     std::fs::write(dir.join("Judge/Problem.lean"), PROBLEM).unwrap();
-    let wasm = std::env::var_os("LEANPOOL_WASM_DIR")
-        .expect("LEANPOOL_WASM_DIR: the WASM Lean of scripts/setup (this test needs real Lean)");
-    let lean = LeanCommand::from_backend_json(&Path::new(&wasm).join("backend.json")).unwrap();
+    let json = leanpool_lean::backend::find_backend_json().expect(
+        "the WASM Lean of scripts/setup (LEANPOOL_WASM_DIR or .lean-wasm/): this test needs real Lean",
+    );
+    let lean = LeanCommand::from_backend_json(&json).unwrap();
     let core = lean.lean_path().expect("the core library's LEAN_PATH");
     for m in ["Basic", "Problem"] {
         let out = Command::new(&lean.program)
