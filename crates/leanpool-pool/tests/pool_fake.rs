@@ -111,9 +111,14 @@ async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
         .await
         .unwrap();
     let first = last_served(&cx);
-    wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
-    let (serving, spare) = roles(&pool, "");
-    assert_eq!((serving, spare.len()), (vec![first], 1));
+    // The first worker marks itself idle after its answer is sent: wait
+    // for both roles, not for a snapshot taken at once.
+    wait_until("a spare up and the first worker idle", || {
+        let (s, sp) = roles(&pool, "");
+        s == vec![first] && sp.len() == 1
+    })
+    .await;
+    let (_, spare) = roles(&pool, "");
     // Sequential requests stay on the serving worker: the spare stays unused.
     pool.call::<method::Check>(req("theorem again : True := trivial\n"))
         .await
@@ -128,8 +133,13 @@ async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
         pool.call::<method::Check>(req(text)).await.unwrap().status,
         CheckStatus::Ok
     );
-    assert_eq!(last_served(&cx), spare[0], "the retry ran on the spare");
     let c = pool.status().counters;
+    assert_eq!(
+        last_served(&cx),
+        spare[0],
+        "the retry ran on the spare; status {:#?}",
+        pool.status()
+    );
     assert_eq!(
         (
             c.crashes,
@@ -138,7 +148,8 @@ async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
             c.spare_takeovers,
             c.cold_waits
         ),
-        (1, 1, 0, 1, cold_before)
+        (1, 1, 0, 1, cold_before),
+        "{c:?}"
     );
     // The crashed slot's new process is the spare now.
     wait_until("replacement spare up", || {
