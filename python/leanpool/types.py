@@ -333,7 +333,8 @@ class Counters(Wire):
 @dataclass
 class WorkerLimit(Wire):
     """One worker limit in force: ``value`` and ``source`` (``configured``,
-    ``cores`` or ``memory``; protocol.md, "Worker limits")."""
+    ``cores``, ``memory``, ``project`` or ``shared``; protocol.md, "Worker
+    limits")."""
 
     value: int = 0
     source: str = ""

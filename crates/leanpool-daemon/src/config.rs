@@ -233,6 +233,14 @@ impl DaemonConfig {
         if self.cache.max_bytes == 0 {
             return Err(InvalidConfig::Zero("[cache] max_bytes"));
         }
+        for p in &self.projects {
+            if p.max_workers == Some(0) {
+                return Err(InvalidConfig::Zero("[[project]] max_workers"));
+            }
+            if p.max_workers_per_key == Some(0) {
+                return Err(InvalidConfig::Zero("[[project]] max_workers_per_key"));
+            }
+        }
         Ok(self.pool.validate()?)
     }
 

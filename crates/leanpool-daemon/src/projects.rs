@@ -32,9 +32,36 @@ pub struct ProjectEntry {
     /// (then `name` is required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dir: Option<PathBuf>,
+    /// This project's own `max_workers` (at least 1; capped by the
+    /// machine-wide `[pool] max_workers`); absent: a share of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_workers: Option<usize>,
+    /// This project's own `max_workers_per_key` (at least 1; capped by its
+    /// `max_workers`); absent: `[pool]`'s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_workers_per_key: Option<usize>,
 }
 
 impl ProjectEntry {
+    /// An entry for `dir` (or the backend's library when `None`) named
+    /// `name`, with no limits of its own.
+    pub fn new(name: Option<String>, dir: Option<PathBuf>) -> Self {
+        ProjectEntry {
+            name,
+            dir,
+            max_workers: None,
+            max_workers_per_key: None,
+        }
+    }
+
+    /// Its own worker limits.
+    pub fn limits(&self) -> ProjectLimits {
+        ProjectLimits {
+            max_workers: self.max_workers,
+            max_workers_per_key: self.max_workers_per_key,
+        }
+    }
+
     /// The entry as a spec (name checked).
     pub fn spec(&self) -> Result<ProjectSpec, leanpool_lean::project::ProjectError> {
         match (&self.name, &self.dir) {
@@ -134,34 +161,110 @@ pub fn find<'a>(
     })
 }
 
-/// The pool config of project `index` of `count`: `max_workers` shared
-/// out (at least 1 each), `[pool] prewarm` for the first (default) project
-/// only; other projects start workers when asked. With several projects a
-/// machine-sized `max_workers` (`leanpool_pool::sizing`) is sized once,
-/// here, and shared out the same way (each pool sizing itself to the whole
-/// machine would overcommit it); `max_workers_per_key` left to the machine
-/// follows the project's share.
-pub fn pool_config_for(base: &PoolConfig, index: usize, count: usize) -> PoolConfig {
-    let mut cfg = base.clone();
-    if index > 0 {
-        cfg.prewarm.clear();
+/// A project's own worker limits: `max_workers` / `max_workers_per_key`
+/// of its `[[project]]` table (absent: its share of `[pool]`'s).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProjectLimits {
+    /// Worker processes of this project over all its import sets.
+    pub max_workers: Option<usize>,
+    /// Worker processes of this project for one import set.
+    pub max_workers_per_key: Option<usize>,
+}
+
+/// The pool config of project `index` of the projects whose own limits are
+/// `limits` (one entry per project, the default first):
+///
+/// * `max_workers`: the project's own value, capped by the machine-wide
+///   total (`[pool] max_workers`, or the machine-sized value: sized once,
+///   here, since each pool sizing itself to the whole machine would
+///   overcommit it), source `project`; without one, and with several
+///   projects, what the projects with their own value leave of the total,
+///   shared out equally between the others (at least 1 each), source
+///   `shared`; one project without its own value keeps `[pool]`'s;
+/// * `max_workers_per_key`: the project's own value, capped by its
+///   `max_workers`, source `project`; else `[pool]`'s when configured, else
+///   (left to the machine) the project's `max_workers`;
+/// * `[pool] prewarm` for the first (default) project only; other
+///   projects start workers when asked.
+pub fn pool_config_for(base: &PoolConfig, limits: &[ProjectLimits], index: usize) -> PoolConfig {
+    let own = limits.get(index).copied().unwrap_or_default();
+    let untouched = limits.len() <= 1 && own == ProjectLimits::default();
+    let total = if untouched {
+        base.max_workers
+    } else {
+        machine_total(base)
+    };
+    let cfg = share_out(base, limits, index, total);
+    if let Some(v) = own.max_workers.filter(|&v| v > total) {
+        tracing::warn!(
+            project = index,
+            max_workers = v,
+            total,
+            "a project's max_workers is above the machine-wide [pool] max_workers: capped"
+        );
     }
-    if count <= 1 {
-        return cfg;
-    }
-    let total = if base.sized.max_workers {
+    cfg
+}
+
+/// The machine-wide worker total: `[pool] max_workers`, or when the config
+/// leaves it to the machine, its value sized now.
+fn machine_total(base: &PoolConfig) -> usize {
+    if base.sized.max_workers {
         let machine = leanpool_pool::sizing::Machine::probe();
         leanpool_pool::sizing::size(base, base.sized, machine, None)
             .max_workers
             .value
     } else {
-        base.max_workers
+        base.max_workers.max(1)
+    }
+}
+
+/// [`pool_config_for`] with the machine-wide total `total` given (pure).
+fn share_out(
+    base: &PoolConfig,
+    limits: &[ProjectLimits],
+    index: usize,
+    total: usize,
+) -> PoolConfig {
+    use leanpool_protocol::LimitSource;
+    let mut cfg = base.clone();
+    if index > 0 {
+        cfg.prewarm.clear();
+    }
+    let own = limits.get(index).copied().unwrap_or_default();
+    let total = total.max(1);
+    let max_workers = match own.max_workers {
+        Some(v) => Some((v.clamp(1, total), LimitSource::Project)),
+        None if limits.len() > 1 => {
+            let taken: usize = limits
+                .iter()
+                .filter_map(|l| l.max_workers)
+                .map(|v| v.clamp(1, total))
+                .sum();
+            let others = limits.iter().filter(|l| l.max_workers.is_none()).count();
+            let share = total.saturating_sub(taken) / others.max(1);
+            Some((share.max(1), LimitSource::Shared))
+        }
+        None => None,
     };
-    cfg.max_workers = (total / count).max(1);
-    cfg.sized.max_workers = false;
-    if cfg.sized.max_workers_per_key {
+    if let Some((value, source)) = max_workers {
+        cfg.max_workers = value;
+        cfg.sized.max_workers = false;
+        cfg.limit_sources.max_workers = source;
+    }
+    let cap = if cfg.sized.max_workers {
+        total
+    } else {
+        cfg.max_workers
+    };
+    if let Some(v) = own.max_workers_per_key {
+        cfg.max_workers_per_key = v.clamp(1, cap);
+        cfg.sized.max_workers_per_key = false;
+        cfg.limit_sources.max_workers_per_key = LimitSource::Project;
+    } else if cfg.sized.max_workers_per_key && !cfg.sized.max_workers {
         cfg.max_workers_per_key = cfg.max_workers;
         cfg.sized.max_workers_per_key = false;
+        cfg.limit_sources.max_workers_per_key = cfg.limit_sources.max_workers;
     }
     cfg
 }
@@ -185,51 +288,134 @@ mod tests {
         );
     }
 
+    fn lim(max_workers: Option<usize>, per_key: Option<usize>) -> ProjectLimits {
+        ProjectLimits {
+            max_workers,
+            max_workers_per_key: per_key,
+        }
+    }
+
+    /// `(max_workers, its source, max_workers_per_key, its source)`.
+    fn limits_of(cfg: &PoolConfig) -> (usize, LimitSource, usize, LimitSource) {
+        let l = leanpool_pool::sizing::size(
+            cfg,
+            cfg.sized,
+            leanpool_pool::sizing::Machine::probe(),
+            None,
+        );
+        (
+            l.max_workers.value,
+            l.max_workers.source,
+            l.max_workers_per_key.value,
+            l.max_workers_per_key.source,
+        )
+    }
+
+    use leanpool_protocol::LimitSource::{self, Configured, Project, Shared};
+
     #[test]
     fn shares_out_max_workers() {
         let base = PoolConfig {
             max_workers: 5,
+            max_workers_per_key: 4,
             ..PoolConfig::default()
         };
-        assert_eq!(pool_config_for(&base, 0, 2).max_workers, 2);
-        assert_eq!(pool_config_for(&base, 1, 9).max_workers, 1);
-        assert_eq!(pool_config_for(&base, 0, 1).max_workers, 5);
+        let none = [ProjectLimits::default(); 2];
+        assert_eq!(
+            limits_of(&pool_config_for(&base, &none, 0)),
+            (2, Shared, 4, Configured)
+        );
+        let nine = [ProjectLimits::default(); 9];
+        assert_eq!(pool_config_for(&base, &nine, 1).max_workers, 1);
+        // One project without limits of its own: `[pool]` as it is.
+        let one = [ProjectLimits::default()];
+        assert_eq!(
+            limits_of(&pool_config_for(&base, &one, 0)),
+            (5, Configured, 4, Configured)
+        );
         // Machine-sized: sized once and shared, never each pool the whole
         // machine.
         let sized = PoolConfig {
             sized: leanpool_pool::sizing::SizedLimits::BOTH,
             ..PoolConfig::default()
         };
-        let machine = leanpool_pool::sizing::size(
-            &sized,
-            sized.sized,
-            leanpool_pool::sizing::Machine::probe(),
-            None,
+        let machine = machine_total(&sized);
+        let second = pool_config_for(&sized, &none, 1);
+        let share = (machine / 2).max(1);
+        assert_eq!(limits_of(&second), (share, Shared, share, Shared));
+        assert_eq!(second.sized, Default::default());
+        assert_eq!(pool_config_for(&sized, &one, 0).sized, sized.sized);
+    }
+
+    #[test]
+    fn a_project_sets_its_own_limits_capped_by_the_total() {
+        let base = PoolConfig {
+            max_workers: 6,
+            max_workers_per_key: 2,
+            ..PoolConfig::default()
+        };
+        // judge sets 4 of 6: the two others share the 2 left.
+        let three = [lim(None, None), lim(Some(4), Some(3)), lim(None, None)];
+        let cfg = |i| limits_of(&share_out(&base, &three, i, 6));
+        assert_eq!(cfg(1), (4, Project, 3, Project));
+        assert_eq!(cfg(0), (1, Shared, 2, Configured));
+        assert_eq!(cfg(2), (1, Shared, 2, Configured));
+        // Above the machine-wide total: capped by it; its per-key value by
+        // its own max_workers.
+        let big = [lim(Some(50), Some(80)), lim(None, None)];
+        assert_eq!(
+            limits_of(&share_out(&base, &big, 0, 6)),
+            (6, Project, 6, Project)
         );
-        let one = pool_config_for(&sized, 1, 2);
-        assert_eq!(one.max_workers, (machine.max_workers.value / 2).max(1));
-        assert_eq!(one.max_workers_per_key, one.max_workers);
-        assert_eq!(one.sized, Default::default());
-        assert_eq!(pool_config_for(&sized, 0, 1).sized, sized.sized);
+        // Nothing left over: the others still get one each.
+        assert_eq!(limits_of(&share_out(&base, &big, 1, 6)).0, 1);
+        // A single project may lower its limits below `[pool]`'s.
+        let alone = [lim(Some(3), None)];
+        assert_eq!(
+            limits_of(&pool_config_for(&base, &alone, 0)),
+            (3, Project, 2, Configured)
+        );
+        let per_key_only = [lim(None, Some(1))];
+        assert_eq!(
+            limits_of(&pool_config_for(&base, &per_key_only, 0)),
+            (6, Configured, 1, Project)
+        );
+        // Left to the machine: the project's per-key value follows its own
+        // max_workers.
+        let sized = PoolConfig {
+            sized: leanpool_pool::sizing::SizedLimits::BOTH,
+            ..PoolConfig::default()
+        };
+        let own = [lim(Some(1), None), lim(None, None)];
+        assert_eq!(
+            limits_of(&share_out(&sized, &own, 0, 8)),
+            (1, Project, 1, Project)
+        );
+        assert_eq!(
+            limits_of(&share_out(&sized, &own, 1, 8)),
+            (7, Shared, 7, Shared)
+        );
+    }
+
+    #[test]
+    fn project_limits_are_read_from_the_config() {
+        let cfg: crate::DaemonConfig = toml::from_str(
+            "[[project]]\nname = \"core\"\n\n[[project]]\nname = \"judge\"\ndir = \"/srv/judge\"\nmax_workers = 3\nmax_workers_per_key = 2\n",
+        )
+        .unwrap();
+        let limits: Vec<_> = cfg.projects.iter().map(ProjectEntry::limits).collect();
+        assert_eq!(limits, [lim(None, None), lim(Some(3), Some(2))]);
+        let mut zero = cfg.clone();
+        zero.projects[1].max_workers = Some(0);
+        assert!(zero.validate().is_err());
     }
 
     #[test]
     fn config_entries() {
-        let e = ProjectEntry {
-            name: None,
-            dir: Some("/srv/judge".into()),
-        };
+        let e = ProjectEntry::new(None, Some("/srv/judge".into()));
         assert_eq!(e.spec().unwrap().name, "judge");
-        let e = ProjectEntry {
-            name: Some("core".into()),
-            dir: None,
-        };
+        let e = ProjectEntry::new(Some("core".into()), None);
         assert_eq!(e.spec().unwrap().root, None);
-        assert!(ProjectEntry {
-            name: None,
-            dir: None
-        }
-        .spec()
-        .is_err());
+        assert!(ProjectEntry::new(None, None).spec().is_err());
     }
 }

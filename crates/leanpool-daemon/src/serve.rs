@@ -113,13 +113,14 @@ async fn handler(lean: Lean, cfg: &DaemonConfig, socket: &Path) -> Result<PoolHa
             })
             .await
             .map_err(|e| ServeError::Setup(format!("resolving the projects: {e}")))??;
-            let count = projects.len().max(n);
+            let mut limits: Vec<_> = cfg.projects.iter().map(|e| e.limits()).collect();
+            limits.resize(projects.len().max(n), Default::default());
             let served = projects
                 .into_iter()
                 .enumerate()
                 .map(|(i, ((p, b), identity))| {
                     log_backend(&p.name, &b);
-                    let pool_cfg = crate::projects::pool_config_for(&cfg.pool_config(), i, count);
+                    let pool_cfg = crate::projects::pool_config_for(&cfg.pool_config(), &limits, i);
                     ServedProject {
                         root: p.root.as_ref().map(|r| r.display().to_string()),
                         pool: Ok(Pool::new(p.command, pool_cfg)),

@@ -248,10 +248,12 @@ impl Actor {
                     .await
                     .map(|l| (Link::Local(l.worker), l.rss_cap))
                     .map_err(NoWorker::Pool),
-                Source::Daemon(socket) => crate::remote::lease(socket, &self.text)
-                    .await
-                    .map(|l| (Link::Remote(l), None))
-                    .map_err(NoWorker::Daemon),
+                Source::Daemon { socket, project } => {
+                    crate::remote::lease(socket, project.as_deref(), &self.text)
+                        .await
+                        .map(|l| (Link::Remote(l), None))
+                        .map_err(NoWorker::Daemon)
+                }
             };
             match leased {
                 Ok((link, rss_cap)) => self.attach(link, rss_cap),

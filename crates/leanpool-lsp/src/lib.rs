@@ -43,9 +43,16 @@ use tower_lsp::{Client, LanguageServer, LspService};
 pub enum Source {
     /// An in-process pool (`leanpool lsp`).
     Pool(Pool),
-    /// Leased from the daemon listening at this socket (`leanpool lsp
-    /// --socket`; the daemon's `lease` method).
-    Daemon(std::path::PathBuf),
+    /// Leased from the daemon listening at `socket` (`leanpool lsp
+    /// --socket`; the daemon's `lease` method), in its project `project`
+    /// (`None`: the daemon's first project; docs/protocol.md, "Projects").
+    Daemon {
+        /// The daemon's Unix socket.
+        socket: std::path::PathBuf,
+        /// The name of one of the daemon's projects (`leanpool lsp
+        /// --project`).
+        project: Option<String>,
+    },
 }
 
 /// Settings of the bridge (the pool is configured on its own).

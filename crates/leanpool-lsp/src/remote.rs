@@ -69,9 +69,14 @@ pub(crate) enum LeaseError {
     Empty,
 }
 
-/// Leases a worker for `text`'s imports from the daemon at `socket`
-/// (waits while the daemon starts one).
-pub(crate) async fn lease(socket: &Path, text: &str) -> Result<RemoteLease, LeaseError> {
+/// Leases a worker for `text`'s imports from the daemon at `socket`, in
+/// its project `project` (`None`: the daemon's first; waits while the
+/// daemon starts one).
+pub(crate) async fn lease(
+    socket: &Path,
+    project: Option<&str>,
+    text: &str,
+) -> Result<RemoteLease, LeaseError> {
     let stream = UnixStream::connect(socket)
         .await
         .map_err(|source| LeaseError::Connect {
@@ -82,12 +87,17 @@ pub(crate) async fn lease(socket: &Path, text: &str) -> Result<RemoteLease, Leas
     let mut rd = BufReader::with_capacity(64 << 10, rd);
     let mut wr = BufWriter::new(wr);
     let header = leanpool_screen::header_key(text);
-    let params = LeaseParams { header };
+    let mut params = serde_json::to_value(LeaseParams { header }).expect("serializable");
+    if let (Some(name), Some(m)) = (project, params.as_object_mut()) {
+        // The daemon's own member of every request's params (taken out
+        // before the method's params are decoded).
+        m.insert("project".into(), name.into());
+    }
     let req = Request {
         jsonrpc: "2.0".into(),
         id: Id::Num(1),
         method: method::Lease::NAME.into(),
-        params: serde_json::to_value(params).expect("serializable"),
+        params,
     };
     let mut line = serde_json::to_vec(&req).expect("serializable");
     line.push(b'\n');

@@ -169,6 +169,11 @@ pub struct PoolConfig {
     /// library user's `PoolConfig` means what it says.
     #[serde(skip)]
     pub sized: SizedLimits,
+    /// Where the limits not in `sized` came from, for `status`: the
+    /// `[pool]` table (the default) or, set by the daemon, a project's
+    /// table or a share of the machine-wide total (issue 25).
+    #[serde(skip)]
+    pub limit_sources: crate::sizing::LimitSources,
 }
 
 /// The former "chosen by backend" `max_uses`; now means never, like 0.
@@ -220,6 +225,7 @@ impl Default for PoolConfig {
             verdict: VerdictPolicy::default(),
             sandbox: SandboxConfig::default(),
             sized: SizedLimits::default(),
+            limit_sources: Default::default(),
         }
     }
 }

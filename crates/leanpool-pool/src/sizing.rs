@@ -51,6 +51,27 @@ impl SizedLimits {
     };
 }
 
+/// Where each limit the config does not leave to the machine came from, as
+/// `status` reports it: [`LimitSource::Configured`] (the `[pool]` table)
+/// unless the daemon set the value itself from its projects' tables
+/// (issue 25: [`LimitSource::Project`], [`LimitSource::Shared`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LimitSources {
+    /// The source of a non-sized `max_workers`.
+    pub max_workers: LimitSource,
+    /// The source of a non-sized `max_workers_per_key`.
+    pub max_workers_per_key: LimitSource,
+}
+
+impl Default for LimitSources {
+    fn default() -> Self {
+        LimitSources {
+            max_workers: LimitSource::Configured,
+            max_workers_per_key: LimitSource::Configured,
+        }
+    }
+}
+
 /// The machine figures the limits are sized from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Machine {
@@ -124,14 +145,14 @@ pub fn size(
         value: machine_limit.value.clamp(1, MAX_SIZED_WORKERS),
         ..machine_limit
     };
-    let configured = |value: usize| WorkerLimit {
+    let configured = |value: usize, source: LimitSource| WorkerLimit {
         value: value.max(1),
-        source: LimitSource::Configured,
+        source,
     };
     let max_workers = if sized.max_workers {
         machine_limit
     } else {
-        configured(cfg.max_workers)
+        configured(cfg.max_workers, cfg.limit_sources.max_workers)
     };
     let max_workers_per_key = if sized.max_workers_per_key {
         // The machine's bound, or `max_workers` when that is lower.
@@ -141,7 +162,10 @@ pub fn size(
             machine_limit
         }
     } else {
-        configured(cfg.max_workers_per_key)
+        configured(
+            cfg.max_workers_per_key,
+            cfg.limit_sources.max_workers_per_key,
+        )
     };
     WorkerLimits {
         max_workers,

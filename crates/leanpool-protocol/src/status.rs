@@ -278,6 +278,12 @@ pub enum LimitSource {
     Cores,
     /// Not configured: the machine's memory over the worker size bound it.
     Memory,
+    /// Set in the project's own `[[project]]` table (issue 25), capped by
+    /// the machine-wide `max_workers`.
+    Project,
+    /// The machine-wide `max_workers` (configured or sized to the
+    /// machine) shared out between the projects that set none of their own.
+    Shared,
 }
 
 /// One worker limit in force and why it has that value.

@@ -5,8 +5,10 @@
 //! `[sandbox]` tables and the `lease_*` caps of the daemon's config file,
 //! docs/protocol.md), or
 //! with `--socket` leases each document's worker from a running daemon
-//! (its `lease` method; the daemon's config and guard apply). Logs go to
-//! stderr: stdout is the LSP channel.
+//! (its `lease` method; the daemon's config and guard apply). `--project`
+//! picks the Lean project: one of the daemon's by name with `--socket`,
+//! else a project directory whose toolchain and library the pool's
+//! workers run (issue 25). Logs go to stderr: stdout is the LSP channel.
 
 use anyhow::Context;
 use leanpool_daemon::DaemonConfig;
@@ -37,16 +39,27 @@ pub struct Args {
     /// `--config` are then the daemon's business.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["config", "prewarm", "no_prewarm"])]
     pub socket: Option<PathBuf>,
+    /// The Lean project the documents run in. With `--socket`: the name of
+    /// one of the daemon's projects (`leanpool serve --project`/`[[project]]`;
+    /// default: its first). Without: a Lake project directory `[NAME=]DIR`
+    /// whose toolchain and library the workers run (as `leanpool serve
+    /// --project`), instead of the backend's own library.
+    #[arg(long, value_name = "PROJECT")]
+    pub project: Option<String>,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
     if let Some(socket) = args.socket {
         init_logs();
-        tracing::info!(socket = %socket.display(), "documents lease their workers from the daemon");
+        tracing::info!(socket = %socket.display(), project = ?args.project, "documents lease their workers from the daemon");
         // The daemon screens every text itself (with its own `[guard]`);
         // the bridge screens with the default policy first, so a refusal
         // shows at once without a round trip.
-        let code = leanpool_lsp::serve_stdio(Source::Daemon(socket), BridgeConfig::default()).await;
+        let source = Source::Daemon {
+            socket,
+            project: args.project,
+        };
+        let code = leanpool_lsp::serve_stdio(source, BridgeConfig::default()).await;
         return Ok(code);
     }
     let cfg = match &args.config {
@@ -79,8 +92,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         });
     }
     let guard = pool_cfg.guard.clone();
-    let cmd = LeanCommand::detect()
-        .context("no Lean backend (run scripts/setup, or see `leanpool doctor`)")?;
+    let cmd = lean_command(args.project.as_deref())?;
     match leanpool_lean::sandbox::Plan::new(&cmd, &pool_cfg.sandbox) {
         Ok(plan) => tracing::info!(sandbox = %plan.summary(), "worker sandbox"),
         // Workers will not start; every document gets this as a diagnostic.
@@ -97,6 +109,20 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     let code = leanpool_lsp::serve_stdio(Source::Pool(pool.clone()), bridge).await;
     pool.shutdown(std::time::Duration::from_secs(5)).await;
     Ok(code)
+}
+
+/// The Lean the pool's workers run: the detected backend, or `project`'s
+/// (`[NAME=]DIR`) toolchain and library resolved on it.
+fn lean_command(project: Option<&str>) -> anyhow::Result<LeanCommand> {
+    let base = LeanCommand::detect()
+        .context("no Lean backend (run scripts/setup, or see `leanpool doctor`)")?;
+    let Some(p) = project else {
+        return Ok(base);
+    };
+    let spec = leanpool_lean::project::ProjectSpec::parse(p)?;
+    let project = leanpool_lean::project::Project::resolve(&spec, &base)?;
+    tracing::info!(project = %project.name, lean_path = ?project.command.lean_path(), "documents run in the project");
+    Ok(project.command)
 }
 
 fn init_logs() {

@@ -38,10 +38,11 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     };
     for p in &args.project {
         let spec = leanpool_lean::project::ProjectSpec::parse(p)?;
-        cfg.projects.push(leanpool_daemon::projects::ProjectEntry {
-            name: Some(spec.name),
-            dir: spec.root,
-        });
+        cfg.projects
+            .push(leanpool_daemon::projects::ProjectEntry::new(
+                Some(spec.name),
+                spec.root,
+            ));
     }
     init_logs(args.log_json || cfg.log_format == LogFormat::Json);
     let mut term = signal(SignalKind::terminate())?;

@@ -63,7 +63,14 @@ fn projects(o: &mut String, s: &StatusResult) {
             }
             (None, None) => {}
         }
-        let _ = writeln!(o, "  workers {}/{}", p.pool.workers, p.pool.max_workers);
+        let _ = write!(o, "  workers {}/{}", p.pool.workers, p.pool.max_workers);
+        match &p.pool.limits {
+            // Where the project's limit came from (its own, a share, ...).
+            Some(l) => {
+                let _ = writeln!(o, " ({})", source_name(l.max_workers.source));
+            }
+            None => o.push('\n'),
+        }
     }
 }
 
@@ -236,15 +243,22 @@ pub fn human(s: &StatusResult) -> String {
     o
 }
 
+/// A limit's source as `status` and `doctor` print it (the wire's word).
+fn source_name(s: LimitSource) -> &'static str {
+    match s {
+        LimitSource::Configured => "configured",
+        LimitSource::Cores => "cores",
+        LimitSource::Memory => "memory",
+        LimitSource::Project => "project",
+        LimitSource::Shared => "shared",
+    }
+}
+
 /// The worker limits in force and where each came from (`status` and
 /// `doctor`): `max_workers 2 (cores), max_workers_per_key 2
 /// (cores); 2 cores, 21.9 GiB available, 5.5 GiB per worker (estimate)`.
 pub fn limits(l: &leanpool_protocol::WorkerLimits) -> String {
-    let src = |s: LimitSource| match s {
-        LimitSource::Configured => "configured",
-        LimitSource::Cores => "cores",
-        LimitSource::Memory => "memory",
-    };
+    let src = source_name;
     let mem = l.memory_bytes.map_or("memory unreadable".to_string(), |m| {
         format!("{} available", bytes(m))
     });
@@ -515,11 +529,15 @@ mod tests {
             pool: s.pool.clone(),
         };
         s.projects = vec![project("core", None), project("judge", Some("/srv/judge"))];
+        // judge's max_workers comes from its own `[[project]]` table.
+        let judge_limits = s.projects[1].pool.limits.as_mut().unwrap();
+        judge_limits.max_workers.source = LimitSource::Project;
         let t = human(&s);
         assert!(
-            t.contains("project core (default)  Lean 4  library oleans sha256 ab12 (3 .olean files on LEAN_PATH)  workers 2/2\n"),
+            t.contains("project core (default)  Lean 4  library oleans sha256 ab12 (3 .olean files on LEAN_PATH)  workers 2/2 (memory)\n"),
             "{t}"
         );
         assert!(t.contains("project judge  /srv/judge  Lean 4"), "{t}");
+        assert!(t.contains("workers 2/2 (project)\n"), "{t}");
     }
 }
