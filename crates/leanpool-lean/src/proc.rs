@@ -66,16 +66,33 @@ pub fn spawn(cmd: tokio::process::Command) -> std::io::Result<tokio::process::Ch
 /// Zombies are left out: they hold no memory and run nothing, and an
 /// orphan's zombie may stay forever where PID 1 does not reap (as in
 /// some containers), which must not count as "the group survived".
+///
+/// Every process of the machine is looked at (a member may have been
+/// reparented out of the worker's process tree, so walking the tree would
+/// miss it), but by `getpgid(2)`, one system call each; only the members'
+/// `/proc/<pid>/stat` is read, for their state. Reading every process's
+/// `stat` instead made this scan, run a few times per request by the
+/// memory caps, the pool's main cost per request (issue 22, the 64-worker
+/// row of the `pool` bench in benches/README.md).
 pub fn group_members(pgid: u32) -> Vec<u32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return vec![];
     };
     let mut pids: Vec<u32> = dir
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pgid_of(pid) == Some(pgid))
         .filter(|&pid| matches!(stat_of(pid), Some((state, g)) if g == pgid && state != 'Z' && state != 'X'))
         .collect();
     pids.sort_unstable();
     pids
+}
+
+/// `getpgid(pid)`: `None` if the process is gone (or not visible).
+fn pgid_of(pid: u32) -> Option<u32> {
+    let raw = i32::try_from(pid).ok()?;
+    nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(raw)))
+        .ok()
+        .map(|g| g.as_raw() as u32)
 }
 
 /// The process group of `pid`.
@@ -329,6 +346,29 @@ mod tests {
         let mut r = RingLog::new(0);
         r.push(b"x");
         assert_eq!(r.tail(), "");
+    }
+
+    #[test]
+    fn a_member_reparented_out_of_the_tree_is_still_found() {
+        use std::os::unix::process::CommandExt;
+        // A shell leading a new group starts `sleep` in the background and
+        // exits: the sleep is orphaned (no longer below the leader) but
+        // stays in the group, holding memory the caps must count.
+        let mut sh = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 >/dev/null & echo $!"])
+            .stdout(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = sh.id();
+        let mut out = String::new();
+        std::io::Read::read_to_string(sh.stdout.as_mut().unwrap(), &mut out).unwrap();
+        sh.wait().unwrap();
+        let sleep: u32 = out.trim().parse().unwrap();
+        let members = group_members(pgid);
+        kill_group(pgid);
+        assert_eq!(members, vec![sleep], "the reaped leader is gone, its orphan stays");
+        assert!(group_members(u32::MAX).is_empty());
     }
 
     #[test]

@@ -574,8 +574,11 @@ impl Slot {
         let run = job.run(w, default, &self.inner.cfg.verdict);
         tokio::pin!(run);
         // Intervals, not sleeps re-armed per turn: one arm firing must not
-        // reset the other's clock.
-        let mut rss_tick = tokio::time::interval(poll);
+        // reset the other's clock. The first memory look is one period in:
+        // the RSS was measured when the worker became ready and after its
+        // last request, and a scan of the process group at every request's
+        // start was a large share of the pool's cost per request (issue 22).
+        let mut rss_tick = tokio::time::interval_at(tokio::time::Instant::now() + poll, poll);
         let mut cancel_tick = tokio::time::interval(CANCEL_POLL);
         for t in [&mut rss_tick, &mut cancel_tick] {
             t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
