@@ -54,10 +54,14 @@ fn roles(pool: &Pool, header: &str) -> (Vec<u32>, Vec<u32>) {
 }
 
 /// The pid that served the last request (the fake logs "<pid> <line>").
+/// A worker's warm-up edit at its start is logged too and is no request:
+/// skipped (a replacement starting beside a retry would otherwise pass for
+/// the worker that served it).
 fn last_served(cx: &Ctx) -> u32 {
+    let warmup = leanpool_lean::DEFAULT_WARMUP.trim_end().lines().last().unwrap();
     cx.log_text()
         .lines()
-        .last()
+        .rfind(|l| !l.ends_with(warmup))
         .unwrap()
         .split(' ')
         .next()
