@@ -367,7 +367,11 @@ mod tests {
         let sleep: u32 = out.trim().parse().unwrap();
         let members = group_members(pgid);
         kill_group(pgid);
-        assert_eq!(members, vec![sleep], "the reaped leader is gone, its orphan stays");
+        assert_eq!(
+            members,
+            vec![sleep],
+            "the reaped leader is gone, its orphan stays"
+        );
         assert!(group_members(u32::MAX).is_empty());
     }
 

@@ -58,7 +58,11 @@ fn roles(pool: &Pool, header: &str) -> (Vec<u32>, Vec<u32>) {
 /// skipped (a replacement starting beside a retry would otherwise pass for
 /// the worker that served it).
 fn last_served(cx: &Ctx) -> u32 {
-    let warmup = leanpool_lean::DEFAULT_WARMUP.trim_end().lines().last().unwrap();
+    let warmup = leanpool_lean::DEFAULT_WARMUP
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap();
     cx.log_text()
         .lines()
         .rfind(|l| !l.ends_with(warmup))
