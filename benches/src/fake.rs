@@ -12,7 +12,7 @@ use leanpool_cache::{Cache, CacheConfig, Identity};
 use leanpool_daemon::cache::CacheSlot;
 use leanpool_daemon::{BackendInfo, PoolHandler};
 use leanpool_lean::{BackendKind, LeanCommand, SandboxConfig, SandboxMode};
-use leanpool_pool::{Pool, PoolConfig};
+use leanpool_pool::{Policies, Pool, PoolConfig};
 use leanpool_rpc::{Server, ServerOptions};
 use leanpool_testkit::fake_lean;
 use std::path::{Path, PathBuf};
@@ -38,15 +38,16 @@ pub fn command() -> LeanCommand {
     }
 }
 
-/// `cfg` with the OS sandbox off (the fake is this bench's executable,
-/// outside the sandbox's read paths; the sandbox is tested on real Lean).
-pub fn unsandboxed(cfg: PoolConfig) -> PoolConfig {
-    PoolConfig {
+/// The default policies with the OS sandbox off (the fake is this bench's
+/// executable, outside the sandbox's read paths; the sandbox is tested on
+/// real Lean).
+pub fn unsandboxed() -> Policies {
+    Policies {
         sandbox: SandboxConfig {
             mode: SandboxMode::Off,
             ..Default::default()
         },
-        ..cfg
+        ..Default::default()
     }
 }
 
@@ -54,7 +55,7 @@ pub fn unsandboxed(cfg: PoolConfig) -> PoolConfig {
 /// workers are the fake, with a result cache in `cache_dir` if given.
 pub fn daemon(dir: &Path, cfg: PoolConfig, cache_dir: Option<PathBuf>) -> (PathBuf, Pool) {
     let socket = dir.join("d.sock");
-    let pool = Pool::new(command(), unsandboxed(cfg));
+    let pool = Pool::new(command(), cfg, unsandboxed());
     let mut handler = PoolHandler::new(
         pool.clone(),
         &socket,

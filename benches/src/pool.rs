@@ -91,8 +91,8 @@ async fn row(n: usize, service_ms: u64, requests: usize) -> anyhow::Result<Row> 
         .prefix("leanpool-bench-pool-")
         .tempdir()?;
     let cfg = PoolConfig {
-        max_workers: n,
-        max_workers_per_key: n,
+        max_workers: Some(n),
+        max_workers_per_key: Some(n),
         spares_per_key: 0,
         prewarm: vec![PrewarmEntry {
             header: String::new(),

@@ -1,11 +1,18 @@
 //! The daemon's config file (TOML, or JSON when the name ends in `.json`).
 //!
-//! Every field is optional. Unknown top-level keys are an error so that a
-//! typo (`socket_mod`) is reported instead of silently ignored.
+//! One struct per table, parsed directly: [`DaemonConfig`] is the top
+//! level, its fields `pool` ([`PoolConfig`]), `guard`, `sandbox`,
+//! `verdict`, `cache` and `project` are the tables of those names, each
+//! type deserialized as the file has it (no field is filled in or moved
+//! after reading). Every field is optional and its default is the type's
+//! `Default` (the one source of defaults, shared with `leanpool lsp` and
+//! the CLI's local commands: [`DaemonConfig::default`]). Unknown keys are
+//! an error, at the top level and in every table, so that a typo
+//! (`socket_mod`) or a key in the wrong table (`[pool] guard`) is reported
+//! instead of silently ignored.
 
 use crate::gted::GtedLimits;
-use leanpool_pool::sizing::SizedLimits;
-use leanpool_pool::{GuardPolicy, InvalidPoolConfig, PoolConfig, SandboxConfig};
+use leanpool_pool::{GuardPolicy, InvalidPoolConfig, Policies, PoolConfig, SandboxConfig};
 use leanpool_rpc::ServerOptions;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::path::{Path, PathBuf};
@@ -102,10 +109,7 @@ impl Default for DaemonConfig {
             lease_idle_timeout_ms: LEASE.idle.as_millis() as u64,
             lease_cpu_ms: LEASE.cpu.as_millis() as u64,
             log_format: LogFormat::Text,
-            pool: PoolConfig {
-                sized: SizedLimits::BOTH,
-                ..PoolConfig::default()
-            },
+            pool: PoolConfig::default(),
             guard: GuardPolicy::default(),
             sandbox: SandboxConfig::default(),
             verdict: Default::default(),
@@ -170,34 +174,10 @@ impl DaemonConfig {
     pub fn load(path: &Path) -> Result<DaemonConfig, ConfigError> {
         let text =
             std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.to_owned(), e))?;
-        let (mut cfg, pool_keys) = if path.extension().is_some_and(|e| e == "json") {
-            let json = |e| ConfigError::Json(path.to_owned(), e);
-            let v: serde_json::Value = serde_json::from_str(&text).map_err(json)?;
-            let keys = v
-                .get("pool")
-                .and_then(|p| p.as_object())
-                .map(|p| p.keys().cloned().collect::<Vec<_>>());
-            (
-                serde_json::from_value::<DaemonConfig>(v).map_err(json)?,
-                keys,
-            )
+        let cfg: DaemonConfig = if path.extension().is_some_and(|e| e == "json") {
+            serde_json::from_str(&text).map_err(|e| ConfigError::Json(path.to_owned(), e))?
         } else {
-            let toml_err = |e| ConfigError::Toml(path.to_owned(), e);
-            let t: toml::Table = toml::from_str(&text).map_err(toml_err)?;
-            let keys = t
-                .get("pool")
-                .and_then(|p| p.as_table())
-                .map(|p| p.keys().cloned().collect::<Vec<_>>());
-            (
-                toml::from_str::<DaemonConfig>(&text).map_err(toml_err)?,
-                keys,
-            )
-        };
-        // The worker limits the file does not name follow the machine.
-        let named = |k: &str| pool_keys.iter().flatten().any(|n| n == k);
-        cfg.pool.sized = SizedLimits {
-            max_workers: !named("max_workers"),
-            max_workers_per_key: !named("max_workers_per_key"),
+            toml::from_str(&text).map_err(|e| ConfigError::Toml(path.to_owned(), e))?
         };
         cfg.validate()
             .map_err(|e| ConfigError::Invalid(path.to_owned(), e))?;
@@ -244,14 +224,13 @@ impl DaemonConfig {
         Ok(self.pool.validate()?)
     }
 
-    /// `[pool]` with the top-level `[guard]`, `[verdict]` and `[sandbox]`
-    /// tables in it: what `Pool::new` takes.
-    pub fn pool_config(&self) -> PoolConfig {
-        PoolConfig {
+    /// The `[guard]`, `[verdict]` and `[sandbox]` tables: the policies
+    /// `Pool::new` takes beside `[pool]`.
+    pub fn policies(&self) -> Policies {
+        Policies {
             guard: self.guard.clone(),
             verdict: self.verdict.clone(),
             sandbox: self.sandbox.clone(),
-            ..self.pool.clone()
         }
     }
 
@@ -317,29 +296,17 @@ mod tests {
 
     #[test]
     fn worker_limits_not_named_follow_the_machine() {
-        let both = SizedLimits::BOTH;
-        assert_eq!(DaemonConfig::default().pool.sized, both);
-        assert_eq!(load("d.toml", "").unwrap().pool.sized, both);
+        let limits = |c: &DaemonConfig| (c.pool.max_workers, c.pool.max_workers_per_key);
+        assert_eq!(limits(&DaemonConfig::default()), (None, None));
+        assert_eq!(limits(&load("d.toml", "").unwrap()), (None, None));
         assert_eq!(
-            load("d.toml", "[pool]\nmax_uses = 5\n").unwrap().pool.sized,
-            both
+            limits(&load("d.toml", "[pool]\nmax_uses = 5\n").unwrap()),
+            (None, None)
         );
         let c = load("d.toml", "[pool]\nmax_workers = 3\n").unwrap();
-        assert_eq!(
-            c.pool.sized,
-            SizedLimits {
-                max_workers: false,
-                max_workers_per_key: true
-            }
-        );
+        assert_eq!(limits(&c), (Some(3), None));
         let c = load("d.json", r#"{"pool": {"max_workers_per_key": 2}}"#).unwrap();
-        assert_eq!(
-            c.pool.sized,
-            SizedLimits {
-                max_workers: true,
-                max_workers_per_key: false
-            }
-        );
+        assert_eq!(limits(&c), (None, Some(2)));
         // A prewarm minimum is checked against a configured per-key limit
         // only (a sized one caps it at start).
         let prewarm = "[pool]\nprewarm = [{ header = \"\", min = 3 }]\n";
@@ -365,14 +332,14 @@ mod tests {
             r#"{"max_request_bytes": 100, "pool": {"max_workers": 1}}"#,
         )
         .unwrap();
-        assert_eq!((c.max_request_bytes, c.pool.max_workers), (100, 1));
+        assert_eq!((c.max_request_bytes, c.pool.max_workers), (100, Some(1)));
         assert_eq!(load("d.toml", "").unwrap(), DaemonConfig::default());
     }
 
     #[test]
     fn guard_and_sandbox_tables_reach_the_pool() {
         use leanpool_pool::SandboxMode;
-        let d = DaemonConfig::default().pool_config();
+        let d = DaemonConfig::default().policies();
         assert!(d.guard.enabled);
         assert_eq!(d.sandbox.mode, SandboxMode::Required);
         let c = load(
@@ -380,7 +347,7 @@ mod tests {
             "[guard]\nenabled = false\n[sandbox]\nmode = \"best-effort\"\nread = [\"/opt/x\"]\n",
         )
         .unwrap();
-        let p = c.pool_config();
+        let p = c.policies();
         assert!(!p.guard.enabled);
         assert_eq!(p.sandbox.mode, SandboxMode::BestEffort);
         assert_eq!(p.sandbox.read, [std::path::PathBuf::from("/opt/x")]);
@@ -389,7 +356,7 @@ mod tests {
             "[verdict]\nallowed_axioms = [\"propext\"]\nunlisted_axioms = \"error\"\n",
         )
         .unwrap();
-        let p = c.pool_config();
+        let p = c.policies();
         assert_eq!(p.verdict.allowed_axioms, ["propext"]);
         assert_ne!(
             c.answer_policies(),
@@ -401,16 +368,45 @@ mod tests {
         );
         assert!(load("d.toml", "[verdict]\nunlisted_axioms = \"maybe\"\n").is_err());
         let c = load("d.toml", "[pool]\nisolate_by = \"connection\"\n").unwrap();
-        assert_eq!(
-            c.pool_config().isolate_by,
-            leanpool_pool::IsolateBy::Connection
-        );
+        assert_eq!(c.pool.isolate_by, leanpool_pool::IsolateBy::Connection);
         assert!(load("d.toml", "[pool]\nisolate_by = \"pid\"\n").is_err());
         assert!(load("d.toml", "[verdict]\nallowed = []\n").is_err());
         let c = load("d.toml", "[sandbox]\nmode = \"off\"\n").unwrap();
-        assert_eq!(c.pool_config().sandbox.mode, SandboxMode::Off);
+        assert_eq!(c.policies().sandbox.mode, SandboxMode::Off);
         assert!(load("d.toml", "[sandbox]\nmode = \"sometimes\"\n").is_err());
         assert!(load("d.toml", "[sandbox]\nmod = \"off\"\n").is_err());
+    }
+
+    /// The file's shape is the types' shape: every table is its type as
+    /// read, and a policy table put under `[pool]` (where the in-memory
+    /// `PoolConfig` once carried them) is refused with the key named.
+    #[test]
+    fn tables_are_their_types() {
+        let text = "[pool]\nmax_uses = 4\n[guard]\nextra_attributes = [\"x\"]\n\
+                    [verdict]\nallowed_axioms = [\"propext\"]\n[sandbox]\nmode = \"off\"\n";
+        let c = load("d.toml", text).unwrap();
+        let t: toml::Table = toml::from_str(text).unwrap();
+        let table = |k: &str| t[k].clone();
+        assert_eq!(c.pool, table("pool").try_into::<PoolConfig>().unwrap());
+        assert_eq!(c.guard, table("guard").try_into::<GuardPolicy>().unwrap());
+        assert_eq!(
+            c.sandbox,
+            table("sandbox").try_into::<SandboxConfig>().unwrap()
+        );
+        assert_eq!(
+            c.verdict,
+            table("verdict")
+                .try_into::<leanpool_pool::VerdictPolicy>()
+                .unwrap()
+        );
+        for misplaced in ["guard", "verdict", "sandbox"] {
+            let e = load("d.toml", &format!("[pool.{misplaced}]\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("unknown field `{misplaced}`")), "{e}");
+        }
+        let e = load("d.toml", "[pool]\nmax_worker = 2\n").unwrap_err();
+        assert!(e.to_string().contains("max_worker"), "{e}");
     }
 
     #[test]

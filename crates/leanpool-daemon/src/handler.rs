@@ -4,7 +4,7 @@ use crate::cache::{self, CacheSlot};
 use crate::gted::GtedLimits;
 use crate::lease::{LeaseTunnel, Leases};
 use crate::methods::{dispatch, Served};
-use crate::projects::{self, ServedProject};
+use crate::projects::{self, NoPool, ServedProject};
 use leanpool_pool::{Pool, PoolConfig, PoolError, PoolStatus};
 use leanpool_protocol::method::{self, Method, NoParams};
 use leanpool_protocol::{BackendInfoKind, ErrorCode, RpcError};
@@ -88,10 +88,11 @@ impl PoolHandler {
         }
     }
 
-    /// A handler without Lean: `why` is what the Lean methods answer.
+    /// A handler without Lean: `why` is what the Lean methods answer;
+    /// `status` reports `config`'s `[pool]` and `[verdict]`.
     pub fn without_lean(
         why: String,
-        cfg: PoolConfig,
+        config: &crate::DaemonConfig,
         socket: &std::path::Path,
         backend: BackendInfo,
     ) -> Self {
@@ -99,7 +100,11 @@ impl PoolHandler {
             vec![ServedProject {
                 name: leanpool_lean::project::DEFAULT_PROJECT.into(),
                 root: None,
-                pool: Err((why, cfg)),
+                pool: Err(NoPool {
+                    why,
+                    pool: config.pool.clone(),
+                    verdict: config.verdict.clone(),
+                }),
                 backend,
                 identity: None,
             }],
@@ -157,7 +162,7 @@ impl PoolHandler {
                     backend: p.backend.clone(),
                     pool: match &p.pool {
                         Ok(pool) => pool.status(),
-                        Err((_, cfg)) => idle_status(cfg)?,
+                        Err(no) => idle_status(&no.pool)?,
                     },
                 })
             })
@@ -173,7 +178,7 @@ impl PoolHandler {
                 verdict: Some(verdict_info(
                     match &first.pool {
                         Ok(p) => p.verdict_policy(),
-                        Err((_, cfg)) => &cfg.verdict,
+                        Err(no) => &no.verdict,
                     },
                     first.backend.kind,
                 )),
@@ -223,7 +228,7 @@ impl PoolHandler {
 /// `PoolStatus` grows fields (names it lacks are ignored).
 fn idle_status(cfg: &PoolConfig) -> Result<PoolStatus, RpcError> {
     use leanpool_pool::sizing;
-    let limits = sizing::size(cfg, cfg.sized, sizing::Machine::probe(), None);
+    let limits = sizing::size(cfg, sizing::Machine::probe(), None);
     let v = serde_json::json!({
         "keys": [], "workers": 0, "max_workers": limits.max_workers.value, "limits": limits, "max_uses": cfg.max_uses, "spares_per_key": cfg.spares_per_key,
         "latency": [], "counters": leanpool_pool::Counters::default(), "shutting_down": false,

@@ -74,14 +74,25 @@ impl ProjectEntry {
     }
 }
 
+/// A project that has no pool (no Lean backend): why, and the `[pool]` and
+/// `[verdict]` it would have had, which `status` reports.
+pub struct NoPool {
+    /// What every Lean method answers.
+    pub why: String,
+    /// `[pool]`.
+    pub pool: PoolConfig,
+    /// `[verdict]`.
+    pub verdict: leanpool_pool::VerdictPolicy,
+}
+
 /// One project as the daemon serves it.
 pub struct ServedProject {
     /// The name requests give as `project`.
     pub name: String,
     /// Its root directory (absent: the backend's own library).
     pub root: Option<String>,
-    /// Its pool, or why there is none and the config it would have had.
-    pub pool: Result<Pool, (String, PoolConfig)>,
+    /// Its pool, or why there is none and the settings it would have had.
+    pub pool: Result<Pool, NoPool>,
     /// `status`' report of its backend, version, library and sandbox.
     pub backend: BackendInfo,
     /// What the result cache keys its answers by; `None`: the identity
@@ -94,15 +105,18 @@ impl ServedProject {
     pub fn isolate_by(&self) -> IsolateBy {
         match &self.pool {
             Ok(pool) => pool.isolate_by(),
-            Err((_, cfg)) => cfg.isolate_by,
+            Err(no) => no.pool.isolate_by,
         }
     }
 
     /// The pool, or `SPAWN_FAILED` with why there is none.
     pub fn pool(&self) -> Result<&Pool, RpcError> {
-        self.pool
-            .as_ref()
-            .map_err(|(e, _)| rpc_error(ErrorCode::SpawnFailed, format!("no Lean backend: {e}")))
+        self.pool.as_ref().map_err(|no| {
+            rpc_error(
+                ErrorCode::SpawnFailed,
+                format!("no Lean backend: {}", no.why),
+            )
+        })
     }
 
     /// The pool as the caller may use it: under `[pool] isolate_by` its
@@ -190,7 +204,8 @@ pub fn pool_config_for(base: &PoolConfig, limits: &[ProjectLimits], index: usize
     let own = limits.get(index).copied().unwrap_or_default();
     let untouched = limits.len() <= 1 && own == ProjectLimits::default();
     let total = if untouched {
-        base.max_workers
+        // Unused: no share, no own value to cap.
+        base.max_workers.unwrap_or(1)
     } else {
         machine_total(base)
     };
@@ -209,14 +224,15 @@ pub fn pool_config_for(base: &PoolConfig, limits: &[ProjectLimits], index: usize
 /// The machine-wide worker total: `[pool] max_workers`, or when the config
 /// leaves it to the machine, its value sized now.
 fn machine_total(base: &PoolConfig) -> usize {
-    if base.sized.max_workers {
-        let machine = leanpool_pool::sizing::Machine::probe();
-        leanpool_pool::sizing::size(base, base.sized, machine, None)
-            .max_workers
-            .value
-    } else {
-        base.max_workers.max(1)
-    }
+    base.max_workers.map_or_else(
+        || {
+            let machine = leanpool_pool::sizing::Machine::probe();
+            leanpool_pool::sizing::size(base, machine, None)
+                .max_workers
+                .value
+        },
+        |n| n.max(1),
+    )
 }
 
 /// [`pool_config_for`] with the machine-wide total `total` given (pure).
@@ -248,22 +264,15 @@ fn share_out(
         None => None,
     };
     if let Some((value, source)) = max_workers {
-        cfg.max_workers = value;
-        cfg.sized.max_workers = false;
+        cfg.max_workers = Some(value);
         cfg.limit_sources.max_workers = source;
     }
-    let cap = if cfg.sized.max_workers {
-        total
-    } else {
-        cfg.max_workers
-    };
+    let cap = cfg.max_workers.unwrap_or(total);
     if let Some(v) = own.max_workers_per_key {
-        cfg.max_workers_per_key = v.clamp(1, cap);
-        cfg.sized.max_workers_per_key = false;
+        cfg.max_workers_per_key = Some(v.clamp(1, cap));
         cfg.limit_sources.max_workers_per_key = LimitSource::Project;
-    } else if cfg.sized.max_workers_per_key && !cfg.sized.max_workers {
-        cfg.max_workers_per_key = cfg.max_workers;
-        cfg.sized.max_workers_per_key = false;
+    } else if let (None, Some(own_total)) = (cfg.max_workers_per_key, cfg.max_workers) {
+        cfg.max_workers_per_key = Some(own_total);
         cfg.limit_sources.max_workers_per_key = cfg.limit_sources.max_workers;
     }
     cfg
@@ -297,12 +306,7 @@ mod tests {
 
     /// `(max_workers, its source, max_workers_per_key, its source)`.
     fn limits_of(cfg: &PoolConfig) -> (usize, LimitSource, usize, LimitSource) {
-        let l = leanpool_pool::sizing::size(
-            cfg,
-            cfg.sized,
-            leanpool_pool::sizing::Machine::probe(),
-            None,
-        );
+        let l = leanpool_pool::sizing::size(cfg, leanpool_pool::sizing::Machine::probe(), None);
         (
             l.max_workers.value,
             l.max_workers.source,
@@ -316,8 +320,8 @@ mod tests {
     #[test]
     fn shares_out_max_workers() {
         let base = PoolConfig {
-            max_workers: 5,
-            max_workers_per_key: 4,
+            max_workers: Some(5),
+            max_workers_per_key: Some(4),
             ..PoolConfig::default()
         };
         let none = [ProjectLimits::default(); 2];
@@ -326,7 +330,7 @@ mod tests {
             (2, Shared, 4, Configured)
         );
         let nine = [ProjectLimits::default(); 9];
-        assert_eq!(pool_config_for(&base, &nine, 1).max_workers, 1);
+        assert_eq!(pool_config_for(&base, &nine, 1).max_workers, Some(1));
         // One project without limits of its own: `[pool]` as it is.
         let one = [ProjectLimits::default()];
         assert_eq!(
@@ -335,23 +339,21 @@ mod tests {
         );
         // Machine-sized: sized once and shared, never each pool the whole
         // machine.
-        let sized = PoolConfig {
-            sized: leanpool_pool::sizing::SizedLimits::BOTH,
-            ..PoolConfig::default()
-        };
+        let sized = PoolConfig::default();
         let machine = machine_total(&sized);
         let second = pool_config_for(&sized, &none, 1);
         let share = (machine / 2).max(1);
         assert_eq!(limits_of(&second), (share, Shared, share, Shared));
-        assert_eq!(second.sized, Default::default());
-        assert_eq!(pool_config_for(&sized, &one, 0).sized, sized.sized);
+        assert_eq!(second.max_workers, Some(share));
+        let first = pool_config_for(&sized, &one, 0);
+        assert_eq!((first.max_workers, first.max_workers_per_key), (None, None));
     }
 
     #[test]
     fn a_project_sets_its_own_limits_capped_by_the_total() {
         let base = PoolConfig {
-            max_workers: 6,
-            max_workers_per_key: 2,
+            max_workers: Some(6),
+            max_workers_per_key: Some(2),
             ..PoolConfig::default()
         };
         // judge sets 4 of 6: the two others share the 2 left.
@@ -382,10 +384,7 @@ mod tests {
         );
         // Left to the machine: the project's per-key value follows its own
         // max_workers.
-        let sized = PoolConfig {
-            sized: leanpool_pool::sizing::SizedLimits::BOTH,
-            ..PoolConfig::default()
-        };
+        let sized = PoolConfig::default();
         let own = [lim(Some(1), None), lim(None, None)];
         assert_eq!(
             limits_of(&share_out(&sized, &own, 0, 8)),

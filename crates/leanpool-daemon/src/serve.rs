@@ -120,10 +120,10 @@ async fn handler(lean: Lean, cfg: &DaemonConfig, socket: &Path) -> Result<PoolHa
                 .enumerate()
                 .map(|(i, ((p, b), identity))| {
                     log_backend(&p.name, &b);
-                    let pool_cfg = crate::projects::pool_config_for(&cfg.pool_config(), &limits, i);
+                    let pool_cfg = crate::projects::pool_config_for(&cfg.pool, &limits, i);
                     ServedProject {
                         root: p.root.as_ref().map(|r| r.display().to_string()),
-                        pool: Ok(Pool::new(p.command, pool_cfg)),
+                        pool: Ok(Pool::new(p.command, pool_cfg, cfg.policies())),
                         name: p.name,
                         backend: b,
                         identity,
@@ -135,7 +135,7 @@ async fn handler(lean: Lean, cfg: &DaemonConfig, socket: &Path) -> Result<PoolHa
         Err(e) if specs.is_empty() => {
             tracing::warn!(error = %e, "no Lean backend; serving gted and status only");
             let b = BackendInfo::unavailable(e.clone());
-            PoolHandler::without_lean(e, cfg.pool_config(), socket, b)
+            PoolHandler::without_lean(e, cfg, socket, b)
                 .with_cache(crate::cache::CacheSlot::Off("no Lean backend".into()))
         }
         Err(e) => {

@@ -26,7 +26,7 @@ use leanpool_daemon::{DaemonConfig, Lean};
 use leanpool_protocol::{method, CheckParams, CheckStatus, VerifyParams, VerifyStatus};
 use leanpool_rpc::Client;
 use leanpool_testkit::daemon::Daemon;
-use leanpool_testkit::harness::{fake_pool_config, Ctx};
+use leanpool_testkit::harness::{fake_policies, fake_pool_config, Ctx};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -160,12 +160,12 @@ fn requests() -> (Vec<Req>, Vec<String>) {
 async fn honest_proofs_pass_the_daemon(cx: Ctx) {
     let (reqs, native) = requests();
     let pool = leanpool_pool::PoolConfig {
-        max_workers: 4,
-        max_workers_per_key: 4,
+        max_workers: Some(4),
+        max_workers_per_key: Some(4),
         ..fake_pool_config()
     };
     let config = DaemonConfig {
-        sandbox: pool.sandbox.clone(),
+        sandbox: fake_policies().sandbox,
         pool,
         ..DaemonConfig::default()
     };

@@ -11,7 +11,7 @@
 use leanpool_daemon::{DaemonConfig, Lean};
 use leanpool_protocol::ErrorCode;
 use leanpool_testkit::daemon::Daemon;
-use leanpool_testkit::harness::{fake_pool_config, Ctx};
+use leanpool_testkit::harness::{fake_policies, fake_pool_config, Ctx};
 use leanpool_testkit::procs;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -30,7 +30,7 @@ async fn daemon(cx: &Ctx, max_leases: usize, max_request_bytes: usize) -> Daemon
         max_leases,
         max_request_bytes,
         shutdown_deadline_ms: 5_000,
-        sandbox: pool.sandbox.clone(),
+        sandbox: fake_policies().sandbox,
         pool,
         ..DaemonConfig::default()
     };

@@ -246,7 +246,7 @@ async fn live_examples_match_a_real_daemon() {
     let socket = dir.path().join("doc.sock");
     let handler = PoolHandler::without_lean(
         "bad backend description /nonexistent.json".into(),
-        Default::default(),
+        &DaemonConfig::default(),
         &socket,
         BackendInfo::unavailable("no Lean in this test".into()),
     );

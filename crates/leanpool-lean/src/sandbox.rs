@@ -77,6 +77,12 @@ impl SandboxMode {
     }
 }
 
+impl std::fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A sandbox mode that is none of `required`, `best-effort`, `off`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("sandbox mode {0:?}: expected required, best-effort or off")]

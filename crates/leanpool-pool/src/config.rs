@@ -1,17 +1,25 @@
-//! Pool configuration, as read from the daemon's TOML/JSON config file.
+//! Pool configuration: [`PoolConfig`] is the daemon config file's `[pool]`
+//! table as read (one struct per table: the file's shape is the in-memory
+//! shape), and [`Policies`] the three other tables a pool applies
+//! (`[guard]`, `[verdict]`, `[sandbox]`), each as read too.
 //!
 //! Every field has a serde default so a config file only names what it
-//! changes. Zero means "off" for the optional limits (`idle_timeout_ms`,
-//! `max_uses`), never "nothing allowed".
+//! changes, and the serde default is `Default::default()`: the one source of
+//! defaults for the daemon, `leanpool lsp` and the CLI's local commands.
+//! Zero means "off" for the optional limits (`idle_timeout_ms`,
+//! `max_uses`), never "nothing allowed". Unknown keys are an error (a typo
+//! is reported, not ignored).
 
-use crate::sizing::SizedLimits;
-use leanpool_lean::{BackendKind, SandboxConfig};
+use crate::sizing::Machine;
+use leanpool_lean::{BackendKind, SandboxConfig, WorkerConfig};
 use leanpool_methods::VerdictPolicy;
 use leanpool_screen::GuardPolicy;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// A header to keep warm workers for from the start.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
 pub struct PrewarmEntry {
     /// Header text, e.g. `"import Mathlib\nopen Nat\n"`. It is canonicalized
     /// the same way request headers are (comments, blank lines and trailing
@@ -39,21 +47,25 @@ pub enum IsolateBy {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 /// `[pool]` in the daemon config: how many workers, for which headers,
 /// with which limits. [`PoolConfig::validate`] refuses values out of
-/// range; the pool itself raises them to their minimum.
+/// range; the pool itself raises them to their minimum. The policies a
+/// pool applies are not here: they are their own tables ([`Policies`]).
 pub struct PoolConfig {
     /// Headers to keep warm workers for before any request comes.
     pub prewarm: Vec<PrewarmEntry>,
     /// Upper bound of workers for one header. A second worker is started
     /// only while requests for the header are queued and no worker of it is
     /// starting (starting takes ~25 s on WASM Lean, so extra workers pay off
-    /// only under sustained load).
-    pub max_workers_per_key: usize,
+    /// only under sustained load). Absent (the default): sized to the
+    /// machine ([`crate::sizing`]).
+    pub max_workers_per_key: Option<usize>,
     /// Upper bound of workers (starting, idle, busy) over all headers. A
-    /// WASM Lean worker holds 6-7 GB, so this is the memory budget.
-    pub max_workers: usize,
+    /// WASM Lean worker holds 3-7 GB, so this is the memory budget. Absent
+    /// (the default): sized to the machine's cores and memory
+    /// ([`crate::sizing`]).
+    pub max_workers: Option<usize>,
     /// An idle worker above its header's `min` is retired after this long.
     /// 0 = never.
     pub idle_timeout_ms: u64,
@@ -149,29 +161,10 @@ pub struct PoolConfig {
     /// costs 8-25 s (V8 compiling Lean's code paths), later ones ~0.2 s, so
     /// without it the first request on each worker pays that.
     pub warmup: bool,
-    /// What the guard lets through beyond its built-in rules. Requests it
-    /// refuses are answered `rejected` by the pool itself, before they are
-    /// queued: no worker is started or used for them. Set by the daemon
-    /// config's top-level `[guard]` table (not `[pool]`).
-    #[serde(skip)]
-    pub guard: GuardPolicy,
-    /// Which axioms an `ok` may rest on. Set by the daemon config's
-    /// top-level `[verdict]` table (not `[pool]`).
-    #[serde(skip)]
-    pub verdict: VerdictPolicy,
-    /// The OS sandbox of every worker. Set by the daemon config's
-    /// top-level `[sandbox]` table (not `[pool]`).
-    #[serde(skip)]
-    pub sandbox: SandboxConfig,
-    /// Which of `max_workers` / `max_workers_per_key` follow the machine
-    /// (`crate::sizing`) instead of the values above: set by the daemon
-    /// for the ones its config file does not name. None by default, so a
-    /// library user's `PoolConfig` means what it says.
-    #[serde(skip)]
-    pub sized: SizedLimits,
-    /// Where the limits not in `sized` came from, for `status`: the
-    /// `[pool]` table (the default) or, set by the daemon, a project's
-    /// table or a share of the machine-wide total (issue 25).
+    /// Where the configured worker limits came from, for `status`:
+    /// the `[pool]` table (the default) or, set by the daemon, a project's
+    /// table or a share of the machine-wide total (issue 25). Not read
+    /// from the file.
     #[serde(skip)]
     pub limit_sources: crate::sizing::LimitSources,
 }
@@ -200,8 +193,8 @@ impl Default for PoolConfig {
     fn default() -> Self {
         PoolConfig {
             prewarm: Vec::new(),
-            max_workers_per_key: 1,
-            max_workers: 2,
+            max_workers_per_key: None,
+            max_workers: None,
             idle_timeout_ms: 30 * 60 * 1000,
             max_uses: 0,
             spares_per_key: 1,
@@ -221,11 +214,46 @@ impl Default for PoolConfig {
             latency_window: 1024,
             stderr_log_bytes: leanpool_lean::DEFAULT_STDERR_LOG_BYTES,
             warmup: true,
-            guard: GuardPolicy::default(),
-            verdict: VerdictPolicy::default(),
-            sandbox: SandboxConfig::default(),
-            sized: SizedLimits::default(),
             limit_sources: Default::default(),
+        }
+    }
+}
+
+/// The policies a pool applies to every request and worker, each the
+/// daemon config's top-level table of that name as read: what the guard
+/// lets through (`[guard]`), what an `ok` may rest on (`[verdict]`), the
+/// workers' OS sandbox (`[sandbox]`). `Default` is the daemon's default
+/// and the CLI's local commands' (one source).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Policies {
+    /// `[guard]`: requests it refuses are answered `rejected` by the pool
+    /// itself, before they are queued.
+    pub guard: GuardPolicy,
+    /// `[verdict]`: which axioms an `ok` may rest on.
+    pub verdict: VerdictPolicy,
+    /// `[sandbox]`: the OS sandbox of every worker.
+    pub sandbox: SandboxConfig,
+}
+
+impl Policies {
+    /// The guard as the pool applies it to workers of `backend`: the
+    /// configured `[guard]`, told whether the workers are native and
+    /// whether `[verdict] trust_compiler` is set (`native_decide` passes
+    /// only with both).
+    pub fn guard_for(&self, backend: BackendKind) -> GuardPolicy {
+        GuardPolicy {
+            native_backend: backend == BackendKind::Native,
+            trust_compiler: self.verdict.trust_compiler,
+            ..self.guard.clone()
+        }
+    }
+
+    /// The guard and verdict policies of a method run on one worker
+    /// outside a pool (the CLI's local commands), for workers of `backend`.
+    pub fn method_policy(&self, backend: BackendKind) -> leanpool_methods::Policy {
+        leanpool_methods::Policy {
+            guard: self.guard_for(backend),
+            verdict: self.verdict.clone(),
         }
     }
 }
@@ -265,8 +293,11 @@ impl PoolConfig {
     /// with a message instead of hanging on the first request.
     pub fn validate(&self) -> Result<(), InvalidPoolConfig> {
         let positive = [
-            ("max_workers", self.max_workers as u64),
-            ("max_workers_per_key", self.max_workers_per_key as u64),
+            ("max_workers", self.max_workers.map_or(1, |n| n as u64)),
+            (
+                "max_workers_per_key",
+                self.max_workers_per_key.map_or(1, |n| n as u64),
+            ),
             ("max_queue_per_key", self.max_queue_per_key as u64),
             ("default_timeout_ms", self.default_timeout_ms),
             ("start_timeout_ms", self.start_timeout_ms),
@@ -291,14 +322,11 @@ impl PoolConfig {
         if self.timeout_grace_ms > MAX_TIMEOUT_GRACE_MS {
             return Err(InvalidPoolConfig::GraceTooLong(self.timeout_grace_ms));
         }
-        for p in &self.prewarm {
-            // A machine-sized limit is known only at start (prewarm is
-            // then capped by it).
-            if !self.sized.max_workers_per_key && p.min > self.max_workers_per_key {
-                return Err(InvalidPoolConfig::PrewarmAboveMax {
-                    min: p.min,
-                    max: self.max_workers_per_key,
-                });
+        // A machine-sized limit is known only at start (prewarm is then
+        // capped by it).
+        if let Some(max) = self.max_workers_per_key {
+            if let Some(p) = self.prewarm.iter().find(|p| p.min > max) {
+                return Err(InvalidPoolConfig::PrewarmAboveMax { min: p.min, max });
             }
         }
         Ok(())
@@ -327,28 +355,38 @@ impl PoolConfig {
         }
     }
 
-    /// The config with its machine-sized limits (`sized`) set to their
-    /// value at start (the worker RSS estimated), so that prewarm minimums
-    /// are capped by them; the supervisor re-sizes them once workers are
-    /// measured (`crate::sizing`).
-    pub(crate) fn sized_at_start(mut self) -> Self {
-        if self.sized != SizedLimits::default() {
-            let l = crate::sizing::size(&self, self.sized, crate::sizing::Machine::probe(), None);
-            self.max_workers = l.max_workers.value;
-            self.max_workers_per_key = l.max_workers_per_key.value;
+    /// How a worker of this pool starts: `command`, the `[pool]` start-up
+    /// settings (`start_timeout_ms`, `stderr_log_bytes`, `warmup`) and
+    /// `sandbox`. The pool's workers and the CLI's local worker are built
+    /// by this one function.
+    pub fn worker_config(
+        &self,
+        command: leanpool_lean::LeanCommand,
+        sandbox: &SandboxConfig,
+    ) -> WorkerConfig {
+        WorkerConfig {
+            command,
+            start_timeout: Duration::from_millis(self.start_timeout_ms),
+            stderr_log_bytes: self.stderr_log_bytes,
+            warmup: self
+                .warmup
+                .then(|| leanpool_lean::DEFAULT_WARMUP.to_string()),
+            sandbox: sandbox.clone(),
         }
-        self
     }
 
     /// The config with every zero-means-broken field raised to 1, so that
-    /// `Pool::new` (which cannot fail) still gets a working pool.
-    pub(crate) fn sanitized(mut self) -> Self {
-        for v in [
-            &mut self.max_workers,
-            &mut self.max_workers_per_key,
-            &mut self.max_queue_per_key,
-            &mut self.latency_window,
-        ] {
+    /// `Pool::new` (which cannot fail) still gets a working pool, and the
+    /// prewarm minimums capped by the per-key limit in force on `machine`
+    /// at start.
+    pub(crate) fn sanitized(mut self, machine: Machine) -> Self {
+        for v in [&mut self.max_workers, &mut self.max_workers_per_key]
+            .into_iter()
+            .flatten()
+        {
+            *v = (*v).max(1);
+        }
+        for v in [&mut self.max_queue_per_key, &mut self.latency_window] {
             *v = (*v).max(1);
         }
         for v in [
@@ -359,8 +397,11 @@ impl PoolConfig {
         ] {
             *v = (*v).max(1);
         }
+        let per_key = crate::sizing::size(&self, machine, None)
+            .max_workers_per_key
+            .value;
         for p in &mut self.prewarm {
-            p.min = p.min.min(self.max_workers_per_key);
+            p.min = p.min.min(per_key);
         }
         self.timeout_grace_ms = self.timeout_grace_ms.min(MAX_TIMEOUT_GRACE_MS);
         self.max_timeout_ms = self.max_timeout_ms.max(1);
@@ -384,7 +425,10 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("timeout_grace_ms"));
-        assert_eq!(c.sanitized().timeout_grace_ms, MAX_TIMEOUT_GRACE_MS);
+        assert_eq!(
+            c.sanitized(Machine::probe()).timeout_grace_ms,
+            MAX_TIMEOUT_GRACE_MS
+        );
         let c = PoolConfig {
             timeout_grace_ms: 0,
             ..PoolConfig::default()
@@ -414,6 +458,43 @@ mod tests {
             .to_string()
             .contains("max_timeout_ms"));
         assert!(PoolConfig::default().validate().is_ok());
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        let e = serde_json::from_str::<PoolConfig>(r#"{"max_worker": 2}"#).unwrap_err();
+        assert!(e.to_string().contains("max_worker"), "{e}");
+        // The policies are tables of their own, not `[pool]` keys.
+        assert!(serde_json::from_str::<PoolConfig>(r#"{"guard": {}}"#).is_err());
+        assert!(serde_json::from_str::<PrewarmEntry>(r#"{"header": "", "mn": 1}"#).is_err());
+    }
+
+    #[test]
+    fn worker_config_follows_the_pool_table() {
+        let cmd = leanpool_lean::LeanCommand {
+            program: "lean".into(),
+            args: vec![],
+            env: vec![],
+            cwd: None,
+            backend: BackendKind::Native,
+            version: None,
+            source: "test".into(),
+        };
+        let c = PoolConfig {
+            start_timeout_ms: 7,
+            stderr_log_bytes: 9,
+            warmup: false,
+            ..PoolConfig::default()
+        };
+        let w = c.worker_config(cmd.clone(), &SandboxConfig::default());
+        assert_eq!(
+            (w.start_timeout, w.stderr_log_bytes, w.warmup),
+            (Duration::from_millis(7), 9, None)
+        );
+        let d = PoolConfig::default().worker_config(cmd, &SandboxConfig::default());
+        assert_eq!(d.start_timeout, leanpool_lean::DEFAULT_START_TIMEOUT);
+        assert_eq!(d.stderr_log_bytes, leanpool_lean::DEFAULT_STDERR_LOG_BYTES);
+        assert!(d.warmup.is_some());
     }
 
     #[test]
@@ -470,7 +551,7 @@ mod tests {
     #[test]
     fn zero_limits_rejected_and_sanitized() {
         let c = PoolConfig {
-            max_workers: 0,
+            max_workers: Some(0),
             ..PoolConfig::default()
         };
         assert!(c
@@ -478,8 +559,9 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("max_workers"));
-        assert_eq!(c.sanitized().max_workers, 1);
+        assert_eq!(c.sanitized(Machine::probe()).max_workers, Some(1));
         let c = PoolConfig {
+            max_workers_per_key: Some(1),
             prewarm: vec![PrewarmEntry {
                 header: String::new(),
                 min: 3,
@@ -487,6 +569,12 @@ mod tests {
             ..PoolConfig::default()
         };
         assert!(c.validate().is_err());
-        assert_eq!(c.sanitized().prewarm[0].min, 1);
+        assert_eq!(c.clone().sanitized(Machine::probe()).prewarm[0].min, 1);
+        // A machine-sized per-key limit caps prewarm at start, not before.
+        let sized = PoolConfig {
+            max_workers_per_key: None,
+            ..c
+        };
+        assert!(sized.validate().is_ok());
     }
 }

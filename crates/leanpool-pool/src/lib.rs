@@ -35,7 +35,7 @@ mod status;
 mod supervisor;
 
 pub use config::{
-    InvalidPoolConfig, IsolateBy, PoolConfig, PrewarmEntry, DEFAULT_REQUEST_TIMEOUT_MS,
+    InvalidPoolConfig, IsolateBy, Policies, PoolConfig, PrewarmEntry, DEFAULT_REQUEST_TIMEOUT_MS,
     DEFAULT_TIMEOUT_GRACE_MS, MAX_TIMEOUT_GRACE_MS, MAX_USES_AUTO,
 };
 pub use error::PoolError;

@@ -1,13 +1,13 @@
 //! The public `Pool` handle.
 
-use crate::config::PoolConfig;
+use crate::config::{Policies, PoolConfig};
 use crate::error::PoolError;
 use crate::job::{clamp_timeout, Job, Leased, Reply, Request};
 use crate::queue::PushError;
 use crate::shared::Inner;
 use crate::status::{bump, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};
 use crate::supervisor::supervise;
-use leanpool_lean::{proc, LeanCommand, WorkerConfig};
+use leanpool_lean::{proc, LeanCommand};
 use leanpool_methods::{Input as _, PoolMethod};
 use leanpool_screen::header_key;
 use std::sync::atomic::Ordering;
@@ -44,22 +44,23 @@ impl Drop for OwnerGuard {
 
 impl Pool {
     /// Creates the pool and starts its supervisor, which starts the
-    /// prewarm workers in the background. Must be called inside a tokio
-    /// runtime. Invalid limits are raised to 1 (see
-    /// [`PoolConfig::validate`] to refuse them instead).
-    pub fn new(command: LeanCommand, cfg: PoolConfig) -> Pool {
-        let mut cfg = cfg.sized_at_start().sanitized();
-        cfg.guard.native_backend = command.backend == leanpool_lean::BackendKind::Native;
-        cfg.guard.trust_compiler = cfg.verdict.trust_compiler;
+    /// prewarm workers in the background, its workers run `command` under
+    /// `policies` (the daemon config's `[guard]`, `[verdict]`, `[sandbox]`).
+    /// Must be called inside a tokio runtime. Invalid limits are raised to
+    /// 1 (see [`PoolConfig::validate`] to refuse them instead).
+    pub fn new(command: LeanCommand, cfg: PoolConfig, policies: Policies) -> Pool {
+        let machine = crate::sizing::Machine::probe();
+        let mut cfg = cfg.sanitized(machine);
         cfg.max_uses = cfg.effective_max_uses(command.backend);
-        let mut worker_cfg = WorkerConfig::new(command);
-        worker_cfg.start_timeout = Duration::from_millis(cfg.start_timeout_ms);
-        worker_cfg.stderr_log_bytes = cfg.stderr_log_bytes;
-        worker_cfg.sandbox = cfg.sandbox.clone();
-        if cfg.warmup {
-            worker_cfg.warmup = Some(leanpool_lean::DEFAULT_WARMUP.to_string());
-        }
-        let inner = Arc::new(Inner::new(cfg, worker_cfg));
+        let guard = policies.guard_for(command.backend);
+        let worker_cfg = cfg.worker_config(command, &policies.sandbox);
+        let inner = Arc::new(Inner::new(
+            cfg,
+            worker_cfg,
+            guard,
+            policies.verdict,
+            machine,
+        ));
         // Prewarm headers are canonicalized like request headers; entries
         // with the same canonical header keep the larger minimum.
         let mut prewarm = std::collections::BTreeMap::<String, usize>::new();
@@ -141,7 +142,7 @@ impl Pool {
         // Rejected texts are answered here, without a worker. Screening is
         // linear but a 4 MiB text still takes a while: off the async
         // runtime's threads, so it stalls no other connection.
-        let (text, policy) = (input.text().to_owned(), inner.cfg.guard.clone());
+        let (text, policy) = (input.text().to_owned(), inner.guard.clone());
         let screened = tokio::task::spawn_blocking(move || leanpool_screen::screen(&text, &policy))
             .await
             .map_err(|e| PoolError::Internal(format!("screening task failed: {e}")))?;
@@ -236,12 +237,12 @@ impl Pool {
     /// The input guard's policy (`[guard]`), for holders of leased workers
     /// to screen what they send.
     pub fn guard_policy(&self) -> &crate::GuardPolicy {
-        &self.inner.cfg.guard
+        &self.inner.guard
     }
 
     /// The verdict policy requests are judged by (`[verdict]`).
     pub fn verdict_policy(&self) -> &crate::VerdictPolicy {
-        &self.inner.cfg.verdict
+        &self.inner.verdict
     }
 
     /// A snapshot of the pool: workers per header, queues, spares,

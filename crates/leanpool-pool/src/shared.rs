@@ -21,6 +21,11 @@ use tokio::sync::{watch, Notify};
 pub(crate) struct Inner {
     pub cfg: PoolConfig,
     pub worker_cfg: WorkerConfig,
+    /// `[guard]` as applied to this pool's workers
+    /// (`Policies::guard_for`).
+    pub guard: leanpool_screen::GuardPolicy,
+    /// `[verdict]`.
+    pub verdict: leanpool_methods::VerdictPolicy,
     /// Canonical header -> its queue and slots.
     pub keys: DashMap<String, Arc<KeyState>>,
     /// Slots alive (any state). Only the supervisor increments it (on
@@ -47,9 +52,17 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
-    pub(crate) fn new(cfg: PoolConfig, worker_cfg: WorkerConfig) -> Inner {
+    pub(crate) fn new(
+        cfg: PoolConfig,
+        worker_cfg: WorkerConfig,
+        guard: leanpool_screen::GuardPolicy,
+        verdict: leanpool_methods::VerdictPolicy,
+        machine: Machine,
+    ) -> Inner {
         Inner {
             worker_cfg,
+            guard,
+            verdict,
             keys: DashMap::new(),
             total: AtomicUsize::new(0),
             next_slot: AtomicU64::new(1),
@@ -59,7 +72,7 @@ impl Inner {
             hard_stop: watch::channel(false).0,
             counters: AtomicCounters::default(),
             methods: DashMap::new(),
-            machine: Machine::probe(),
+            machine,
             worker_rss: AtomicU64::new(0),
             clock: Instant::now(),
             cfg,
@@ -71,12 +84,7 @@ impl Inner {
     /// measured so far.
     pub(crate) fn limits(&self) -> WorkerLimits {
         let rss = self.worker_rss.load(Ordering::Relaxed);
-        sizing::size(
-            &self.cfg,
-            self.cfg.sized,
-            self.machine,
-            (rss > 0).then_some(rss),
-        )
+        sizing::size(&self.cfg, self.machine, (rss > 0).then_some(rss))
     }
 
     /// Milliseconds since the pool started (the clock of idle times).

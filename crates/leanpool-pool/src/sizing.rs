@@ -34,24 +34,7 @@ pub const ESTIMATED_WORKER_RSS: u64 = 4 << 30;
 /// Cap of a machine-sized `max_workers` (a configured value may exceed it).
 pub const MAX_SIZED_WORKERS: usize = 256;
 
-/// Which of the two worker limits the config file left to the machine.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SizedLimits {
-    /// `max_workers` was not configured.
-    pub max_workers: bool,
-    /// `max_workers_per_key` was not configured.
-    pub max_workers_per_key: bool,
-}
-
-impl SizedLimits {
-    /// Both limits sized to the machine (a daemon with no config file).
-    pub const BOTH: SizedLimits = SizedLimits {
-        max_workers: true,
-        max_workers_per_key: true,
-    };
-}
-
-/// Where each limit the config does not leave to the machine came from, as
+/// Where each configured limit came from, as
 /// `status` reports it: [`LimitSource::Configured`] (the `[pool]` table)
 /// unless the daemon set the value itself from its projects' tables
 /// (issue 25: [`LimitSource::Project`], [`LimitSource::Shared`]).
@@ -117,12 +100,7 @@ fn cgroup_memory_left() -> Option<u64> {
 /// The limits in force: configured ones as they are, the others sized to
 /// `machine` with a worker RSS of `measured_rss` (the largest at ready so
 /// far) or, before any, [`ESTIMATED_WORKER_RSS`].
-pub fn size(
-    cfg: &PoolConfig,
-    sized: SizedLimits,
-    machine: Machine,
-    measured_rss: Option<u64>,
-) -> WorkerLimits {
+pub fn size(cfg: &PoolConfig, machine: Machine, measured_rss: Option<u64>) -> WorkerLimits {
     let rss = measured_rss.unwrap_or(ESTIMATED_WORKER_RSS);
     let worker_bytes = rss
         .saturating_add(cfg.rss_headroom_bytes.unwrap_or(0))
@@ -149,23 +127,15 @@ pub fn size(
         value: value.max(1),
         source,
     };
-    let max_workers = if sized.max_workers {
-        machine_limit
-    } else {
-        configured(cfg.max_workers, cfg.limit_sources.max_workers)
+    let max_workers = match cfg.max_workers {
+        Some(n) => configured(n, cfg.limit_sources.max_workers),
+        None => machine_limit,
     };
-    let max_workers_per_key = if sized.max_workers_per_key {
+    let max_workers_per_key = match cfg.max_workers_per_key {
+        Some(n) => configured(n, cfg.limit_sources.max_workers_per_key),
         // The machine's bound, or `max_workers` when that is lower.
-        if max_workers.value < machine_limit.value {
-            max_workers
-        } else {
-            machine_limit
-        }
-    } else {
-        configured(
-            cfg.max_workers_per_key,
-            cfg.limit_sources.max_workers_per_key,
-        )
+        None if max_workers.value < machine_limit.value => max_workers,
+        None => machine_limit,
     };
     WorkerLimits {
         max_workers,
@@ -188,12 +158,20 @@ mod tests {
 
     const GIB: u64 = 1 << 30;
 
+    /// Both limits left to the machine.
     fn cfg(headroom: Option<u64>) -> PoolConfig {
         PoolConfig {
-            max_workers: 3,
-            max_workers_per_key: 2,
             rss_headroom_bytes: headroom,
             ..PoolConfig::default()
+        }
+    }
+
+    /// `max_workers` 3 and `max_workers_per_key` 2 configured.
+    fn configured(headroom: Option<u64>) -> PoolConfig {
+        PoolConfig {
+            max_workers: Some(3),
+            max_workers_per_key: Some(2),
+            ..cfg(headroom)
         }
     }
 
@@ -210,12 +188,7 @@ mod tests {
 
     #[test]
     fn configured_values_are_kept_whatever_the_machine() {
-        let l = size(
-            &cfg(None),
-            SizedLimits::default(),
-            machine(64, Some(1)),
-            None,
-        );
+        let l = size(&configured(None), machine(64, Some(1)), None);
         assert_eq!(l.max_workers, lim(3, LimitSource::Configured));
         assert_eq!(l.max_workers_per_key, lim(2, LimitSource::Configured));
     }
@@ -223,12 +196,7 @@ mod tests {
     #[test]
     fn many_cores_little_memory_is_bound_by_memory() {
         // 64 cores, 40 GiB, 4 GiB estimate + 1 GiB headroom: 8 workers.
-        let l = size(
-            &cfg(Some(GIB)),
-            SizedLimits::BOTH,
-            machine(64, Some(40)),
-            None,
-        );
+        let l = size(&cfg(Some(GIB)), machine(64, Some(40)), None);
         assert_eq!(l.max_workers, lim(8, LimitSource::Memory));
         assert_eq!(l.max_workers_per_key, lim(8, LimitSource::Memory));
         assert_eq!(
@@ -239,7 +207,7 @@ mod tests {
 
     #[test]
     fn few_cores_much_memory_is_bound_by_cores() {
-        let l = size(&cfg(None), SizedLimits::BOTH, machine(2, Some(24)), None);
+        let l = size(&cfg(None), machine(2, Some(24)), None);
         assert_eq!(l.max_workers, lim(2, LimitSource::Cores));
         assert_eq!(l.max_workers_per_key, lim(2, LimitSource::Cores));
     }
@@ -249,24 +217,24 @@ mod tests {
         // 64 cores, 64 GiB: 16 workers by the 4 GiB estimate, 64 once a
         // worker was measured at 1 GiB (no headroom).
         let c = cfg(None);
-        let before = size(&c, SizedLimits::BOTH, machine(64, Some(64)), None);
+        let before = size(&c, machine(64, Some(64)), None);
         assert_eq!(before.max_workers, lim(16, LimitSource::Memory));
-        let after = size(&c, SizedLimits::BOTH, machine(64, Some(64)), Some(GIB));
+        let after = size(&c, machine(64, Some(64)), Some(GIB));
         assert_eq!(after.max_workers, lim(64, LimitSource::Cores));
         assert_eq!(after.worker_rss, "measured");
     }
 
     #[test]
     fn never_below_one_nor_above_the_cap() {
-        let tiny = size(&cfg(None), SizedLimits::BOTH, machine(4, Some(1)), None);
+        let tiny = size(&cfg(None), machine(4, Some(1)), None);
         assert_eq!(tiny.max_workers, lim(1, LimitSource::Memory));
-        let huge = size(&cfg(None), SizedLimits::BOTH, machine(4096, None), None);
+        let huge = size(&cfg(None), machine(4096, None), None);
         assert_eq!(huge.max_workers, lim(MAX_SIZED_WORKERS, LimitSource::Cores));
     }
 
     #[test]
     fn unreadable_memory_leaves_the_cores() {
-        let l = size(&cfg(None), SizedLimits::BOTH, machine(6, None), None);
+        let l = size(&cfg(None), machine(6, None), None);
         assert_eq!(l.max_workers, lim(6, LimitSource::Cores));
         assert_eq!(l.memory_bytes, None);
     }
@@ -274,21 +242,21 @@ mod tests {
     #[test]
     fn each_limit_is_sized_on_its_own() {
         // Only max_workers configured: per key follows the machine.
-        let only_total = SizedLimits {
-            max_workers: false,
-            max_workers_per_key: true,
+        let only_total = PoolConfig {
+            max_workers_per_key: None,
+            ..configured(None)
         };
-        let l = size(&cfg(None), only_total, machine(8, Some(100)), None);
+        let l = size(&only_total, machine(8, Some(100)), None);
         assert_eq!(l.max_workers, lim(3, LimitSource::Configured));
         assert_eq!(l.max_workers_per_key, lim(3, LimitSource::Configured));
-        let l = size(&cfg(None), only_total, machine(2, Some(100)), None);
+        let l = size(&only_total, machine(2, Some(100)), None);
         assert_eq!(l.max_workers_per_key, lim(2, LimitSource::Cores));
         // Only max_workers_per_key configured.
-        let only_key = SizedLimits {
-            max_workers: true,
-            max_workers_per_key: false,
+        let only_key = PoolConfig {
+            max_workers: None,
+            ..configured(None)
         };
-        let l = size(&cfg(None), only_key, machine(8, Some(100)), None);
+        let l = size(&only_key, machine(8, Some(100)), None);
         assert_eq!(l.max_workers, lim(8, LimitSource::Cores));
         assert_eq!(l.max_workers_per_key, lim(2, LimitSource::Configured));
     }

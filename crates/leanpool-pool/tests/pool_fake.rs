@@ -32,7 +32,7 @@ fn base_cfg() -> PoolConfig {
 fn spares_cfg() -> PoolConfig {
     PoolConfig {
         spares_per_key: 1,
-        max_workers: 3,
+        max_workers: Some(3),
         spare_memory_margin_bytes: 0,
         ..base_cfg()
     }
@@ -251,7 +251,7 @@ async fn no_spare_when_memory_is_short(cx: Ctx) {
 /// evicts the spare before any serving worker.
 async fn spare_yields_to_another_header(cx: Ctx) {
     let pool = cx.fake_pool(PoolConfig {
-        max_workers: 2,
+        max_workers: Some(2),
         ..spares_cfg()
     });
     pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
@@ -286,7 +286,7 @@ async fn spare_yields_to_another_header(cx: Ctx) {
 /// the imports; the same tag shares its own.
 async fn attack_isolated_callers_never_share_a_worker(cx: Ctx) {
     let pool = cx.fake_pool(PoolConfig {
-        max_workers: 3,
+        max_workers: Some(3),
         ..base_cfg()
     });
     let (alice, mallory) = (pool.as_caller("uid:1000"), pool.as_caller("uid:6666"));

@@ -123,8 +123,8 @@ async fn pool_on_real_lean() {
             header: H.to_string(),
             min: 1,
         }],
-        max_workers: 2,
-        max_workers_per_key: 1,
+        max_workers: Some(2),
+        max_workers_per_key: Some(1),
         max_queue_per_key: 1,
         max_uses: 3,
         default_timeout_ms: 300_000,
@@ -137,7 +137,7 @@ async fn pool_on_real_lean() {
         spare_memory_margin_bytes: u64::MAX / 4,
         ..PoolConfig::default()
     };
-    let pool = Pool::new(lean, cfg);
+    let pool = Pool::new(lean, cfg, Default::default());
     let mut seen_pids = BTreeSet::new();
     let mut note = |pool: &Pool| {
         for k in pool.status().keys {
@@ -382,8 +382,8 @@ async fn spares_on_real_lean() {
             header: H.to_string(),
             min: 1,
         }],
-        max_workers: 2,
-        max_workers_per_key: 1,
+        max_workers: Some(2),
+        max_workers_per_key: Some(1),
         spares_per_key: 1,
         // A shared development machine may have less than a worker's RSS
         // + 1 GiB free; the memory gate itself is tested above.
@@ -399,7 +399,7 @@ async fn spares_on_real_lean() {
         idle_timeout_ms: 0,
         ..PoolConfig::default()
     };
-    let pool = Pool::new(lean, cfg);
+    let pool = Pool::new(lean, cfg, Default::default());
     let limit = Duration::from_secs(600);
     let both_up = |pool: &Pool| {
         let (s, sp) = roles(pool, K_H);

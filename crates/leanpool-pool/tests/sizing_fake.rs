@@ -7,7 +7,7 @@
 //! `harness = false`: this executable is also the fake worker. Run one test
 //! with `cargo test -p leanpool-pool --test sizing_fake -- NAME`.
 
-use leanpool_pool::sizing::{self, Machine, SizedLimits};
+use leanpool_pool::sizing::{self, Machine};
 use leanpool_pool::{Pool, PoolConfig};
 use leanpool_protocol::{method, CheckParams, CheckStatus, LimitSource};
 use leanpool_testkit::harness::{fake_pool_config, Ctx};
@@ -16,7 +16,8 @@ use std::time::Duration;
 
 fn sized_cfg() -> PoolConfig {
     PoolConfig {
-        sized: SizedLimits::BOTH,
+        max_workers: None,
+        max_workers_per_key: None,
         health_interval_ms: 50,
         idle_timeout_ms: 0,
         ..fake_pool_config()
@@ -62,12 +63,7 @@ async fn sized_limits_follow_the_measured_worker(cx: Ctx) {
         cores: after.cores,
         memory_bytes: after.memory_bytes,
     };
-    let expect = sizing::size(
-        &cfg,
-        cfg.sized,
-        machine,
-        Some(after.worker_bytes - headroom),
-    );
+    let expect = sizing::size(&cfg, machine, Some(after.worker_bytes - headroom));
     assert_eq!(after, expect);
     assert_eq!(
         after.cores,
@@ -112,8 +108,8 @@ async fn one_import_set_gets_the_sized_workers(cx: Ctx) {
 /// A configured limit is used as is and reported `configured`.
 async fn configured_limits_are_reported_as_configured(cx: Ctx) {
     let pool = cx.fake_pool(PoolConfig {
-        max_workers: 3,
-        max_workers_per_key: 1,
+        max_workers: Some(3),
+        max_workers_per_key: Some(1),
         ..fake_pool_config()
     });
     let l = pool.status().limits.unwrap();

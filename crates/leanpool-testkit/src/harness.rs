@@ -51,31 +51,40 @@ impl Ctx {
             source: "fake Lean (leanpool-testkit/src/fake_lean.rs)".into(),
         }
     }
-    /// A pool of fake workers with `cfg` (start from [`fake_pool_config`]).
+    /// A pool of fake workers with `cfg` (start from [`fake_pool_config`])
+    /// and [`fake_policies`].
     #[cfg(feature = "pool")]
     pub fn fake_pool(&self, cfg: leanpool_pool::PoolConfig) -> leanpool_pool::Pool {
-        leanpool_pool::Pool::new(self.fake_command(&[]), cfg)
+        leanpool_pool::Pool::new(self.fake_command(&[]), cfg, fake_policies())
     }
 }
 
 /// The pool settings every fake-pool test starts from: two workers, one
 /// per key, no spares (tests count workers and spawns exactly; the spares
-/// tests turn them on), a start-up limit a starved machine still meets, and
-/// no OS sandbox: the fake appends to a log in the test's own temp dir,
-/// which the sandbox would (rightly) forbid. The sandbox is tested on real
-/// Lean (`leanpool`'s `sandbox_lean`) and in leanpool-lean's unit tests.
+/// tests turn them on), a start-up limit a starved machine still meets.
 #[cfg(feature = "pool")]
 pub fn fake_pool_config() -> leanpool_pool::PoolConfig {
     leanpool_pool::PoolConfig {
-        max_workers: 2,
-        max_workers_per_key: 1,
+        max_workers: Some(2),
+        max_workers_per_key: Some(1),
         spares_per_key: 0,
         start_timeout_ms: 10_000,
+        ..leanpool_pool::PoolConfig::default()
+    }
+}
+
+/// The default policies but no OS sandbox: the fake appends to a log in
+/// the test's own temp dir, which the sandbox would (rightly) forbid. The
+/// sandbox is tested on real Lean (`leanpool`'s `sandbox_lean`) and in
+/// leanpool-lean's unit tests.
+#[cfg(feature = "pool")]
+pub fn fake_policies() -> leanpool_pool::Policies {
+    leanpool_pool::Policies {
         sandbox: leanpool_lean::SandboxConfig {
             mode: leanpool_lean::SandboxMode::Off,
             ..Default::default()
         },
-        ..leanpool_pool::PoolConfig::default()
+        ..Default::default()
     }
 }
 

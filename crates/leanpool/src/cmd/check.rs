@@ -4,7 +4,7 @@
 //! (slow on the WASM backend: ~25 s before the first answer), checks,
 //! and kills it; with `--socket` a running daemon's warm pool answers.
 
-use crate::cmd::lean_args::{read_text, Via, DEFAULT_TIMEOUT};
+use crate::cmd::lean_args::{default_timeout, read_text, Via};
 use leanpool_methods::check_once;
 use leanpool_protocol::{CheckParams, CheckResult, CheckStatus, Severity};
 use std::path::{Path, PathBuf};
@@ -40,7 +40,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         }
         None => {
             let command = args.via.command()?;
-            check_once(&args.via.worker_config(command), &params, DEFAULT_TIMEOUT).await?
+            check_once(&args.via.worker_config(command), &params, default_timeout()).await?
         }
     };
     if args.via.socket.is_none() {

@@ -18,7 +18,7 @@ pub struct Args {
     pub config: Option<std::path::PathBuf>,
     /// The sandbox mode to report on (and use for --deep): required,
     /// best-effort or off. The daemon's is `[sandbox] mode` in its config.
-    #[arg(long, value_name = "MODE", default_value = "required")]
+    #[arg(long, value_name = "MODE", default_value_t = leanpool_daemon::DaemonConfig::default().sandbox.mode)]
     pub sandbox: SandboxMode,
     /// Report on this Lean project (`[NAME=]DIR`, as `leanpool serve
     /// --project`) instead of the backend's own library: its toolchain,
@@ -222,7 +222,7 @@ async fn report(
 /// machine (before any worker is measured), as `status` prints them.
 fn worker_limits(pool: &leanpool_pool::PoolConfig) -> String {
     use leanpool_pool::sizing;
-    let l = sizing::size(pool, pool.sized, sizing::Machine::probe(), None);
+    let l = sizing::size(pool, sizing::Machine::probe(), None);
     super::status::limits(&l)
 }
 

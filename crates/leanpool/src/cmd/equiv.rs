@@ -3,7 +3,7 @@
 //! holds header lines (`import`, `open`, ...) and one `theorem`; the two
 //! headers must be the same.
 
-use crate::cmd::lean_args::{read_text, with_local_worker, Via, DEFAULT_TIMEOUT};
+use crate::cmd::lean_args::{default_timeout, read_text, with_local_worker, Via};
 use anyhow::bail;
 use leanpool_methods::equiv;
 use leanpool_methods::verify::split_statement_file;
@@ -51,7 +51,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
                 let policy = leanpool_methods::Policy::default();
                 with_local_worker(&args.via, &text, move |w| {
                     Box::pin(async move {
-                        Ok(equiv::equiv_on_with(w, &params, DEFAULT_TIMEOUT, &policy).await?)
+                        Ok(equiv::equiv_on_with(w, &params, default_timeout(), &policy).await?)
                     })
                 })
                 .await?

@@ -1,16 +1,25 @@
 //! What `check`, `normalize` and `opt` share: where the answer comes from
 //! (a local worker started for the file, or a daemon) and the time limit.
+//!
+//! A local worker runs with the daemon's defaults, taken from
+//! `DaemonConfig::default()` (the one source of defaults; the test below
+//! fails if the two drift): `[pool]`'s start-up limit, stderr log and
+//! request limit, `[sandbox]`'s mode (the `--sandbox` default), the default
+//! `[guard]`/`[verdict]`.
 
 use anyhow::Context;
+use leanpool_daemon::DaemonConfig;
 use leanpool_lean::{LeanCommand, SandboxConfig, SandboxMode, Worker, WorkerConfig};
 use leanpool_screen::header_key;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Limit for the request itself when `--timeout-ms` is not given (a local
-/// worker's start-up is not counted against it): the daemon's default.
-pub const DEFAULT_TIMEOUT: Duration =
-    Duration::from_millis(leanpool_pool::DEFAULT_REQUEST_TIMEOUT_MS);
+/// worker's start-up is not counted against it): the daemon's default
+/// `[pool] default_timeout_ms`.
+pub fn default_timeout() -> Duration {
+    Duration::from_millis(DaemonConfig::default().pool.default_timeout_ms)
+}
 
 /// `--timeout-ms` and `--socket`, flattened into each command's `Args`.
 #[derive(clap::Args, Debug, Clone)]
@@ -23,7 +32,7 @@ pub struct Via {
     pub socket: Option<PathBuf>,
     /// OS sandbox of a local worker: required (refuse to run Lean without
     /// it), best-effort, or off. With --socket the daemon's config decides.
-    #[arg(long, value_name = "MODE", default_value = "required")]
+    #[arg(long, value_name = "MODE", default_value_t = DaemonConfig::default().sandbox.mode)]
     pub sandbox: SandboxMode,
     /// The Lean project to run in: with --socket the name of one of the
     /// daemon's projects (default: its first); without, a project
@@ -46,14 +55,20 @@ impl Via {
         Ok(leanpool_lean::project::Project::resolve(&spec, &base)?.command)
     }
 
-    /// The config of a local worker for `command`.
+    /// The config of a local worker for `command`: the daemon's default
+    /// `[pool]` and `[sandbox]` with `--sandbox`'s mode, and no warm-up
+    /// (the worker serves one request, which pays the first elaboration's
+    /// cost either way).
     pub fn worker_config(&self, command: LeanCommand) -> WorkerConfig {
-        let mut cfg = WorkerConfig::new(command);
-        cfg.sandbox = SandboxConfig {
+        let defaults = DaemonConfig::default();
+        let sandbox = SandboxConfig {
             mode: self.sandbox,
-            ..SandboxConfig::default()
+            ..defaults.sandbox
         };
-        cfg
+        WorkerConfig {
+            warmup: None,
+            ..defaults.pool.worker_config(command, &sandbox)
+        }
     }
 }
 
@@ -76,4 +91,55 @@ pub async fn with_local_worker<T>(
     let r = f(&mut worker).await;
     worker.kill().await;
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        via: Via,
+    }
+
+    /// The CLI's local mode and the daemon agree on every default they
+    /// share: a drift (a literal here, another in the daemon) fails this.
+    #[test]
+    fn local_defaults_are_the_daemons() {
+        let via = Cli::parse_from(["leanpool"]).via;
+        let daemon = DaemonConfig::default();
+        let cmd = LeanCommand {
+            program: "lean".into(),
+            args: vec![],
+            env: vec![],
+            cwd: None,
+            backend: leanpool_lean::BackendKind::Native,
+            version: None,
+            source: "test".into(),
+        };
+        let local = via.worker_config(cmd.clone());
+        let pooled = daemon.pool.worker_config(cmd, &daemon.sandbox);
+        assert_eq!(local.start_timeout, pooled.start_timeout);
+        assert_eq!(local.stderr_log_bytes, pooled.stderr_log_bytes);
+        assert_eq!(local.sandbox, pooled.sandbox);
+        assert_eq!(via.sandbox, daemon.sandbox.mode);
+        assert_eq!(
+            default_timeout(),
+            Duration::from_millis(daemon.pool.default_timeout_ms)
+        );
+        // The library's defaults are the daemon's too (no second set).
+        assert_eq!(daemon.pool, leanpool_pool::PoolConfig::default());
+        assert_eq!(daemon.policies(), leanpool_pool::Policies::default());
+        let w = WorkerConfig::new(local.command.clone());
+        assert_eq!(
+            (w.start_timeout, w.stderr_log_bytes),
+            (local.start_timeout, local.stderr_log_bytes)
+        );
+        // The local commands' guard and verdict: the default policies.
+        let m = leanpool_methods::Policy::default();
+        assert_eq!(m.guard, daemon.guard);
+        assert_eq!(m.verdict, daemon.verdict);
+    }
 }

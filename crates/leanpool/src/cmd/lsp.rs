@@ -74,9 +74,9 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         }
     };
     init_logs();
-    // `[pool]` with the top-level `[guard]` and `[sandbox]` in it: the
+    // `[pool]`, and `[guard]`, `[verdict]`, `[sandbox]` as policies: the
     // same protections as the daemon's workers.
-    let mut pool_cfg = cfg.pool_config();
+    let (mut pool_cfg, policies) = (cfg.pool.clone(), cfg.policies());
     for h in &args.prewarm {
         pool_cfg.prewarm.push(PrewarmEntry {
             header: h.clone(),
@@ -91,17 +91,17 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             min: 1,
         });
     }
-    let guard = pool_cfg.guard.clone();
+    let guard = policies.guard.clone();
     let cmd = lean_command(args.project.as_deref())?;
-    match leanpool_lean::sandbox::Plan::new(&cmd, &pool_cfg.sandbox) {
+    match leanpool_lean::sandbox::Plan::new(&cmd, &policies.sandbox) {
         Ok(plan) => tracing::info!(sandbox = %plan.summary(), "worker sandbox"),
         // Workers will not start; every document gets this as a diagnostic.
         Err(e) => tracing::error!(error = %e, "worker sandbox unavailable"),
     }
-    if !pool_cfg.guard.enabled {
+    if !policies.guard.enabled {
         tracing::warn!("input guard disabled by config ([guard] enabled = false): Lean runs the documents' commands");
     }
-    let pool = Pool::new(cmd, pool_cfg);
+    let pool = Pool::new(cmd, pool_cfg, policies);
     let bridge = BridgeConfig {
         guard,
         limits: cfg.lease_limits(),

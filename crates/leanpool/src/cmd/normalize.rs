@@ -4,7 +4,7 @@
 //! (~25 s on the WASM backend), answers, and kills it; with `--socket` a
 //! running daemon's warm pool answers.
 
-use crate::cmd::lean_args::{read_text, with_local_worker, Via, DEFAULT_TIMEOUT};
+use crate::cmd::lean_args::{default_timeout, read_text, with_local_worker, Via};
 use leanpool_protocol::{CheckResult, CheckStatus, NormalizeResult, StatementParams};
 use std::path::{Path, PathBuf};
 
@@ -42,7 +42,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             let p = params.clone();
             with_local_worker(&args.via, &params.text, move |w| {
                 Box::pin(async move {
-                    Ok(leanpool_methods::normalize::normalize_on(w, &p, DEFAULT_TIMEOUT).await?)
+                    Ok(leanpool_methods::normalize::normalize_on(w, &p, default_timeout()).await?)
                 })
             })
             .await?

@@ -5,7 +5,7 @@
 //! `--json` the whole `OptResult`, or with `--gted` only the tree in GTED's
 //! format. Local worker or `--socket` as for `normalize`.
 
-use crate::cmd::lean_args::{with_local_worker, Via, DEFAULT_TIMEOUT};
+use crate::cmd::lean_args::{default_timeout, with_local_worker, Via};
 use crate::cmd::normalize::{exit_code, human_diagnostics, read_params};
 use leanpool_protocol::{BinderKind, Node, NodeKind, OptResult};
 use std::path::PathBuf;
@@ -38,9 +38,9 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         None => {
             let p = params.clone();
             with_local_worker(&args.via, &params.text, move |w| {
-                Box::pin(
-                    async move { Ok(leanpool_methods::opt::opt_on(w, &p, DEFAULT_TIMEOUT).await?) },
-                )
+                Box::pin(async move {
+                    Ok(leanpool_methods::opt::opt_on(w, &p, default_timeout()).await?)
+                })
             })
             .await?
         }

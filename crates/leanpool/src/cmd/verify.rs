@@ -2,7 +2,7 @@
 //! proof judged against a fixed statement (locally, or through a daemon
 //! with `--socket`).
 
-use crate::cmd::lean_args::{read_text, Via, DEFAULT_TIMEOUT};
+use crate::cmd::lean_args::{default_timeout, read_text, Via};
 use leanpool_lean::{Worker, WorkerConfig};
 use leanpool_protocol::{Severity, VerifyParams, VerifyResult, VerifyStatus};
 use leanpool_screen::header_key;
@@ -60,7 +60,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
                 let r = leanpool_methods::verify::verify_on_with(
                     &mut w,
                     &params,
-                    DEFAULT_TIMEOUT,
+                    default_timeout(),
                     &policy,
                 )
                 .await;
