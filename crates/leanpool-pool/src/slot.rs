@@ -32,13 +32,10 @@ use tokio::sync::watch;
 
 mod failure;
 mod interrupt;
+mod process;
 
 use failure::{request_failed, Keep};
 use interrupt::Stopped;
-
-/// After a failed start, the header's prewarm minimum waits this long
-/// before the next attempt (a broken backend must not spin).
-const SPAWN_BACKOFF_MS: u64 = 10_000;
 
 /// Registers a new slot for `key` and starts its task. The caller (the
 /// supervisor) has already counted it in `inner.total`.
@@ -133,6 +130,14 @@ impl Drop for IdleMark<'_> {
     }
 }
 
+/// The process's RSS if it is above `cap` (none without a cap, or when
+/// `/proc` has no figure). The one memory-cap test of the slot: between
+/// requests, during a request and during an interrupt, where the running
+/// edit holds the worker borrowed and `&self` is out of reach.
+fn rss_over(pid: u32, cap: Option<u64>) -> Option<u64> {
+    proc::memory_over(pid, cap)
+}
+
 struct Slot {
     inner: Arc<Inner>,
     key: Arc<KeyState>,
@@ -163,14 +168,6 @@ enum Outcome<T> {
 
 /// How often a running request checks that its caller is still there.
 const CANCEL_POLL: Duration = Duration::from_millis(200);
-
-/// The process's RSS if it is above `cap` (none without a cap, or when
-/// `/proc` has no figure). The one memory-cap test of the slot: between
-/// requests, during a request and during an interrupt, where the running
-/// edit holds the worker borrowed and `&self` is out of reach.
-fn rss_over(pid: u32, cap: Option<u64>) -> Option<u64> {
-    proc::memory_over(pid, cap)
-}
 
 /// Whether the slot goes on after a request.
 enum Flow {
@@ -265,76 +262,6 @@ impl Slot {
         }
     }
 
-    /// Starts a fresh process for the slot. `None`: hard stop meanwhile
-    /// (dropping the spawn future kills a half-started process: the
-    /// driver's `Worker` kills its group on drop).
-    async fn spawn(&mut self) -> Option<Result<(), WorkerError>> {
-        self.me.set_state(WorkerState::Starting);
-        self.me.set_pid(None);
-        self.ready_at = None;
-        self.me.uses.store(0, Ordering::Relaxed);
-        let r = tokio::select! {
-            biased;
-            _ = self.hard.changed() => return None,
-            r = Worker::spawn(&self.inner.worker_cfg, &self.key.header) => r,
-        };
-        match r {
-            Ok(mut w) => {
-                // Time-outs are the slot's business: it interrupts Lean and
-                // kills the process only if that fails (`interrupt_or_kill`).
-                w.set_kill_on_timeout(self.inner.cfg.timeout_grace_ms == 0);
-                if let Some(limit) = self.inner.cfg.rlimit_as_bytes {
-                    if let Err(e) = crate::limits::set_address_space_limit(w.pid(), limit) {
-                        tracing::warn!(pid = w.pid(), "could not set RLIMIT_AS: {e}");
-                    }
-                }
-                let ready_rss = proc::worker_rss_bytes(w.pid());
-                let cap = self.inner.cfg.rss_cap(ready_rss);
-                self.me.rss_cap.store(cap.unwrap_or(0), Ordering::Relaxed);
-                if let Some(r) = ready_rss {
-                    self.key.measured_rss.fetch_max(r, Ordering::Relaxed);
-                    self.inner.worker_rss.fetch_max(r, Ordering::Relaxed);
-                }
-                self.me.set_pid(Some(w.pid()));
-                bump(&self.inner.counters.spawns);
-                tracing::info!(slot = self.me.id, pid = w.pid(), spare = self.me.is_spare(), header = %self.key.header.trim_end(), "worker ready");
-                self.worker = Some(w);
-                self.ready_at = Some(Instant::now());
-                Some(Ok(()))
-            }
-            Err(e) => {
-                bump(&self.inner.counters.spawn_failures);
-                let until = self.inner.now_ms() + SPAWN_BACKOFF_MS;
-                self.key
-                    .spawn_backoff_until_ms
-                    .store(until, Ordering::Relaxed);
-                tracing::warn!(slot = self.me.id, header = %self.key.header.trim_end(), "worker failed to start: {e}");
-                Some(Err(e))
-            }
-        }
-    }
-
-    /// A header whose worker cannot start would otherwise keep its
-    /// requests waiting: if no other slot serves the header, answer what
-    /// is queued now. New requests trigger a new attempt.
-    async fn spawn_failed(&mut self, e: &WorkerError) {
-        if self.key.live_slots() <= 1 {
-            for job in self.key.queue.drain_now().await {
-                job.fail(PoolError::SpawnFailed(e.to_string()));
-            }
-        }
-    }
-
-    async fn kill_worker(&mut self) {
-        if let Some(w) = self.worker.take() {
-            self.me.set_pid(None);
-            self.ready_at = None;
-            // A spare may take over while this process goes.
-            self.key.spare_call.notify_waiters();
-            w.kill().await;
-        }
-    }
-
     /// Puts a request whose worker died back at the front of the queue
     /// (a ready spare, or this slot's next process, takes it).
     fn requeue(&self, job: Job) {
@@ -342,39 +269,6 @@ impl Slot {
             job.fail(PoolError::ShuttingDown);
         }
         self.inner.wake.notify_one();
-    }
-
-    /// Idle upkeep: replace a process that died while idle or grew past
-    /// the memory cap, before a request finds it so.
-    async fn health_check(&mut self) {
-        let Some(w) = self.worker.as_mut() else {
-            return;
-        };
-        let pid = w.pid();
-        if !w.is_alive() {
-            if let Some(what) = w.compromised() {
-                tracing::warn!(slot = self.me.id, "idle worker compromised: {what}");
-                bump(&self.inner.counters.compromised);
-            } else {
-                tracing::warn!(slot = self.me.id, "idle worker died: {}", w.stderr_tail());
-                bump(&self.inner.counters.crashes);
-            }
-            self.kill_worker().await;
-        } else if self.over_memory_limit(pid).is_some() {
-            // Recycled while idle: a ready spare serves meanwhile.
-            bump(&self.inner.counters.memory_kills);
-            bump(&self.inner.counters.recycles);
-            self.kill_worker().await;
-        }
-    }
-
-    /// The current process's memory cap (fixed when it became ready).
-    fn rss_cap(&self) -> Option<u64> {
-        Some(self.me.rss_cap.load(Ordering::Relaxed)).filter(|&c| c > 0)
-    }
-
-    fn over_memory_limit(&self, pid: u32) -> Option<u64> {
-        rss_over(pid, self.rss_cap())
     }
 
     async fn serve(&mut self, job: Job) -> Flow {

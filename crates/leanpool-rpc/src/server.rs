@@ -14,18 +14,19 @@ use leanpool_protocol::method::{self, Method, ShutdownResult};
 use leanpool_protocol::{ErrorCode, Id, Request, Response, RpcError};
 use serde::Serialize;
 use serde_json::value::RawValue;
-use std::future::Future;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::JoinSet;
+
+mod panic;
+
+use panic::CatchUnwind;
 
 /// Transport settings (the daemon fills them from its config file).
 #[derive(Debug, Clone)]
@@ -379,48 +380,6 @@ fn start<H: Handler>(
         let _ = send(&tx, Answer::from_result(id, out)).await;
     });
     None
-}
-
-/// A handler's future (a method, an upgrade, a tunnel) whose panic
-/// becomes an `Err` with the panic's message: a bug in a method must still
-/// answer its request (with `INTERNAL_ERROR`), never leave it unanswered,
-/// and never take its connection's task down. The daemon is built with
-/// `panic = "unwind"` (the default), so the panic reaches here.
-struct CatchUnwind<F>(Pin<Box<F>>);
-
-/// A handler's future panicked: a leanpool bug (the panic's message).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct Panicked(String);
-
-impl Panicked {
-    /// The answer to the request whose handler panicked.
-    fn into_rpc_error(self) -> RpcError {
-        rpc_error(
-            ErrorCode::InternalError,
-            format!("leanpool failed on this request (a bug: {self})"),
-        )
-    }
-}
-
-impl<F: Future> Future for CatchUnwind<F> {
-    type Output = Result<F::Output, Panicked>;
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let fut = self.0.as_mut();
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(cx))) {
-            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
-            Ok(Poll::Pending) => Poll::Pending,
-            Err(payload) => Poll::Ready(Err(Panicked(panic_message(payload.as_ref())))),
-        }
-    }
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic".into())
 }
 
 enum Upgraded {
