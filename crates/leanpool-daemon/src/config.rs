@@ -407,6 +407,12 @@ mod tests {
         }
         let e = load("d.toml", "[pool]\nmax_worker = 2\n").unwrap_err();
         assert!(e.to_string().contains("max_worker"), "{e}");
+        // Every table refuses unknown keys, [guard] too (`enable` for
+        // `enabled` was silently ignored).
+        let e = load("d.toml", "[guard]\nenable = false\n").unwrap_err();
+        assert!(e.to_string().contains("enable"), "{e}");
+        // Set from `[verdict]`, never from `[guard]`.
+        assert!(load("d.toml", "[guard]\ntrust_compiler = true\n").is_err());
     }
 
     #[test]

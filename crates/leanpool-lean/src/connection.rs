@@ -10,7 +10,7 @@
 //! [`Notifications`] handler) and a stderr drain into a bounded
 //! [`RingLog`] that also watches for Lean's `INTERNAL PANIC`.
 //!
-//! **Trust rules enforced here** (ARCHITECTURE.md, threat model), with
+//! **Trust rules enforced here** (docs/threat-model.md), with
 //! the one frame filter every LSP path shares (`frames.rs`: the shape of
 //! a message and what a notification may report on, also applied by the
 //! leased-worker gate): every frame on stdout must be one the driver

@@ -4,7 +4,7 @@
 //! barrier) and the RPC session for Lean's widget methods (the document
 //! half of a [`Worker`]; the connection half is `connection.rs`).
 //!
-//! **Trust rules enforced here** (ARCHITECTURE.md, threat model): a
+//! **Trust rules enforced here** (docs/threat-model.md): a
 //! notification is accepted only if it is one Lean's file worker sends
 //! (progress, diagnostics, and a short list of index notifications, which
 //! carry no verdict) and, for progress and diagnostics, only if it names

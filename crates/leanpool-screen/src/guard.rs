@@ -229,7 +229,7 @@ impl std::error::Error for Rejection {}
 
 /// What the guard lets through beyond its built-in rules.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct GuardPolicy {
     /// `false` turns the guard off: requests are not screened at all and
     /// every text goes to Lean as written, so code in it runs (inside the
