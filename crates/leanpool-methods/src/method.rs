@@ -6,14 +6,16 @@
 //! this trait; each method's impl is in its own module ([`crate::check`],
 //! [`crate::verify`], [`crate::normalize`], [`crate::opt`]): adding a pool
 //! method is its protocol type (`leanpool_protocol::method`) plus one
-//! module here.
+//! module here. The opening step every pool method shares (screen the
+//! text once, which builds the document and its import header, the
+//! worker's key) is [`open`].
 
 use crate::verdict::VerdictPolicy;
 use crate::verify::Assembled;
 use leanpool_lean::{Worker, WorkerError};
 use leanpool_protocol::method;
 use leanpool_protocol::{CheckParams, StatementParams, VerifyParams};
-use leanpool_screen::Screened;
+use leanpool_screen::{GuardPolicy, Screened};
 use std::future::Future;
 use std::time::Duration;
 
@@ -46,6 +48,38 @@ pub trait PoolMethod: method::Method + Sized + 'static {
         default_timeout: Duration,
         verdict: &VerdictPolicy,
     ) -> impl Future<Output = Result<Self::Result, WorkerError>> + Send;
+}
+
+/// A request after the opening step ([`open`]): its input and the input's
+/// text as the guard screened it (the document, and its import header: the
+/// key of the workers that may run it).
+pub struct Opened<M: PoolMethod> {
+    /// What a slot runs.
+    pub input: M::Input,
+    /// `input`'s text, screened once.
+    pub screened: Box<Screened>,
+}
+
+impl<M: PoolMethod> Opened<M> {
+    /// The canonical import header whose workers run the request.
+    pub fn header(&self) -> &str {
+        self.screened.header()
+    }
+}
+
+/// The opening step every pool method shares: the guard reads the input's
+/// text once ([`leanpool_screen::screen`], under `guard`), which also
+/// builds the document and its import header. A refused text is answered
+/// here, `M::rejected` with the guard's reason, without a worker. Blocking
+/// and linear in the text: the pool runs it off the async runtime.
+pub fn open<M: PoolMethod>(input: M::Input, guard: &GuardPolicy) -> Result<Opened<M>, M::Result> {
+    match leanpool_screen::screen(input.text(), guard) {
+        Ok(screened) => Ok(Opened {
+            input,
+            screened: Box::new(screened),
+        }),
+        Err(reason) => Err(M::rejected(&reason.to_string())),
+    }
 }
 
 /// What a queued request holds: the text that is screened and whose
@@ -121,5 +155,39 @@ mod tests {
         let mut c = method::Check::timed_out(7);
         method::Check::stamp_elapsed(&mut c, Duration::from_millis(12));
         assert_eq!(c.elapsed_ms, Some(12));
+    }
+
+    fn check(text: &str) -> CheckParams {
+        CheckParams {
+            text: text.into(),
+            timeout_ms: None,
+            timings: false,
+        }
+    }
+
+    /// The opening step screens once: an accepted text gets its canonical
+    /// header (the worker's key), a refused one the method's `rejected`
+    /// answer with the guard's reason.
+    #[test]
+    fn open_screens_and_keys_by_header() {
+        let guard = GuardPolicy::default();
+        let text = "import Init\n-- note\ntheorem t : True := trivial\n";
+        let opened = open::<method::Check>(check(text), &guard).ok().unwrap();
+        assert_eq!(opened.header(), leanpool_screen::header_key(text));
+        assert_eq!(opened.input.text, text);
+        let refused = open::<method::Check>(check("#eval 1\n"), &guard)
+            .err()
+            .unwrap();
+        assert_eq!(refused.status, CheckStatus::Rejected);
+        let refused = open::<method::Opt>(
+            StatementParams {
+                text: "#eval 1\n".into(),
+                timeout_ms: None,
+            },
+            &guard,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(refused.check.status, CheckStatus::Rejected);
     }
 }

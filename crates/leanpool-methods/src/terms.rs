@@ -451,6 +451,88 @@ impl Statement {
     }
 }
 
+/// A statement method's answer, read from the statement's [`Analysis`]:
+/// what `normalize` and `opt` share. Their one path from a text to an
+/// answer is [`answer_on_with`] (screen, analyze, read) or, for a text the
+/// pool screened, [`answer_screened`]; their pool method impls are one
+/// macro line (`terms_pool_method!`).
+pub trait TermsAnswer: Sized + Send + 'static {
+    /// The answer for an analysed statement.
+    fn from_analysis(a: Analysis) -> Self;
+    /// The answer that carries only `check` (a refused text, a time-out).
+    fn from_check(check: CheckResult) -> Self;
+    /// Its check (status and diagnostics).
+    fn check(&self) -> &CheckResult;
+}
+
+/// The answer `R` for `params` on `worker`, the text screened with `guard`
+/// (a refused text is `R`'s `rejected` answer, not an error).
+pub async fn answer_on_with<R: TermsAnswer>(
+    worker: &mut Worker,
+    params: &StatementParams,
+    timeout: Duration,
+    guard: &GuardPolicy,
+) -> Result<R, TermsError> {
+    analyze_on_with(worker, params, timeout, guard)
+        .await
+        .map(R::from_analysis)
+}
+
+/// [`answer_on_with`] for a text already screened (the pool's path):
+/// `screened` is `params.text` screened.
+pub async fn answer_screened<R: TermsAnswer>(
+    worker: &mut Worker,
+    screened: &Screened,
+    params: &StatementParams,
+    timeout: Duration,
+) -> Result<R, TermsError> {
+    analyze_screened(worker, screened, params, timeout)
+        .await
+        .map(R::from_analysis)
+}
+
+/// The [`crate::method::PoolMethod`] impl of statement method `$m`, whose
+/// result `$r` is a [`TermsAnswer`]: the params are the input, refusals
+/// and time-outs are `$r` around the check, a run is [`answer_screened`].
+macro_rules! terms_pool_method {
+    ($m:ty, $r:ty) => {
+        impl $crate::method::PoolMethod for $m {
+            type Input = leanpool_protocol::StatementParams;
+            fn prepare(
+                p: leanpool_protocol::StatementParams,
+            ) -> Result<leanpool_protocol::StatementParams, $r> {
+                Ok(p)
+            }
+            fn rejected(reason: &str) -> $r {
+                <$r as $crate::terms::TermsAnswer>::from_check(
+                    leanpool_protocol::CheckResult::rejected(reason),
+                )
+            }
+            fn timed_out(limit_ms: u64) -> $r {
+                <$r as $crate::terms::TermsAnswer>::from_check(
+                    leanpool_protocol::CheckResult::timeout(limit_ms),
+                )
+            }
+            fn is_timeout(r: &$r) -> bool {
+                $crate::terms::TermsAnswer::check(r).status
+                    == leanpool_protocol::CheckStatus::Timeout
+            }
+            async fn run(
+                w: &mut leanpool_lean::Worker,
+                p: &leanpool_protocol::StatementParams,
+                screened: &leanpool_screen::Screened,
+                default: std::time::Duration,
+                _verdict: &$crate::verdict::VerdictPolicy,
+            ) -> Result<$r, leanpool_lean::WorkerError> {
+                $crate::terms::answer_screened(w, screened, p, default)
+                    .await
+                    .map_err($crate::terms::terms_error)
+            }
+        }
+    };
+}
+pub(crate) use terms_pool_method;
+
 /// A `normalize`/`opt` failure as the slot reads worker failures: an
 /// answer the terms reader could not read is `WorkerError::Protocol`
 /// (answered `WORKER_FAILED` / `unexpected_answer`, the worker replaced).

@@ -8,6 +8,7 @@ use crate::shared::Inner;
 use crate::status::{bump, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};
 use crate::supervisor::supervise;
 use leanpool_lean::{proc, LeanCommand};
+use leanpool_methods::method::open;
 use leanpool_methods::{Input as _, PoolMethod};
 use leanpool_screen::header_key;
 use std::sync::atomic::Ordering;
@@ -139,26 +140,27 @@ impl Pool {
         let accepted = Instant::now();
         bump(&inner.counters.requests);
         bump(&inner.method_stats(M::NAME).requests);
-        // Rejected texts are answered here, without a worker. Screening is
-        // linear but a 4 MiB text still takes a while: off the async
-        // runtime's threads, so it stalls no other connection.
-        let (text, policy) = (input.text().to_owned(), inner.guard.clone());
-        let screened = tokio::task::spawn_blocking(move || leanpool_screen::screen(&text, &policy))
+        // The opening step (`leanpool_methods::method::open`): rejected
+        // texts are answered here, without a worker. Screening is linear
+        // but a 4 MiB text still takes a while: off the async runtime's
+        // threads, so it stalls no other connection.
+        let policy = inner.guard.clone();
+        let opened = tokio::task::spawn_blocking(move || open::<M>(input, &policy))
             .await
             .map_err(|e| PoolError::Internal(format!("screening task failed: {e}")))?;
-        let screened = match screened {
-            Ok(s) => Box::new(s),
-            Err(reason) => {
+        let opened = match opened {
+            Ok(o) => o,
+            Err(rejected) => {
                 bump(&inner.counters.rejections);
                 inner.record_latency(M::NAME, accepted.elapsed(), None);
-                return Ok(M::rejected(&reason.to_string()));
+                return Ok(rejected);
             }
         };
-        let header = screened.header().to_owned();
+        let header = opened.header().to_owned();
         let (reply, rx) = Reply::new();
         self.enqueue(
             header,
-            Request::<M>::new(input, screened, reply, accepted).into(),
+            Request::<M>::new(opened.input, opened.screened, reply, accepted).into(),
         )?;
         // `Reply` answers even when dropped, so the sender never vanishes
         // silently; the fallback covers a runtime torn down under us.
