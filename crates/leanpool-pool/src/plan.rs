@@ -124,7 +124,9 @@ impl KeySnap {
 
 /// Decides spawns and retirements. `total` counts every slot that holds or
 /// may hold a process, including stopping ones (their memory is not free
-/// yet); `spawning` is false during shutdown.
+/// yet); `spawning` is false during shutdown. Four phases, in this order:
+/// idle timeouts, unneeded spares, spawns (serving needs, then spares),
+/// LRU eviction for starving keys that got no room.
 pub(crate) fn plan(
     keys: &[KeySnap],
     total: usize,
@@ -135,33 +137,72 @@ pub(crate) fn plan(
     let mut out = Plan::default();
     let mut free = limits.max_workers.saturating_sub(total);
     let mut retiring: Vec<u64> = Vec::new();
-
     // Idle timeout first: it frees room the spawns below may use next round.
     if limits.idle_timeout_ms > 0 {
-        for k in keys {
-            let mut idle: Vec<&SlotSnap> = k
-                .slots
-                .iter()
-                .filter(|s| {
-                    !s.spare
-                        && s.state == WorkerState::Idle
-                        && now_ms.saturating_sub(s.idle_since_ms) >= limits.idle_timeout_ms
-                })
-                .collect();
-            idle.sort_by_key(|s| (s.idle_since_ms, s.id));
-            let mut live = k.serving();
-            for s in idle {
-                if live <= k.min || k.queued > 0 {
-                    break;
-                }
-                out.retire.push((s.id, Retire::IdleTimeout));
-                retiring.push(s.id);
-                live -= 1;
+        retire_idle(
+            keys,
+            limits.idle_timeout_ms,
+            now_ms,
+            &mut out,
+            &mut retiring,
+        );
+    }
+    retire_extra_spares(keys, &mut out, &mut retiring);
+    if !spawning {
+        return out;
+    }
+    let unserved_starving = spawns(keys, limits.max_per_key, &mut free, &mut out);
+    // LRU eviction: one idle worker per starving key that got no room,
+    // minus the room already on its way (stopping slots).
+    let stopping = keys
+        .iter()
+        .map(|k| k.count(WorkerState::Stopping))
+        .sum::<usize>()
+        + retiring.len();
+    let needed = unserved_starving.saturating_sub(stopping);
+    if needed > 0 {
+        let evicted = evictions(keys, needed, &retiring);
+        out.retire
+            .extend(evicted.into_iter().map(|id| (id, Retire::Evicted)));
+    }
+    out
+}
+
+/// Serving workers idle for `idle_timeout_ms`, longest idle first, while
+/// their key stays at its minimum and has nothing queued.
+fn retire_idle(
+    keys: &[KeySnap],
+    idle_timeout_ms: u64,
+    now_ms: u64,
+    out: &mut Plan,
+    retiring: &mut Vec<u64>,
+) {
+    for k in keys {
+        let mut idle: Vec<&SlotSnap> = k
+            .slots
+            .iter()
+            .filter(|s| {
+                !s.spare
+                    && s.state == WorkerState::Idle
+                    && now_ms.saturating_sub(s.idle_since_ms) >= idle_timeout_ms
+            })
+            .collect();
+        idle.sort_by_key(|s| (s.idle_since_ms, s.id));
+        let mut live = k.serving();
+        for s in idle {
+            if live <= k.min || k.queued > 0 {
+                break;
             }
+            out.retire.push((s.id, Retire::IdleTimeout));
+            retiring.push(s.id);
+            live -= 1;
         }
     }
-    // Spares beyond what the key may keep now (no serving worker left,
-    // nothing queued and no minimum, or fewer allowed), idle ones only.
+}
+
+/// Spares beyond what the key may keep now (no serving worker left,
+/// nothing queued and no minimum, or fewer allowed), idle ones only.
+fn retire_extra_spares(keys: &[KeySnap], out: &mut Plan, retiring: &mut Vec<u64>) {
     for k in keys {
         let serving_left = k
             .slots
@@ -199,83 +240,73 @@ pub(crate) fn plan(
             }
         }
     }
-    if !spawning {
-        return out;
-    }
+}
 
-    // Spawns, most urgent first: starving keys, then keys with a backlog,
-    // then prewarm minimums. Ties by key index, so the plan is deterministic.
+/// Spawns within `free`, most urgent first: starving keys, then keys with
+/// a backlog, then prewarm minimums (ties by key index, so the plan is
+/// deterministic); spares last, only from room no serving need took.
+/// Returns how many starving keys got no room.
+fn spawns(keys: &[KeySnap], max_per_key: usize, free: &mut usize, out: &mut Plan) -> usize {
     let mut order: Vec<usize> = (0..keys.len())
-        .filter(|&i| keys[i].wants(limits.max_per_key) > 0)
+        .filter(|&i| keys[i].wants(max_per_key) > 0)
         .collect();
     order.sort_by_key(|&i| (!keys[i].starving(), keys[i].queued == 0, i));
     let mut unserved_starving = 0usize;
     for &i in &order {
-        let want = keys[i].wants(limits.max_per_key);
-        let grant = want.min(free);
+        let want = keys[i].wants(max_per_key);
+        let grant = want.min(*free);
         out.spawn.extend(std::iter::repeat_n(i, grant));
-        free -= grant;
+        *free -= grant;
         if grant == 0 && keys[i].starving() {
             unserved_starving += 1;
         }
     }
-    // Spares last: only from room no serving need took.
     for (i, k) in keys.iter().enumerate() {
         let want = k.spares_wanted();
-        let grant = want.min(free);
+        let grant = want.min(*free);
         out.spawn_spare.extend(std::iter::repeat_n(i, grant));
-        free -= grant;
+        *free -= grant;
         if grant < want {
             out.spare_no_room.push(i);
         }
     }
+    unserved_starving
+}
 
-    // LRU eviction: one idle worker per starving key that got no room,
-    // minus the room already on its way (stopping slots).
-    let stopping = keys
-        .iter()
-        .map(|k| k.count(WorkerState::Stopping))
-        .sum::<usize>()
-        + retiring.len();
-    let needed = unserved_starving.saturating_sub(stopping);
-    if needed > 0 {
-        // Candidates: idle workers of keys with nothing queued, spares
-        // first, then longest idle first. A first pass takes only spares
-        // and serving workers whose key stays at or above its minimum; a
-        // second pass any (a waiting request beats a warm worker).
-        let mut cand: Vec<(bool, u64, u64, usize)> = Vec::new();
-        for (ki, k) in keys.iter().enumerate() {
-            if k.queued > 0 {
+/// `needed` idle workers to evict, of keys with nothing queued, spares
+/// first, then longest idle first. A first pass takes only spares and
+/// serving workers whose key stays at or above its minimum; a second pass
+/// any (a waiting request beats a warm worker).
+fn evictions(keys: &[KeySnap], needed: usize, retiring: &[u64]) -> Vec<u64> {
+    let mut cand: Vec<(bool, u64, u64, usize)> = Vec::new();
+    for (ki, k) in keys.iter().enumerate() {
+        if k.queued > 0 {
+            continue;
+        }
+        for s in &k.slots {
+            if s.state == WorkerState::Idle && !retiring.contains(&s.id) {
+                cand.push((!s.spare, s.idle_since_ms, s.id, ki));
+            }
+        }
+    }
+    cand.sort();
+    let mut live: Vec<usize> = keys.iter().map(KeySnap::serving).collect();
+    let mut chosen: Vec<u64> = Vec::new();
+    for allow_below_min in [false, true] {
+        for &(serving, _, id, ki) in &cand {
+            if chosen.len() == needed {
+                break;
+            }
+            if chosen.contains(&id) || (serving && !allow_below_min && live[ki] <= keys[ki].min) {
                 continue;
             }
-            for s in &k.slots {
-                if s.state == WorkerState::Idle && !retiring.contains(&s.id) {
-                    cand.push((!s.spare, s.idle_since_ms, s.id, ki));
-                }
+            if serving {
+                live[ki] -= 1;
             }
+            chosen.push(id);
         }
-        cand.sort();
-        let mut live: Vec<usize> = keys.iter().map(KeySnap::serving).collect();
-        let mut chosen: Vec<u64> = Vec::new();
-        for allow_below_min in [false, true] {
-            for &(serving, _, id, ki) in &cand {
-                if chosen.len() == needed {
-                    break;
-                }
-                if chosen.contains(&id) || (serving && !allow_below_min && live[ki] <= keys[ki].min)
-                {
-                    continue;
-                }
-                if serving {
-                    live[ki] -= 1;
-                }
-                chosen.push(id);
-            }
-        }
-        out.retire
-            .extend(chosen.into_iter().map(|id| (id, Retire::Evicted)));
     }
-    out
+    chosen
 }
 
 #[cfg(test)]
