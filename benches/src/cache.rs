@@ -7,8 +7,10 @@
 //! duplicates of others (deterministic pseudo-random choice and order),
 //! sent from `--concurrency` connections, in four series:
 //!
+//! 0. *warm-up*, not timed: one uncached check per connection, then a
+//!    wait until no worker is starting, so no series pays a worker start;
 //! 1. *no cache*: every request with `"cache": false` (what the batch costs
-//!    without the cache; also warms the worker);
+//!    without the cache);
 //! 2. *first run*: the same batch with the cache on and empty: each
 //!    distinct statement reaches Lean once (duplicates are hits, or join
 //!    the identical request in flight);
@@ -188,6 +190,35 @@ async fn run(
     })
 }
 
+/// Before any clock starts: one uncached check per connection (texts not
+/// in the batch), then waits until no worker is starting, so that no
+/// series pays a worker start (the pool starts its second worker on the
+/// first concurrent load).
+async fn warm_up(
+    socket: &Path,
+    c: &Client,
+    conc: usize,
+    fake_ms: Option<u64>,
+) -> anyhow::Result<()> {
+    let warm: Vec<_> = (0..conc)
+        .map(|i| distinct(1_000_000 + 10 * i + 3, fake_ms))
+        .collect();
+    run(socket, &warm, conc, json!({"cache": false})).await?;
+    loop {
+        let st = c.request::<method::Status>(&NoParams).await?;
+        let starting = st
+            .pool
+            .keys
+            .iter()
+            .flat_map(|k| &k.workers)
+            .any(|w| w.state == leanpool_protocol::WorkerState::Starting);
+        if !starting {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
 /// The answer without the cache's mark.
 fn unmarked(a: &str) -> String {
     match a.strip_suffix(",\"cached\":true}") {
@@ -249,6 +280,7 @@ async fn main() -> anyhow::Result<()> {
         }
     };
     let c = Client::connect(&socket).await?;
+    warm_up(&socket, &c, args.concurrency, args.fake_ms).await?;
     let started = utc_now();
     eprintln!("{started}: {} checks, {distinct_n} distinct", items.len());
     let nb = args.baseline.unwrap_or(items.len()).min(items.len());
