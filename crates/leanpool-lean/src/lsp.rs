@@ -4,7 +4,7 @@
 use leanpool_protocol::{Diagnostic, Position, Range, Severity};
 use lsp_types::{
     ClientCapabilities, ClientInfo, DiagnosticSeverity, InitializeParams,
-    PublishDiagnosticsClientCapabilities, TextDocumentClientCapabilities, TextDocumentItem, Uri,
+    PublishDiagnosticsClientCapabilities, TextDocumentClientCapabilities, TextDocumentItem, Url,
     VersionedTextDocumentIdentifier,
 };
 use serde::{Deserialize, Serialize};
@@ -48,7 +48,7 @@ pub struct LeanDidOpenTextDocumentParams {
 #[derive(Debug, Clone, Serialize)]
 pub struct WaitForDiagnosticsParams {
     /// The document.
-    pub uri: Uri,
+    pub uri: Url,
     /// The version whose diagnostics must all have been sent.
     pub version: i32,
 }
@@ -89,7 +89,6 @@ pub fn initialize_params() -> InitializeParams {
             version: Some(env!("CARGO_PKG_VERSION").into()),
         }),
         locale: None,
-        work_done_progress_params: Default::default(),
     }
 }
 
@@ -201,7 +200,7 @@ pub fn message_from_lsp(d: &LeanDiagnostic) -> LeanMessage {
 #[derive(Debug, Clone, Deserialize)]
 pub struct LeanPublishDiagnosticsParams {
     /// The document the diagnostics are about.
-    pub uri: Uri,
+    pub uri: Url,
     #[serde(default)]
     /// The document version they are for; the driver refuses a message
     /// without one (a protocol violation).
@@ -238,7 +237,7 @@ pub const DOCUMENT_NAME: &str = "Doc.lean";
 
 /// A file URI for a document name (only used as the document's identity;
 /// nothing is read from it).
-pub fn document_uri(name: &str) -> Uri {
+pub fn document_uri(name: &str) -> Url {
     format!("file:///leanpool/{name}")
         .parse()
         .expect("valid file URI")

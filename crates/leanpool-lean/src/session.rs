@@ -21,7 +21,7 @@ use crate::error::WorkerError;
 use crate::frames::{self, Report};
 use crate::lsp;
 use lsp_types::{
-    DidChangeTextDocumentParams, TextDocumentContentChangeEvent, TextDocumentItem, Uri,
+    DidChangeTextDocumentParams, TextDocumentContentChangeEvent, TextDocumentItem, Url,
     VersionedTextDocumentIdentifier,
 };
 use serde_json::{json, Value};
@@ -137,7 +137,7 @@ impl Notifications for DocState {
 ///
 /// [`Worker`]: crate::Worker
 pub(crate) struct Session {
-    uri: Uri,
+    uri: Url,
     header: String,
     /// The newest version sent.
     version: i32,
@@ -352,7 +352,7 @@ impl Session {
         conn.notify("$/lean/rpc/release", params)
     }
 
-    pub fn uri(&self) -> &Uri {
+    pub fn uri(&self) -> &Url {
         &self.uri
     }
 

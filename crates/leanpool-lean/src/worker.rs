@@ -18,7 +18,7 @@ pub use crate::session::collect_rpc_refs;
 use crate::session::{Conn, DocState, Session};
 use leanpool_protocol::Diagnostic;
 use leanpool_screen::guard::LeanText;
-use lsp_types::Uri;
+use lsp_types::Url;
 
 pub use crate::error::WorkerError;
 use serde_json::Value;
@@ -290,7 +290,7 @@ impl Worker {
     }
 
     /// The URI of the worker's one document (the same for every worker).
-    pub fn uri(&self) -> &Uri {
+    pub fn uri(&self) -> &Url {
         self.doc.uri()
     }
 
