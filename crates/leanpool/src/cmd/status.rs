@@ -77,9 +77,20 @@ fn projects(o: &mut String, s: &StatusResult) {
 /// A compact report: daemon line, one row per worker, latency table,
 /// non-zero counters.
 pub fn human(s: &StatusResult) -> String {
+    let mut o = String::new();
+    daemon_lines(&mut o, s);
+    pool_lines(&mut o, &s.pool);
+    worker_table(&mut o, &s.pool);
+    latency_table(&mut o, &s.pool);
+    counters_line(&mut o, &s.pool);
+    o
+}
+
+/// The daemon's lines: version, backend, cache, library, projects,
+/// sandbox, leases.
+fn daemon_lines(o: &mut String, s: &StatusResult) {
     let d = &s.daemon;
     let p: &PoolStatus = &s.pool;
-    let mut o = String::new();
     let _ = writeln!(
         o,
         "leanpool {}  pid {}  up {}  socket {}",
@@ -105,7 +116,7 @@ pub fn human(s: &StatusResult) -> String {
     } else if let Some(e) = &d.backend.library_error {
         let _ = writeln!(o, "library unknown ({e})");
     }
-    projects(&mut o, s);
+    projects(o, s);
     if let Some(sb) = &d.backend.sandbox {
         let _ = writeln!(
             o,
@@ -140,6 +151,10 @@ pub fn human(s: &StatusResult) -> String {
         }
         let _ = writeln!(o, "){}", if l.max == 0 { "  leasing off" } else { "" });
     }
+}
+
+/// The pool's worker count, recycling, spares and limits.
+fn pool_lines(o: &mut String, p: &PoolStatus) {
     let recycle = if p.max_uses == 0 {
         "never recycled".to_string()
     } else {
@@ -160,6 +175,10 @@ pub fn human(s: &StatusResult) -> String {
     if let Some(l) = &p.limits {
         let _ = writeln!(o, "limits {}", limits(l));
     }
+}
+
+/// One row per worker, by header.
+fn worker_table(o: &mut String, p: &PoolStatus) {
     if !p.keys.is_empty() {
         let _ = writeln!(
             o,
@@ -205,6 +224,10 @@ pub fn human(s: &StatusResult) -> String {
             }
         }
     }
+}
+
+/// Latency percentiles per method.
+fn latency_table(o: &mut String, p: &PoolStatus) {
     if !p.latency.is_empty() {
         let _ = writeln!(
             o,
@@ -223,6 +246,10 @@ pub fn human(s: &StatusResult) -> String {
             );
         }
     }
+}
+
+/// The non-zero counters.
+fn counters_line(o: &mut String, p: &PoolStatus) {
     let c = serde_json::to_value(&p.counters).unwrap_or_default();
     let nonzero: Vec<String> = c
         .as_object()
@@ -240,7 +267,6 @@ pub fn human(s: &StatusResult) -> String {
             nonzero.join(", ")
         }
     );
-    o
 }
 
 /// A limit's source as `status` and `doctor` print it (the wire's word).
