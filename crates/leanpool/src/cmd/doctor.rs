@@ -78,12 +78,23 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
 }
 
 /// The report on one project's Lean: program, version, LEAN_PATH,
-/// library, sandbox, axiom policy, and with `--deep` a checked theorem.
+/// library, sandbox, worker limits, axiom policy, and with `--deep` a
+/// checked theorem.
 async fn report(
     project: &leanpool_lean::project::Project,
     args: &Args,
     problems: &mut Vec<String>,
 ) {
+    report_lean(project, problems).await;
+    let sandbox = report_sandbox(&project.command, args, problems);
+    report_policies(&project.command, args, problems);
+    if args.deep && problems.is_empty() {
+        deep_check(&project.command, sandbox, problems).await;
+    }
+}
+
+/// Which Lean: backend, program, version, LEAN_PATH, library identity.
+async fn report_lean(project: &leanpool_lean::project::Project, problems: &mut Vec<String>) {
     let command = &project.command;
     println!(
         "backend:   {} (from {})",
@@ -141,6 +152,11 @@ async fn report(
             problems.push(format!("cannot identify the library: {e}"));
         }
     }
+}
+
+/// The sandbox `--sandbox` asks for, as planned for `command`: what it
+/// allows, or why it cannot be had.
+fn report_sandbox(command: &LeanCommand, args: &Args, problems: &mut Vec<String>) -> SandboxConfig {
     let sandbox = SandboxConfig {
         mode: args.sandbox,
         ..SandboxConfig::default()
@@ -170,6 +186,12 @@ async fn report(
             problems.push(e.to_string());
         }
     }
+    sandbox
+}
+
+/// The worker limits (of `--config`, else the default's) and the axiom
+/// policy.
+fn report_policies(command: &LeanCommand, args: &Args, problems: &mut Vec<String>) {
     match &args.config {
         Some(p) => match leanpool_daemon::DaemonConfig::load(p) {
             Ok(c) => println!("workers:   {}", worker_limits(&c.pool)),
@@ -192,29 +214,31 @@ async fn report(
             ""
         }
     );
-    if args.deep && problems.is_empty() {
-        let started = Instant::now();
-        let params = CheckParams {
-            text: DEEP_TEXT.into(),
-            timeout_ms: None,
-            timings: false,
-        };
-        let mut cfg = WorkerConfig::new(command.clone());
-        cfg.sandbox = sandbox;
-        match check_once(&cfg, &params, Duration::from_secs(120)).await {
-            Ok(r) if r.status == CheckStatus::Ok => {
-                println!(
-                    "deep:      `{}` ok in {:.1} s (start + check)",
-                    DEEP_TEXT.trim(),
-                    started.elapsed().as_secs_f64()
-                )
-            }
-            Ok(r) => problems.push(format!(
-                "deep check gave {:?}: {:?}",
-                r.status, r.diagnostics
-            )),
-            Err(e) => problems.push(format!("deep check failed: {e}")),
+}
+
+/// `--deep`: start a worker under `sandbox` and check a theorem.
+async fn deep_check(command: &LeanCommand, sandbox: SandboxConfig, problems: &mut Vec<String>) {
+    let started = Instant::now();
+    let params = CheckParams {
+        text: DEEP_TEXT.into(),
+        timeout_ms: None,
+        timings: false,
+    };
+    let mut cfg = WorkerConfig::new(command.clone());
+    cfg.sandbox = sandbox;
+    match check_once(&cfg, &params, Duration::from_secs(120)).await {
+        Ok(r) if r.status == CheckStatus::Ok => {
+            println!(
+                "deep:      `{}` ok in {:.1} s (start + check)",
+                DEEP_TEXT.trim(),
+                started.elapsed().as_secs_f64()
+            )
         }
+        Ok(r) => problems.push(format!(
+            "deep check gave {:?}: {:?}",
+            r.status, r.diagnostics
+        )),
+        Err(e) => problems.push(format!("deep check failed: {e}")),
     }
 }
 
