@@ -46,6 +46,12 @@ macro_rules! passes {
 }
 
 rejects! {
+    // An import's module name is a path under the library roots: escaped
+    // components climb out of them or name any file (issue 25).
+    import_escaped_parent_components: "import «..».«..».«..».tmp.Evil\ntheorem t : True := trivial" => "«..».«..».«..».tmp.Evil";
+    import_escaped_slash: "import Mathlib\nimport «/tmp/x»\ntheorem t : True := trivial" => "«/tmp/x»";
+    import_escaped_after_modifiers: "module\n\npublic import all «a/b».C\n" => "«a/b».C";
+    import_escaped_plain_name: "import «Mathlib»\ntheorem t : True := trivial" => "«Mathlib»";
     eval: "#eval 1 + 1" => "#eval";
     eval_bang: "#eval! (1 : Nat)" => "#eval!";
     eval_io: "#eval IO.Process.exit 0" => "#eval";
@@ -266,6 +272,8 @@ passes! {
     sorry_and_axiom: "axiom ax : 1 = 1\ntheorem t : 2 = 2 := by sorry";
     typical_competition_proof: "theorem p (a b : ℝ) (ha : 0 < a) (hb : 0 < b) (h₀ : a * b = 1) :\n    a + b ≥ 2 ∧ |a - b| ≥ 0 := by\n  constructor\n  · nlinarith [sq_nonneg (a - b), mul_pos ha hb, h₀.symm ▸ le_refl (1 : ℝ)]\n  · positivity\n\ntheorem q (n : ℕ) (h₀ : n % 5 = 3) : (2 * n) % 5 = 1 := by\n  omega\n\ntheorem r (x : ℕ) (h : x < 4) : x ^ 2 < 16 := by\n  interval_cases x <;> simp_all\n\ntheorem s (f : ℕ → ℕ) (h : ∀ n, f n = 2 * n) : ∑ k ∈ Finset.range 4, f k = 12 := by\n  simp only [h, Finset.sum_range_succ, Finset.sum_range_zero]\n  norm_num [Nat.Prime] at *\n\ntheorem t (x : ℝ) (hx : x ≠ 0) : x * x⁻¹ = 1 := by\n  field_simp\n\ntheorem u (x : ℝ) (h : √x = 2) (hx : 0 ≤ x) : ⌊x⌋ = 4 := by\n  have h2 : x = 4 := by\n    calc x = (√x) ^ 2 := (Real.sq_sqrt hx).symm\n      _ = 4 := by rw [h]; norm_num\n  rw [h2]; norm_num\n\ntheorem v : ∃! x : ℕ, x + 1 = 2 := ⟨1, rfl, fun y hy => by omega⟩\nexample (p q : Prop) (hp : p) (hq : q) : p ∧ q := ⟨‹_›, ‹_›⟩\nexample : (fun x : ℕ => x ^ 2) 3 = 9 := by decide\nexample (s : Set ℝ) (h : s = {x | 0 < x}) : (1 : ℝ) ∈ s := by rw [h]; norm_num";
     decide_and_kernel: "example : 2 + 2 = 4 := by decide\nexample : 10 < 20 := by decide +kernel";
+    plain_module_names: "module\n\npublic import Judge.Basic\nimport all JudgeDecide.DecideBang\nimport Mathlib.Analysis.SpecialFunctions.Pow.Real\nimport Ωmega.Lemma₁\n\ntheorem t : True := trivial";
+    escapes_after_the_imports: "import Mathlib\ntheorem «t/../x» : True := trivial";
 }
 
 #[test]

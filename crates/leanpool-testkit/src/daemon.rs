@@ -85,6 +85,15 @@ impl Daemon {
         d
     }
 
+    /// [`Daemon::start`] with extra `leanpool serve` arguments (e.g.
+    /// `--project judge=DIR`).
+    pub fn start_with_args(dir: &Path, config: &str, lean: Lean, args: &[String]) -> Daemon {
+        let d =
+            Daemon::try_spawn_with(dir, config, lean, &[], args).unwrap_or_else(|e| panic!("{e}"));
+        d.wait_ready();
+        d
+    }
+
     /// [`Daemon::start`] returning why not instead of panicking (benches).
     pub fn try_start(dir: &Path, config: &str, lean: Lean) -> Result<Daemon, String> {
         let d = Daemon::try_spawn(dir, config, lean, &[])?;
@@ -103,6 +112,16 @@ impl Daemon {
         lean: Lean,
         env: &[(&str, &Path)],
     ) -> Result<Daemon, String> {
+        Daemon::try_spawn_with(dir, config, lean, env, &[])
+    }
+
+    fn try_spawn_with(
+        dir: &Path,
+        config: &str,
+        lean: Lean,
+        env: &[(&str, &Path)],
+        args: &[String],
+    ) -> Result<Daemon, String> {
         let socket = dir.join("leanpool.sock");
         let cfg = dir.join("daemon.toml");
         let io = |what: &str, e: std::io::Error| format!("{what}: {e}");
@@ -117,7 +136,8 @@ impl Daemon {
         cmd.args(["serve", "--socket"])
             .arg(&socket)
             .arg("--config")
-            .arg(&cfg);
+            .arg(&cfg)
+            .args(args);
         cmd.env("RUST_LOG", "info")
             // The default `[cache] dir` is in the daemon's own directory.
             .env("XDG_CACHE_HOME", dir.join("xdg-cache"))

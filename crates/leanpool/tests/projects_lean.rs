@@ -18,17 +18,27 @@
 //! one for `core` on that header (which cannot start: the module is not
 //! there) and one for `core` without imports; `[pool] max_workers = 2`, one
 //! per project.
+//!
+//! `serve_project_flag_end_to_end` serves the same kind of package (a Lake
+//! package directory with `lakefile.lean` and `lean-toolchain`) through
+//! `leanpool serve --project`, with the input guard on, to an editor
+//! (`leanpool lsp --socket --project`) and to `leanpool check --project`,
+//! then attacks the per-project read rules through imports. Workers: the
+//! editor's lease, the check's worker, and one start per leaking import
+//! (each fails at its import).
 
 mod daemon_support;
 
+use daemon_support::editor::{self, Editor};
 use daemon_support::{connect_expecting_lean, Daemon, Lean};
 use leanpool_lean::LeanCommand;
 use leanpool_protocol::method::{self, NoParams};
-use leanpool_protocol::{CheckResult, CheckStatus, ErrorCode, ProjectStatus};
+use leanpool_protocol::{CheckResult, CheckStatus, ErrorCode, LimitSource, ProjectStatus};
 use leanpool_rpc::Client;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 const BASIC: &str = "module
 
@@ -273,4 +283,165 @@ fn serve_refuses_a_project_it_cannot_serve() {
         "{text}"
     );
     assert!(text.contains("library:   oleans sha256"), "{text}");
+}
+
+/// A Lake package as a user has it: `lakefile.lean`, `lean-toolchain`.
+fn make_lake_package(dir: &Path) {
+    std::fs::write(
+        dir.join("lakefile.lean"),
+        "import Lake\nopen Lake DSL\n\npackage judge\n\n@[default_target]\nlean_lib Judge\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("lean-toolchain"), "leanprover/lean4:v4.28.0\n").unwrap();
+}
+
+/// `leanpool check --socket S --project P FILE --json`: the result.
+fn cli_check(socket: &Path, project: &str, file: &Path) -> Value {
+    let out = Command::new(daemon_support::BIN)
+        .args(["check", "--json", "--timeout-ms", "300000", "--socket"])
+        .arg(socket)
+        .args(["--project", project])
+        .arg(file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "leanpool check gave no JSON ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// Issue 25 end to end with the user-facing flags: a Lake package
+/// directory (lakefile, lean-toolchain, a module built with the WASM
+/// `lean`) served by `leanpool serve --project judge=DIR` next to a core
+/// project with a `max_workers` of its own (`[[project]]`) and a second
+/// package `other`; `status` shows each project's limits and their
+/// source; an editor (`leanpool lsp --socket S --project judge`) imports
+/// the package's module; so does `leanpool check --socket S --project
+/// judge`; an unknown project reaches the editor as an error.
+///
+/// Then the per-project read rules (with the default guard on): a module
+/// name escaping the library (`import «..».…`) is `rejected` by the guard
+/// before any worker; a module under the judge's root that leads out of it
+/// (a link to the other project's library, one to a host file: the
+/// module path Lean opens lies outside the judge worker's Landlock read
+/// rules) is refused by the sandbox, on real Lean: `permission denied`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_project_flag_end_to_end() {
+    let dir = tempfile::tempdir_in("/tmp").unwrap();
+    let judge = dir.path().join("judge");
+    build_judge(&judge);
+    make_lake_package(&judge);
+    // Project B: a library of its own (never loaded here), and a host
+    // file outside every project.
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(other.join("Other")).unwrap();
+    std::fs::write(other.join("Other/Secret.olean"), "project B's library").unwrap();
+    let host_secret = dir.path().join("host-secret.olean");
+    std::fs::write(&host_secret, "the host's secret").unwrap();
+    std::fs::create_dir_all(judge.join("Leak")).unwrap();
+    std::os::unix::fs::symlink(
+        other.join("Other/Secret.olean"),
+        judge.join("Leak/Other.olean"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&host_secret, judge.join("Leak/Host.olean")).unwrap();
+
+    let config = "[pool]\nmax_workers = 2\nmax_workers_per_key = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\ndefault_timeout_ms = 300000\n\n[cache]\nenabled = false\n\n[[project]]\nname = \"core\"\nmax_workers = 1\n";
+    let args = [
+        "--project".to_string(),
+        format!("judge={}", judge.display()),
+        "--project".to_string(),
+        format!("other={}", other.display()),
+    ];
+    let d = Daemon::start_with_args(dir.path(), config, Lean::Real, &args);
+    let c = connect_expecting_lean(&d).await;
+
+    // Worker limits per project: core's own, the rest shared.
+    let st = c.request::<method::Status>(&NoParams).await.unwrap();
+    let names: Vec<&str> = st.projects.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["core", "judge", "other"]);
+    let limit = |i: usize| st.projects[i].pool.limits.clone().unwrap().max_workers;
+    assert_eq!((limit(0).value, limit(0).source), (1, LimitSource::Project));
+    assert_eq!((limit(1).value, limit(1).source), (1, LimitSource::Shared));
+
+    // An editor on the judge project: the package's module is imported,
+    // its definitions unfold; the one false theorem is the one error.
+    let uri = "file:///tmp/leanpool-projects-test/Sub.lean";
+    let text = "import Judge.Basic\ntheorem t : Judge.double 2 = 4 := by decide\ntheorem f : Judge.double 2 = 5 := by decide\n";
+    let socket = d.socket.to_str().unwrap();
+    let mut ed = Editor::start(&["lsp", "--socket", socket, "--project", "judge"]);
+    ed.open(uri, text);
+    let diags = ed.diagnostics(uri, Duration::from_secs(900), |p| {
+        p["version"] == 1 && !p["diagnostics"].as_array().unwrap().is_empty()
+    });
+    let got = editor::lines(&diags);
+    assert_eq!(got.len(), 1, "{diags}\n{}", d.logs());
+    assert_eq!((got[0].0, got[0].1), (2, 1), "{got:?}");
+    ed.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": uri } }),
+    );
+    ed.exit();
+    // A project the daemon does not serve: the file shows why.
+    let mut ed = Editor::start(&["lsp", "--socket", socket, "--project", "sair"]);
+    ed.open(uri, text);
+    let diags = ed.diagnostics(uri, Duration::from_secs(120), |p| {
+        p["diagnostics"].to_string().contains("UNKNOWN_PROJECT")
+            || p["diagnostics"].to_string().contains("unknown project")
+    });
+    assert!(diags.to_string().contains("core, judge, other"), "{diags}");
+    ed.exit();
+
+    // The CLI through the socket.
+    let file = dir.path().join("Sub.lean");
+    std::fs::write(&file, text).unwrap();
+    let r = cli_check(&d.socket, "judge", &file);
+    assert_eq!(r["status"], "error", "{r}");
+    let errs: Vec<_> = r["diagnostics"].as_array().unwrap().iter().collect();
+    assert_eq!(errs.len(), 1, "{r}");
+    assert_eq!(errs[0]["range"]["start"]["line"], 2, "{r}");
+
+    attack_import_reads_outside_the_project(&c, &other, &d).await;
+}
+
+/// A judge-project text whose import reaches files outside the judge
+/// project: refused by the guard when the module name escapes the library,
+/// by the sandbox when a module path leads out of it.
+async fn attack_import_reads_outside_the_project(c: &Client, other: &Path, d: &Daemon) {
+    let ups = "«..».".repeat(16);
+    let rel = other.join("Other/Secret").display().to_string();
+    let name: Vec<String> = rel
+        .trim_start_matches('/')
+        .split('/')
+        .map(|s| format!("«{s}»"))
+        .collect();
+    let escape = format!(
+        "import {ups}{}\ntheorem t : True := trivial\n",
+        name.join(".")
+    );
+    let r = check(c, Some("judge"), &escape).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Rejected, "{r:?}");
+    for (module, file) in [("Leak.Other", "Other/Secret"), ("Leak.Host", "host-secret")] {
+        let text = format!("import {module}\ntheorem t : True := trivial\n");
+        let r = c
+            .call("check", json!({ "text": text, "project": "judge" }))
+            .await;
+        eprintln!("{module}: {r:?}");
+        let msg = match r {
+            Ok(v) => {
+                assert_eq!(v["status"], "error", "{v}");
+                v["diagnostics"].to_string()
+            }
+            Err(e) => e.to_string(),
+        };
+        let link = format!("{module}").replace('.', "/") + ".olean";
+        assert!(
+            msg.contains("Permission denied") && msg.contains(&link),
+            "{module} (a link to {file}): {msg}\n{}",
+            d.logs()
+        );
+    }
 }

@@ -146,6 +146,7 @@ pub(crate) fn header(toks: &[Token]) -> Header {
 
 pub(crate) fn check_all(src: &str, toks: &[Token], policy: &GuardPolicy) -> Check {
     let h = header(toks);
+    import_names(src, &toks[..h.imports_end])?;
     let hook = super::config::declares_elaboration_hooks(toks);
     let heads = super::tactic_heads::heads(src, toks);
     // Tokens before this index were read as a known tactic's configuration.
@@ -167,6 +168,28 @@ pub(crate) fn check_all(src: &str, toks: &[Token], policy: &GuardPolicy) -> Chec
         }
     }
     super::commands::positions(src, toks)
+}
+
+/// The header's module names are plain dotted identifiers: Lean opens
+/// `ROOT/A/B.olean` for `import A.B` (for each `LEAN_PATH` root), so a
+/// component written with `«»` escapes can be any string, `..` or `a/b`,
+/// and name a file outside the libraries (`import «..».«..».tmp.X` loads
+/// `/tmp/X.olean`, anyone's). Allowlist: no escapes in the header's words
+/// (`module`, `public`, `meta`, `import`, `all` are plain too).
+fn import_names(src: &str, header: &[Token]) -> Check {
+    match header
+        .iter()
+        .find(|t| t.kind == Kind::Ident && src[t.start..t.end].contains('«'))
+    {
+        None => Ok(()),
+        Some(t) => refuse(
+            t,
+            &src[t.start..t.end],
+            "an imported module's name must be a plain dotted identifier (no `«»` escapes): \
+             an escaped component (`«..»`, `«a/b»`) would name a file outside the libraries \
+             the worker is allowed to import",
+        ),
+    }
 }
 
 /// A plainly written word at column 0 starts a command (or continues a

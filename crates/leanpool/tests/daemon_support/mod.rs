@@ -7,6 +7,8 @@ use std::time::Duration;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_leanpool");
 
+pub mod editor;
+
 /// The daemon fixture (one for every test and bench): `Daemon::start`
 /// runs this package's `leanpool serve` binary.
 pub use leanpool_testkit::daemon::{Daemon, Lean};
