@@ -265,6 +265,15 @@ fn serve_refuses_a_project_it_cannot_serve() {
         "{err}"
     );
     assert!(!socket.exists());
+    // `leanpool lsp --project` refuses the same way at start.
+    let out = Command::new(leanpool_testkit::daemon::binary())
+        .args(["lsp", "--project", "judge=/nonexistent/leanpool-judge"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is not a directory"), "{err}");
 
     std::fs::create_dir_all(empty.join("Judge")).unwrap();
     std::fs::write(empty.join("Judge/Basic.olean"), b"not really").unwrap();
@@ -403,6 +412,19 @@ async fn serve_project_flag_end_to_end() {
     let errs: Vec<_> = r["diagnostics"].as_array().unwrap().iter().collect();
     assert_eq!(errs.len(), 1, "{r}");
     assert_eq!(errs[0]["range"]["start"]["line"], 2, "{r}");
+
+    // An editor without a daemon: `leanpool lsp --project DIR` runs its own
+    // pool's workers on the package's library.
+    let project = format!("judge={}", judge.display());
+    let mut ed = Editor::start(&["lsp", "--project", &project, "--no-prewarm"]);
+    ed.open(uri, text);
+    let diags = ed.diagnostics(uri, Duration::from_secs(900), |p| {
+        p["version"] == 1 && !p["diagnostics"].as_array().unwrap().is_empty()
+    });
+    let got = editor::lines(&diags);
+    assert_eq!(got.len(), 1, "{diags}");
+    assert_eq!((got[0].0, got[0].1), (2, 1), "{got:?}");
+    ed.exit();
 
     attack_import_reads_outside_the_project(&c, &other, &d).await;
 }

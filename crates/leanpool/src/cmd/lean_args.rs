@@ -47,12 +47,7 @@ impl Via {
     /// toolchain and library resolved on it
     /// ([`leanpool_lean::project::Project::resolve`]).
     pub fn command(&self) -> anyhow::Result<LeanCommand> {
-        let base = LeanCommand::detect()?;
-        let Some(p) = &self.project else {
-            return Ok(base);
-        };
-        let spec = leanpool_lean::project::ProjectSpec::parse(p)?;
-        Ok(leanpool_lean::project::Project::resolve(&spec, &base)?.command)
+        project_command(self.project.as_deref())
     }
 
     /// The config of a local worker for `command`: the daemon's default
@@ -70,6 +65,19 @@ impl Via {
             ..defaults.pool.worker_config(command, &sandbox)
         }
     }
+}
+
+/// The Lean a local worker runs: the detected backend, or `project`'s
+/// (`[NAME=]DIR`) toolchain and library resolved on it
+/// ([`leanpool_lean::project::Project::resolve`]; blocking).
+pub fn project_command(project: Option<&str>) -> anyhow::Result<LeanCommand> {
+    let base = LeanCommand::detect()
+        .context("no Lean backend (run scripts/setup, or see `leanpool doctor`)")?;
+    let Some(p) = project else {
+        return Ok(base);
+    };
+    let spec = leanpool_lean::project::ProjectSpec::parse(p)?;
+    Ok(leanpool_lean::project::Project::resolve(&spec, &base)?.command)
 }
 
 pub fn read_text(file: &Path) -> anyhow::Result<String> {

@@ -10,9 +10,7 @@
 //! else a project directory whose toolchain and library the pool's
 //! workers run (issue 25). Logs go to stderr: stdout is the LSP channel.
 
-use anyhow::Context;
 use leanpool_daemon::DaemonConfig;
-use leanpool_lean::LeanCommand;
 use leanpool_lsp::{BridgeConfig, Source};
 use leanpool_pool::{Pool, PrewarmEntry};
 use std::path::PathBuf;
@@ -92,7 +90,10 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         });
     }
     let guard = policies.guard.clone();
-    let cmd = lean_command(args.project.as_deref())?;
+    let cmd = crate::cmd::lean_args::project_command(args.project.as_deref())?;
+    if let Some(p) = &args.project {
+        tracing::info!(project = %p, lean_path = ?cmd.lean_path(), "documents run in the project");
+    }
     match leanpool_lean::sandbox::Plan::new(&cmd, &policies.sandbox) {
         Ok(plan) => tracing::info!(sandbox = %plan.summary(), "worker sandbox"),
         // Workers will not start; every document gets this as a diagnostic.
@@ -109,20 +110,6 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     let code = leanpool_lsp::serve_stdio(Source::Pool(pool.clone()), bridge).await;
     pool.shutdown(std::time::Duration::from_secs(5)).await;
     Ok(code)
-}
-
-/// The Lean the pool's workers run: the detected backend, or `project`'s
-/// (`[NAME=]DIR`) toolchain and library resolved on it.
-fn lean_command(project: Option<&str>) -> anyhow::Result<LeanCommand> {
-    let base = LeanCommand::detect()
-        .context("no Lean backend (run scripts/setup, or see `leanpool doctor`)")?;
-    let Some(p) = project else {
-        return Ok(base);
-    };
-    let spec = leanpool_lean::project::ProjectSpec::parse(p)?;
-    let project = leanpool_lean::project::Project::resolve(&spec, &base)?;
-    tracing::info!(project = %project.name, lean_path = ?project.command.lean_path(), "documents run in the project");
-    Ok(project.command)
 }
 
 fn init_logs() {
