@@ -271,9 +271,11 @@ fn share_out(
     if let Some(v) = own.max_workers_per_key {
         cfg.max_workers_per_key = Some(v.clamp(1, cap));
         cfg.limit_sources.max_workers_per_key = LimitSource::Project;
-    } else if let (None, Some(own_total)) = (cfg.max_workers_per_key, cfg.max_workers) {
-        cfg.max_workers_per_key = Some(own_total);
-        cfg.limit_sources.max_workers_per_key = cfg.limit_sources.max_workers;
+    } else if let (None, Some((value, source))) = (cfg.max_workers_per_key, max_workers) {
+        // Left to the machine: follows the project's own or shared
+        // `max_workers` (a lone project's `[pool]` value is sized as usual).
+        cfg.max_workers_per_key = Some(value);
+        cfg.limit_sources.max_workers_per_key = source;
     }
     cfg
 }
@@ -347,6 +349,13 @@ mod tests {
         assert_eq!(second.max_workers, Some(share));
         let first = pool_config_for(&sized, &one, 0);
         assert_eq!((first.max_workers, first.max_workers_per_key), (None, None));
+        // A lone project with `[pool] max_workers` only: its per-key limit
+        // stays the machine's (sized, lowered to max_workers by sizing).
+        let lone = PoolConfig {
+            max_workers: Some(8),
+            ..PoolConfig::default()
+        };
+        assert_eq!(pool_config_for(&lone, &one, 0).max_workers_per_key, None);
     }
 
     #[test]
