@@ -459,7 +459,7 @@ async fn attack_import_reads_outside_the_project(c: &Client, other: &Path, d: &D
             }
             Err(e) => e.to_string(),
         };
-        let link = format!("{module}").replace('.', "/") + ".olean";
+        let link = module.replace('.', "/") + ".olean";
         assert!(
             msg.contains("Permission denied") && msg.contains(&link),
             "{module} (a link to {file}): {msg}\n{}",
