@@ -1,13 +1,16 @@
 //! Issue 26's attacks on the daemon's `lease` tunnel, on real Lean (the
 //! WASM build installed by `scripts/setup`; FAILS when it is missing),
-//! one daemon and two worker starts for all of them: caller A's `check`
-//! (a secret in its text) on the pool's worker, caller B's lease on the
-//! same imports (a process started for it). The same rules through
-//! `leanpool lsp` (stdio and `--socket`): `lsp_lean.rs`.
+//! one daemon and three worker starts for all of them: caller A's `check`
+//! (a secret in its text) on the pool's worker; caller B's lease on the
+//! same imports (a process started for it) for the gate's rules and the
+//! per-request time limit; a second lease for the CPU budget. Each rule
+//! is checked by name ([`Rules`]) so that a run with rules disabled shows
+//! every one failing. The same rules through `leanpool lsp` (stdio and
+//! `--socket`): `lsp_lean.rs`.
 
 mod daemon_support;
 
-use daemon_support::{alive, Daemon, Lean};
+use daemon_support::{alive, slow_theorems, Daemon, Lean, Rules};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -15,12 +18,15 @@ use std::time::{Duration, Instant};
 
 const HEADER: &str = "import Lean.Server.CodeActions.Basic\n";
 const SECRET: &str = "hunter2-SECRET-7781";
+/// The daemon's lease caps here: 15 s per request, 20 s of CPU per lease.
+const CONFIG: &str = "max_leases = 1\nlease_request_timeout_ms = 15000\nlease_cpu_ms = 20000\n[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n";
 
 /// One JSON-RPC call on a fresh connection; the whole answer.
 fn call(socket: &std::path::Path, method: &str, params: Value) -> Value {
     let mut c = Tunnel::open(socket);
     c.send(&json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }));
     c.until(Duration::from_secs(900), |m| m["id"] == 1)
+        .expect("an answer")
 }
 
 struct Tunnel {
@@ -41,32 +47,75 @@ impl Tunnel {
     }
 
     fn send(&mut self, v: &Value) {
-        self.wr.write_all(format!("{v}\n").as_bytes()).unwrap();
+        // A closed tunnel shows in what comes back.
+        let _ = self.wr.write_all(format!("{v}\n").as_bytes());
     }
 
-    /// The next message `pick` accepts within `within` (others skipped).
-    fn until(&mut self, within: Duration, pick: impl Fn(&Value) -> bool) -> Value {
+    /// The next message `pick` accepts within `within` (others skipped);
+    /// `None` when nothing matched in time or the connection closed.
+    fn until(&mut self, within: Duration, pick: impl Fn(&Value) -> bool) -> Option<Value> {
         let end = Instant::now() + within;
         loop {
             let left = end.saturating_duration_since(Instant::now());
-            assert!(!left.is_zero(), "nothing matching within {within:?}");
-            self.wr.set_read_timeout(Some(left)).unwrap();
+            if left.is_zero() {
+                return None;
+            }
             self.rd.get_ref().set_read_timeout(Some(left)).unwrap();
             let mut line = String::new();
-            let n = self.rd.read_line(&mut line).expect("a message in time");
-            assert!(n > 0, "the connection closed");
+            match self.rd.read_line(&mut line) {
+                Ok(n) if n > 0 => {}
+                _ => return None,
+            }
             self.all.push_str(&line);
             let m: Value = serde_json::from_str(&line).unwrap();
             if pick(&m) {
-                return m;
+                return Some(m);
             }
         }
     }
 
+    /// The answer to a request, or `{"noAnswer": ...}`.
     fn request(&mut self, id: &str, method: &str, params: Value, within: Duration) -> Value {
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
         self.until(within, |m| m["id"] == id && m.get("method").is_none())
+            .unwrap_or_else(|| json!({ "noAnswer": format!("{method} within {within:?}") }))
     }
+
+    fn lease(&mut self) -> (String, i64, u64) {
+        let r = self.request(
+            "lease",
+            "lease",
+            json!({ "header": HEADER }),
+            Duration::from_secs(900),
+        );
+        let r = &r["result"];
+        (
+            r["uri"].as_str().expect("a lease").to_string(),
+            r["version"].as_i64().unwrap(),
+            r["pid"].as_u64().unwrap(),
+        )
+    }
+
+    fn change(&mut self, uri: &str, version: i64, text: &str) {
+        self.send(&json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "text": text }] } }));
+    }
+}
+
+fn is_error(ans: &Value, code: i64) -> bool {
+    ans["error"]["code"] == code
+}
+
+/// Waits up to `within` for `pid` to be gone.
+fn gone_within(pid: u64, within: Duration) -> bool {
+    let until = Instant::now() + within;
+    while alive(pid as i32) {
+        if Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    true
 }
 
 fn pool_pids(socket: &std::path::Path) -> Vec<u64> {
@@ -83,13 +132,8 @@ fn pool_pids(socket: &std::path::Path) -> Vec<u64> {
 #[test]
 fn attack_lease_sees_no_other_callers_text_runs_no_callers_code_and_is_bounded() {
     let dir = tempfile::tempdir().unwrap();
-    let daemon = Daemon::start(
-        dir.path(),
-        "max_leases = 1\n[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n",
-        Lean::Real,
-    );
-    let long = Duration::from_secs(900);
-    let short = Duration::from_secs(60);
+    let daemon = Daemon::start(dir.path(), CONFIG, Lean::Real);
+    let mut rules = Rules::default();
     // Caller A: a secret, its declarations, a goal and messages.
     let a_text = format!(
         "{HEADER}def victimPassword : String := \"{SECRET}\"\ntheorem victimGoal : victimPassword.length = 19 := by\n  sorry\n"
@@ -99,122 +143,16 @@ fn attack_lease_sees_no_other_callers_text_runs_no_callers_code_and_is_bounded()
     let serving = pool_pids(&daemon.socket);
     assert_eq!(serving.len(), 1);
 
-    // Caller B leases the same imports: never A's worker (rule: the pool
-    // hands out pristine workers only).
     let mut b = Tunnel::open(&daemon.socket);
-    let r = b.request("lease", "lease", json!({ "header": HEADER }), long);
-    let r = r["result"].clone();
-    let (uri, v0, pid) = (
-        r["uri"].as_str().unwrap().to_string(),
-        r["version"].as_i64().unwrap(),
-        r["pid"].as_u64().unwrap(),
-    );
-    assert!(
+    let (uri, v0, pid) = b.lease();
+    rules.check(
+        "clean lease: never the worker that ran another caller's text",
         !serving.contains(&pid),
-        "the lease got the worker that ran A's text"
+        format!("leased pid {pid}, the pool's {serving:?}"),
     );
-
-    // Before B's first text: nothing reaches Lean's document (rule: no
-    // request before the holder's first text).
-    let td = json!({ "uri": uri });
-    let at =
-        |l: u64, c: u64| json!({ "textDocument": td, "position": { "line": l, "character": c } });
-    let probes = [
-        (
-            "s0",
-            "textDocument/documentSymbol",
-            json!({ "textDocument": td }),
-        ),
-        ("s1", "textDocument/hover", at(1, 5)),
-        ("s2", "$/lean/plainGoal", at(3, 2)),
-        ("s3", "$/lean/rpc/connect", json!({ "uri": uri })),
-        (
-            "s4",
-            "$/lean/rpc/call",
-            json!({ "textDocument": td, "position": { "line": 0, "character": 0 },
-            "sessionId": "0", "method": "Lean.Widget.getInteractiveDiagnostics", "params": {} }),
-        ),
-    ];
-    for (id, m, p) in probes {
-        let ans = b.request(id, m, p, short);
-        assert_eq!(
-            ans["error"]["code"], -32803,
-            "{m} before the first text: {ans}"
-        );
-    }
-    assert!(
-        !b.all.contains(SECRET) && !b.all.contains("victim"),
-        "A's text leaked: {}",
-        b.all
-    );
-
-    // B's text declares a code-action provider that reads the daemon's
-    // environment (a plain def: the attribute is refused by the guard).
-    let b_text = format!(
-        "{HEADER}open Lean Server in\npublic def rtlMin : CodeActionProvider := fun _ _ => do\n  let h ← (IO.getEnv \"HOME\" : IO _)\n  return #[{{ eager := {{ title := s!\"env:{{h}}\" }} }}]\ntheorem mine : 2 + 2 = 4 := by\n  sorry\n"
-    );
-    b.send(&json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
-        "textDocument": { "uri": uri, "version": v0 + 1 }, "contentChanges": [{ "text": b_text }] } }));
-    let w = b.request(
-        "w1",
-        "textDocument/waitForDiagnostics",
-        json!({ "uri": uri, "version": v0 + 1 }),
-        long,
-    );
-    assert!(w.get("error").is_none(), "{w}");
-    // Lean's answers are about B's own text now.
-    let syms = b.request(
-        "s5",
-        "textDocument/documentSymbol",
-        json!({ "textDocument": td }),
-        short,
-    );
-    assert!(syms.to_string().contains("mine"), "{syms}");
-
-    // `codeAction/resolve` naming B's provider (rule: only data Lean
-    // issued through this lease).
-    let forged = json!({ "title": "x", "data": { "providerName": "rtlMin", "providerResultIndex": 0,
-        "params": { "textDocument": td, "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } },
-                    "context": { "diagnostics": [] } } } });
-    let ans = b.request("r1", "codeAction/resolve", forged, short);
-    assert_eq!(ans["error"]["code"], -32602, "{ans}");
-    // RPC: only Lean's own procedures.
-    let s = b.request("c1", "$/lean/rpc/connect", json!({ "uri": uri }), short);
-    let session = s["result"]["sessionId"].clone();
-    assert!(session.is_string(), "{s}");
-    let rpc = |m: &str| {
-        json!({ "textDocument": td, "position": { "line": 0, "character": 0 },
-        "sessionId": session, "method": m, "params": {} })
-    };
-    let ans = b.request("c2", "$/lean/rpc/call", rpc("rtlMin"), short);
-    assert_eq!(ans["error"]["code"], -32602, "{ans}");
-    let ans = b.request(
-        "c3",
-        "$/lean/rpc/call",
-        rpc("Lean.Widget.getInteractiveDiagnostics"),
-        short,
-    );
-    assert!(ans.get("result").is_some(), "{ans}");
-    assert!(!b.all.contains("env:"), "B's provider ran: {}", b.all);
-
-    // A hover far outside the text is answered at once (it pinned a core
-    // forever), and the worker still answers (rule: positions inside).
-    let t = Instant::now();
-    let far = json!({ "textDocument": td, "position": { "line": 2147483648u64, "character": 1099511627776u64 } });
-    let ans = b.request("h1", "textDocument/hover", far, short);
-    assert_eq!(ans["error"]["code"], -32602, "{ans}");
-    assert!(t.elapsed() < Duration::from_secs(5));
-    let ans = b.request("h2", "textDocument/hover", at(5, 10), short);
-    assert!(ans.get("result").is_some(), "{ans}");
-
-    // Other imports: refused (rule: a lease keeps its imports).
-    b.send(&json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
-        "textDocument": { "uri": uri, "version": v0 + 2 }, "contentChanges": [{ "text": "import Lean\n#check 1\n" }] } }));
-    let m = b.until(short, |m| m["method"] == "$/leanpool/refused");
-    assert!(
-        m["params"]["message"].as_str().unwrap().contains("imports"),
-        "{m}"
-    );
+    gate_rules(&mut b, &uri, v0, &mut rules);
+    time_limit(&mut b, &uri, v0 + 3, pid, &mut rules);
+    drop(b);
 
     // The pool kept its worker for A's imports, warm: counted.
     assert_eq!(pool_pids(&daemon.socket), serving);
@@ -232,13 +170,201 @@ fn attack_lease_sees_no_other_callers_text_runs_no_callers_code_and_is_bounded()
         st["result"]["pool"]["counters"]["cold_waits"], 1,
         "a check waited for a start: {st}"
     );
-    drop(b);
-    let until = Instant::now() + short;
-    while alive(pid as i32) {
-        assert!(
-            Instant::now() < until,
-            "the leased worker outlived its lease"
-        );
-        std::thread::sleep(Duration::from_millis(100));
+
+    // A second lease (once the first is freed), no request at all: the
+    // CPU budget ends it.
+    let until = Instant::now() + Duration::from_secs(60);
+    while call(&daemon.socket, "status", json!({}))["result"]["daemon"]["leases"]["active"] != 0 {
+        assert!(Instant::now() < until, "the first lease was not freed");
+        std::thread::sleep(Duration::from_millis(200));
     }
+    let mut c = Tunnel::open(&daemon.socket);
+    let (uri, v0, pid) = c.lease();
+    c.change(&uri, v0 + 1, &format!("{HEADER}{}", slow_theorems()));
+    let ended = c.until(Duration::from_secs(600), |m| {
+        m["method"] == "$/leanpool/leaseEnded"
+    });
+    let why = ended.map(|m| m["params"]["reason"].to_string());
+    rules.check(
+        "CPU budget per lease",
+        why.as_deref().is_some_and(|w| w.contains("lease_cpu_ms")),
+        format!("the lease ended with {why:?}"),
+    );
+    rules.check(
+        "CPU budget per lease: the worker is killed",
+        gone_within(pid, Duration::from_secs(30)),
+        format!("pid {pid} still runs"),
+    );
+    rules.assert_all();
+}
+
+/// Before the holder's first text, other documents, methods off the
+/// list, data Lean did not issue, RPC procedures of the caller's, far
+/// positions, other imports.
+fn gate_rules(b: &mut Tunnel, uri: &str, v0: i64, rules: &mut Rules) {
+    let short = Duration::from_secs(60);
+    let td = json!({ "uri": uri });
+    let at =
+        |l: u64, c: u64| json!({ "textDocument": td, "position": { "line": l, "character": c } });
+    let probes = [
+        (
+            "s0",
+            "textDocument/documentSymbol",
+            json!({ "textDocument": td }),
+        ),
+        ("s1", "textDocument/hover", at(1, 5)),
+        ("s2", "$/lean/plainGoal", at(3, 2)),
+        ("s3", "$/lean/rpc/connect", json!({ "uri": uri })),
+    ];
+    for (id, m, p) in probes {
+        let ans = b.request(id, m, p, short);
+        rules.check(
+            "clean lease: no request before the holder's first text",
+            is_error(&ans, -32803),
+            format!("{m}: {ans}"),
+        );
+    }
+    rules.check(
+        "clean lease: no other caller's text",
+        !b.all.contains(SECRET) && !b.all.contains("victim"),
+        &b.all,
+    );
+
+    // B's text declares a code-action provider that reads the daemon's
+    // environment (a plain def: the attribute is refused by the guard).
+    let b_text = format!(
+        "{HEADER}open Lean Server in\npublic def rtlMin : CodeActionProvider := fun _ _ => do\n  let h ← (IO.getEnv \"HOME\" : IO _)\n  return #[{{ eager := {{ title := s!\"env:{{h}}\" }} }}]\ntheorem mine : 2 + 2 = 4 := by\n  sorry\n"
+    );
+    b.change(uri, v0 + 1, &b_text);
+    let w = b.request(
+        "w1",
+        "textDocument/waitForDiagnostics",
+        json!({ "uri": uri, "version": v0 + 1 }),
+        short,
+    );
+    assert!(w.get("result").is_some(), "B's text elaborates: {w}");
+    let syms = b.request(
+        "s5",
+        "textDocument/documentSymbol",
+        json!({ "textDocument": td }),
+        short,
+    );
+    assert!(syms.to_string().contains("mine"), "{syms}");
+
+    // Methods: one Lean's file worker answers but a lease does not serve.
+    let ans = b.request(
+        "m1",
+        "textDocument/documentColor",
+        json!({ "textDocument": td }),
+        short,
+    );
+    rules.check(
+        "method allowlist",
+        is_error(&ans, -32601) && ans.to_string().contains("lease"),
+        &ans,
+    );
+    // Params: another document.
+    let other = json!({ "textDocument": { "uri": "file:///etc/passwd" } });
+    let ans = b.request("p1", "textDocument/documentSymbol", other, short);
+    rules.check(
+        "param rules: only the leased document",
+        is_error(&ans, -32602),
+        &ans,
+    );
+
+    // `codeAction/resolve` naming B's provider.
+    let forged = json!({ "title": "x", "data": { "providerName": "rtlMin", "providerResultIndex": 0,
+        "params": { "textDocument": td, "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } },
+                    "context": { "diagnostics": [] } } } });
+    let ans = b.request("r1", "codeAction/resolve", forged, short);
+    rules.check(
+        "codeAction/resolve: only data Lean issued through the lease",
+        is_error(&ans, -32602),
+        &ans,
+    );
+    // RPC: only Lean's own procedures.
+    let s = b.request("c1", "$/lean/rpc/connect", json!({ "uri": uri }), short);
+    let session = s["result"]["sessionId"].clone();
+    assert!(session.is_string(), "{s}");
+    let rpc = |m: &str| {
+        json!({ "textDocument": td, "position": { "line": 0, "character": 0 },
+        "sessionId": session, "method": m, "params": {} })
+    };
+    let ans = b.request("c2", "$/lean/rpc/call", rpc("rtlMin"), short);
+    rules.check(
+        "RPC: only Lean's builtin procedures",
+        is_error(&ans, -32602),
+        &ans,
+    );
+    let ans = b.request(
+        "c3",
+        "$/lean/rpc/call",
+        rpc("Lean.Widget.getInteractiveDiagnostics"),
+        short,
+    );
+    assert!(ans.get("result").is_some(), "{ans}");
+    rules.check(
+        "no caller code ran",
+        !b.all.contains("env:"),
+        "a provider's `env:` title came back",
+    );
+
+    // Other imports: refused.
+    b.change(uri, v0 + 2, "import Lean\n#check 1\n");
+    let m = b.until(Duration::from_secs(10), |m| {
+        m["method"] == "$/leanpool/refused"
+    });
+    rules.check(
+        "imports fixed",
+        m.as_ref()
+            .is_some_and(|m| m["params"]["message"].to_string().contains("imports")),
+        format!("{m:?}"),
+    );
+
+    // A hover far outside the text is answered at once (it pinned a core
+    // forever), and the worker still answers.
+    let t = Instant::now();
+    let far = json!({ "textDocument": td, "position": { "line": 2147483648u64, "character": 1099511627776u64 } });
+    let ans = b.request("h1", "textDocument/hover", far, Duration::from_secs(10));
+    rules.check(
+        "positions inside the text",
+        is_error(&ans, -32602) && t.elapsed() < Duration::from_secs(5),
+        &ans,
+    );
+    let ans = b.request("h2", "textDocument/hover", at(5, 10), short);
+    rules.check(
+        "positions inside the text: the worker still answers",
+        ans.get("result").is_some(),
+        &ans,
+    );
+}
+
+/// A request past the lease's limit (15 s) is answered `RequestFailed` at
+/// the limit and cancelled in Lean; the worker stops, or the lease ends.
+fn time_limit(b: &mut Tunnel, uri: &str, version: i64, pid: u64, rules: &mut Rules) {
+    b.change(uri, version, &format!("{HEADER}{}", slow_theorems()));
+    let t = Instant::now();
+    let ans = b.request(
+        "t1",
+        "textDocument/waitForDiagnostics",
+        json!({ "uri": uri, "version": version }),
+        Duration::from_secs(60),
+    );
+    let took = t.elapsed();
+    rules.check(
+        "per-request time limit",
+        is_error(&ans, -32803) && took >= Duration::from_secs(14) && took < Duration::from_secs(30),
+        format!("after {took:?}: {ans}"),
+    );
+    // Lean was asked to cancel; the elaboration it was waiting for goes
+    // on: the CPU budget (20 s) or the cancel's grace (10 s) ends it.
+    let ended = b.until(Duration::from_secs(300), |m| {
+        m["method"] == "$/leanpool/leaseEnded"
+    });
+    eprintln!("the first lease ended: {ended:?}");
+    rules.check(
+        "a request past its limit does not leave the worker computing",
+        ended.is_some() && gone_within(pid, Duration::from_secs(30)),
+        format!("{ended:?}"),
+    );
 }

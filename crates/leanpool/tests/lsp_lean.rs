@@ -14,7 +14,7 @@
 
 mod daemon_support;
 
-use daemon_support::{alive, children_of, Daemon, Lean, BIN};
+use daemon_support::{alive, children_of, Daemon, Lean, Rules, BIN};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -149,6 +149,45 @@ impl Lsp {
                 .unwrap_or_else(|| panic!("no answer to {method} within {within:?}"));
             if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
                 return m;
+            }
+        }
+    }
+
+    /// Like [`Lsp::request`], `None` when no answer came in time.
+    fn try_request(&mut self, method: &str, params: Value, within: Duration) -> Option<Value> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let until = Instant::now() + within;
+        loop {
+            let m = self.next(until)?;
+            if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
+                return Some(m);
+            }
+        }
+    }
+
+    /// The params of a `publishDiagnostics` of `URI` since `from`
+    /// matching `pred`, `None` when none came in time.
+    fn try_diagnostics_where(
+        &mut self,
+        from: usize,
+        within: Duration,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Option<Value> {
+        let is = |m: &Value| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == URI
+                && pred(&m["params"])
+        };
+        if let Some(m) = self.seen[from..].iter().find(|m| is(m)) {
+            return Some(m["params"].clone());
+        }
+        let until = Instant::now() + within;
+        loop {
+            let m = self.next(until)?;
+            if is(&m) {
+                return Some(m["params"].clone());
             }
         }
     }
@@ -777,28 +816,40 @@ fn neovim_headless_session() {
 /// Issue 26's attacks through the editor bridge, on real Lean: the same
 /// rules as the daemon's `lease` tunnel (`lease_lean.rs`) hold on stdio
 /// (`leanpool lsp`, the gate in the bridge) and with `--socket` (the
-/// daemon's gate behind the bridge). The file declares a code-action
-/// provider reading the environment; `codeAction/resolve` naming it and an
-/// RPC call of it are refused, a hover far outside the text is answered
-/// at once and the worker keeps answering. One worker start per path.
+/// daemon's gate behind the bridge's). The file declares a code-action
+/// provider reading the environment; `codeAction/resolve` naming it and
+/// an RPC call of it are refused, a hover far outside the text is
+/// answered at once and the worker keeps answering; a slow text's
+/// `waitForDiagnostics` is answered `RequestFailed` at the request limit
+/// (15 s) and the worker is ended (the cancel's grace or the lease's CPU
+/// budget, 20 s); re-opened by the next edit on a fresh worker, the slow
+/// text alone ends it by the CPU budget. With `--socket` the daemon first
+/// checks another caller's secret: the file's worker is never that one.
+/// Two worker starts per path. Rules are checked by name ([`Rules`]).
 #[test]
 fn attack_editor_bridge_refuses_callers_providers_and_far_positions() {
+    let caps = "lease_request_timeout_ms = 15000\nlease_cpu_ms = 20000\n";
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("lp.toml");
-    std::fs::write(&cfg, CONFIG).unwrap();
+    std::fs::write(&cfg, format!("{caps}{CONFIG}")).unwrap();
+    let mut rules = Rules::default();
     let mut lsp = Lsp::start_with(&["lsp", "--config", cfg.to_str().unwrap(), "--no-prewarm"]);
-    bridge_attacks(&mut lsp);
+    bridge_attacks(&mut lsp, &mut rules, "stdio");
     drop(lsp);
     let daemon = Daemon::start(
         dir.path(),
-        "[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n",
+        &format!("{caps}[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n"),
         Lean::Real,
     );
+    let secret = "import Lean.Server.CodeActions.Basic\ndef victimPassword : String := \"hunter2-SECRET-7781\"\n";
+    let a = rpc(&daemon.socket, "check", json!({ "text": secret }));
+    assert_eq!(a["status"], "ok", "{a}");
     let mut lsp = Lsp::start_with(&["lsp", "--socket", daemon.socket.to_str().unwrap()]);
-    bridge_attacks(&mut lsp);
+    bridge_attacks(&mut lsp, &mut rules, "--socket");
+    rules.assert_all();
 }
 
-fn bridge_attacks(lsp: &mut Lsp) {
+fn bridge_attacks(lsp: &mut Lsp, rules: &mut Rules, path: &str) {
     let long = Duration::from_secs(900);
     let short = Duration::from_secs(60);
     lsp.result(
@@ -807,7 +858,8 @@ fn bridge_attacks(lsp: &mut Lsp) {
         short,
     );
     lsp.notify("initialized", json!({}));
-    let text = "import Lean.Server.CodeActions.Basic\nopen Lean Server in\npublic def rtlMin : CodeActionProvider := fun _ _ => do\n  let h ← (IO.getEnv \"HOME\" : IO _)\n  return #[{ eager := { title := s!\"env:{h}\" } }]\ntheorem mine : 2 + 2 = 4 := by\n  sorry\n";
+    let header = "import Lean.Server.CodeActions.Basic\n";
+    let text = format!("{header}open Lean Server in\npublic def rtlMin : CodeActionProvider := fun _ _ => do\n  let h ← (IO.getEnv \"HOME\" : IO _)\n  return #[{{ eager := {{ title := s!\"env:{{h}}\" }} }}]\ntheorem mine : 2 + 2 = 4 := by\n  sorry\n");
     lsp.notify("textDocument/didOpen", json!({ "textDocument": { "uri": URI, "languageId": "lean4", "version": 1, "text": text } }));
     let d = lsp.diagnostics_where(0, long, |p| {
         p["version"] == 1
@@ -825,28 +877,56 @@ fn bridge_attacks(lsp: &mut Lsp) {
             .any(|d| d["severity"] == 1),
         "the provider must elaborate for the attack to mean anything: {d}"
     );
+    let syms = lsp.result(
+        "textDocument/documentSymbol",
+        json!({ "textDocument": { "uri": URI } }),
+        short,
+    );
+    rules.check(
+        "clean lease: no other caller's text",
+        !syms.to_string().contains("victim"),
+        format!("{path}: {syms}"),
+    );
     let range =
         json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } });
     let forged = json!({ "title": "x", "data": { "providerName": "rtlMin", "providerResultIndex": 0,
         "params": { "textDocument": { "uri": URI }, "range": range, "context": { "diagnostics": [] } } } });
     let ans = lsp.request("codeAction/resolve", forged, short);
-    assert_eq!(ans["error"]["code"], -32602, "{ans}");
+    rules.check(
+        "codeAction/resolve: only data Lean issued",
+        ans["error"]["code"] == -32602,
+        format!("{path}: {ans}"),
+    );
     let s = lsp.result("$/lean/rpc/connect", json!({ "uri": URI }), short);
     let call = json!({ "textDocument": { "uri": URI }, "position": { "line": 0, "character": 0 },
         "sessionId": s["sessionId"], "method": "rtlMin", "params": {} });
     let ans = lsp.request("$/lean/rpc/call", call, short);
-    assert_eq!(ans["error"]["code"], -32602, "{ans}");
+    rules.check(
+        "RPC: only Lean's builtin procedures",
+        ans["error"]["code"] == -32602,
+        format!("{path}: {ans}"),
+    );
     let t = Instant::now();
     let far = json!({ "textDocument": { "uri": URI }, "position": { "line": 2147483648u64, "character": 1099511627776u64 } });
-    let ans = lsp.request("textDocument/hover", far, short);
-    assert_eq!(ans["error"]["code"], -32602, "{ans}");
-    assert!(t.elapsed() < Duration::from_secs(5));
-    let h = lsp.result("textDocument/hover", pos(5, 10), short);
-    assert!(!h.is_null(), "the worker still answers");
-    assert!(
-        !lsp.seen.iter().any(|m| m.to_string().contains("env:")),
-        "the file's provider ran"
+    let ans = lsp.try_request("textDocument/hover", far, Duration::from_secs(10));
+    rules.check(
+        "positions inside the text",
+        ans.as_ref().is_some_and(|a| a["error"]["code"] == -32602)
+            && t.elapsed() < Duration::from_secs(5),
+        format!("{path}: {ans:?}"),
     );
+    let h = lsp.try_request("textDocument/hover", pos(5, 10), short);
+    rules.check(
+        "positions inside the text: the worker still answers",
+        h.as_ref().is_some_and(|h| !h["result"].is_null()),
+        format!("{path}: {h:?}"),
+    );
+    rules.check(
+        "no caller code ran",
+        !lsp.seen.iter().any(|m| m.to_string().contains("env:")),
+        format!("{path}: the file's provider ran"),
+    );
+    bridge_limits(lsp, rules, path, header);
     lsp.result("shutdown", Value::Null, short);
     lsp.notify("exit", Value::Null);
     let until = Instant::now() + short;
@@ -854,4 +934,75 @@ fn bridge_attacks(lsp: &mut Lsp) {
         assert!(Instant::now() < until, "leanpool lsp did not exit");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The per-request time limit and the CPU budget through the bridge.
+fn bridge_limits(lsp: &mut Lsp, rules: &mut Rules, path: &str, header: &str) {
+    let slow = format!("{header}{}", daemon_support::slow_theorems());
+    let pid = lsp.leased_pid();
+    let mark = lsp.seen.len();
+    lsp.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": URI, "version": 2 },
+        "contentChanges": [{ "text": slow }] }),
+    );
+    let t = Instant::now();
+    let ans = lsp.try_request(
+        "textDocument/waitForDiagnostics",
+        json!({ "uri": URI, "version": 2 }),
+        Duration::from_secs(60),
+    );
+    let took = t.elapsed();
+    rules.check(
+        "per-request time limit",
+        ans.as_ref().is_some_and(|a| a["error"]["code"] == -32803)
+            && took >= Duration::from_secs(14)
+            && took < Duration::from_secs(30),
+        format!("{path}: after {took:?}: {ans:?}"),
+    );
+    let ended = lsp.try_diagnostics_where(mark, Duration::from_secs(600), |p| {
+        p["diagnostics"].to_string().contains("was ended")
+    });
+    eprintln!("{path}: the first worker ended: {ended:?}");
+    rules.check(
+        "a request past its limit does not leave the worker computing",
+        ended.is_some() && wait_until(Duration::from_secs(30), || !alive(pid)),
+        format!("{path}: {ended:?}"),
+    );
+    // The next edit re-opens the file on a fresh worker; the slow text
+    // alone (no request) runs into the CPU budget.
+    let mark = lsp.seen.len();
+    lsp.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": URI, "version": 3 },
+        "contentChanges": [{ "text": format!("{slow}theorem again : True := trivial\n") }] }),
+    );
+    let ended = lsp.try_diagnostics_where(mark, Duration::from_secs(900), |p| {
+        p["diagnostics"].to_string().contains("was ended")
+    });
+    let second = lsp.leased_pid();
+    rules.check(
+        "CPU budget per lease",
+        second != pid
+            && ended
+                .as_ref()
+                .is_some_and(|e| e.to_string().contains("lease_cpu_ms")),
+        format!("{path}: pids {pid} then {second}: {ended:?}"),
+    );
+    rules.check(
+        "CPU budget per lease: the worker is killed",
+        wait_until(Duration::from_secs(30), || !alive(second)),
+        format!("{path}: pid {second} still runs"),
+    );
+}
+
+fn wait_until(within: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + within;
+    while !cond() {
+        if Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    true
 }

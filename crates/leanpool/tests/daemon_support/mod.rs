@@ -90,3 +90,45 @@ pub async fn connect_expecting_lean(d: &Daemon) -> leanpool_rpc::Client {
     );
     c
 }
+
+/// Issue 26's rules as one attack test checks them: each check is named
+/// by its rule and recorded, and the test fails at the end listing every
+/// rule that did not hold (not only the first), so that one run with
+/// several rules disabled shows each of them failing.
+#[derive(Default)]
+pub struct Rules {
+    broken: Vec<String>,
+    held: Vec<&'static str>,
+}
+
+impl Rules {
+    /// Records whether `rule` held; `detail` says what was seen.
+    pub fn check(&mut self, rule: &'static str, held: bool, detail: impl std::fmt::Display) {
+        if held {
+            self.held.push(rule);
+        } else {
+            eprintln!("RULE BROKEN: {rule}: {detail}");
+            self.broken.push(format!("{rule}: {detail}"));
+        }
+    }
+
+    /// Fails the test if any rule did not hold.
+    pub fn assert_all(&self) {
+        eprintln!("rules held: {:?}", self.held);
+        assert!(
+            self.broken.is_empty(),
+            "rules broken:\n{}",
+            self.broken.join("\n")
+        );
+    }
+}
+
+/// A slow text for the time and CPU limits: 240 theorems closed by
+/// `omega` over a chain of six variables, each a fraction of a second of
+/// Lean's CPU on the WASM build (60 shorter ones took 27 s of worker
+/// time here); 240 stays under the verdict's cap on declarations.
+pub fn slow_theorems() -> String {
+    (0..240)
+        .map(|k| format!("theorem slow{k} (a b c d e f : Nat) (h1 : a < b) (h2 : b < c) (h3 : c < d) (h4 : d < e) (h5 : e < f) : a + 5 <= f + {k} := by omega\n"))
+        .collect()
+}
