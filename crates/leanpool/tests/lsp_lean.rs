@@ -946,6 +946,15 @@ fn bridge_limits(lsp: &mut Lsp, rules: &mut Rules, path: &str, header: &str) {
         json!({ "textDocument": { "uri": URI, "version": 2 },
         "contentChanges": [{ "text": slow }] }),
     );
+    // The bridge's document actor sends the edit on its own task, so a
+    // request right behind it may reach the gate first (refused: a
+    // version not sent yet). Ask once Lean reports on version 2.
+    let until = Instant::now() + Duration::from_secs(120);
+    while let Some(m) = lsp.next(until) {
+        if m["method"] == "$/lean/fileProgress" && m["params"]["textDocument"]["version"] == 2 {
+            break;
+        }
+    }
     let t = Instant::now();
     let ans = lsp.try_request(
         "textDocument/waitForDiagnostics",
