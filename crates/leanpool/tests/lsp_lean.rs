@@ -906,15 +906,25 @@ fn bridge_attacks(lsp: &mut Lsp, rules: &mut Rules, path: &str) {
         ans["error"]["code"] == -32602,
         format!("{path}: {ans}"),
     );
-    let t = Instant::now();
-    let far = json!({ "textDocument": { "uri": URI }, "position": { "line": 2147483648u64, "character": 1099511627776u64 } });
-    let ans = lsp.try_request("textDocument/hover", far, Duration::from_secs(10));
-    rules.check(
-        "positions inside the text",
-        ans.as_ref().is_some_and(|a| a["error"]["code"] == -32602)
-            && t.elapsed() < Duration::from_secs(5),
-        format!("{path}: {ans:?}"),
-    );
+    // Far outside the text: the numbers through a Lean method
+    // (JSON params: they reach the gate as sent), and numbers a typed
+    // LSP position (u32) holds through `hover` (tower-lsp would refuse the
+    // issue's own before the gate).
+    let far = |l: u64, c: u64| json!({ "textDocument": { "uri": URI }, "position": { "line": l, "character": c } });
+    for (m, p) in [
+        ("$/lean/plainGoal", far(2147483648, 1099511627776)),
+        ("textDocument/hover", far(4000000000, 4000000000)),
+        ("textDocument/hover", far(6, 4000000000)),
+    ] {
+        let t = Instant::now();
+        let ans = lsp.try_request(m, p, Duration::from_secs(10));
+        rules.check(
+            "positions inside the text",
+            ans.as_ref().is_some_and(|a| a["error"]["code"] == -32602)
+                && t.elapsed() < Duration::from_secs(5),
+            format!("{path}: {m}: {ans:?}"),
+        );
+    }
     let h = lsp.try_request("textDocument/hover", pos(5, 10), short);
     rules.check(
         "positions inside the text: the worker still answers",
