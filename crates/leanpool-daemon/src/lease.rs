@@ -372,9 +372,13 @@ impl Session {
         match r {
             Ok(screened) => {
                 // The frame carries the screened text, nothing else.
-                let text = self.gate.accepted(edit.version, &screened, Instant::now());
-                self.raw.send_text(self.gate.uri(), edit.version, &text);
-                Ok(())
+                match self.gate.accepted(edit.version, &screened, Instant::now()) {
+                    Ok(text) => {
+                        self.raw.send_text(self.gate.uri(), edit.version, &text);
+                        Ok(())
+                    }
+                    Err(r) => refused(out, m, &r.message).await,
+                }
             }
             Err(rej) => {
                 self.leases.refused.fetch_add(1, Ordering::SeqCst);

@@ -3,6 +3,9 @@
 
 use super::rules::{Rule, LEAN_CLIENT_METHODS, NOTIFICATIONS, REQUESTS};
 use super::*;
+use leanpool_protocol::lsp_error;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
 
 const URI: &str = "file:///leanpool/Doc.lean";
 const TEXT: &str = "theorem t : 1 = 1 := rfl\n-- héllo\n";
@@ -17,7 +20,7 @@ fn with_text() -> (Gate, Instant) {
     let p = json!({ "textDocument": { "uri": URI, "version": 3 }, "contentChanges": [{ "text": TEXT }] });
     let e = g.edit(&p, now).unwrap();
     let screened = leanpool_screen::guard::screen(&e.text, &Default::default()).unwrap();
-    g.accepted(e.version, &screened, now);
+    g.accepted(e.version, &screened, now).unwrap();
     (g, now)
 }
 
@@ -222,6 +225,22 @@ fn attack_a_leased_text_cannot_change_its_imports() {
     let (mut g, now) = with_text();
     let p = json!({ "textDocument": { "uri": URI, "version": 4 }, "contentChanges": [{ "text": "import Lean\n#check 1\n" }] });
     assert_eq!(g.edit(&p, now).unwrap_err().code, lsp_error::INVALID_PARAMS);
+    // An owner that screens texts itself (`leanpool lsp`) is refused the
+    // same text at `accepted`, and requests fail until a text with the
+    // lease's imports is accepted.
+    let other = leanpool_screen::guard::screen("import Lean\n#check 1\n", &Default::default());
+    let r = g.accepted(4, &other.unwrap(), now).unwrap_err();
+    assert_eq!(r.code, lsp_error::INVALID_PARAMS);
+    assert!(
+        r.message.contains("imports the lease was granted for"),
+        "{r:?}"
+    );
+    let hover = good_params(Rule::DocPosition);
+    let e = g.check_request("textDocument/hover", &hover).unwrap_err();
+    assert_eq!(e.code, lsp_error::REQUEST_FAILED);
+    let same = leanpool_screen::guard::screen(TEXT, &Default::default()).unwrap();
+    g.accepted(5, &same, now).unwrap();
+    assert!(g.check_request("textDocument/hover", &hover).is_ok());
 }
 
 #[test]
