@@ -13,7 +13,7 @@ use leanpool_protocol::lsp_error;
 use leanpool_screen::guard;
 use leanpool_screen::guard::LeanText;
 use serde_json::Value;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 use tower_lsp::jsonrpc::{Error, ErrorCode, Result};
@@ -81,16 +81,19 @@ fn refusal(r: Refusal) -> Error {
     }
 }
 
-/// Cancels a forwarded request in Lean when it is dropped before its
-/// answer (the editor cancelled it: tower-lsp drops the handler's
-/// future). The gate then expects Lean to stop within the lease's grace,
-/// or the worker is ended (`Gate::tick`).
-struct CancelOnDrop<'a> {
-    conn: &'a Conn,
+/// A request the gate passed and that was sent to Lean, waiting for its
+/// answer. Dropped before the answer (the editor cancelled: tower-lsp drops
+/// the handler's future), it is cancelled in Lean; the gate then expects
+/// Lean to stop within the lease's grace, or the worker is ended
+/// (`Gate::tick`).
+pub(crate) struct Started {
+    conn: Arc<Conn>,
+    /// Lean's id of the request; `None` once answered.
     id: Option<i64>,
+    answer: oneshot::Receiver<Value>,
 }
 
-impl Drop for CancelOnDrop<'_> {
+impl Drop for Started {
     fn drop(&mut self) {
         let Some(id) = self.id else { return };
         let cancel = self.conn.gate.lock().unwrap().cancel(id, Instant::now());
@@ -100,30 +103,12 @@ impl Drop for CancelOnDrop<'_> {
     }
 }
 
-impl Conn {
-    pub(crate) async fn request(&self, method: &str, mut params: Value) -> Result<Value> {
-        replace_uri(&mut params, &self.editor_uri, &self.worker_uri);
-        if method == "textDocument/waitForDiagnostics" {
-            shift_version(&mut params, &["version"], self.offset);
-        }
-        let (tx, rx) = oneshot::channel();
-        let msg = self
-            .gate
-            .lock()
-            .unwrap()
-            .request(Value::Null, tx, method, &params, Instant::now())
-            .map_err(refusal)?;
-        let mut guard = CancelOnDrop {
-            conn: self,
-            id: msg["id"].as_i64(),
-        };
-        if !self.raw.send(&msg) {
-            guard.id = None;
-            self.gate.lock().unwrap().unsent(&msg);
-            return Err(worker_gone());
-        }
-        let answer = rx.await;
-        guard.id = None;
+impl Started {
+    /// Lean's answer (URIs in the editor's terms), Lean's error, or the
+    /// gate's (time limit passed, the worker went away).
+    pub(crate) async fn answer(mut self) -> Result<Value> {
+        let answer = (&mut self.answer).await;
+        self.id = None;
         let msg = answer.map_err(|_| worker_gone())?;
         if let Some(err) = msg.get("error") {
             let code = err["code"].as_i64().unwrap_or(lsp_error::INTERNAL_ERROR);
@@ -135,8 +120,37 @@ impl Conn {
             });
         }
         let mut r = msg.get("result").cloned().unwrap_or(Value::Null);
-        replace_uri(&mut r, &self.worker_uri, &self.editor_uri);
+        replace_uri(&mut r, &self.conn.worker_uri, &self.conn.editor_uri);
         Ok(r)
+    }
+}
+
+impl Conn {
+    /// Passes a request of the editor's through the gate and sends it to
+    /// Lean, at once (no waiting): the document's actor calls this in
+    /// the editor's order with its edits, so the gate checks each request
+    /// against the text the editor had when it asked.
+    pub(crate) fn start(self: &Arc<Self>, method: &str, mut params: Value) -> Result<Started> {
+        replace_uri(&mut params, &self.editor_uri, &self.worker_uri);
+        if method == "textDocument/waitForDiagnostics" {
+            shift_version(&mut params, &["version"], self.offset);
+        }
+        let (tx, answer) = oneshot::channel();
+        let msg = self
+            .gate
+            .lock()
+            .unwrap()
+            .request(Value::Null, tx, method, &params, Instant::now())
+            .map_err(refusal)?;
+        if !self.raw.send(&msg) {
+            self.gate.lock().unwrap().unsent(&msg);
+            return Err(worker_gone());
+        }
+        Ok(Started {
+            conn: self.clone(),
+            id: msg["id"].as_i64(),
+            answer,
+        })
     }
 
     pub(crate) fn notify(&self, method: &str, mut params: Value) {
@@ -157,14 +171,21 @@ impl Conn {
         }
     }
 
-    /// Sends the editor's screened text to Lean as the worker's `version`.
-    pub(crate) fn send_text(&self, version: i64, screened: &guard::Screened) {
+    /// Sends the editor's screened text to Lean as the worker's `version`
+    /// through the gate, which refuses a text whose imports are not the
+    /// ones the worker was leased for.
+    pub(crate) fn send_text(
+        &self,
+        version: i64,
+        screened: &guard::Screened,
+    ) -> std::result::Result<(), Refusal> {
         let text = self
             .gate
             .lock()
             .unwrap()
-            .accepted(version, screened, Instant::now());
+            .accepted(version, screened, Instant::now())?;
         self.raw.send_text(&self.worker_uri, version, &text);
+        Ok(())
     }
 }
 

@@ -8,7 +8,7 @@
 //! editor's text arrives as version `w + 1`. Messages of older versions
 //! (the pool's texts) are dropped on the way back.
 
-use crate::conn::{Conn, Sink};
+use crate::conn::{Conn, Sink, Started};
 use crate::convert::apply_changes;
 use crate::forward::{forward, send_notification};
 use crate::remote::RemoteLease;
@@ -19,7 +19,7 @@ use leanpool_screen::{guard, header_key};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot};
 use tower_lsp::jsonrpc::Result;
 
 /// After this many worker deaths without an edit in between, the document
@@ -37,6 +37,15 @@ pub(crate) enum DocMsg {
         method: &'static str,
         params: Value,
     },
+    /// A request about the document: taken by the actor in the editor's
+    /// order with the edits, so that the gate sees them in that order (a
+    /// request right behind an edit is checked against the edited text).
+    Request {
+        method: String,
+        params: Value,
+        /// The request as sent to Lean (to await its answer), or why not.
+        reply: oneshot::Sender<Result<Started>>,
+    },
     Close,
     /// The forwarder of worker generation `gen` saw it end; `reopen`:
     /// whether the document goes on at once on a fresh worker (a crash),
@@ -49,10 +58,7 @@ pub(crate) enum DocMsg {
 }
 
 /// What requests about the document find.
-#[derive(Clone)]
 enum ConnState {
-    /// A worker is being leased.
-    Pending,
     Ready(Arc<Conn>),
     /// The guard refused the current text; Lean has not seen it.
     Refused(String),
@@ -62,31 +68,27 @@ enum ConnState {
 
 pub(crate) struct DocHandle {
     pub tx: mpsc::UnboundedSender<DocMsg>,
-    state: watch::Receiver<ConnState>,
     uri: String,
 }
 
 impl DocHandle {
-    /// Forwards a request once the document has a worker.
+    /// Forwards a request through the document's actor (behind the edits
+    /// the editor sent before it; while a worker is leased, it waits) and
+    /// waits for Lean's answer. The message is queued before this future
+    /// first yields: tower-lsp starts handlers in the order the editor
+    /// sent the messages, and so the actor takes them in that order.
     pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value> {
-        let mut state = self.state.clone();
-        let conn = loop {
-            let s = state.borrow_and_update().clone();
-            match s {
-                ConnState::Ready(c) => break c,
-                ConnState::Refused(why) => {
-                    return Err(failed(format!(
-                        "leanpool refused this file, Lean has not seen its current text: {why}"
-                    )))
-                }
-                ConnState::Failed(why) => return Err(failed(why)),
-                ConnState::Pending => {}
-            }
-            if state.changed().await.is_err() {
-                return Err(not_open(&self.uri));
-            }
-        };
-        conn.request(method, params).await
+        let (reply, started) = oneshot::channel();
+        let method = method.to_string();
+        self.tx
+            .send(DocMsg::Request {
+                method,
+                params,
+                reply,
+            })
+            .map_err(|_| not_open(&self.uri))?;
+        let started = started.await.map_err(|_| not_open(&self.uri))??;
+        started.answer().await
     }
 }
 
@@ -135,7 +137,6 @@ pub(crate) fn start(
     version: i32,
 ) -> Arc<DocHandle> {
     let (tx, rx) = mpsc::unbounded_channel();
-    let (state_tx, state) = watch::channel(ConnState::Pending);
     let actor = Actor {
         shared,
         uri: uri.clone(),
@@ -144,14 +145,15 @@ pub(crate) fn start(
         worker: None,
         conn: None,
         gen: 0,
-        state: state_tx,
+        // Replaced by the first `refresh`, before any request is taken.
+        state: ConnState::Failed("the file is being opened".into()),
         tx: tx.clone(),
         notes: Arc::new(Mutex::new(Vec::new())),
         in_sync: false,
         deaths_since_edit: 0,
     };
     tokio::spawn(actor.run(rx));
-    Arc::new(DocHandle { tx, state, uri })
+    Arc::new(DocHandle { tx, uri })
 }
 
 struct Actor {
@@ -162,7 +164,8 @@ struct Actor {
     worker: Option<Link>,
     conn: Option<Arc<Conn>>,
     gen: u64,
-    state: watch::Sender<ConnState>,
+    /// What a request finds now.
+    state: ConnState,
     tx: mpsc::UnboundedSender<DocMsg>,
     /// Diagnostics of leanpool's own appended to Lean's (worker replaced).
     notes: Arc<Mutex<Vec<Value>>>,
@@ -185,6 +188,11 @@ impl Actor {
                     }
                 }
                 DocMsg::Change { version, changes } => self.change(version, changes).await,
+                DocMsg::Request {
+                    method,
+                    params,
+                    reply,
+                } => self.request(&method, params, reply),
                 DocMsg::Died {
                     gen,
                     reason,
@@ -199,6 +207,25 @@ impl Actor {
         self.drop_worker().await;
     }
 
+    /// Sends a request to the worker through its gate, now: the edits
+    /// before it in the editor's order are Lean's (or refused) already.
+    fn request(&self, method: &str, params: Value, reply: oneshot::Sender<Result<Started>>) {
+        if reply.is_closed() {
+            // The editor cancelled it while it waited for a worker.
+            return;
+        }
+        let started = match &self.state {
+            ConnState::Ready(c) => c.start(method, params),
+            ConnState::Refused(why) => Err(failed(format!(
+                "leanpool refused this file, Lean has not seen its current text: {why}"
+            ))),
+            ConnState::Failed(why) => Err(failed(why.clone())),
+        };
+        // Not delivered (the editor cancelled meanwhile): dropping the
+        // request cancels it in Lean.
+        let _ = reply.send(started);
+    }
+
     async fn change(&mut self, version: i32, changes: Value) {
         self.version = version;
         self.deaths_since_edit = 0;
@@ -208,23 +235,18 @@ impl Actor {
             self.in_sync = false;
             let why = format!("leanpool could not apply an edit ({e}); close and re-open the file");
             self.publish_own(vec![note(1, &why, None)]).await;
-            self.state.send_replace(ConnState::Failed(why));
+            self.state = ConnState::Failed(why);
             return;
         }
-        let moved = self
-            .worker
-            .as_ref()
-            .is_some_and(|w| w.header_key() != header_key(&self.text));
-        if moved {
-            // Imports changed: this document moves to a worker for them.
-            self.drop_worker().await;
-        }
         let screened = guard::screen(&self.text, &self.shared.cfg.guard);
-        match (&self.conn, screened) {
+        match (self.conn.clone(), screened) {
             (Some(c), Ok(screened)) if self.in_sync => {
                 // The worker gets the screened text whole, never the
                 // editor's edits: what Lean reads is what was screened.
-                c.send_text(version as i64 + c.offset, &screened);
+                // Its gate refuses other imports than the lease's.
+                if let Err(r) = c.send_text(version as i64 + c.offset, &screened) {
+                    self.refuse_imports(r).await;
+                }
             }
             _ => self.refresh().await,
         }
@@ -241,7 +263,6 @@ impl Actor {
             }
         };
         if self.worker.is_none() {
-            self.state.send_replace(ConnState::Pending);
             let leased = match &self.shared.source {
                 Source::Pool(pool) => pool
                     .lease(&self.text)
@@ -260,19 +281,22 @@ impl Actor {
                 Err(e) => {
                     let why = format!("leanpool could not get a Lean worker for this file: {e}");
                     self.publish_own(vec![note(1, &why, None)]).await;
-                    self.state.send_replace(ConnState::Failed(why));
+                    self.state = ConnState::Failed(why);
                     return;
                 }
             }
         }
         let c = self.conn.clone().expect("attached");
-        c.send_text(self.version as i64 + c.offset, &screened);
+        if let Err(r) = c.send_text(self.version as i64 + c.offset, &screened) {
+            self.refuse_imports(r).await;
+            return;
+        }
         self.in_sync = true;
         // Clears a refusal shown before, or shows a note at once; Lean's
         // own diagnostics for this version replace it (notes appended).
         let notes = self.notes.lock().unwrap().clone();
         self.publish_own(notes).await;
-        self.state.send_replace(ConnState::Ready(c));
+        self.state = ConnState::Ready(c);
     }
 
     /// Shows why the current text is not sent to Lean.
@@ -288,7 +312,20 @@ impl Actor {
         };
         let range = json!({ "start": { "line": line, "character": ch }, "end": { "line": line, "character": ch + width } });
         self.publish_own(vec![note(1, &msg, Some(range))]).await;
-        self.state.send_replace(ConnState::Refused(rej.to_string()));
+        self.state = ConnState::Refused(rej.to_string());
+    }
+
+    /// Shows why the current text is not sent to Lean: its imports are
+    /// not the ones the worker was leased for (the gate's refusal). As
+    /// Lean's own server does when imports change, the file must be
+    /// restarted (closed and re-opened) to be checked with the new ones.
+    async fn refuse_imports(&mut self, r: leanpool_lean::leased::Refusal) {
+        self.in_sync = false;
+        let range =
+            json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 1, "character": 0 } });
+        let msg = format!("leanpool did not send this text to Lean: {}", r.message);
+        self.publish_own(vec![note(1, &msg, Some(range))]).await;
+        self.state = ConnState::Refused(r.message);
     }
 
     fn attach(&mut self, mut link: Link, rss_cap: Option<u64>) {
@@ -365,7 +402,7 @@ impl Actor {
         if !reopen {
             let why = format!("the Lean worker serving this file was ended: {reason}; leanpool re-opens the file at its next edit");
             self.publish_own(vec![note(1, &why, None)]).await;
-            self.state.send_replace(ConnState::Failed(why));
+            self.state = ConnState::Failed(why);
             return;
         }
         if self.deaths_since_edit > MAX_REOPENS_WITHOUT_EDIT {
@@ -374,7 +411,7 @@ impl Actor {
                 self.deaths_since_edit
             );
             self.publish_own(vec![note(1, &why, None)]).await;
-            self.state.send_replace(ConnState::Failed(why));
+            self.state = ConnState::Failed(why);
             return;
         }
         let why = format!("the Lean worker serving this file stopped ({reason}); the file was re-opened on a fresh worker");
