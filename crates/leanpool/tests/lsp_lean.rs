@@ -819,8 +819,10 @@ fn neovim_headless_session() {
 /// daemon's gate behind the bridge's). The file declares a code-action
 /// provider reading the environment; `codeAction/resolve` naming it and
 /// an RPC call of it are refused, a hover far outside the text is
-/// answered at once and the worker keeps answering; a slow text's
-/// `waitForDiagnostics` is answered `RequestFailed` at the request limit
+/// answered at once and the worker keeps answering; requests right
+/// behind edits see the edited text; a text with other imports is
+/// refused (no new worker) and served again with the lease's; a slow
+/// text's `waitForDiagnostics` (right behind its edit) is answered `RequestFailed` at the request limit
 /// (15 s) and the worker is ended (the cancel's grace or the lease's CPU
 /// budget, 20 s); re-opened by the next edit on a fresh worker, the slow
 /// text alone ends it by the CPU budget. With `--socket` the daemon first
@@ -936,7 +938,8 @@ fn bridge_attacks(lsp: &mut Lsp, rules: &mut Rules, path: &str) {
         !lsp.seen.iter().any(|m| m.to_string().contains("env:")),
         format!("{path}: the file's provider ran"),
     );
-    bridge_limits(lsp, rules, path, header);
+    let v = bridge_order_and_imports(lsp, rules, path, header, &text);
+    bridge_limits(lsp, rules, path, header, v);
     lsp.result("shutdown", Value::Null, short);
     lsp.notify("exit", Value::Null);
     let until = Instant::now() + short;
@@ -946,29 +949,88 @@ fn bridge_attacks(lsp: &mut Lsp, rules: &mut Rules, path: &str) {
     }
 }
 
-/// The per-request time limit and the CPU budget through the bridge.
-fn bridge_limits(lsp: &mut Lsp, rules: &mut Rules, path: &str, header: &str) {
+/// Requests right behind edits are checked against the edited text (the
+/// bridge's document actor takes both in the editor's order; before, a
+/// hover on a line the edit adds could reach the gate first and be
+/// refused as outside the text), and a text with other imports than the
+/// worker was leased for is refused (shown, never sent: no new worker),
+/// served again once the imports are back. The next version, returned.
+fn bridge_order_and_imports(
+    lsp: &mut Lsp,
+    rules: &mut Rules,
+    path: &str,
+    header: &str,
+    text: &str,
+) -> u64 {
+    let short = Duration::from_secs(60);
+    let mut body = text.to_string();
+    for v in 2..=6u64 {
+        for j in 0..40 {
+            body.push_str(&format!(
+                "theorem order{v}_{j} : {v} + {j} = {j} + {v} := by decide\n"
+            ));
+        }
+        let line = body.lines().count() as u32 - 1;
+        lsp.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": URI, "version": v }, "contentChanges": [{ "text": body }] }),
+        );
+        let h = lsp.try_request("textDocument/hover", pos(line, 9), short);
+        rules.check(
+            "requests in the editor's order with its edits",
+            h.as_ref().is_some_and(|h| h.get("error").is_none()),
+            format!("{path}: version {v}, line {line}: {h:?}"),
+        );
+    }
+    let leases = lsp.log_count("document on a leased worker");
+    let mark = lsp.seen.len();
+    let other = body.replacen(header, &format!("{header}import Lean.Elab.Command\n"), 1);
+    lsp.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": URI, "version": 7 }, "contentChanges": [{ "text": other }] }),
+    );
+    let d = lsp.try_diagnostics_where(mark, short, |p| p["version"] == 7);
+    let h = lsp.try_request("textDocument/hover", pos(5, 10), short);
+    rules.check(
+        "a leased text keeps its imports",
+        d.as_ref().is_some_and(|d| {
+            d["diagnostics"]
+                .to_string()
+                .contains("imports the lease was granted for")
+        }) && h.as_ref().is_some_and(|h| h["error"]["code"] == -32803)
+            && lsp.log_count("document on a leased worker") == leases,
+        format!("{path}: {d:?}, then hover {h:?}"),
+    );
+    lsp.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": URI, "version": 8 }, "contentChanges": [{ "text": body }] }),
+    );
+    let h = lsp.try_request("textDocument/hover", pos(5, 10), short);
+    rules.check(
+        "a leased text keeps its imports: served again with them",
+        h.as_ref().is_some_and(|h| !h["result"].is_null()),
+        format!("{path}: {h:?}"),
+    );
+    9
+}
+
+/// The per-request time limit and the CPU budget through the bridge
+/// (from version `v` on).
+fn bridge_limits(lsp: &mut Lsp, rules: &mut Rules, path: &str, header: &str, v: u64) {
     let slow = format!("{header}{}", daemon_support::slow_theorems());
     let pid = lsp.leased_pid();
     let mark = lsp.seen.len();
     lsp.notify(
         "textDocument/didChange",
-        json!({ "textDocument": { "uri": URI, "version": 2 },
+        json!({ "textDocument": { "uri": URI, "version": v },
         "contentChanges": [{ "text": slow }] }),
     );
-    // The bridge's document actor sends the edit on its own task, so a
-    // request right behind it may reach the gate first (refused: a
-    // version not sent yet). Ask once Lean reports on version 2.
-    let until = Instant::now() + Duration::from_secs(120);
-    while let Some(m) = lsp.next(until) {
-        if m["method"] == "$/lean/fileProgress" && m["params"]["textDocument"]["version"] == 2 {
-            break;
-        }
-    }
+    // Right behind the edit: the gate sees the edit first (the bridge's
+    // document actor takes requests in the editor's order with edits).
     let t = Instant::now();
     let ans = lsp.try_request(
         "textDocument/waitForDiagnostics",
-        json!({ "uri": URI, "version": 2 }),
+        json!({ "uri": URI, "version": v }),
         Duration::from_secs(60),
     );
     let took = t.elapsed();
@@ -993,7 +1055,7 @@ fn bridge_limits(lsp: &mut Lsp, rules: &mut Rules, path: &str, header: &str) {
     let mark = lsp.seen.len();
     lsp.notify(
         "textDocument/didChange",
-        json!({ "textDocument": { "uri": URI, "version": 3 },
+        json!({ "textDocument": { "uri": URI, "version": v + 1 },
         "contentChanges": [{ "text": format!("{slow}theorem again : True := trivial\n") }] }),
     );
     let ended = lsp.try_diagnostics_where(mark, Duration::from_secs(900), |p| {
