@@ -135,6 +135,8 @@ class LeanpoolCluster:
         self._lock = threading.Lock()
         #: Items answered per node in the latest ``map`` (a Counter).
         self.last_served: "collections.Counter[str]" = collections.Counter()
+        #: The node that answered each item of the latest ``map``, in input order.
+        self.last_nodes: List[Optional[str]] = []
         self._running: Optional[_Dispatch] = None
 
     def in_flight(self) -> Dict[str, int]:
@@ -182,6 +184,7 @@ class LeanpoolCluster:
             self._running = None
             bar.close()
         self.last_served = run.served
+        self.last_nodes = run.node_of
         return _finish(method, raw, return_exceptions)
 
     def map_async(self, method: str, items: Iterable[Any], **kwargs: Any) -> "Future[List[Any]]":
@@ -231,6 +234,7 @@ class _Dispatch:
         self.inflight: Dict[Any, Tuple[str, List[int]]] = {}
         self.left = len(params)
         self.served: "collections.Counter[str]" = collections.Counter()
+        self.node_of: List[Optional[str]] = [None] * len(params)
         self._last_node: Dict[int, str] = {}
         for i in range(len(params)):
             self._enqueue(i)
@@ -302,14 +306,14 @@ class _Dispatch:
         for i, (kind, value) in zip(batch, outcomes):
             if kind == "ok":
                 self.served[node] += 1
-                self._answer(i, value)
+                self._answer(i, value, node)
             elif kind == "error":
                 err = error_from_wire(value)
                 if isinstance(err, Overloaded) and self.attempts[i] < self.c.backoff.max_retries:
                     heapq.heappush(self.retry_at, (time.monotonic() + self.c.backoff.delay(self.attempts[i]), i))
                     self.attempts[i] += 1
                 else:
-                    self._answer(i, err)
+                    self._answer(i, err, node)
 
     def _node_lost(self, node: str, batch: List[int]) -> None:
         """The node is gone: its items (never answered) go to their next choice."""
@@ -318,10 +322,11 @@ class _Dispatch:
         for i in orphans:
             self._enqueue(i)
 
-    def _answer(self, i: int, value: Any) -> None:
+    def _answer(self, i: int, value: Any, node: str) -> None:
         if self.results[i] is not _UNSET:
             raise AssertionError(f"item {i} answered twice")  # the invariant this class keeps
         self.results[i] = value
+        self.node_of[i] = node
         self.left -= 1
         self.on_done(1)
 

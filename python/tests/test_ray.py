@@ -10,14 +10,16 @@ import time
 import pytest
 
 import ray  # scripts/setup installs it: missing, this module fails, never skips
-import ray._private.services
-from ray.cluster_utils import Cluster
 
+import leanpool
 from leanpool.ray import LeanpoolCluster, score_jsonl
 
-from conftest import lean_backend
+from conftest import lean_backend, local_ray_cluster
 
-CONFIG = {"pool": {"max_workers": 1, "spares_per_key": 0, "max_queue_per_key": 8}}
+# A queue that holds a whole routing run (16 items in two batches of 8): the
+# daemon answers no OVERLOADED there, so nothing spills (spill-over under
+# load: test_ray_fake.py).
+CONFIG = {"pool": {"max_workers": 1, "spares_per_key": 0, "max_queue_per_key": 16}}
 # Light import sets of core Lean; the test uses one whose first choice is the
 # removable (non-head) node. `rfl` on numerals needs only the prelude.
 HEADERS = ["", "import Init", "import Init.Prelude", "import Init.Core", "import Init.Data.Nat.Basic", "import Init.Data.List.Basic"]
@@ -29,23 +31,22 @@ def text(header: str, i: int, good: bool = True) -> str:
 
 @pytest.fixture(scope="module")
 def env():
-    ray._private.services.get_node_ip_address = lambda *a, **k: "127.0.0.1"
-    common = {"node_ip_address": "127.0.0.1", "object_store_memory": 200 * 1024 * 1024}
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "include_dashboard": False, **common})
-    worker = cluster.add_node(num_cpus=2, **common)
-    ray.init(address=cluster.address, _node_ip_address="127.0.0.1")
-    cluster.wait_for_nodes()
-    lc = LeanpoolCluster(CONFIG, lean=str(lean_backend()))
-    head_id = ray.get_runtime_context().get_node_id()
-    worker_id = next(n for n in lc.nodes if n != head_id)
-    header = next((h for h in HEADERS if lc.preferred_node("check", text(h, 0)) == worker_id), None)
-    assert header is not None, "no test header routes to the worker node"
-    try:
-        yield {"cluster": cluster, "worker": worker, "lc": lc, "worker_id": worker_id, "head_id": head_id, "header": header}
-    finally:
-        lc.shutdown()
-        ray.shutdown()
-        cluster.shutdown()
+    with local_ray_cluster() as cluster:
+        lc = LeanpoolCluster(CONFIG, lean=str(lean_backend()))
+        head_id = ray.get_runtime_context().get_node_id()
+        worker_id = next(n for n in lc.nodes if n != head_id)
+        header = next((h for h in HEADERS if lc.preferred_node("check", text(h, 0)) == worker_id), None)
+        assert header is not None, "no test header routes to the worker node"
+        try:
+            yield {"cluster": cluster, "worker": next(iter(cluster.worker_nodes)), "lc": lc, "worker_id": worker_id, "head_id": head_id, "header": header}
+        finally:
+            lc.shutdown()
+
+
+def pool_headers(lc, node):
+    """The import sets the node's daemon has a pool key for (warm or queued)."""
+    with leanpool.Client(lc.nodes[node]["socket"]) as c:
+        return {k.header for k in c.status().pool.keys}
 
 
 def test_one_daemon_per_node(env):
@@ -59,8 +60,12 @@ def test_routes_by_import_set_in_input_order(env):
     items = [text(h, i, good=(i % 5 != 2)) for i in range(16)]
     results = lc.map("check", items, progress=True)
     assert [r.status for r in results] == ["error" if i % 5 == 2 else "ok" for i in range(16)]
-    # Its import set's first choice served; spill-over may have helped.
-    assert lc.last_served[env["worker_id"]] > 0 and sum(lc.last_served.values()) == 16
+    # Not overloaded, the import set stays on its node: every item answered
+    # there, and the other node's daemon never even saw the import set.
+    assert lc.last_nodes == [env["worker_id"]] * 16
+    assert lc.last_served == {env["worker_id"]: 16}
+    assert any(k.strip() == h.strip() for k in pool_headers(lc, env["worker_id"]))
+    assert pool_headers(lc, env["head_id"]) == set()
 
 
 def test_ray_data_scores_a_jsonl(env, tmp_path):

@@ -14,6 +14,9 @@
 //!   the fake (`harness = false`): per-test temp dir and fake command, the
 //!   fake pool's base config (features `lean`, `pool`).
 //! - [`procs`]: a test process's worker processes in `/proc`.
+//!
+//! The `fake-lean` executable (`src/bin/fake-lean.rs`) is [`fake_lean`]
+//! alone, for the Python tests that point a daemon at the fake.
 
 #![deny(missing_docs)]
 
