@@ -135,3 +135,24 @@ def test_daemon_dies_with_its_sigkilled_owner(tmp_path):
     while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not os.path.exists(f"/proc/{pid}"), "the daemon outlived its SIGKILLed owner"
+
+
+def test_status_says_where_worker_limits_come_from(tmp_path):
+    # status.pool.limits as a user reads it: sized to the machine (`cores`
+    # or `memory`) with one project; with two projects sharing the machine,
+    # each pool's share is `shared` (not `configured`: nothing set it). A
+    # backend is needed to serve projects: the fake Lean's, never started
+    # (no request reaches a worker here).
+    from conftest import fake_lean_backend
+
+    lean = fake_lean_backend(tmp_path)
+    with leanpool.Daemon(None, lean=lean) as d, d.client() as c:
+        one = c.status().pool.limits
+    assert {one.max_workers.source, one.max_workers_per_key.source} <= {"cores", "memory"}
+    with leanpool.Daemon({"project": [{"name": "a"}, {"name": "b"}]}, lean=lean) as d, d.client() as c:
+        st = c.status()
+    shares = {p.name: p.pool.limits for p in st.projects}
+    assert set(shares) == {"a", "b"}
+    for lim in shares.values():
+        assert (lim.max_workers.source, lim.max_workers_per_key.source) == ("shared", "shared")
+    assert sum(lim.max_workers.value for lim in shares.values()) <= max(one.max_workers.value, 2)
