@@ -3,7 +3,7 @@
 //! with `--socket`).
 
 use crate::cmd::lean_args::{default_timeout, read_text, Via};
-use leanpool_lean::{Worker, WorkerConfig};
+use leanpool_lean::Worker;
 use leanpool_protocol::{Severity, VerifyParams, VerifyResult, VerifyStatus};
 use leanpool_screen::header_key;
 use std::path::PathBuf;
@@ -50,60 +50,67 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             )
             .await?
         }
-        None => match leanpool_methods::verify::assemble(&params) {
-            Err(reason) => VerifyResult::rejected(reason.to_string()),
-            Ok(a) => {
-                let command = args.via.command()?;
-                let mut w =
-                    Worker::spawn(&WorkerConfig::new(command), &header_key(&a.text)).await?;
-                let policy = leanpool_methods::Policy::default();
-                let r = leanpool_methods::verify::verify_on_with(
-                    &mut w,
-                    &params,
-                    default_timeout(),
-                    &policy,
-                )
-                .await;
-                w.kill().await;
-                r?
-            }
-        },
+        None => verify_locally(&args.via, &params).await?,
     };
     if args.json {
         println!("{}", serde_json::to_string(&result)?);
     } else {
-        let context_file = args.context.clone().unwrap_or_default();
-        for (file, ds) in [
-            (&args.proof, &result.diagnostics),
-            (&args.statement, &result.statement_diagnostics),
-            (&context_file, &result.context_diagnostics),
-        ] {
-            for d in ds {
-                let sev = match d.severity {
-                    Severity::Error => "error",
-                    Severity::Warning => "warning",
-                    Severity::Information => "info",
-                    Severity::Hint => "hint",
-                };
-                println!(
-                    "{}:{}:{}: {sev}: {}",
-                    file.display(),
-                    d.range.start.line + 1,
-                    d.range.start.character + 1,
-                    d.message
-                );
-            }
-        }
-        let status = serde_json::to_value(result.status)?;
-        print!("status: {}", status.as_str().unwrap_or_default());
-        if let Some(reason) = &result.reason {
-            print!(" ({reason})");
-        }
-        println!();
+        print_human(&args, &result)?;
     }
     Ok(if result.status == VerifyStatus::Proved {
         0
     } else {
         1
     })
+}
+
+/// `verify` on a local worker started for the assembled text (the daemon's
+/// default `[pool]`/`[sandbox]` with `--sandbox`'s mode, as `check`), then
+/// killed; parts that do not assemble are `rejected` without Lean.
+async fn verify_locally(via: &Via, params: &VerifyParams) -> anyhow::Result<VerifyResult> {
+    let a = match leanpool_methods::verify::assemble(params) {
+        Err(reason) => return Ok(VerifyResult::rejected(reason.to_string())),
+        Ok(a) => a,
+    };
+    let command = via.command()?;
+    let mut w = Worker::spawn(&via.worker_config(command), &header_key(&a.text)).await?;
+    let policy = leanpool_methods::Policy::default();
+    let r =
+        leanpool_methods::verify::verify_on_with(&mut w, params, default_timeout(), &policy).await;
+    w.kill().await;
+    Ok(r?)
+}
+
+/// The diagnostics as `FILE:LINE:COL: severity: message`, each in the file
+/// it is about, then the status line.
+fn print_human(args: &Args, result: &VerifyResult) -> anyhow::Result<()> {
+    let context_file = args.context.clone().unwrap_or_default();
+    for (file, ds) in [
+        (&args.proof, &result.diagnostics),
+        (&args.statement, &result.statement_diagnostics),
+        (&context_file, &result.context_diagnostics),
+    ] {
+        for d in ds {
+            let sev = match d.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+                Severity::Information => "info",
+                Severity::Hint => "hint",
+            };
+            println!(
+                "{}:{}:{}: {sev}: {}",
+                file.display(),
+                d.range.start.line + 1,
+                d.range.start.character + 1,
+                d.message
+            );
+        }
+    }
+    let status = serde_json::to_value(result.status)?;
+    print!("status: {}", status.as_str().unwrap_or_default());
+    if let Some(reason) = &result.reason {
+        print!(" ({reason})");
+    }
+    println!();
+    Ok(())
 }
