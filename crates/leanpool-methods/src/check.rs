@@ -201,8 +201,8 @@ impl PoolMethod for method::Check {
         p: &CheckParams,
         screened: &Screened,
         default: Duration,
-        verdict: &VerdictPolicy,
+        policy: &crate::Policy,
     ) -> Result<CheckResult, WorkerError> {
-        check_screened(w, screened, p, default, verdict).await
+        check_screened(w, screened, p, default, &policy.verdict).await
     }
 }

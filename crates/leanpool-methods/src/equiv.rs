@@ -485,7 +485,6 @@ pub fn header_key(params: &EquivParams) -> Option<String> {
 mod pooled {
     use super::*;
     use crate::method::{Input, PoolMethod};
-    use crate::verdict::VerdictPolicy;
     use leanpool_lean::{Worker, WorkerError};
     use leanpool_protocol::method;
     use leanpool_screen::Screened;
@@ -528,25 +527,17 @@ mod pooled {
         fn stamp_elapsed(r: &mut EquivResult, elapsed: Duration) {
             r.elapsed_ms = Some(elapsed.as_millis() as u64);
         }
-        /// Every attempt is screened again, as a `verify`: under the guard's
-        /// built-in rules (the `[guard]` additions are not passed down to a
-        /// slot; stricter, never looser), or not at all when `[guard]` is off.
+        /// Every attempt is screened again, as a `verify`, under the
+        /// pool's configured policy (`[guard]` and `[verdict]`: the one the
+        /// first attempt's text was screened under in `Pool::call`).
         async fn run(
             w: &mut Worker,
             (p, _): &(EquivParams, String),
-            screened: &Screened,
+            _screened: &Screened,
             default: Duration,
-            verdict: &VerdictPolicy,
+            policy: &crate::Policy,
         ) -> Result<EquivResult, WorkerError> {
-            let guard = leanpool_screen::GuardPolicy {
-                enabled: screened.guarded(),
-                ..Default::default()
-            };
-            let policy = crate::Policy {
-                guard,
-                verdict: verdict.clone(),
-            };
-            equiv_on_with(w, p, default, &policy).await
+            equiv_on_with(w, p, default, policy).await
         }
     }
 }

@@ -10,7 +10,6 @@
 //! text once, which builds the document and its import header, the
 //! worker's key) is [`open`].
 
-use crate::verdict::VerdictPolicy;
 use crate::verify::Assembled;
 use leanpool_lean::{Worker, WorkerError};
 use leanpool_protocol::method;
@@ -41,12 +40,15 @@ pub trait PoolMethod: method::Method + Sized + 'static {
     /// Runs the request on `worker` (whose header is the request's key).
     /// The worker elaborates `screened` (the input's text as the guard
     /// screened it, once, in `Pool::call`), never the input's text as such.
+    /// `policy` is the pool's configured one (`[guard]`, `[verdict]`), the
+    /// one `screened` passed: any text the method screens again on its own
+    /// (`equiv`'s later attempts) is screened under it too.
     fn run(
         worker: &mut Worker,
         input: &Self::Input,
         screened: &Screened,
         default_timeout: Duration,
-        verdict: &VerdictPolicy,
+        policy: &crate::Policy,
     ) -> impl Future<Output = Result<Self::Result, WorkerError>> + Send;
 }
 

@@ -522,7 +522,7 @@ macro_rules! terms_pool_method {
                 p: &leanpool_protocol::StatementParams,
                 screened: &leanpool_screen::Screened,
                 default: std::time::Duration,
-                _verdict: &$crate::verdict::VerdictPolicy,
+                _policy: &$crate::Policy,
             ) -> Result<$r, leanpool_lean::WorkerError> {
                 $crate::terms::answer_screened(w, screened, p, default)
                     .await

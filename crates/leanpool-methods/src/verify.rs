@@ -397,7 +397,6 @@ pub fn header_key(params: &VerifyParams) -> Option<String> {
 mod pooled {
     use super::{assemble, verify_screened, Assembled};
     use crate::method::PoolMethod;
-    use crate::verdict::VerdictPolicy;
     use leanpool_lean::{Worker, WorkerError};
     use leanpool_protocol::{method, VerifyParams, VerifyResult, VerifyStatus};
     use leanpool_screen::Screened;
@@ -430,9 +429,9 @@ mod pooled {
             (p, a): &(VerifyParams, Box<Assembled>),
             screened: &Screened,
             default: Duration,
-            verdict: &VerdictPolicy,
+            policy: &crate::Policy,
         ) -> Result<VerifyResult, WorkerError> {
-            verify_screened(w, p, a, screened, default, verdict).await
+            verify_screened(w, p, a, screened, default, &policy.verdict).await
         }
     }
 }

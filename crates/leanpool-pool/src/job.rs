@@ -5,7 +5,7 @@
 
 use crate::error::PoolError;
 use leanpool_lean::{Worker, WorkerError};
-use leanpool_methods::VerdictPolicy;
+use leanpool_methods::Policy;
 use leanpool_methods::{Input as _, PoolMethod};
 use leanpool_screen::Screened;
 use std::future::Future;
@@ -117,7 +117,7 @@ pub(crate) trait Queued: Send + Sync {
         &'a self,
         worker: &'a mut Worker,
         default: Duration,
-        verdict: &'a VerdictPolicy,
+        policy: &'a Policy,
     ) -> RunFuture<'a>;
     /// Sends the kept answer (`Ok`) or the error.
     fn answer(self: Box<Self>, outcome: Result<(), PoolError>);
@@ -147,11 +147,11 @@ impl<M: PoolMethod> Queued for Request<M> {
         &'a self,
         worker: &'a mut Worker,
         default: Duration,
-        verdict: &'a VerdictPolicy,
+        policy: &'a Policy,
     ) -> RunFuture<'a> {
         Box::pin(async move {
             let limit = self.timeout(default);
-            let result = match M::run(worker, &self.input, &self.screened, default, verdict).await {
+            let result = match M::run(worker, &self.input, &self.screened, default, policy).await {
                 Err(WorkerError::Timeout) => M::timed_out(limit.as_millis() as u64),
                 other => other?,
             };

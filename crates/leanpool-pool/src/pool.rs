@@ -144,7 +144,7 @@ impl Pool {
         // texts are answered here, without a worker. Screening is linear
         // but a 4 MiB text still takes a while: off the async runtime's
         // threads, so it stalls no other connection.
-        let policy = inner.guard.clone();
+        let policy = inner.policy.guard.clone();
         let opened = tokio::task::spawn_blocking(move || open::<M>(input, &policy))
             .await
             .map_err(|e| PoolError::Internal(format!("screening task failed: {e}")))?;
@@ -239,12 +239,12 @@ impl Pool {
     /// The input guard's policy (`[guard]`), for holders of leased workers
     /// to screen what they send.
     pub fn guard_policy(&self) -> &crate::GuardPolicy {
-        &self.inner.guard
+        &self.inner.policy.guard
     }
 
     /// The verdict policy requests are judged by (`[verdict]`).
     pub fn verdict_policy(&self) -> &crate::VerdictPolicy {
-        &self.inner.verdict
+        &self.inner.policy.verdict
     }
 
     /// A snapshot of the pool: workers per header, queues, spares,

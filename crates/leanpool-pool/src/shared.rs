@@ -20,12 +20,12 @@ use tokio::sync::{watch, Notify};
 
 pub(crate) struct Inner {
     pub cfg: PoolConfig,
+    /// `[guard]` as applied to this pool's workers (`Policies::guard_for`)
+    /// and `[verdict]`: what every request is screened and judged under,
+    /// passed whole to each method (`PoolMethod::run`), so a method that
+    /// screens again (`equiv`) uses the same guard policy.
+    pub policy: leanpool_methods::Policy,
     pub worker_cfg: WorkerConfig,
-    /// `[guard]` as applied to this pool's workers
-    /// (`Policies::guard_for`).
-    pub guard: leanpool_screen::GuardPolicy,
-    /// `[verdict]`.
-    pub verdict: leanpool_methods::VerdictPolicy,
     /// Canonical header -> its queue and slots.
     pub keys: DashMap<String, Arc<KeyState>>,
     /// Slots alive (any state). Only the supervisor increments it (on
@@ -59,10 +59,10 @@ impl Inner {
         verdict: leanpool_methods::VerdictPolicy,
         machine: Machine,
     ) -> Inner {
+        let policy = leanpool_methods::Policy { guard, verdict };
         Inner {
+            policy,
             worker_cfg,
-            guard,
-            verdict,
             keys: DashMap::new(),
             total: AtomicUsize::new(0),
             next_slot: AtomicU64::new(1),

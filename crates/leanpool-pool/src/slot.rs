@@ -465,7 +465,7 @@ impl Slot {
         let poll = Duration::from_millis(self.inner.cfg.rss_poll_ms);
         let w = self.worker.as_mut().expect("a live worker");
         let pid = w.pid();
-        let run = job.run(w, default, &self.inner.verdict);
+        let run = job.run(w, default, &self.inner.policy);
         tokio::pin!(run);
         // Intervals, not sleeps re-armed per turn: one arm firing must not
         // reset the other's clock. The first memory look is one period in:

@@ -12,7 +12,10 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Command;
 
-const CONFIG: &str = "[pool]\nmax_workers = 1\nmax_workers_per_key = 1\nspares_per_key = 0\nmax_queue_per_key = 64\nstart_timeout_ms = 600000\ndefault_timeout_ms = 300000\ntimeout_grace_ms = 5000\n";
+const CONFIG: &str = "[pool]\nmax_workers = 1\nmax_workers_per_key = 1\nspares_per_key = 0\nmax_queue_per_key = 64\nstart_timeout_ms = 600000\ndefault_timeout_ms = 300000\ntimeout_grace_ms = 5000\n[guard]\nallow_header_options = [\"synthInstance.maxSize\"]\n";
+
+/// An option only the daemon's `[guard]` allows (`CONFIG`; not built in).
+const OPTION: &str = "synthInstance.maxSize";
 
 fn lines(p: &Path) -> Vec<Value> {
     std::fs::read_to_string(p)
@@ -61,6 +64,7 @@ async fn gted_pairs_and_equiv_on_real_lean() {
     candidate_closing_the_theorem_early_is_refused(&c).await;
     candidate_sorry_is_an_error(&c).await;
     free_names_are_not_shared_by_the_statements(&c).await;
+    attempts_are_screened_under_the_configured_guard(&c).await;
     equiv_from_the_cli_and_batch(&d, dir.path());
     gted_pairs(&d, dir.path());
 }
@@ -234,6 +238,30 @@ async fn free_names_are_not_shared_by_the_statements(c: &Client) {
         .iter()
         .any(|d| d.message.contains("autoImplicit"));
     assert!(said, "{r:?}");
+}
+
+/// Every attempt is screened again under the daemon's configured guard
+/// policy, the one `check` and `verify` get: an option that only `[guard]
+/// allow_header_options` allows passes in the header. Screened under the
+/// built-in policy instead, every attempt would be `rejected` (the pair
+/// needs two attempts: `definitional` fails, `tactics` proves it).
+async fn attempts_are_screened_under_the_configured_guard(c: &Client) {
+    assert!(CONFIG.contains(OPTION));
+    let header = format!("set_option {OPTION} 256\n");
+    let text = format!("{header}theorem t : True := trivial\n");
+    let builtin = leanpool_screen::GuardPolicy::default();
+    assert!(
+        leanpool_screen::screen(&text, &builtin).is_err(),
+        "the built-in guard allows `{OPTION}`: pick an option only [guard] allows"
+    );
+    let mut p = eq(
+        "theorem a (a b : Nat) (h₁ : a = 2) (h₂ : b = 3) : a * b = 6",
+        "theorem b (a b : Nat) (h₂ : b = 3) (h₁ : a = 2) : a * b = 6",
+    );
+    p.header = header;
+    let r = c.request::<method::Equiv>(&p).await.unwrap();
+    assert_eq!(r.status, EquivStatus::Equivalent, "{r:?}");
+    assert_eq!(r.evidence.as_ref().unwrap().attempt, "tactics", "{r:?}");
 }
 
 /// `leanpool equiv A B --socket` and `leanpool batch --method equiv`.
