@@ -25,6 +25,15 @@
 //!    binders are `Nat` values and hypotheses, at most [`MAX_REFUTE_VARS`]
 //!    values).
 //!
+//! Each attempt's theorem is about leanpool's `∀` reading of the two
+//! texts; after it, [`Plan::reading`] declares each statement alone (an
+//! `axiom` with the statement's own signature) and checks by
+//! `#guard_expr` that the theorem's type is definitionally `(a) ↔ (b)` of
+//! those two types. A message there makes the attempt an error: a text
+//! that is no theorem on its own (binder syntax only `∀` takes, `x > 0`),
+//! or whose meaning comes from the other statement (a `?x` hole that both
+//! share in leanpool's theorem) is never `equivalent`.
+//!
 //! The first attempt Lean accepts is the answer, with its theorem and
 //! proof; none is `unknown`. Every attempt runs under `set_option
 //! maxHeartbeats` [`HEARTBEATS`] (deterministic, unlike wall time), so the
@@ -68,6 +77,10 @@ pub const MAX_REFUTE_VARS: usize = 3;
 /// The name of leanpool's theorem in every attempt.
 const THEOREM: &str = "leanpool_equiv";
 
+/// The names under which [`Plan::reading`] declares statement `a` and `b`
+/// alone.
+const ALONE: [&str; 2] = ["«leanpool_equiv_a»", "«leanpool_equiv_b»"];
+
 /// Lemmas both sides are rewritten with before `apply` is retried: each
 /// turns a spelling into the one the other side may use.
 const NORMALIZE: &str =
@@ -104,6 +117,9 @@ enum Var {
 /// A statement read as a proposition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Side {
+    /// The statement after its name (binders and type), as written: what
+    /// [`Plan::reading`] declares alone.
+    signature: String,
     /// `(∀ binders, concl)`, or `(concl)` without binders.
     prop: String,
     /// The conclusion, for refutations.
@@ -121,6 +137,8 @@ pub struct Plan {
     pub statement: String,
     /// `(attempt, theorem, proof)`, in the order they run.
     pub attempts: Vec<(&'static str, String, String)>,
+    /// Each statement's signature (binders and type), as written.
+    signatures: [String; 2],
 }
 
 fn refused(part: Part, reason: impl Into<String>) -> Refused {
@@ -185,6 +203,7 @@ fn side(statement: &str, which: &str) -> Result<Side, Refused> {
         _ => format!("({concl})"),
     };
     Ok(Side {
+        signature: stmt[name.end..].to_string(),
         prop,
         concl,
         vars: vars(stmt, binders),
@@ -316,10 +335,39 @@ pub fn plan(p: &EquivParams) -> Result<Plan, Refused> {
         header,
         statement,
         attempts,
+        signatures: [a.signature, b.signature],
     })
 }
 
 impl Plan {
+    /// leanpool's lines after attempt `i`'s theorem (after `verify`'s
+    /// trailer, where any message makes the attempt an error): each
+    /// statement declared alone, as an `axiom` with its own signature, and
+    /// `#guard_expr` that the theorem's type is definitionally
+    /// `(a) ↔ (b)` (or its negation) of those two types. So a proved
+    /// theorem is about the statements as Lean elaborates each on its
+    /// own, not about leanpool's `∀` reading of their text; the two may
+    /// differ (binder syntax only `∀` takes, `?x` holes both sides share,
+    /// a text that is no theorem at all), and an error here says so.
+    pub fn reading(&self, i: usize) -> Vec<String> {
+        let mut lines = Vec::new();
+        for (name, signature) in ALONE.iter().zip(&self.signatures) {
+            let decl = format!("axiom {name}{signature}");
+            lines.extend(decl.split('\n').map(str::to_string));
+        }
+        let iff = format!("(type_of% @{}) ↔ (type_of% @{})", ALONE[0], ALONE[1]);
+        let stated = if self.attempts[i]
+            .1
+            .starts_with(&format!("theorem {THEOREM} : ¬"))
+        {
+            format!("¬ ({iff})")
+        } else {
+            iff
+        };
+        lines.push(format!("#guard_expr type_of% @{THEOREM} =~ ({stated})"));
+        lines
+    }
+
     /// The `verify` request of attempt `i`.
     pub fn verify_params(&self, i: usize, timeout_ms: Option<u64>) -> VerifyParams {
         let (_, statement, proof) = &self.attempts[i];
@@ -379,7 +427,7 @@ async fn run_plan(
             .saturating_sub(started.elapsed())
             .max(Duration::from_millis(1));
         let vp = plan.verify_params(i, Some(left.as_millis() as u64));
-        let v = attempt(worker, &vp, default_timeout, policy).await?;
+        let v = attempt(worker, &vp, plan.reading(i), default_timeout, policy).await?;
         attempts.push(EquivAttempt {
             attempt: name.to_string(),
             status: v.status,
@@ -426,7 +474,7 @@ async fn run_plan(
                 return Ok(end(EquivStatus::Error, Some(why.into())));
             }
             VerifyStatus::Error if i == 0 && has_errors(&v.statement_diagnostics) => {
-                let why = "the statements do not elaborate (see `diagnostics`, positioned in `statement`)";
+                let why = "the statements do not elaborate, each alone or both in leanpool's theorem (see `diagnostics`, positioned in `statement`)";
                 return Ok(EquivResult {
                     diagnostics: v.statement_diagnostics,
                     ..end(EquivStatus::Error, Some(why.into()))
@@ -443,18 +491,21 @@ fn has_errors(diagnostics: &[leanpool_protocol::Diagnostic]) -> bool {
 }
 
 /// One attempt: `verify`'s own steps (assemble, screen the whole text,
-/// judge), with [`OPTIONS`] in place of their placeholder.
+/// judge), with [`OPTIONS`] in place of their placeholder and `reading`
+/// ([`Plan::reading`]) after `verify`'s trailer.
 async fn attempt(
     worker: &mut leanpool_lean::Worker,
     vp: &VerifyParams,
+    reading: Vec<String>,
     default_timeout: Duration,
     policy: &crate::Policy,
 ) -> Result<leanpool_protocol::VerifyResult, leanpool_lean::WorkerError> {
     use leanpool_protocol::VerifyResult;
-    let a = match verify::assemble(vp) {
+    let mut a = match verify::assemble(vp) {
         Ok(a) => a,
         Err(refused) => return Ok(VerifyResult::rejected(refused.to_string())),
     };
+    a.trailer_lines.extend(reading);
     match leanpool_screen::screen(&a.text, &policy.guard) {
         Ok(screened) => {
             let fixed = Some(OPTIONS);

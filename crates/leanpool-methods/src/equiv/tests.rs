@@ -85,6 +85,31 @@ fn headers_may_not_share_variables() {
     );
 }
 
+/// Every attempt is followed by the statements declared alone and the
+/// check that the theorem states them (the negation for refutations).
+#[test]
+fn every_attempt_reads_the_statements_alone() {
+    let p = params(
+        "theorem t (x : Nat) (h : x > 2) : x ≠ 0 := by sorry",
+        "theorem u : True",
+    );
+    let plan = plan(&p).unwrap();
+    let iff = "(type_of% @«leanpool_equiv_a») ↔ (type_of% @«leanpool_equiv_b»)";
+    assert_eq!(
+        plan.reading(0),
+        [
+            "axiom «leanpool_equiv_a» (x : Nat) (h : x > 2) : x ≠ 0".to_string(),
+            "axiom «leanpool_equiv_b» : True".into(),
+            format!("#guard_expr type_of% @leanpool_equiv =~ ({iff})"),
+        ]
+    );
+    assert_eq!(plan.attempts[2].0, "refute_b");
+    assert_eq!(
+        plan.reading(2)[2],
+        format!("#guard_expr type_of% @leanpool_equiv =~ (¬ ({iff}))")
+    );
+}
+
 #[test]
 fn every_attempt_is_a_valid_verify_request() {
     let p = params(
