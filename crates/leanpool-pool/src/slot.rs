@@ -37,8 +37,6 @@ mod process;
 use failure::{request_failed, Keep};
 use interrupt::Stopped;
 
-/// Registers a new slot for `key` and starts its task. The caller (the
-/// supervisor) has already counted it in `inner.total`.
 /// Starts a process for a leaser, outside every slot (it never serves the
 /// pool's traffic and never comes back): the fresh worker a lease gets
 /// when no pristine one was at hand. Same start as a slot's (sandbox,
@@ -66,6 +64,8 @@ pub(crate) async fn start_for_lease(inner: &Inner, header: &str) -> Result<Lease
     Ok(Leased { worker: w, rss_cap })
 }
 
+/// Registers a new slot for `key` and starts its task. The caller (the
+/// supervisor) has already counted it in `inner.total`.
 pub(crate) fn start_slot(inner: &Arc<Inner>, key: &Arc<KeyState>, spare: bool) {
     let id = inner.next_slot.fetch_add(1, Ordering::Relaxed);
     let me = Arc::new(SlotShared::new(id, spare));
