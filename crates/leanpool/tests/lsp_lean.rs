@@ -16,7 +16,7 @@ mod daemon_support;
 
 use daemon_support::{alive, children_of, Daemon, Lean, Rules, BIN};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -64,29 +64,7 @@ impl Lsp {
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || loop {
-            let mut len = None;
-            loop {
-                let mut line = String::new();
-                if stdout.read_line(&mut line).unwrap_or(0) == 0 {
-                    return;
-                }
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some(v) = line.strip_prefix("Content-Length: ") {
-                    len = v.parse::<usize>().ok();
-                }
-            }
-            let mut body = vec![0; len.expect("Content-Length")];
-            stdout.read_exact(&mut body).unwrap();
-            if tx.send(serde_json::from_slice(&body).unwrap()).is_err() {
-                return;
-            }
-        });
+        let rx = daemon_support::editor::read_frames(BufReader::new(child.stdout.take().unwrap()));
         let stderr = Arc::new(Mutex::new(String::new()));
         let log = stderr.clone();
         let mut err = BufReader::new(child.stderr.take().unwrap());

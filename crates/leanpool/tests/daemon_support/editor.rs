@@ -8,6 +8,36 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// Reads `Content-Length` frames from an LSP server's stdout on a thread
+/// of its own: each JSON body comes out of the receiver, in order, until
+/// the stream ends.
+pub fn read_frames(mut out: impl BufRead + Send + 'static) -> mpsc::Receiver<Value> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || loop {
+        let mut len = None;
+        loop {
+            let mut line = String::new();
+            if out.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            match line.trim_end() {
+                "" => break,
+                l => {
+                    if let Some(v) = l.strip_prefix("Content-Length: ") {
+                        len = v.parse::<usize>().ok();
+                    }
+                }
+            }
+        }
+        let mut body = vec![0; len.expect("Content-Length")];
+        out.read_exact(&mut body).unwrap();
+        if tx.send(serde_json::from_slice(&body).unwrap()).is_err() {
+            return;
+        }
+    });
+    rx
+}
+
 /// One `leanpool lsp` process.
 pub struct Editor {
     child: Child,
@@ -28,30 +58,7 @@ impl Editor {
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || loop {
-            let mut len = None;
-            loop {
-                let mut line = String::new();
-                if out.read_line(&mut line).unwrap_or(0) == 0 {
-                    return;
-                }
-                match line.trim_end() {
-                    "" => break,
-                    l => {
-                        if let Some(v) = l.strip_prefix("Content-Length: ") {
-                            len = v.parse::<usize>().ok();
-                        }
-                    }
-                }
-            }
-            let mut body = vec![0; len.expect("Content-Length")];
-            out.read_exact(&mut body).unwrap();
-            if tx.send(serde_json::from_slice(&body).unwrap()).is_err() {
-                return;
-            }
-        });
+        let rx = read_frames(BufReader::new(child.stdout.take().unwrap()));
         let mut e = Editor {
             child,
             stdin,
