@@ -10,7 +10,7 @@
 
 mod daemon_support;
 
-use daemon_support::{alive, slow_theorems, Daemon, Lean, Rules};
+use daemon_support::{alive, quiet_or_gone, slow_theorems, Daemon, Lean, Rules};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -18,8 +18,11 @@ use std::time::{Duration, Instant};
 
 const HEADER: &str = "import Lean.Server.CodeActions.Basic\n";
 const SECRET: &str = "hunter2-SECRET-7781";
-/// The daemon's lease caps here: 15 s per request, 20 s of CPU per lease.
-const CONFIG: &str = "max_leases = 1\nlease_request_timeout_ms = 15000\nlease_cpu_ms = 20000\n[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n";
+/// The daemon's lease caps here: 15 s per request, 45 s of CPU per lease
+/// (the gate's rules use some 8 s of it before the time-limit check,
+/// which must end at its own limit, not at the budget: 20 s did not
+/// leave room for it on the CI machine).
+const CONFIG: &str = "max_leases = 1\nlease_request_timeout_ms = 15000\nlease_cpu_ms = 45000\n[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n";
 
 /// One JSON-RPC call on a fresh connection; the whole answer.
 fn call(socket: &std::path::Path, method: &str, params: Value) -> Value {
@@ -361,15 +364,21 @@ fn time_limit(b: &mut Tunnel, uri: &str, version: i64, pid: u64, rules: &mut Rul
             && took < Duration::from_secs(30),
         format!("after {took:?}: {ans}"),
     );
-    // Lean was asked to cancel; the elaboration it was waiting for goes
-    // on: the CPU budget (20 s) or the cancel's grace (10 s) ends it.
-    let ended = b.until(Duration::from_secs(300), |m| {
-        m["method"] == "$/leanpool/leaseEnded"
-    });
-    eprintln!("the first lease ended: {ended:?}");
+    // Lean was asked to cancel. Either Lean ends the elaboration there
+    // (the worker falls quiet) or it goes on and the lease's limits end
+    // the worker (the cancel's grace, 10 s, or the CPU budget, 45 s).
+    let quiet = quiet_or_gone(pid, Duration::from_secs(120));
+    eprintln!(
+        "after the time limit: worker {pid} {}",
+        if alive(pid as i32) {
+            "alive and quiet"
+        } else {
+            "gone"
+        }
+    );
     rules.check(
         "a request past its limit does not leave the worker computing",
-        ended.is_some() && gone_within(pid, Duration::from_secs(30)),
-        format!("{ended:?}"),
+        quiet,
+        format!("worker {pid} still computing 120 s after the limit"),
     );
 }

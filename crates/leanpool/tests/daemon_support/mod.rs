@@ -3,7 +3,7 @@
 
 use leanpool_protocol::method::{self, NoParams};
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_leanpool");
 
@@ -46,6 +46,44 @@ pub fn alive(pid: i32) -> bool {
             .is_some_and(|i| !stat[i + 2..].starts_with('Z')),
         Err(_) => false,
     }
+}
+
+/// CPU clock ticks used so far by the live processes of group `pgid`
+/// (user + system, from /proc).
+fn group_cpu_ticks(pgid: i32) -> u64 {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("stat")).ok())
+        .filter_map(|stat| {
+            let f: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
+            // After the name: state(0) ppid(1) pgrp(2) ... utime(11) stime(12).
+            if f.get(2)?.parse::<i32>().ok()? != pgid {
+                return None;
+            }
+            Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+        })
+        .sum()
+}
+
+/// Whether the worker of process group `pgid` stops computing within
+/// `within`: it is gone, or over a 3 s window its group used under 0.3 s
+/// of CPU. A request cancelled in Lean either stops there (Lean ended
+/// the elaboration) or is ended by the lease's limits; both pass, a
+/// worker still computing does not.
+pub fn quiet_or_gone(pgid: u64, within: Duration) -> bool {
+    let until = Instant::now() + within;
+    while Instant::now() < until {
+        if !alive(pgid as i32) {
+            return true;
+        }
+        let before = group_cpu_ticks(pgid as i32);
+        std::thread::sleep(Duration::from_secs(3));
+        if !alive(pgid as i32) || group_cpu_ticks(pgid as i32).saturating_sub(before) < 30 {
+            return true;
+        }
+    }
+    false
 }
 
 /// Sends one request and rides out daemon restarts: on a lost connection
