@@ -12,7 +12,7 @@
 use leanpool_cache::Identity;
 use leanpool_lean::project::ProjectSpec;
 use leanpool_pool::{IsolateBy, Pool, PoolConfig};
-use leanpool_protocol::{BackendInfo, ErrorCode, RpcError};
+use leanpool_protocol::{BackendInfo, ErrorCode, LimitSource, RpcError, WorkerLimit};
 use leanpool_rpc::handler::{rpc_error, CallContext};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -205,11 +205,22 @@ pub fn pool_config_for(base: &PoolConfig, limits: &[ProjectLimits], index: usize
     let untouched = limits.len() <= 1 && own == ProjectLimits::default();
     let total = if untouched {
         // Unused: no share, no own value to cap.
-        base.max_workers.unwrap_or(1)
+        WorkerLimit {
+            value: base.max_workers.unwrap_or(1),
+            source: LimitSource::Configured,
+        }
     } else {
         machine_total(base)
     };
-    let cfg = share_out(base, limits, index, total);
+    let mut cfg = share_out(base, limits, index, total.value);
+    if matches!(
+        cfg.limit_sources.max_workers,
+        LimitSource::Project | LimitSource::Shared
+    ) {
+        // `status` says what bound the total shared out (issue 22 part 4).
+        cfg.limit_sources.total = Some(total);
+    }
+    let total = total.value;
     if let Some(v) = own.max_workers.filter(|&v| v > total) {
         tracing::warn!(
             project = index,
@@ -221,18 +232,20 @@ pub fn pool_config_for(base: &PoolConfig, limits: &[ProjectLimits], index: usize
     cfg
 }
 
-/// The machine-wide worker total: `[pool] max_workers`, or when the config
-/// leaves it to the machine, its value sized now.
-fn machine_total(base: &PoolConfig) -> usize {
-    base.max_workers.map_or_else(
-        || {
-            let machine = leanpool_pool::sizing::Machine::probe();
-            leanpool_pool::sizing::size(base, machine, None)
-                .max_workers
-                .value
+/// The machine-wide worker total and what bound it: `[pool] max_workers`
+/// (`configured`), or when the config leaves it to the machine, its value
+/// sized now (`cores` or `memory`).
+fn machine_total(base: &PoolConfig) -> WorkerLimit {
+    match base.max_workers {
+        Some(n) => WorkerLimit {
+            value: n.max(1),
+            source: LimitSource::Configured,
         },
-        |n| n.max(1),
-    )
+        None => {
+            let machine = leanpool_pool::sizing::Machine::probe();
+            leanpool_pool::sizing::size(base, machine, None).max_workers
+        }
+    }
 }
 
 /// [`pool_config_for`] with the machine-wide total `total` given (pure).
@@ -242,7 +255,6 @@ fn share_out(
     index: usize,
     total: usize,
 ) -> PoolConfig {
-    use leanpool_protocol::LimitSource;
     let mut cfg = base.clone();
     if index > 0 {
         cfg.prewarm.clear();
@@ -317,7 +329,46 @@ mod tests {
         )
     }
 
-    use leanpool_protocol::LimitSource::{self, Configured, Project, Shared};
+    use leanpool_protocol::LimitSource::{Configured, Project, Shared};
+
+    /// `status` says what bound the total a project's limit was taken
+    /// from (issue 22 part 4): `[pool] max_workers` is `configured`; left
+    /// to the machine, `cores` or `memory`, as sizing says; a lone
+    /// project's own `[pool]` limit carries no total.
+    #[test]
+    fn a_shared_limit_names_what_bound_the_total() {
+        let size = |cfg: &PoolConfig| {
+            leanpool_pool::sizing::size(cfg, leanpool_pool::sizing::Machine::probe(), None)
+        };
+        let base = PoolConfig {
+            max_workers: Some(5),
+            ..PoolConfig::default()
+        };
+        let two = [lim(Some(3), None), lim(None, None)];
+        for i in 0..2 {
+            let total = size(&pool_config_for(&base, &two, i)).total;
+            assert_eq!(
+                total,
+                Some(WorkerLimit {
+                    value: 5,
+                    source: Configured
+                })
+            );
+        }
+        let sized = PoolConfig::default();
+        let machine = size(&sized).max_workers;
+        assert!(matches!(
+            machine.source,
+            LimitSource::Cores | LimitSource::Memory
+        ));
+        let shared = size(&pool_config_for(&sized, &two[1..].repeat(2), 1));
+        assert_eq!(shared.total, Some(machine));
+        assert_eq!(
+            size(&pool_config_for(&base, &[lim(None, None)], 0)).total,
+            None
+        );
+        assert!(size(&sized).by_memory.is_some(), "memory readable here");
+    }
 
     #[test]
     fn shares_out_max_workers() {
@@ -342,7 +393,7 @@ mod tests {
         // Machine-sized: sized once and shared, never each pool the whole
         // machine.
         let sized = PoolConfig::default();
-        let machine = machine_total(&sized);
+        let machine = machine_total(&sized).value;
         let second = pool_config_for(&sized, &none, 1);
         let share = (machine / 2).max(1);
         assert_eq!(limits_of(&second), (share, Shared, share, Shared));

@@ -44,6 +44,9 @@ pub struct LimitSources {
     pub max_workers: LimitSource,
     /// The source of a non-sized `max_workers_per_key`.
     pub max_workers_per_key: LimitSource,
+    /// The machine-wide total a project's `max_workers` was taken from,
+    /// and what bound it (set by the daemon with several projects).
+    pub total: Option<WorkerLimit>,
 }
 
 impl Default for LimitSources {
@@ -51,6 +54,7 @@ impl Default for LimitSources {
         LimitSources {
             max_workers: LimitSource::Configured,
             max_workers_per_key: LimitSource::Configured,
+            total: None,
         }
     }
 }
@@ -149,6 +153,8 @@ pub fn size(cfg: &PoolConfig, machine: Machine, measured_rss: Option<u64>) -> Wo
             "estimate"
         }
         .to_string(),
+        by_memory,
+        total: cfg.limit_sources.total,
     }
 }
 

@@ -317,6 +317,17 @@ pub struct WorkerLimits {
     /// at ready of a worker so far) or the `estimate` used before any
     /// worker has started.
     pub worker_rss: String,
+    /// The workers the memory allows: `memory_bytes / worker_bytes`
+    /// (the other figure is `cores`); absent when the memory is
+    /// unreadable or from daemons before issue 22's `bound_by` (part 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_memory: Option<usize>,
+    /// With several projects (issue 25): the machine-wide worker total a
+    /// `project` or `shared` `max_workers` was taken from, and what bound
+    /// that total: `configured` (`[pool] max_workers`), `cores` or
+    /// `memory` (sized when the daemon started, from the figures then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<WorkerLimit>,
 }
 
 /// The workers of one header (and caller).

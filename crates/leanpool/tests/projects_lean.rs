@@ -375,6 +375,9 @@ async fn serve_project_flag_end_to_end() {
     let limit = |i: usize| st.projects[i].pool.limits.clone().unwrap().max_workers;
     assert_eq!((limit(0).value, limit(0).source), (1, LimitSource::Project));
     assert_eq!((limit(1).value, limit(1).source), (1, LimitSource::Shared));
+    // The shared total and what bound it (issue 22 part 4): `[pool]`'s 2.
+    let total = st.projects[1].pool.limits.clone().unwrap().total.unwrap();
+    assert_eq!((total.value, total.source), (2, LimitSource::Configured));
 
     // An editor on the judge project: the package's module is imported,
     // its definitions unfold; the one false theorem is the one error.

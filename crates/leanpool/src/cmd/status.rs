@@ -67,7 +67,7 @@ fn projects(o: &mut String, s: &StatusResult) {
         match &p.pool.limits {
             // Where the project's limit came from (its own, a share, ...).
             Some(l) => {
-                let _ = writeln!(o, " ({})", source_name(l.max_workers.source));
+                let _ = writeln!(o, " ({})", max_workers_source(l));
             }
             None => o.push('\n'),
         }
@@ -280,18 +280,33 @@ fn source_name(s: LimitSource) -> &'static str {
     }
 }
 
+/// Where `max_workers` came from: its source, and for a project's or
+/// shared value the machine-wide total and what bound it (issue 22 part
+/// 4): `shared of 2, bound by memory`.
+fn max_workers_source(l: &leanpool_protocol::WorkerLimits) -> String {
+    let src = source_name(l.max_workers.source);
+    match l.total {
+        Some(t) => format!("{src} of {}, bound by {}", t.value, source_name(t.source)),
+        None => src.to_string(),
+    }
+}
+
 /// The worker limits in force and where each came from (`status` and
 /// `doctor`): `max_workers 2 (cores), max_workers_per_key 2
-/// (cores); 2 cores, 21.9 GiB available, 5.5 GiB per worker (estimate)`.
+/// (cores); 2 cores, 21.9 GiB available (3 workers), 5.5 GiB per worker
+/// (estimate)`.
 pub fn limits(l: &leanpool_protocol::WorkerLimits) -> String {
     let src = source_name;
-    let mem = l.memory_bytes.map_or("memory unreadable".to_string(), |m| {
-        format!("{} available", bytes(m))
-    });
+    let mem = l
+        .memory_bytes
+        .map_or("memory unreadable".to_string(), |m| match l.by_memory {
+            Some(n) => format!("{} available ({n} workers)", bytes(m)),
+            None => format!("{} available", bytes(m)),
+        });
     format!(
         "max_workers {} ({}), max_workers_per_key {} ({}); {} cores, {mem}, {} per worker ({})",
         l.max_workers.value,
-        src(l.max_workers.source),
+        max_workers_source(l),
         l.max_workers_per_key.value,
         src(l.max_workers_per_key.source),
         l.cores,
@@ -493,6 +508,8 @@ mod tests {
             memory_bytes: Some(17 << 30),
             worker_bytes: 11 << 29,
             worker_rss: "measured".into(),
+            by_memory: None,
+            total: None,
         });
         assert!(
             human(&s).contains(
@@ -558,9 +575,23 @@ mod tests {
         // judge's max_workers comes from its own `[[project]]` table.
         let judge_limits = s.projects[1].pool.limits.as_mut().unwrap();
         judge_limits.max_workers.source = LimitSource::Project;
+        // core's is a share of a memory-bound total (issue 22 part 4).
+        let core_limits = s.projects[0].pool.limits.as_mut().unwrap();
+        core_limits.max_workers.source = LimitSource::Shared;
+        core_limits.by_memory = Some(3);
+        core_limits.total = Some(leanpool_protocol::WorkerLimit {
+            value: 3,
+            source: LimitSource::Memory,
+        });
         let t = human(&s);
+        let core_line = limits(s.projects[0].pool.limits.as_ref().unwrap());
         assert!(
-            t.contains("project core (default)  Lean 4  library oleans sha256 ab12 (3 .olean files on LEAN_PATH)  workers 2/2 (memory)\n"),
+            core_line.contains("max_workers 3 (shared of 3, bound by memory), ")
+                && core_line.contains("17.0 GiB available (3 workers)"),
+            "{core_line}"
+        );
+        assert!(
+            t.contains("project core (default)  Lean 4  library oleans sha256 ab12 (3 .olean files on LEAN_PATH)  workers 2/2 (shared of 3, bound by memory)\n"),
             "{t}"
         );
         assert!(t.contains("project judge  /srv/judge  Lean 4"), "{t}");
