@@ -350,6 +350,11 @@ class WorkerLimits(Wire):
     memory_bytes: Optional[int] = None
     worker_bytes: int = 0
     worker_rss: str = ""
+    #: Workers the memory allows (``memory_bytes / worker_bytes``).
+    by_memory: Optional[int] = None
+    #: For a ``project``/``shared`` limit: the machine-wide total it was
+    #: taken from and what bound it (``configured``, ``cores``, ``memory``).
+    total: Optional[WorkerLimit] = None
 
 
 @dataclass
