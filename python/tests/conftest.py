@@ -80,7 +80,9 @@ def local_ray_cluster(extra_nodes: int = 1) -> Iterator[Any]:
 
 #: One worker, no spare: each Lean test module pays one worker start.
 #: A queue of 2 per header makes `map`'s OVERLOADED retries happen for real.
-LEAN_CONFIG = {"pool": {"max_workers": 1, "spares_per_key": 0, "max_queue_per_key": 2}}
+#: The result cache off: every answer comes from Lean, never from an earlier
+#: test's identical request (test_client checks `cached` on purpose).
+LEAN_CONFIG = {"pool": {"max_workers": 1, "spares_per_key": 0, "max_queue_per_key": 2}, "cache": {"enabled": False}}
 
 
 @pytest.fixture(scope="session")

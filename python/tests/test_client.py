@@ -155,4 +155,36 @@ def test_status_says_where_worker_limits_come_from(tmp_path):
     assert set(shares) == {"a", "b"}
     for lim in shares.values():
         assert (lim.max_workers.source, lim.max_workers_per_key.source) == ("shared", "shared")
+        # What bound the machine-wide total shared out, and the memory's
+        # figure beside the cores' (issue 22 part 4).
+        assert lim.total is not None and lim.total.source in {"cores", "memory"}
+        assert lim.by_memory is not None and lim.total.value >= lim.max_workers.value
     assert sum(lim.max_workers.value for lim in shares.values()) <= max(one.max_workers.value, 2)
+
+
+def test_cache_answers_a_repeated_check_on_purpose(tmp_path):
+    # The one Python test that wants the cache on (the Lean fixtures turn it
+    # off): the second identical check is answered `cached: true` and never
+    # reaches Lean. Fake Lean (leanpool-testkit): its log shows each text it
+    # elaborated, so "never reached Lean" is counted, not assumed.
+    from conftest import fake_lean_backend
+
+    log = tmp_path / "fake.log"
+    lean = fake_lean_backend(tmp_path, log)
+    # The cache keys answers by the library: a LEAN_PATH with one .olean
+    # gives the fake a library identity (without one the cache stays off).
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "Fake.olean").write_bytes(b"fake olean")
+    # A fresh cache dir: the first answer is computed, never an earlier run's.
+    cfg = {"sandbox": {"mode": "off"}, "pool": {"max_workers": 1, "spares_per_key": 0},
+           "cache": {"dir": str(tmp_path / "cache")}}
+    text = "theorem cached_once (n : Nat) : n + 0 = n := by simp"
+    with leanpool.Daemon(cfg, lean=lean, env={"LEAN_PATH": str(lib)}) as d, d.client() as c:
+        assert c.status().extra["cache"]["enabled"] is True
+        first = c.check(text, timeout_ms=60_000)
+        second = c.check(text, timeout_ms=60_000)
+    assert first.status == second.status
+    assert "cached" not in first.extra and second.extra.get("cached") is True
+    elaborated = [line for line in log.read_text().splitlines() if "cached_once" in line]
+    assert len(elaborated) == 1, elaborated

@@ -19,7 +19,8 @@ from conftest import lean_backend, local_ray_cluster
 # A queue that holds a whole routing run (16 items in two batches of 8): the
 # daemon answers no OVERLOADED there, so nothing spills (spill-over under
 # load: test_ray_fake.py).
-CONFIG = {"pool": {"max_workers": 1, "spares_per_key": 0, "max_queue_per_key": 16}}
+# The result cache off: every answer comes from a node's Lean.
+CONFIG = {"pool": {"max_workers": 1, "spares_per_key": 0, "max_queue_per_key": 16}, "cache": {"enabled": False}}
 # Light import sets of core Lean; the test uses one whose first choice is the
 # removable (non-head) node. `rfl` on numerals needs only the prelude.
 HEADERS = ["", "import Init", "import Init.Prelude", "import Init.Core", "import Init.Data.Nat.Basic", "import Init.Data.List.Basic"]
