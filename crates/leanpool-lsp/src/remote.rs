@@ -87,12 +87,11 @@ pub(crate) async fn lease(
     let mut rd = BufReader::with_capacity(64 << 10, rd);
     let mut wr = BufWriter::new(wr);
     let header = leanpool_screen::header_key(text);
-    let mut params = serde_json::to_value(LeaseParams { header }).expect("serializable");
-    if let (Some(name), Some(m)) = (project, params.as_object_mut()) {
-        // The daemon's own member of every request's params (taken out
-        // before the method's params are decoded).
-        m.insert("project".into(), name.into());
-    }
+    let params = serde_json::to_value(LeaseParams {
+        header,
+        project: project.map(str::to_string),
+    })
+    .expect("serializable");
     let req = Request {
         jsonrpc: "2.0".into(),
         id: Id::Num(1),
