@@ -188,3 +188,30 @@ def test_cache_answers_a_repeated_check_on_purpose(tmp_path):
     assert "cached" not in first.extra and second.extra.get("cached") is True
     elaborated = [line for line in log.read_text().splitlines() if "cached_once" in line]
     assert len(elaborated) == 1, elaborated
+
+
+def test_overloaded_retry_alone_recovers_every_item_once(tmp_path):
+    # The client's OVERLOADED retry on its own, without Ray's spill-over
+    # (issue 22 part 3): one daemon, one worker, a queue of 1, 12 slow items
+    # pipelined: the daemon refuses some, `map` resends them, every item is
+    # answered in input order and elaborated exactly once. Fake Lean
+    # (leanpool-testkit): a fixed `-- FAKE sleep` makes the queue overflow,
+    # and its log counts each elaboration.
+    import collections
+    import re
+
+    from conftest import FAKE_DAEMON_CONFIG, fake_lean_backend
+
+    log = tmp_path / "fake.log"
+    lean = fake_lean_backend(tmp_path, log)
+    cfg = {**FAKE_DAEMON_CONFIG, "pool": {"max_workers": 1, "max_workers_per_key": 1, "spares_per_key": 0, "max_queue_per_key": 1}}
+    texts = [f"-- FAKE sleep 30\ntheorem retry{i} : True := trivial\n" for i in range(12)]
+    with leanpool.Daemon(cfg, lean=lean) as d, d.client() as c:
+        results = c.map("check", texts)
+        overloaded = c.status().pool.counters.overloaded
+    assert [r.status for r in results] == ["ok"] * len(texts)
+    assert [r.declarations[0].name for r in results] == [f"retry{i}" for i in range(len(texts))]
+    assert overloaded > 0, "the queue of 1 never overflowed: the retry was not exercised"
+    counts = collections.Counter(re.search(r"\b(retry\d+)\b", line).group(1)
+                                 for line in log.read_text().splitlines() if "retry" in line)
+    assert counts == {f"retry{i}": 1 for i in range(len(texts))}, counts
