@@ -48,24 +48,6 @@ pub fn alive(pid: i32) -> bool {
     }
 }
 
-/// CPU clock ticks used so far by the live processes of group `pgid`
-/// (user + system, from /proc).
-fn group_cpu_ticks(pgid: i32) -> u64 {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("stat")).ok())
-        .filter_map(|stat| {
-            let f: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
-            // After the name: state(0) ppid(1) pgrp(2) ... utime(11) stime(12).
-            if f.get(2)?.parse::<i32>().ok()? != pgid {
-                return None;
-            }
-            Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
-        })
-        .sum()
-}
-
 /// Whether the worker of process group `pgid` stops computing within
 /// `within`: it is gone, or over a 3 s window its group used under 0.3 s
 /// of CPU. A request cancelled in Lean either stops there (Lean ended
@@ -77,9 +59,10 @@ pub fn quiet_or_gone(pgid: u64, within: Duration) -> bool {
         if !alive(pgid as i32) {
             return true;
         }
-        let before = group_cpu_ticks(pgid as i32);
+        let cpu = || leanpool_lean::proc::group_cpu_time(pgid as u32).unwrap_or_default();
+        let before = cpu();
         std::thread::sleep(Duration::from_secs(3));
-        if !alive(pgid as i32) || group_cpu_ticks(pgid as i32).saturating_sub(before) < 30 {
+        if !alive(pgid as i32) || cpu().saturating_sub(before) < Duration::from_millis(300) {
             return true;
         }
     }
