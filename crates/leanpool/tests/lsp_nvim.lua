@@ -1,6 +1,6 @@
 -- Headless Neovim (Debian's 0.7+) driving `leanpool lsp` through its
 -- built-in LSP client, run by the `neovim_headless_session` test in
--- lsp_lean.rs. It only acts and records; the Rust test checks the record.
+-- lsp_lean/nvim.rs. It only acts and records; the Rust test checks the record.
 --
 --   nvim --headless -u NONE -i NONE -n FILE.lean -c 'luafile lsp_nvim.lua'
 --

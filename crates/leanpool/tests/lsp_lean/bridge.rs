@@ -1,0 +1,267 @@
+//! `attack_editor_bridge_refuses_callers_providers_and_far_positions`:
+//! issue 26's attacks through the editor bridge (stdio and `--socket`).
+
+use crate::client::Lsp;
+use crate::daemon_support::{self, alive, Daemon, Lean, Rules};
+use crate::{pos, rpc, wait_until, CONFIG, URI};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+pub(crate) fn attack_editor_bridge_refuses_callers_providers_and_far_positions() {
+    let caps = "lease_request_timeout_ms = 15000\nlease_cpu_ms = 45000\n";
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("lp.toml");
+    std::fs::write(&cfg, format!("{caps}{CONFIG}")).unwrap();
+    let mut rules = Rules::default();
+    let mut lsp = Lsp::start_with(&["lsp", "--config", cfg.to_str().unwrap(), "--no-prewarm"]);
+    bridge_attacks(&mut lsp, &mut rules, "stdio");
+    drop(lsp);
+    let daemon = Daemon::start(
+        dir.path(),
+        &format!("{caps}[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n"),
+        Lean::Real,
+    );
+    let secret = "import Lean.Server.CodeActions.Basic\ndef victimPassword : String := \"hunter2-SECRET-7781\"\n";
+    let a = rpc(&daemon.socket, "check", json!({ "text": secret }));
+    assert_eq!(a["status"], "ok", "{a}");
+    let mut lsp = Lsp::start_with(&["lsp", "--socket", daemon.socket.to_str().unwrap()]);
+    bridge_attacks(&mut lsp, &mut rules, "--socket");
+    rules.assert_all();
+}
+
+fn bridge_attacks(lsp: &mut Lsp, rules: &mut Rules, path: &str) {
+    let long = Duration::from_secs(900);
+    let short = Duration::from_secs(60);
+    lsp.result(
+        "initialize",
+        json!({ "processId": null, "rootUri": null, "capabilities": {} }),
+        short,
+    );
+    lsp.notify("initialized", json!({}));
+    let header = "import Lean.Server.CodeActions.Basic\n";
+    let text = format!("{header}open Lean Server in\npublic def rtlMin : CodeActionProvider := fun _ _ => do\n  let h ← (IO.getEnv \"HOME\" : IO _)\n  return #[{{ eager := {{ title := s!\"env:{{h}}\" }} }}]\ntheorem mine : 2 + 2 = 4 := by\n  sorry\n");
+    lsp.notify("textDocument/didOpen", json!({ "textDocument": { "uri": URI, "languageId": "lean4", "version": 1, "text": text } }));
+    let d = lsp.diagnostics_where(0, long, |p| {
+        p["version"] == 1
+            && p["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["message"].as_str().unwrap_or("").contains("sorry"))
+    });
+    assert!(
+        !d["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["severity"] == 1),
+        "the provider must elaborate for the attack to mean anything: {d}"
+    );
+    let syms = lsp.result(
+        "textDocument/documentSymbol",
+        json!({ "textDocument": { "uri": URI } }),
+        short,
+    );
+    rules.check(
+        "clean lease: no other caller's text",
+        !syms.to_string().contains("victim"),
+        format!("{path}: {syms}"),
+    );
+    let range =
+        json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } });
+    let forged = json!({ "title": "x", "data": { "providerName": "rtlMin", "providerResultIndex": 0,
+        "params": { "textDocument": { "uri": URI }, "range": range, "context": { "diagnostics": [] } } } });
+    let ans = lsp.request("codeAction/resolve", forged, short);
+    rules.check(
+        "codeAction/resolve: only data Lean issued",
+        ans["error"]["code"] == -32602,
+        format!("{path}: {ans}"),
+    );
+    let s = lsp.result("$/lean/rpc/connect", json!({ "uri": URI }), short);
+    let call = json!({ "textDocument": { "uri": URI }, "position": { "line": 0, "character": 0 },
+        "sessionId": s["sessionId"], "method": "rtlMin", "params": {} });
+    let ans = lsp.request("$/lean/rpc/call", call, short);
+    rules.check(
+        "RPC: only Lean's builtin procedures",
+        ans["error"]["code"] == -32602,
+        format!("{path}: {ans}"),
+    );
+    // Far outside the text: the issue's numbers through a Lean method
+    // (JSON params: they reach the gate as sent), and numbers a typed
+    // LSP position (u32) holds through `hover` (tower-lsp would refuse the
+    // issue's own before the gate).
+    let far = |l: u64, c: u64| json!({ "textDocument": { "uri": URI }, "position": { "line": l, "character": c } });
+    for (m, p) in [
+        ("$/lean/plainGoal", far(2147483648, 1099511627776)),
+        ("textDocument/hover", far(4000000000, 4000000000)),
+        ("textDocument/hover", far(6, 4000000000)),
+    ] {
+        let t = Instant::now();
+        let ans = lsp.try_request(m, p, Duration::from_secs(10));
+        rules.check(
+            "positions inside the text",
+            ans.as_ref().is_some_and(|a| a["error"]["code"] == -32602)
+                && t.elapsed() < Duration::from_secs(5),
+            format!("{path}: {m}: {ans:?}"),
+        );
+    }
+    let h = lsp.try_request("textDocument/hover", pos(5, 10), short);
+    rules.check(
+        "positions inside the text: the worker still answers",
+        h.as_ref().is_some_and(|h| !h["result"].is_null()),
+        format!("{path}: {h:?}"),
+    );
+    rules.check(
+        "no caller code ran",
+        !lsp.seen.iter().any(|m| m.to_string().contains("env:")),
+        format!("{path}: the file's provider ran"),
+    );
+    let v = bridge_order_and_imports(lsp, rules, path, header, &text);
+    bridge_limits(lsp, rules, path, header, v);
+    lsp.result("shutdown", Value::Null, short);
+    lsp.notify("exit", Value::Null);
+    let until = Instant::now() + short;
+    while lsp.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < until, "leanpool lsp did not exit");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Requests right behind edits are checked against the edited text (the
+/// bridge's document actor takes both in the editor's order; before, a
+/// hover on a line the edit adds could reach the gate first and be
+/// refused as outside the text), and a text with other imports than the
+/// worker was leased for is refused (shown, never sent: no new worker),
+/// served again once the imports are back. The next version, returned.
+fn bridge_order_and_imports(
+    lsp: &mut Lsp,
+    rules: &mut Rules,
+    path: &str,
+    header: &str,
+    text: &str,
+) -> u64 {
+    let short = Duration::from_secs(60);
+    let mut body = text.to_string();
+    for v in 2..=6u64 {
+        // Cheap lines: the lease's CPU budget must be left for the
+        // time-limit check that follows.
+        for j in 0..8 {
+            body.push_str(&format!("theorem order{v}_{j} : True := trivial\n"));
+        }
+        let line = body.lines().count() as u32 - 1;
+        lsp.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": URI, "version": v }, "contentChanges": [{ "text": body }] }),
+        );
+        let h = lsp.try_request("textDocument/hover", pos(line, 9), short);
+        rules.check(
+            "requests in the editor's order with its edits",
+            h.as_ref().is_some_and(|h| h.get("error").is_none()),
+            format!("{path}: version {v}, line {line}: {h:?}"),
+        );
+    }
+    let leases = lsp.log_count("document on a leased worker");
+    let mark = lsp.seen.len();
+    let other = body.replacen(header, &format!("{header}import Lean.Elab.Command\n"), 1);
+    lsp.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": URI, "version": 7 }, "contentChanges": [{ "text": other }] }),
+    );
+    let d = lsp.try_diagnostics_where(mark, short, |p| p["version"] == 7);
+    let h = lsp.try_request("textDocument/hover", pos(5, 10), short);
+    rules.check(
+        "a leased text keeps its imports",
+        d.as_ref().is_some_and(|d| {
+            d["diagnostics"]
+                .to_string()
+                .contains("imports the lease was granted for")
+        }) && h.as_ref().is_some_and(|h| h["error"]["code"] == -32803)
+            && lsp.log_count("document on a leased worker") == leases,
+        format!("{path}: {d:?}, then hover {h:?}"),
+    );
+    lsp.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": URI, "version": 8 }, "contentChanges": [{ "text": body }] }),
+    );
+    let h = lsp.try_request("textDocument/hover", pos(5, 10), short);
+    rules.check(
+        "a leased text keeps its imports: served again with them",
+        h.as_ref().is_some_and(|h| !h["result"].is_null()),
+        format!("{path}: {h:?}"),
+    );
+    9
+}
+
+/// The per-request time limit and the CPU budget through the bridge
+/// (from version `v` on).
+fn bridge_limits(lsp: &mut Lsp, rules: &mut Rules, path: &str, header: &str, v: u64) {
+    let slow = format!("{header}{}", daemon_support::slow_theorems());
+    let pid = lsp.leased_pid();
+    lsp.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": URI, "version": v },
+        "contentChanges": [{ "text": slow }] }),
+    );
+    // Right behind the edit: the gate sees the edit first (the bridge's
+    // document actor takes requests in the editor's order with edits).
+    let t = Instant::now();
+    let ans = lsp.try_request(
+        "textDocument/waitForDiagnostics",
+        json!({ "uri": URI, "version": v }),
+        Duration::from_secs(60),
+    );
+    let took = t.elapsed();
+    rules.check(
+        "per-request time limit",
+        // The limit's own answer (the CPU budget's end answers -32803 too).
+        ans.as_ref().is_some_and(|a| {
+            a["error"]["code"] == -32803
+                && a["error"]["message"].to_string().contains("per request")
+        }) && took >= Duration::from_secs(14)
+            && took < Duration::from_secs(30),
+        format!("{path}: after {took:?}: {ans:?}"),
+    );
+    // Lean was asked to cancel: either it ends the elaboration there (the
+    // worker falls quiet) or the lease's limits end the worker.
+    let quiet = daemon_support::quiet_or_gone(pid as u64, Duration::from_secs(120));
+    eprintln!(
+        "{path}: after the time limit, worker {pid} {}",
+        if alive(pid) {
+            "alive and quiet"
+        } else {
+            "gone"
+        }
+    );
+    rules.check(
+        "a request past its limit does not leave the worker computing",
+        quiet,
+        format!("{path}: worker {pid} still computing 120 s after the limit"),
+    );
+    // The next edit (on the same worker if it is quiet, else re-opened on
+    // a fresh one) changes the first line after the header, so Lean
+    // elaborates every slow theorem again: with no request at all, the
+    // CPU budget ends it.
+    let mark = lsp.seen.len();
+    let body = daemon_support::slow_theorems();
+    lsp.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": URI, "version": v + 1 },
+        "contentChanges": [{ "text": format!("{header}theorem again : True := trivial\n{body}") }] }),
+    );
+    let ended = lsp.try_diagnostics_where(mark, Duration::from_secs(900), |p| {
+        p["diagnostics"].to_string().contains("was ended")
+    });
+    let second = lsp.leased_pid();
+    rules.check(
+        "CPU budget per lease",
+        ended
+            .as_ref()
+            .is_some_and(|e| e.to_string().contains("lease_cpu_ms")),
+        format!("{path}: pids {pid} then {second}: {ended:?}"),
+    );
+    rules.check(
+        "CPU budget per lease: the worker is killed",
+        wait_until(Duration::from_secs(30), || !alive(second)),
+        format!("{path}: pid {second} still runs"),
+    );
+}
