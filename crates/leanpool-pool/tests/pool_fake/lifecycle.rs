@@ -1,0 +1,255 @@
+//! Worker lifecycle: eviction, idle time-out, memory caps, failed starts, shutdown, rlimits, guard refusals.
+
+use super::*;
+
+pub(crate) async fn lru_idle_worker_evicted_for_new_header(cx: Ctx) {
+    let pool = cx.fake_pool(base_cfg());
+    pool.call::<method::Check>(req("import A\ntheorem a : True := trivial\n"))
+        .await
+        .unwrap();
+    pool.call::<method::Check>(req("import B\ntheorem b : True := trivial\n"))
+        .await
+        .unwrap();
+    let pb = pids(&pool, "import B\n");
+    // Global max (2) reached; A has been idle longest.
+    assert_eq!(
+        pool.call::<method::Check>(req("import C\ntheorem c : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
+    assert!(pids(&pool, "import A\n").is_empty());
+    assert_eq!(pids(&pool, "import B\n"), pb);
+    assert_eq!(pids(&pool, "import C\n").len(), 1);
+    assert_eq!(pool.status().counters.evictions, 1);
+    assert!(pool.status().workers <= 2);
+    finish(pool).await;
+}
+
+pub(crate) async fn idle_timeout_keeps_prewarm_minimum(cx: Ctx) {
+    let cfg = PoolConfig {
+        idle_timeout_ms: 200,
+        prewarm: vec![PrewarmEntry {
+            header: "-- warm\n\nimport P   \n".into(),
+            min: 1,
+        }],
+        ..base_cfg()
+    };
+    let pool = cx.fake_pool(cfg);
+    // The prewarm worker starts without any request.
+    wait_until("prewarm worker idle", || {
+        pool.status().keys.iter().any(|k| {
+            k.header == "import P\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle)
+        })
+    })
+    .await;
+    pool.call::<method::Check>(req("import Q\ntheorem q : True := trivial\n"))
+        .await
+        .unwrap();
+    wait_until("Q retired", || pids(&pool, "import Q\n").is_empty()).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(pids(&pool, "import P\n").len(), 1);
+    assert!(pool.status().counters.idle_retirements >= 1);
+    finish(pool).await;
+}
+
+pub(crate) async fn memory_cap_kills_the_worker(cx: Ctx) {
+    let pool = cx.fake_pool(PoolConfig {
+        rss_limit_bytes: Some(150 << 20),
+        ..base_cfg()
+    });
+    let e = pool
+        .call::<method::Check>(req("theorem a : True := trivial\n-- FAKE alloc 400\n"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, PoolError::WorkerFailed { cause: FailureCause::MemoryCap, ref message } if message.contains("memory limit")),
+        "{e:?}"
+    );
+    assert_eq!(pool.status().counters.memory_kills, 1);
+    assert_eq!(
+        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
+    finish(pool).await;
+}
+
+/// The cap relative to the worker's RSS at ready: the fake's baseline is
+/// a few MB, so 150 MB of headroom lets a small request through and stops
+/// a 400 MB one; status shows the effective cap.
+pub(crate) async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
+    let pool = cx.fake_pool(PoolConfig {
+        rss_headroom_bytes: Some(150 << 20),
+        ..base_cfg()
+    });
+    assert_eq!(
+        pool.call::<method::Check>(req("theorem a : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
+    let w = pool
+        .status()
+        .keys
+        .iter()
+        .flat_map(|k| k.workers.clone())
+        .find(|w| w.pid.is_some())
+        .unwrap();
+    let cap = w.rss_cap_bytes.expect("a cap in status");
+    assert!(
+        cap > 150 << 20 && cap < 300 << 20,
+        "cap {cap} should be the ready RSS + 150 MB"
+    );
+    let e = pool
+        .call::<method::Check>(req("theorem b : True := trivial\n-- FAKE alloc 400\n"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, PoolError::WorkerFailed { cause: FailureCause::MemoryCap, ref message } if message.contains("memory limit")),
+        "{e:?}"
+    );
+    assert_eq!(pool.status().counters.memory_kills, 1);
+    assert_eq!(
+        pool.call::<method::Check>(req("theorem c : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
+    finish(pool).await;
+}
+
+pub(crate) async fn failed_start_is_answered(cx: Ctx) {
+    let pool = cx.fake_pool(base_cfg());
+    let e = pool
+        .call::<method::Check>(req("import FakeDieOnOpen\ntheorem a : True := trivial\n"))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, PoolError::SpawnFailed(_)), "{e:?}");
+    assert_eq!(
+        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
+            .await
+            .unwrap()
+            .status,
+        CheckStatus::Ok
+    );
+    assert_eq!(pool.status().counters.spawn_failures, 1);
+    finish(pool).await;
+}
+
+pub(crate) async fn graceful_shutdown_finishes_queued_work(cx: Ctx) {
+    let pool = cx.fake_pool(base_cfg());
+    let p1 = pool.clone();
+    let a = tokio::spawn(async move {
+        p1.call::<method::Check>(req("theorem a : True := trivial\n-- FAKE sleep 300\n"))
+            .await
+    });
+    let p2 = pool.clone();
+    let b = tokio::spawn(async move {
+        p2.call::<method::Check>(req("theorem b : True := trivial\n"))
+            .await
+    });
+    wait_until("both accepted", || pool.status().counters.requests == 2).await;
+    pool.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(a.await.unwrap().unwrap().status, CheckStatus::Ok);
+    assert_eq!(b.await.unwrap().unwrap().status, CheckStatus::Ok);
+    assert_eq!(
+        pool.call::<method::Check>(req("theorem c : True := trivial\n"))
+            .await
+            .unwrap_err(),
+        PoolError::ShuttingDown
+    );
+    procs::assert_no_workers_left().await;
+}
+
+pub(crate) async fn shutdown_deadline_answers_in_flight(cx: Ctx) {
+    let pool = cx.fake_pool(base_cfg());
+    let p1 = pool.clone();
+    let a = tokio::spawn(async move {
+        p1.call::<method::Check>(req("theorem a : True := trivial\n-- FAKE sleep 5000\n"))
+            .await
+    });
+    wait_until("a busy", || {
+        pool.status()
+            .keys
+            .iter()
+            .any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))
+    })
+    .await;
+    let p2 = pool.clone();
+    let b = tokio::spawn(async move {
+        p2.call::<method::Check>(req("theorem b : True := trivial\n"))
+            .await
+    });
+    wait_until("b queued", || {
+        pool.status().keys.iter().any(|k| k.queue_depth == 1)
+    })
+    .await;
+    pool.shutdown(Duration::from_millis(100)).await;
+    assert_eq!(a.await.unwrap().unwrap_err(), PoolError::ShuttingDown);
+    assert_eq!(b.await.unwrap().unwrap_err(), PoolError::ShuttingDown);
+    procs::assert_no_workers_left().await;
+}
+
+pub(crate) async fn dropping_the_pool_kills_workers(cx: Ctx) {
+    let pool = cx.fake_pool(PoolConfig {
+        prewarm: vec![PrewarmEntry {
+            header: String::new(),
+            min: 1,
+        }],
+        ..base_cfg()
+    });
+    wait_until("prewarm", || !pids(&pool, "").is_empty()).await;
+    let pid = pids(&pool, "")[0];
+    let clone = pool.clone();
+    drop(pool);
+    assert!(procs::alive(pid), "a clone still holds the pool");
+    drop(clone);
+    procs::assert_no_workers_left().await;
+}
+
+pub(crate) async fn rlimit_as_is_applied(cx: Ctx) {
+    let pool = cx.fake_pool(PoolConfig {
+        rlimit_as_bytes: Some(64 << 30),
+        ..base_cfg()
+    });
+    pool.call::<method::Check>(req("theorem a : True := trivial\n"))
+        .await
+        .unwrap();
+    let pid = pids(&pool, "")[0];
+    assert_eq!(procs::address_space_limit(pid), Some(64 << 30));
+    finish(pool).await;
+}
+
+pub(crate) async fn guard_rejection_touches_no_worker(cx: Ctx) {
+    let pool = cx.fake_pool(base_cfg());
+    for text in ["#eval 1 + 1\n", "open Bad\nrun_cmd pure ()\n"] {
+        let r = pool.call::<method::Check>(req(text)).await.unwrap();
+        assert_eq!(r.status, CheckStatus::Rejected, "{text}");
+        assert!(r.reason.is_some_and(|m| !m.is_empty()));
+    }
+    let p = leanpool_protocol::StatementParams {
+        text: "#eval 1\ntheorem t : True := trivial\n".into(),
+        timeout_ms: None,
+    };
+    assert_eq!(
+        pool.call::<method::Opt>(p).await.unwrap().check.status,
+        CheckStatus::Rejected
+    );
+    let s = pool.status();
+    assert_eq!(
+        (s.counters.rejections, s.counters.spawns, s.workers),
+        (3, 0, 0)
+    );
+    assert!(
+        s.keys.is_empty(),
+        "a rejected request created a header entry"
+    );
+    assert_eq!(cx.log_text(), "");
+    finish(pool).await;
+}
