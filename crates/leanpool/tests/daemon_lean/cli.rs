@@ -1,0 +1,43 @@
+//! `leanpool opt`/`normalize` through the daemon.
+
+use super::*;
+
+/// `leanpool opt --gted` and `leanpool normalize --json` with `--socket`,
+/// on this binary's warm worker (`cli_terms` runs `opt` on a local worker:
+/// every local run costs a worker start).
+pub(crate) fn cli_opt_and_normalize_through_the_daemon(d: &Daemon, dir: &std::path::Path) {
+    let f = dir.join("terms.lean");
+    std::fs::write(
+        &f,
+        "theorem t (a b : Nat) (h : a < b) : ∀ c, a + c < b + c := by\n  omega\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(BIN)
+            .args(args)
+            .arg(&f)
+            .arg("--socket")
+            .arg(&d.socket)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let g = run(&["opt", "--gted"]);
+    assert_eq!(g["content"], "theorem");
+    assert_eq!(g["children"][0]["children"][0]["variable_freecost"], true);
+    assert_eq!(g["children"][2]["children"][0]["hypothesis_freecost"], true);
+
+    let n = run(&["normalize", "--json"]);
+    assert_eq!(n["check"]["status"], "ok");
+    assert_eq!(
+        n["normalized"]["statement"],
+        "theorem stmt (a : Nat) (b : Nat) (h : a < b) : ∀ (c : Nat), a + c < b + c"
+    );
+    assert_eq!(n["normalized"]["binders"][2]["is_prop"], true);
+}
