@@ -188,66 +188,14 @@ impl<W: Write> Fake<W> {
         let params = &msg["params"];
         let id = msg.get("id");
         match method.as_str() {
-            // Like Lean's file worker: `initialize` is read, not answered.
-            "initialize" => {
-                if params["initializationOptions"]["hasWidgets"] != json!(true) {
-                    refuse("initialize without initializationOptions.hasWidgets = true");
-                }
-                if self.chatty {
-                    self.send(&json!({"jsonrpc": "2.0", "id": "srv-1", "method": "workspace/semanticTokens/refresh"}));
-                }
-            }
-            "textDocument/didOpen" => {
-                if params["dependencyBuildMode"] != "never" {
-                    refuse("didOpen without dependencyBuildMode = never");
-                }
-                let doc = &params["textDocument"];
-                let text = doc["text"].as_str().unwrap_or("");
-                if text.contains("FakeDieOnOpen") {
-                    std::process::exit(4);
-                }
-                self.elaborate(&doc["uri"], &doc["version"], text);
-            }
-            "textDocument/didChange" => {
-                let text = params["contentChanges"]
-                    .as_array()
-                    .and_then(|c| c.last())
-                    .and_then(|c| c["text"].as_str())
-                    .unwrap_or("");
-                if let Ok(path) = std::env::var("FAKE_LOG") {
-                    // The caller's last line, not leanpool's verdict trailer.
-                    let last = text
-                        .trim_end()
-                        .lines()
-                        .rfind(|l| {
-                            !l.starts_with("#check ")
-                                && !l.contains("#print axioms ")
-                                && !l.contains(" in #check @")
-                        })
-                        .unwrap_or("");
-                    let mut f = std::fs::OpenOptions::new()
-                        .create(true)
-                        .append(true)
-                        .open(path)
-                        .unwrap();
-                    writeln!(f, "{} {last}", std::process::id()).unwrap();
-                }
-                let doc = &params["textDocument"];
-                self.elaborate(&doc["uri"], &doc["version"], text);
-            }
+            "initialize" => self.initialize(params),
+            "textDocument/didOpen" => self.did_open(params),
+            "textDocument/didChange" => self.did_change(params),
             "$/lean/rpc/connect" => self.answer(
                 id.unwrap_or(&Value::Null),
                 json!({"sessionId": RPC_SESSION}),
             ),
-            "$/lean/rpc/call" => {
-                let id = id.unwrap_or(&Value::Null).clone();
-                if params["sessionId"] != json!(RPC_SESSION) {
-                    self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32900, "message": "reconnect"}}));
-                } else {
-                    let echo = json!({"method": params["method"], "position": params["position"], "params": params["params"]});
-                    self.answer(&id, echo);
-                }
-            }
+            "$/lean/rpc/call" => self.rpc_call(id.unwrap_or(&Value::Null).clone(), params),
             "$/lean/rpc/release" => {
                 let refs = params["refs"].as_array().cloned().unwrap_or_default();
                 self.released.extend(refs.iter().map(|r| r["p"].clone()));
@@ -261,18 +209,67 @@ impl<W: Write> Fake<W> {
                 id.unwrap_or(&Value::Null),
                 Value::Array(self.answered.clone()),
             ),
-            m => {
-                if m == "textDocument/waitForDiagnostics" {
-                    let ms = BARRIER_DELAY_MS.swap(0, Ordering::SeqCst);
-                    std::thread::sleep(Duration::from_millis(ms));
-                }
-                if let Some(id) = id {
-                    if m.starts_with("textDocument/") || m.starts_with("$/lean/") {
-                        self.answer(id, json!({}));
-                    } else {
-                        self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("no {m}")}}));
-                    }
-                }
+            m => self.other(m, id),
+        }
+    }
+
+    /// Like Lean's file worker: `initialize` is read, not answered.
+    fn initialize(&mut self, params: &Value) {
+        if params["initializationOptions"]["hasWidgets"] != json!(true) {
+            refuse("initialize without initializationOptions.hasWidgets = true");
+        }
+        if self.chatty {
+            self.send(&json!({"jsonrpc": "2.0", "id": "srv-1", "method": "workspace/semanticTokens/refresh"}));
+        }
+    }
+
+    fn did_open(&mut self, params: &Value) {
+        if params["dependencyBuildMode"] != "never" {
+            refuse("didOpen without dependencyBuildMode = never");
+        }
+        let doc = &params["textDocument"];
+        let text = doc["text"].as_str().unwrap_or("");
+        if text.contains("FakeDieOnOpen") {
+            std::process::exit(4);
+        }
+        self.elaborate(&doc["uri"], &doc["version"], text);
+    }
+
+    fn did_change(&mut self, params: &Value) {
+        let text = params["contentChanges"]
+            .as_array()
+            .and_then(|c| c.last())
+            .and_then(|c| c["text"].as_str())
+            .unwrap_or("");
+        log_edit(text);
+        let doc = &params["textDocument"];
+        self.elaborate(&doc["uri"], &doc["version"], text);
+    }
+
+    /// Echoes the call (Lean would send the goals), or asks for a
+    /// reconnect when the session is not the fake's.
+    fn rpc_call(&mut self, id: Value, params: &Value) {
+        if params["sessionId"] != json!(RPC_SESSION) {
+            self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32900, "message": "reconnect"}}));
+        } else {
+            let echo = json!({"method": params["method"], "position": params["position"], "params": params["params"]});
+            self.answer(&id, echo);
+        }
+    }
+
+    /// Any other method: requests under `textDocument/` and `$/lean/` get
+    /// an empty answer (after the scripted barrier delay for
+    /// `waitForDiagnostics`), others "method not found".
+    fn other(&mut self, m: &str, id: Option<&Value>) {
+        if m == "textDocument/waitForDiagnostics" {
+            let ms = BARRIER_DELAY_MS.swap(0, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(ms));
+        }
+        if let Some(id) = id {
+            if m.starts_with("textDocument/") || m.starts_with("$/lean/") {
+                self.answer(id, json!({}));
+            } else {
+                self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("no {m}")}}));
             }
         }
     }
@@ -288,90 +285,62 @@ impl<W: Write> Fake<W> {
         let mut hang = false;
         for (i, line) in text.split('\n').enumerate() {
             if let Some(cmd) = line.trim().strip_prefix("-- FAKE ") {
-                let mut words = cmd.split_whitespace();
-                let (verb, arg) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-                match verb {
-                    "crash" => crash(),
-                    "crash_once" => {
-                        if std::fs::metadata(arg).is_err() {
-                            std::fs::write(arg, b"crashed").unwrap();
-                            crash();
-                        }
-                    }
-                    "sleep" => std::thread::sleep(Duration::from_millis(arg.parse().unwrap())),
-                    "hang" => hang = true,
-                    "alloc" => {
-                        let v = vec![1u8; arg.parse::<usize>().unwrap() << 20];
-                        std::hint::black_box(&v);
-                        std::mem::forget(v);
-                        std::thread::sleep(Duration::from_secs(60));
-                    }
-                    "panic" => {
-                        let mut err = std::io::stderr();
-                        err.write_all(b"some output\nINTERNAL PA").unwrap();
-                        std::thread::sleep(Duration::from_millis(200));
-                        err.write_all(b"NIC: out of memory\n").unwrap();
-                        std::thread::sleep(Duration::from_secs(1000));
-                    }
-                    "fork" => {
-                        let child = std::process::Command::new("sleep").arg("1000").spawn().unwrap();
-                        std::mem::forget(child);
-                    }
-                    "error" => diags.push(json!({"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
-                        "severity": 1, "message": "fake error"})),
-                    "forge_version" => self.send(&json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
-                        "params": {"uri": uri, "version": 2147483647, "diagnostics": []}})),
-                    "forge_uri" => self.send(&json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
-                        "params": {"uri": "file:///elsewhere/Other.lean", "version": version, "diagnostics": []}})),
-                    "forge_answer" => self.answer(&json!(999999), json!({})),
-                    "slow_barrier" => BARRIER_DELAY_MS.store(arg.parse().unwrap_or_else(|_| refuse("slow_barrier MS")), Ordering::SeqCst),
-                    "spin_bg" => {
-                        for _ in 0..2 {
-                            std::thread::spawn(|| {
-                                let mut x = 0u64;
-                                loop {
-                                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
-                                }
-                            });
-                        }
-                    }
-                    "forge_junk" => {
-                        self.out.write_all(b"Content-Length: 5\r\n\r\nnot{}").unwrap();
-                        self.out.flush().unwrap();
-                    }
-                    "forge_note" => self.send(&json!({"jsonrpc": "2.0", "method": "$/lean/forged", "params": {}})),
-                    other => refuse(&format!("unknown FAKE command {other}")),
+                match self.script(cmd, uri, version) {
+                    Scripted::Nothing => {}
+                    Scripted::Hang => hang = true,
+                    Scripted::Diagnostic(d) => diags.push(d),
                 }
-                continue;
-            }
-            // leanpool's trailer writes `set_option … in #check @NAME`.
-            let check = line
-                .strip_prefix("#check ")
-                .or_else(|| line.split_once(" in #check ").map(|(_, n)| n));
-            if let Some(name) = check {
-                let at = json!({"start": {"line": i, "character": 0}, "end": {"line": i, "character": 6}});
-                diags
-                    .push(json!({"range": at, "severity": 3, "message": format!("{name} : Prop")}));
-                continue;
-            }
-            if let Some(j) = line.find("#print axioms") {
-                let c = utf16(&line[..j]);
-                let name = line[j + "#print axioms".len()..].trim();
-                let at = json!({"start": {"line": i, "character": c}, "end": {"line": i, "character": c + 6}});
-                diags.push(json!({"range": at, "severity": 3, "message": format!("'{name}' does not depend on any axioms")}));
-                continue;
-            }
-            if let Some(j) = line.find("bad") {
-                let c = utf16(&line[..j]);
-                let at = json!({"start": {"line": i, "character": c}, "end": {"line": i, "character": c + 3}});
-                diags.push(
-                    json!({"range": at, "severity": 1, "message": "unknown identifier 'bad'"}),
-                );
+            } else if let Some(d) = line_diagnostic(i, line) {
+                diags.push(d);
             }
         }
-        if hang {
-            return;
+        if !hang {
+            self.finish(uri, version, diags);
         }
+    }
+
+    /// Runs one `-- FAKE VERB ARG` line of the script.
+    fn script(&mut self, cmd: &str, uri: &Value, version: &Value) -> Scripted {
+        let mut words = cmd.split_whitespace();
+        let (verb, arg) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+        match verb {
+            "crash" => crash(),
+            "crash_once" => {
+                if std::fs::metadata(arg).is_err() {
+                    std::fs::write(arg, b"crashed").unwrap();
+                    crash();
+                }
+            }
+            "sleep" => std::thread::sleep(Duration::from_millis(arg.parse().unwrap())),
+            "hang" => return Scripted::Hang,
+            "alloc" => alloc_and_wait(arg.parse().unwrap()),
+            "panic" => panic_and_wait(),
+            "fork" => {
+                let child = std::process::Command::new("sleep").arg("1000").spawn().unwrap();
+                std::mem::forget(child);
+            }
+            "error" => return Scripted::Diagnostic(json!({"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                "severity": 1, "message": "fake error"})),
+            "forge_version" => self.send(&json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                "params": {"uri": uri, "version": 2147483647, "diagnostics": []}})),
+            "forge_uri" => self.send(&json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                "params": {"uri": "file:///elsewhere/Other.lean", "version": version, "diagnostics": []}})),
+            "forge_answer" => self.answer(&json!(999999), json!({})),
+            "slow_barrier" => BARRIER_DELAY_MS.store(arg.parse().unwrap_or_else(|_| refuse("slow_barrier MS")), Ordering::SeqCst),
+            "spin_bg" => spin_in_background(),
+            "forge_junk" => {
+                self.out.write_all(b"Content-Length: 5\r\n\r\nnot{}").unwrap();
+                self.out.flush().unwrap();
+            }
+            "forge_note" => self.send(&json!({"jsonrpc": "2.0", "method": "$/lean/forged", "params": {}})),
+            other => refuse(&format!("unknown FAKE command {other}")),
+        }
+        Scripted::Nothing
+    }
+
+    /// The version's diagnostics and its done progress (in the other
+    /// order for odd versions when chatty, as Lean may send them).
+    fn finish(&mut self, uri: &Value, version: &Value, diags: Vec<Value>) {
         let publish = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
             "params": {"uri": uri, "version": version, "diagnostics": diags}});
         let done = json!({"jsonrpc": "2.0", "method": "$/lean/fileProgress",
@@ -383,6 +352,92 @@ impl<W: Write> Fake<W> {
             self.send(&publish);
             self.send(&done);
         }
+    }
+}
+
+/// What one script line asks of the version being elaborated.
+enum Scripted {
+    Nothing,
+    /// Never publish this version's diagnostics.
+    Hang,
+    Diagnostic(Value),
+}
+
+/// The diagnostic the fake gives a line of code: leanpool's trailer
+/// (`#check`, `#print axioms`) answered as Lean would, `bad` an error.
+fn line_diagnostic(i: usize, line: &str) -> Option<Value> {
+    // leanpool's trailer writes `set_option … in #check @NAME`.
+    let check = line
+        .strip_prefix("#check ")
+        .or_else(|| line.split_once(" in #check ").map(|(_, n)| n));
+    if let Some(name) = check {
+        let at = json!({"start": {"line": i, "character": 0}, "end": {"line": i, "character": 6}});
+        return Some(json!({"range": at, "severity": 3, "message": format!("{name} : Prop")}));
+    }
+    if let Some(j) = line.find("#print axioms") {
+        let c = utf16(&line[..j]);
+        let name = line[j + "#print axioms".len()..].trim();
+        let at =
+            json!({"start": {"line": i, "character": c}, "end": {"line": i, "character": c + 6}});
+        return Some(
+            json!({"range": at, "severity": 3, "message": format!("'{name}' does not depend on any axioms")}),
+        );
+    }
+    let j = line.find("bad")?;
+    let c = utf16(&line[..j]);
+    let at = json!({"start": {"line": i, "character": c}, "end": {"line": i, "character": c + 3}});
+    Some(json!({"range": at, "severity": 1, "message": "unknown identifier 'bad'"}))
+}
+
+/// Appends "<pid> <the caller's last line>" to `$FAKE_LOG` (not leanpool's
+/// verdict trailer), so tests see which process served which request.
+fn log_edit(text: &str) {
+    let Ok(path) = std::env::var("FAKE_LOG") else {
+        return;
+    };
+    let last = text
+        .trim_end()
+        .lines()
+        .rfind(|l| {
+            !l.starts_with("#check ")
+                && !l.contains("#print axioms ")
+                && !l.contains(" in #check @")
+        })
+        .unwrap_or("");
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    writeln!(f, "{} {last}", std::process::id()).unwrap();
+}
+
+/// Holds `mib` MiB resident, then waits (for the memory cap to act).
+fn alloc_and_wait(mib: usize) {
+    let v = vec![1u8; mib << 20];
+    std::hint::black_box(&v);
+    std::mem::forget(v);
+    std::thread::sleep(Duration::from_secs(60));
+}
+
+/// Writes Lean's out-of-memory panic to stderr in two pieces, then waits.
+fn panic_and_wait() {
+    let mut err = std::io::stderr();
+    err.write_all(b"some output\nINTERNAL PA").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    err.write_all(b"NIC: out of memory\n").unwrap();
+    std::thread::sleep(Duration::from_secs(1000));
+}
+
+/// Two threads that compute forever (an elaboration ignoring a cancel).
+fn spin_in_background() {
+    for _ in 0..2 {
+        std::thread::spawn(|| {
+            let mut x = 0u64;
+            loop {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+            }
+        });
     }
 }
 
