@@ -187,6 +187,10 @@ impl PoolHandler {
             pool: projects[0].pool.clone(),
             cache: self.cache.status(),
             projects,
+            workers: self
+                .projects
+                .iter()
+                .find_map(|p| p.pool.as_ref().ok()?.worker_total()),
         })
     }
 
@@ -281,6 +285,7 @@ impl Handler for PoolHandler {
         let tunnel = LeaseTunnel {
             worker: leased.worker,
             rss_cap: leased.rss_cap,
+            permit: leased.permit,
             imports: leanpool_screen::header_key(&p.header),
             limits: self.lease_limits.clone(),
             guard: pool.guard_policy().clone(),

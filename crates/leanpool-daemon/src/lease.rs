@@ -97,6 +97,10 @@ pub struct LeaseTunnel {
     pub worker: Worker,
     /// The memory cap the pool computed for it.
     pub rss_cap: Option<u64>,
+    /// Its place in the machine-wide worker total of a daemon with
+    /// several projects (issue 25), given back when the tunnel ends
+    /// (after `worker`, which is killed first).
+    pub permit: Option<leanpool_pool::WorkerPermit>,
     /// What every text is screened with.
     pub guard: GuardPolicy,
     /// The imports the lease was granted for (the header key).
@@ -157,6 +161,7 @@ impl LeaseTunnel {
         let LeaseTunnel {
             mut worker,
             rss_cap,
+            permit,
             guard,
             imports,
             limits,
@@ -222,6 +227,8 @@ impl LeaseTunnel {
         };
         // Never back into the pool: it ran the caller's documents.
         worker.kill().await;
+        // Its place in the machine-wide total is free once it is gone.
+        drop(permit);
         match &end {
             End::Reason(why) => {
                 tracing::info!(conn, pid, "lease ended: {why}");

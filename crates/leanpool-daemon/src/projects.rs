@@ -11,7 +11,7 @@
 
 use leanpool_cache::Identity;
 use leanpool_lean::project::ProjectSpec;
-use leanpool_pool::{IsolateBy, Pool, PoolConfig};
+use leanpool_pool::{IsolateBy, Pool, PoolConfig, WorkerBudget};
 use leanpool_protocol::{BackendInfo, ErrorCode, LimitSource, RpcError, WorkerLimit};
 use leanpool_rpc::handler::{rpc_error, CallContext};
 use serde::{Deserialize, Serialize};
@@ -193,8 +193,11 @@ pub struct ProjectLimits {
 ///   here, since each pool sizing itself to the whole machine would
 ///   overcommit it), source `project`; without one, and with several
 ///   projects, what the projects with their own value leave of the total,
-///   shared out equally between the others (at least 1 each), source
-///   `shared`; one project without its own value keeps `[pool]`'s;
+///   shared out equally between the others, source `shared`, or, when
+///   that share is 0 (more such projects than places left), 1 borrowed
+///   from the total, source `borrowed` (the daemon's
+///   [`worker_budget`] keeps the sum of all projects' workers under the
+///   total); one project without its own value keeps `[pool]`'s;
 /// * `max_workers_per_key`: the project's own value, capped by its
 ///   `max_workers`, source `project`; else `[pool]`'s when configured, else
 ///   (left to the machine) the project's `max_workers`;
@@ -215,7 +218,7 @@ pub fn pool_config_for(base: &PoolConfig, limits: &[ProjectLimits], index: usize
     let mut cfg = share_out(base, limits, index, total.value);
     if matches!(
         cfg.limit_sources.max_workers,
-        LimitSource::Project | LimitSource::Shared
+        LimitSource::Project | LimitSource::Shared | LimitSource::Borrowed
     ) {
         // `status` says what bound the total shared out (issue 22 part 4).
         cfg.limit_sources.total = Some(total);
@@ -230,6 +233,15 @@ pub fn pool_config_for(base: &PoolConfig, limits: &[ProjectLimits], index: usize
         );
     }
     cfg
+}
+
+/// The machine-wide worker budget of `projects` projects (a hard cap on
+/// worker processes over all of them, leased ones included: see
+/// [`leanpool_pool::WorkerBudget`]): the total of [`pool_config_for`]
+/// with more than one project; `None` for one (its pool's own
+/// `max_workers` is the cap).
+pub fn worker_budget(base: &PoolConfig, projects: usize) -> Option<WorkerBudget> {
+    (projects > 1).then(|| WorkerBudget::new(machine_total(base)))
 }
 
 /// The machine-wide worker total and what bound it: `[pool] max_workers`
@@ -270,8 +282,12 @@ fn share_out(
                 .map(|v| v.clamp(1, total))
                 .sum();
             let others = limits.iter().filter(|l| l.max_workers.is_none()).count();
-            let share = total.saturating_sub(taken) / others.max(1);
-            Some((share.max(1), LimitSource::Shared))
+            match total.saturating_sub(taken) / others.max(1) {
+                // No share: one worker, borrowed from the total (the
+                // budget, `worker_budget`, keeps the sum under it).
+                0 => Some((1, LimitSource::Borrowed)),
+                share => Some((share, LimitSource::Shared)),
+            }
         }
         None => None,
     };
@@ -329,7 +345,7 @@ mod tests {
         )
     }
 
-    use leanpool_protocol::LimitSource::{Configured, Project, Shared};
+    use leanpool_protocol::LimitSource::{Borrowed, Configured, Project, Shared};
 
     /// `status` says what bound the total a project's limit was taken
     /// from (issue 22 part 4): `[pool] max_workers` is `configured`; left
@@ -383,7 +399,12 @@ mod tests {
             (2, Shared, 4, Configured)
         );
         let nine = [ProjectLimits::default(); 9];
-        assert_eq!(pool_config_for(&base, &nine, 1).max_workers, Some(1));
+        // Nine projects, five places: no share, one borrowed each (the
+        // daemon's budget keeps the sum under five).
+        assert_eq!(
+            limits_of(&pool_config_for(&base, &nine, 1)),
+            (1, Borrowed, 4, Configured)
+        );
         // One project without limits of its own: `[pool]` as it is.
         let one = [ProjectLimits::default()];
         assert_eq!(

@@ -115,6 +115,8 @@ async fn handler(lean: Lean, cfg: &DaemonConfig, socket: &Path) -> Result<PoolHa
             .map_err(|e| ServeError::Setup(format!("resolving the projects: {e}")))??;
             let mut limits: Vec<_> = cfg.projects.iter().map(|e| e.limits()).collect();
             limits.resize(projects.len().max(n), Default::default());
+            // One machine-wide total over every project's workers (issue 25).
+            let budget = crate::projects::worker_budget(&cfg.pool, projects.len());
             let served = projects
                 .into_iter()
                 .enumerate()
@@ -123,7 +125,12 @@ async fn handler(lean: Lean, cfg: &DaemonConfig, socket: &Path) -> Result<PoolHa
                     let pool_cfg = crate::projects::pool_config_for(&cfg.pool, &limits, i);
                     ServedProject {
                         root: p.root.as_ref().map(|r| r.display().to_string()),
-                        pool: Ok(Pool::new(p.command, pool_cfg, cfg.policies())),
+                        pool: Ok(match &budget {
+                            Some(b) => {
+                                Pool::with_budget(p.command, pool_cfg, cfg.policies(), b.clone())
+                            }
+                            None => Pool::new(p.command, pool_cfg, cfg.policies()),
+                        }),
                         name: p.name,
                         backend: b,
                         identity,

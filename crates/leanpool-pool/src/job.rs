@@ -32,6 +32,11 @@ pub struct Leased {
     /// The memory cap the pool would apply to this process (bytes
     /// resident), from `rss_limit_bytes` / `rss_headroom_bytes`.
     pub rss_cap: Option<u64>,
+    /// Its place in the machine-wide worker total the pool shares with
+    /// others ([`crate::Pool::with_budget`]; `None` without one): the
+    /// holder keeps it as long as the worker lives and drops it after
+    /// the worker (field order does that when both go together).
+    pub permit: Option<crate::WorkerPermit>,
 }
 
 /// One accepted request of method `M`, and the one answer it owes.

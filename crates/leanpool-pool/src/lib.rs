@@ -8,7 +8,9 @@
 //! `max_workers_per_key` worker slots; a supervisor task starts slots for
 //! headers with waiting requests or a prewarm minimum, within
 //! `max_workers` overall, evicting the least recently used idle worker of
-//! another header when a header with waiting requests has none. Slots take
+//! another header when a header with waiting requests has none (several
+//! pools may share one machine-wide total, [`WorkerBudget`]: a daemon's
+//! projects). Slots take
 //! requests straight from their header's queue, so the request path never
 //! passes through the supervisor or a pool-wide lock.
 //!
@@ -19,6 +21,7 @@
 
 #![deny(missing_docs)]
 
+mod budget;
 mod config;
 mod error;
 mod job;
@@ -34,6 +37,7 @@ mod slot;
 mod status;
 mod supervisor;
 
+pub use budget::{WorkerBudget, WorkerPermit};
 pub use config::{
     InvalidPoolConfig, IsolateBy, Policies, PoolConfig, PrewarmEntry, DEFAULT_REQUEST_TIMEOUT_MS,
     DEFAULT_TIMEOUT_GRACE_MS, MAX_TIMEOUT_GRACE_MS, MAX_USES_AUTO,

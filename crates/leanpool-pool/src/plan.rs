@@ -61,6 +61,10 @@ pub(crate) struct Plan {
     /// Keys that wanted a spare but found no room under `max_workers`.
     pub spare_no_room: Vec<usize>,
     pub retire: Vec<(u64, Retire)>,
+    /// Starving keys that got no room and no idle worker of this pool to
+    /// evict for it (room on its way counted): with a shared budget, the
+    /// supervisor looks for one in the other pools.
+    pub starving_unplaced: usize,
 }
 
 impl KeySnap {
@@ -162,6 +166,7 @@ pub(crate) fn plan(
     let needed = unserved_starving.saturating_sub(stopping);
     if needed > 0 {
         let evicted = evictions(keys, needed, &retiring);
+        out.starving_unplaced = needed - evicted.len();
         out.retire
             .extend(evicted.into_iter().map(|id| (id, Retire::Evicted)));
     }

@@ -50,6 +50,31 @@ impl Pool {
     /// Must be called inside a tokio runtime. Invalid limits are raised to
     /// 1 (see [`PoolConfig::validate`] to refuse them instead).
     pub fn new(command: LeanCommand, cfg: PoolConfig, policies: Policies) -> Pool {
+        Pool::build(command, cfg, policies, None)
+    }
+
+    /// [`Pool::new`], its workers also counted against `budget`, the
+    /// machine-wide total it shares with other pools (a daemon's
+    /// projects, issue 25): every worker process of this pool, leased
+    /// ones included, holds a place in it from its start until it is gone;
+    /// when the total is reached, a header with waiting requests and no
+    /// worker evicts the least recently used idle worker of any pool of
+    /// the budget, and a lease waits for a place the same way.
+    pub fn with_budget(
+        command: LeanCommand,
+        cfg: PoolConfig,
+        policies: Policies,
+        budget: crate::WorkerBudget,
+    ) -> Pool {
+        Pool::build(command, cfg, policies, Some(budget))
+    }
+
+    fn build(
+        command: LeanCommand,
+        cfg: PoolConfig,
+        policies: Policies,
+        budget: Option<crate::WorkerBudget>,
+    ) -> Pool {
         let machine = crate::sizing::Machine::probe();
         let mut cfg = cfg.sanitized(machine);
         cfg.max_uses = cfg.effective_max_uses(command.backend);
@@ -61,7 +86,11 @@ impl Pool {
             guard,
             policies.verdict,
             machine,
+            budget,
         ));
+        if let Some(b) = &inner.budget {
+            b.register(Arc::downgrade(&inner));
+        }
         // Prewarm headers are canonicalized like request headers; entries
         // with the same canonical header keep the larger minimum.
         let mut prewarm = std::collections::BTreeMap::<String, usize>::new();
@@ -181,8 +210,12 @@ impl Pool {
     /// prewarm minimum behind it), and otherwise keeps serving the header
     /// with it while a new process is started for the leaser (`status`:
     /// `leases_pristine`, `leases_fresh`). A leased worker no longer counts
-    /// against `max_workers`; dropping the future withdraws the lease. The
-    /// text is not screened: the holder screens what it sends.
+    /// against `max_workers`, but, in a pool with a shared budget
+    /// ([`Pool::with_budget`]), it keeps its place in the machine-wide
+    /// total until it is dropped ([`Leased::permit`]); a lease that needs
+    /// a fresh process waits for a place there. Dropping the future
+    /// withdraws the lease. The text is not screened: the holder screens
+    /// what it sends.
     pub async fn lease(&self, text: &str) -> Result<Leased, PoolError> {
         if self.inner.shutting_down.load(Ordering::SeqCst) {
             return Err(PoolError::ShuttingDown);
@@ -229,6 +262,12 @@ impl Pool {
             inner.wake.notify_one();
         }
         Ok(())
+    }
+
+    /// The machine-wide total this pool shares with others and its use
+    /// now (`status`' `workers`); `None` without a shared budget.
+    pub fn worker_total(&self) -> Option<leanpool_protocol::WorkerTotal> {
+        self.inner.budget.as_ref().map(crate::WorkerBudget::status)
     }
 
     /// `[pool] isolate_by`, for the daemon to apply with [`Pool::as_caller`].

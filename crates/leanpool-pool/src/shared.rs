@@ -48,6 +48,9 @@ pub(crate) struct Inner {
     pub machine: Machine,
     /// The largest RSS at ready of any worker so far (0 = none measured).
     pub worker_rss: AtomicU64,
+    /// The machine-wide total this pool shares with others (a daemon's
+    /// projects): every worker process holds one of its permits.
+    pub budget: Option<crate::budget::WorkerBudget>,
     clock: Instant,
 }
 
@@ -58,6 +61,7 @@ impl Inner {
         guard: leanpool_screen::GuardPolicy,
         verdict: leanpool_methods::VerdictPolicy,
         machine: Machine,
+        budget: Option<crate::budget::WorkerBudget>,
     ) -> Inner {
         let policy = leanpool_methods::Policy { guard, verdict };
         Inner {
@@ -74,6 +78,7 @@ impl Inner {
             methods: DashMap::new(),
             machine,
             worker_rss: AtomicU64::new(0),
+            budget,
             clock: Instant::now(),
             cfg,
         }
@@ -90,6 +95,22 @@ impl Inner {
     /// Milliseconds since the pool started (the clock of idle times).
     pub(crate) fn now_ms(&self) -> u64 {
         self.clock.elapsed().as_millis() as u64
+    }
+
+    /// The instant `ms` of this pool's clock stands for (to compare idle
+    /// times between pools).
+    pub(crate) fn instant_at(&self, ms: u64) -> Instant {
+        self.clock + Duration::from_millis(ms)
+    }
+
+    /// A place for one more worker process: `Some(None)` without a shared
+    /// budget (the pool's own `max_workers` is the only bound), `None`
+    /// when the shared total is reached.
+    pub(crate) fn place(&self) -> Option<Option<crate::budget::WorkerPermit>> {
+        match &self.budget {
+            None => Some(None),
+            Some(b) => b.try_take().map(Some),
+        }
     }
 
     pub(crate) fn default_timeout(&self) -> Duration {

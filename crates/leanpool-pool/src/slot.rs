@@ -19,6 +19,7 @@
 //! cannot start a process; its exit guard always frees its place in the
 //! global count, even if the task panics.
 
+use crate::budget::WorkerPermit;
 use crate::error::PoolError;
 use crate::job::{Job, Leased, Queued, Ran, Reply};
 use crate::shared::{Inner, KeyState, SlotShared};
@@ -40,11 +41,26 @@ use interrupt::Stopped;
 /// Starts a process for a leaser, outside every slot (it never serves the
 /// pool's traffic and never comes back): the fresh worker a lease gets
 /// when no pristine one was at hand. Same start as a slot's (sandbox,
-/// `RLIMIT_AS`, memory cap from its resident size once ready).
-pub(crate) async fn start_for_lease(inner: &Inner, header: &str) -> Result<Leased, PoolError> {
-    if inner.shutting_down.load(Ordering::SeqCst) {
+/// `RLIMIT_AS`, memory cap from its resident size once ready). With a
+/// shared budget it first waits for a place in the machine-wide total
+/// (evicting an idle worker of any pool of the budget), until `gone()`.
+pub(crate) async fn start_for_lease(
+    inner: &Inner,
+    header: &str,
+    gone: impl Fn() -> bool,
+) -> Result<Leased, PoolError> {
+    let stopping = || inner.shutting_down.load(Ordering::SeqCst);
+    if stopping() {
         return Err(PoolError::ShuttingDown);
     }
+    let permit = match &inner.budget {
+        None => None,
+        Some(b) => match b.acquire(|| gone() || stopping()).await {
+            Some(p) => Some(p.into_leased()),
+            None if stopping() => return Err(PoolError::ShuttingDown),
+            None => return Err(PoolError::Internal("the leaser went away".into())),
+        },
+    };
     let mut w = match Worker::spawn(&inner.worker_cfg, header).await {
         Ok(w) => w,
         Err(e) => {
@@ -61,12 +77,23 @@ pub(crate) async fn start_for_lease(inner: &Inner, header: &str) -> Result<Lease
     }
     let rss_cap = inner.cfg.rss_cap(proc::worker_rss_bytes(w.pid()));
     tracing::info!(pid = w.pid(), header = %header.trim_end(), "fresh worker started for a lease");
-    Ok(Leased { worker: w, rss_cap })
+    Ok(Leased {
+        worker: w,
+        rss_cap,
+        permit,
+    })
 }
 
 /// Registers a new slot for `key` and starts its task. The caller (the
-/// supervisor) has already counted it in `inner.total`.
-pub(crate) fn start_slot(inner: &Arc<Inner>, key: &Arc<KeyState>, spare: bool) {
+/// supervisor) has already counted it in `inner.total` and took its place
+/// in the shared budget (`permit`, held by the slot until its task ends,
+/// or handed to a leaser with its worker).
+pub(crate) fn start_slot(
+    inner: &Arc<Inner>,
+    key: &Arc<KeyState>,
+    spare: bool,
+    permit: Option<WorkerPermit>,
+) {
     let id = inner.next_slot.fetch_add(1, Ordering::Relaxed);
     let me = Arc::new(SlotShared::new(id, spare));
     key.slots.lock().unwrap().insert(id, me.clone());
@@ -83,6 +110,7 @@ pub(crate) fn start_slot(inner: &Arc<Inner>, key: &Arc<KeyState>, spare: bool) {
             worker: None,
             ready_at: None,
             hard: exit.inner.hard_stop.subscribe(),
+            permit,
         };
         slot.run().await;
         if let Some(w) = slot.worker.take() {
@@ -146,6 +174,9 @@ struct Slot {
     /// When the current process became ready.
     ready_at: Option<Instant>,
     hard: watch::Receiver<bool>,
+    /// The slot's place in the shared budget (after `worker`: dropped
+    /// after it).
+    permit: Option<WorkerPermit>,
 }
 
 enum Wait {
@@ -425,7 +456,7 @@ impl Slot {
                 if reply.is_cancelled() {
                     return;
                 }
-                match start_for_lease(&inner, &header).await {
+                match start_for_lease(&inner, &header, || reply.is_cancelled()).await {
                     // A leaser gone meanwhile drops the worker: killed.
                     Ok(leased) => drop(reply.try_send(leased)),
                     Err(e) => reply.send(Err(e)),
@@ -438,9 +469,12 @@ impl Slot {
         self.me.set_pid(None);
         // The leaser gets the driver's default: killed on a time-out.
         worker.set_kill_on_timeout(true);
+        // The place in the shared budget goes with the process.
+        let permit = self.permit.take().map(WorkerPermit::into_leased);
         match reply.try_send(Leased {
             worker,
             rss_cap: self.rss_cap(),
+            permit,
         }) {
             Ok(()) => {
                 bump(&self.inner.counters.leases_pristine);
@@ -448,6 +482,7 @@ impl Slot {
                 Flow::Exit
             }
             Err(mut back) => {
+                self.permit = back.permit.take().map(WorkerPermit::into_pooled);
                 self.me.set_pid(Some(pid));
                 back.worker
                     .set_kill_on_timeout(self.inner.cfg.timeout_grace_ms == 0);

@@ -56,19 +56,27 @@ pub(crate) fn rebalance(inner: &Arc<Inner>) {
         .collect();
     allow_spares(inner, &keys, &mut snaps, mem_available_bytes(), now);
     let sized = inner.limits();
+    let own = inner.total.load(Ordering::SeqCst);
+    // With a shared budget, this pool may grow only by what the
+    // machine-wide total has left.
+    let budget_free = inner.budget.as_ref().map(|b| b.free());
     let limits = Limits {
-        max_workers: sized.max_workers.value,
+        max_workers: match budget_free {
+            Some(free) => sized.max_workers.value.min(own + free),
+            None => sized.max_workers.value,
+        },
         max_per_key: sized.max_workers_per_key.value,
         idle_timeout_ms: inner.cfg.idle_timeout_ms,
     };
     let spawning = !inner.shutting_down.load(Ordering::SeqCst);
-    let p = plan(
-        &snaps,
-        inner.total.load(Ordering::SeqCst),
-        limits,
-        now,
-        spawning,
-    );
+    let p = plan(&snaps, own, limits, now, spawning);
+    if let (Some(b), true) = (&inner.budget, p.starving_unplaced > 0) {
+        // The total, not this pool's own limit, is what keeps a starving
+        // header without a worker: make room in another pool.
+        if own < sized.max_workers.value {
+            b.evict_for(p.starving_unplaced);
+        }
+    }
     for (id, why) in p.retire {
         let slot = keys
             .iter()
@@ -86,14 +94,18 @@ pub(crate) fn rebalance(inner: &Arc<Inner>) {
         *keys[ki].spare_note.lock().unwrap() =
             Some(format!("max_workers ({}) reached", limits.max_workers));
     }
+    // Each start takes its place in the shared budget first: another pool
+    // may have taken the room seen above meanwhile (then the next round).
     for ki in p.spawn {
+        let Some(permit) = inner.place() else { break };
         inner.total.fetch_add(1, Ordering::SeqCst);
-        start_slot(inner, &keys[ki], false);
+        start_slot(inner, &keys[ki], false, permit);
     }
     for ki in p.spawn_spare {
+        let Some(permit) = inner.place() else { break };
         inner.total.fetch_add(1, Ordering::SeqCst);
         tracing::info!(header = %keys[ki].header.trim_end(), "starting a spare");
-        start_slot(inner, &keys[ki], true);
+        start_slot(inner, &keys[ki], true, permit);
     }
 }
 

@@ -20,6 +20,30 @@ pub struct StatusResult {
     /// project's. Absent from daemons that predate projects.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub projects: Vec<ProjectStatus>,
+    /// With several projects (issue 25): the machine-wide worker total
+    /// every project's pool draws from, a hard cap on worker processes
+    /// (leased ones included). Absent with one project (its
+    /// `pool.max_workers` is then the cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<WorkerTotal>,
+}
+
+/// `status`' `workers`: the machine-wide worker total several projects
+/// share, and its use now (docs/protocol.md, "Projects").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerTotal {
+    /// The cap on Lean worker processes over all projects, and what bound
+    /// it: `configured` (`[pool] max_workers`), `cores` or `memory` (sized
+    /// when the daemon started).
+    pub total: WorkerLimit,
+    /// Worker processes counted now over all projects: starting, idle,
+    /// busy, spare, stopping (until gone) and leased.
+    pub alive: usize,
+    /// Of `alive`, the workers leased out (`lease`, `leanpool lsp`).
+    pub leased: usize,
+    /// Idle workers stopped so that another project's waiting requests,
+    /// or a lease, could have a worker within the total.
+    pub evictions: u64,
 }
 
 /// One project of the daemon (`status`' `projects`): its Lean, its
@@ -284,6 +308,11 @@ pub enum LimitSource {
     /// The machine-wide `max_workers` (configured or sized to the
     /// machine) shared out between the projects that set none of their own.
     Shared,
+    /// No share of its own (more projects than the machine-wide total has
+    /// room for): the project may run one worker, borrowed from the total
+    /// only while a place is free or can be freed by evicting another
+    /// project's idle worker (issue 25).
+    Borrowed,
 }
 
 /// One worker limit in force and why it has that value.

@@ -368,13 +368,23 @@ async fn serve_project_flag_end_to_end() {
     let d = Daemon::start_with_args(dir.path(), config, Lean::Real, &args);
     let c = connect_expecting_lean(&d).await;
 
-    // Worker limits per project: core's own, the rest shared.
+    // Worker limits per project: core's own; the one place core leaves
+    // is less than one each for the two others: borrowed from the total
+    // (issue 25: the total of 2 is a hard cap over all three).
     let st = c.request::<method::Status>(&NoParams).await.unwrap();
     let names: Vec<&str> = st.projects.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["core", "judge", "other"]);
     let limit = |i: usize| st.projects[i].pool.limits.clone().unwrap().max_workers;
     assert_eq!((limit(0).value, limit(0).source), (1, LimitSource::Project));
-    assert_eq!((limit(1).value, limit(1).source), (1, LimitSource::Shared));
+    assert_eq!(
+        (limit(1).value, limit(1).source),
+        (1, LimitSource::Borrowed)
+    );
+    let total = st.workers.expect("the machine-wide total with 3 projects");
+    assert_eq!(
+        (total.total.value, total.total.source),
+        (2, LimitSource::Configured)
+    );
     // The shared total and what bound it (issue 22 part 4): `[pool]`'s 2.
     let total = st.projects[1].pool.limits.clone().unwrap().total.unwrap();
     assert_eq!((total.value, total.source), (2, LimitSource::Configured));

@@ -72,6 +72,18 @@ fn projects(o: &mut String, s: &StatusResult) {
             None => o.push('\n'),
         }
     }
+    if let Some(w) = &s.workers {
+        // The hard cap over every project (leases included).
+        let _ = writeln!(
+            o,
+            "all projects: workers {}/{} ({}), {} leased, {} evicted for room",
+            w.alive,
+            w.total.value,
+            source_name(w.total.source),
+            w.leased,
+            w.evictions
+        );
+    }
 }
 
 /// A compact report: daemon line, one row per worker, latency table,
@@ -277,6 +289,7 @@ fn source_name(s: LimitSource) -> &'static str {
         LimitSource::Memory => "memory",
         LimitSource::Project => "project",
         LimitSource::Shared => "shared",
+        LimitSource::Borrowed => "borrowed",
     }
 }
 
@@ -402,6 +415,7 @@ mod tests {
             },
             cache: None,
             projects: vec![],
+            workers: None,
             pool: PoolStatus {
                 keys: vec![
                     KeyStatus {
@@ -596,5 +610,21 @@ mod tests {
         );
         assert!(t.contains("project judge  /srv/judge  Lean 4"), "{t}");
         assert!(t.contains("workers 2/2 (project)\n"), "{t}");
+        // The machine-wide total over all projects (issue 25).
+        s.workers = Some(leanpool_protocol::WorkerTotal {
+            total: leanpool_protocol::WorkerLimit {
+                value: 2,
+                source: LimitSource::Configured,
+            },
+            alive: 2,
+            leased: 1,
+            evictions: 4,
+        });
+        assert!(
+            human(&s)
+                .contains("all projects: workers 2/2 (configured), 1 leased, 4 evicted for room\n"),
+            "{}",
+            human(&s)
+        );
     }
 }

@@ -1,0 +1,245 @@
+//! The machine-wide worker total several pools share (issue 25): a HARD
+//! cap on Lean worker processes over every project of a daemon, leased
+//! workers included.
+//!
+//! Each project has a pool of its own (its workers never serve another
+//! project), sized by its own `max_workers`; with more projects than the
+//! machine has room for, those shares add up to more than the machine. A
+//! [`WorkerBudget`] given to each pool ([`crate::Pool::with_budget`]) is
+//! what keeps the sum under the total: every worker process (a slot's, a
+//! spare's, a leased one) holds one [`WorkerPermit`] from its start until
+//! it is gone, and a pool starts a worker only with a permit in hand. When
+//! the total is reached, a pool whose import set has waiting requests and
+//! no worker (or a lease waiting for a fresh process) evicts the least
+//! recently used idle worker of *any* pool sharing the budget (spares
+//! first, then workers whose import set keeps its prewarm minimum, longest
+//! idle first; never one whose import set has requests waiting); its
+//! requests wait in their queue meanwhile (a full queue answers
+//! `OVERLOADED`, as always). Nothing is preempted: a worker with requests
+//! queued keeps serving them, so under load on every project a project
+//! without a worker waits until another project's queue drains.
+
+use crate::shared::Inner;
+use crate::status::{bump, WorkerState};
+use leanpool_protocol::{WorkerLimit, WorkerTotal};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// The machine-wide worker total several pools draw from. Cheap to clone.
+#[derive(Clone)]
+pub struct WorkerBudget(Arc<Budget>);
+
+struct Budget {
+    total: WorkerLimit,
+    /// Permits held: worker processes alive or starting, leased ones
+    /// included.
+    held: AtomicUsize,
+    /// Of `held`, the ones leased out.
+    leased: AtomicUsize,
+    /// Idle workers stopped to make room for another pool or a lease.
+    evictions: AtomicU64,
+    /// The pools sharing the budget (woken when a permit comes back).
+    pools: Mutex<Vec<Weak<Inner>>>,
+    /// Wakes a lease waiting for a permit.
+    released: Notify,
+}
+
+/// One place in the total, held by one worker process (starting, serving,
+/// spare or leased); given back when dropped, which wakes every pool of
+/// the budget.
+pub struct WorkerPermit {
+    budget: Arc<Budget>,
+    leased: bool,
+}
+
+impl std::fmt::Debug for WorkerPermit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerPermit")
+            .field("leased", &self.leased)
+            .finish()
+    }
+}
+
+impl WorkerPermit {
+    /// Counts this permit's process as leased out (`status`' `leased`).
+    pub(crate) fn into_leased(mut self) -> WorkerPermit {
+        if !self.leased {
+            self.leased = true;
+            self.budget.leased.fetch_add(1, Ordering::SeqCst);
+        }
+        self
+    }
+
+    /// Back to a pool's slot (a lease whose holder went away meanwhile).
+    pub(crate) fn into_pooled(mut self) -> WorkerPermit {
+        if self.leased {
+            self.leased = false;
+            self.budget.leased.fetch_sub(1, Ordering::SeqCst);
+        }
+        self
+    }
+}
+
+impl Drop for WorkerPermit {
+    fn drop(&mut self) {
+        if self.leased {
+            self.budget.leased.fetch_sub(1, Ordering::SeqCst);
+        }
+        self.budget.held.fetch_sub(1, Ordering::SeqCst);
+        for pool in self.budget.live_pools() {
+            pool.wake.notify_one();
+        }
+        self.budget.released.notify_waiters();
+    }
+}
+
+/// How often a lease waiting for a permit looks again whether its holder
+/// is still there (and evicts again if nothing was freed).
+const LEASE_RECHECK: Duration = Duration::from_millis(200);
+
+impl WorkerBudget {
+    /// A budget of `total.value` worker processes (at least 1); `total`'s
+    /// source is what `status` reports as having bound it.
+    pub fn new(total: WorkerLimit) -> WorkerBudget {
+        WorkerBudget(Arc::new(Budget {
+            total: WorkerLimit {
+                value: total.value.max(1),
+                ..total
+            },
+            held: AtomicUsize::new(0),
+            leased: AtomicUsize::new(0),
+            evictions: AtomicU64::new(0),
+            pools: Mutex::new(Vec::new()),
+            released: Notify::new(),
+        }))
+    }
+
+    /// `status`' `workers`: the total, the processes counted now, the
+    /// leased ones, the evictions made for room.
+    pub fn status(&self) -> WorkerTotal {
+        let b = &self.0;
+        WorkerTotal {
+            total: b.total,
+            alive: b.held.load(Ordering::SeqCst),
+            leased: b.leased.load(Ordering::SeqCst),
+            evictions: b.evictions.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Places left under the total now.
+    pub(crate) fn free(&self) -> usize {
+        self.0
+            .total
+            .value
+            .saturating_sub(self.0.held.load(Ordering::SeqCst))
+    }
+
+    pub(crate) fn register(&self, pool: Weak<Inner>) {
+        let mut pools = self.0.pools.lock().unwrap();
+        pools.retain(|p| p.strong_count() > 0);
+        pools.push(pool);
+    }
+
+    /// A permit if the total is not reached.
+    pub(crate) fn try_take(&self) -> Option<WorkerPermit> {
+        let b = &self.0;
+        b.held
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |h| {
+                (h < b.total.value).then_some(h + 1)
+            })
+            .ok()
+            .map(|_| WorkerPermit {
+                budget: b.clone(),
+                leased: false,
+            })
+    }
+
+    /// A permit for a lease's fresh process: waits until one is free,
+    /// evicting an idle worker of any pool to make room, or `None` once
+    /// `gone()` (the leaser left, the pool is shutting down).
+    pub(crate) async fn acquire(&self, gone: impl Fn() -> bool) -> Option<WorkerPermit> {
+        loop {
+            let released = self.0.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            if let Some(p) = self.try_take() {
+                return Some(p);
+            }
+            if gone() {
+                return None;
+            }
+            self.evict_for(1);
+            tokio::select! {
+                _ = &mut released => {}
+                _ = tokio::time::sleep(LEASE_RECHECK) => {}
+            }
+        }
+    }
+
+    /// Stops up to `needed` idle workers of the budget's pools, least
+    /// recently used first, minus the room already on its way (slots
+    /// told to stop, whose permits come back when their process is gone).
+    /// Candidates: idle workers of import sets with nothing queued;
+    /// spares first, then workers whose import set stays at its prewarm
+    /// minimum, then any. Returns how many were stopped.
+    pub(crate) fn evict_for(&self, needed: usize) -> usize {
+        let mut stopping = 0usize;
+        // (serving, below its minimum, idle since, slot).
+        let mut cand = Vec::new();
+        let pools = self.0.live_pools();
+        for pool in &pools {
+            for k in pool.keys.iter() {
+                let queued = k.queue.depth();
+                let slots = k.slots.lock().unwrap();
+                let serving = slots
+                    .values()
+                    .filter(|s| !s.is_spare() && s.state() != WorkerState::Stopping)
+                    .count();
+                for s in slots.values() {
+                    match s.state() {
+                        WorkerState::Stopping => stopping += 1,
+                        WorkerState::Idle if queued == 0 => {
+                            let since = s.idle_since_ms.load(Ordering::Relaxed);
+                            cand.push((
+                                !s.is_spare(),
+                                !s.is_spare() && serving <= k.min,
+                                pool.instant_at(since),
+                                s.clone(),
+                                pool.clone(),
+                            ));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let needed = needed.saturating_sub(stopping);
+        cand.sort_by_key(|c| (c.0, c.1, c.2, c.3.id));
+        let mut stopped = 0;
+        for (_, _, since, slot, pool) in cand.into_iter().take(needed) {
+            bump(&pool.counters.evictions);
+            self.0.evictions.fetch_add(1, Ordering::SeqCst);
+            tracing::info!(
+                slot = slot.id,
+                idle_ms = Instant::now().saturating_duration_since(since).as_millis() as u64,
+                "evicting an idle worker: the machine-wide worker total is reached"
+            );
+            slot.request_stop();
+            stopped += 1;
+        }
+        stopped
+    }
+}
+
+impl Budget {
+    fn live_pools(&self) -> Vec<Arc<Inner>> {
+        self.pools
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
+    }
+}
