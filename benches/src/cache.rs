@@ -256,6 +256,41 @@ async fn main() -> anyhow::Result<()> {
         t.dedup();
         t.len()
     };
+    let (socket, _daemon, _dir) = start(&args)?;
+    let c = Client::connect(&socket).await?;
+    warm_up(&socket, &c, args.concurrency, args.fake_ms).await?;
+    let started = utc_now();
+    eprintln!("{started}: {} checks, {distinct_n} distinct", items.len());
+    let series = measure(&socket, &c, &items, &args).await?;
+    let st = c.request::<method::Status>(&NoParams).await?;
+    let lean = match args.fake_ms {
+        Some(ms) => format!("FAKE Lean (test double, fixed {ms} ms per request)"),
+        None => "real Lean (WASM)".to_string(),
+    };
+    println!(
+        "Run of {started}; {lean}; {} checks ({distinct_n} distinct), {} connections, default config.\n",
+        items.len(),
+        args.concurrency
+    );
+    series.print_table(items.len());
+    let s = st.cache.context("no cache")?;
+    println!(
+        "Store at the end: {} entries, {} bytes; worker starts {}.",
+        s.entries, s.bytes, st.pool.counters.spawns
+    );
+    Ok(())
+}
+
+/// The daemon the series run against: its socket, the `leanpool serve`
+/// process on real Lean (none on the fake: the daemon library runs in this
+/// process), and the run's directory (both kept until the end).
+fn start(
+    args: &Args,
+) -> anyhow::Result<(
+    std::path::PathBuf,
+    Option<leanpool_testkit::daemon::Daemon>,
+    tempfile::TempDir,
+)> {
     // The default config (the cache on; its default dir under the
     // fixture's XDG_CACHE_HOME, fresh for this run), but for the start
     // time-out when asked.
@@ -263,7 +298,7 @@ async fn main() -> anyhow::Result<()> {
         Some(ms) => format!("[pool]\nstart_timeout_ms = {ms}\n\n[cache]\n"),
         None => "[cache]\n".to_string(),
     };
-    let (socket, _daemon, _dir) = match args.fake_ms {
+    Ok(match args.fake_ms {
         None => {
             let (d, dir) = start_daemon("cache", &config)?;
             (d.socket.clone(), Some(d), dir)
@@ -278,32 +313,65 @@ async fn main() -> anyhow::Result<()> {
             let (socket, _pool) = fake::daemon(dir.path(), pool, cache);
             (socket, None, dir)
         }
-    };
-    let c = Client::connect(&socket).await?;
-    warm_up(&socket, &c, args.concurrency, args.fake_ms).await?;
-    let started = utc_now();
-    eprintln!("{started}: {} checks, {distinct_n} distinct", items.len());
+    })
+}
+
+/// What the series measured.
+struct Series {
+    /// The no-cache series (the batch's first `nb` checks).
+    base: Run,
+    nb: usize,
+    /// The first (empty cache) and second run.
+    first: Run,
+    second: Run,
+    /// (hits, misses, in-flight joins) during the first and second run.
+    d1: (u64, u64, u64),
+    d2: (u64, u64, u64),
+    /// Hit round trips, ms.
+    lat: Vec<f64>,
+}
+
+/// Runs the series 1-4 (module docs) and checks every answer.
+async fn measure(
+    socket: &Path,
+    c: &Client,
+    items: &[(String, Kind)],
+    args: &Args,
+) -> anyhow::Result<Series> {
     let nb = args.baseline.unwrap_or(items.len()).min(items.len());
     let base = run(
-        &socket,
+        socket,
         &items[..nb],
         args.concurrency,
         json!({"cache": false}),
     )
     .await?;
-    // The no-cache wall time of the whole batch (scaled when sampled).
-    let base_wall = base.wall.as_secs_f64() * items.len() as f64 / nb as f64;
     eprintln!("no cache: {:.1} s for {nb}", base.wall.as_secs_f64());
-    let c0 = cache_counters(&c).await?;
-    let first = run(&socket, &items, args.concurrency, json!({})).await?;
-    let c1 = cache_counters(&c).await?;
+    let c0 = cache_counters(c).await?;
+    let first = run(socket, items, args.concurrency, json!({})).await?;
+    let c1 = cache_counters(c).await?;
     eprintln!("first run: {:.1} s", first.wall.as_secs_f64());
-    let second = run(&socket, &items, args.concurrency, json!({})).await?;
-    let c2 = cache_counters(&c).await?;
+    let second = run(socket, items, args.concurrency, json!({})).await?;
+    let c2 = cache_counters(c).await?;
     same_answers(&base, &first)?;
     same_answers(&base, &second)?;
+    let lat = hit_latency(c, items, args.latency).await?;
+    Ok(Series {
+        base,
+        nb,
+        first,
+        second,
+        d1: (c1.0 - c0.0, c1.1 - c0.1, c1.2 - c0.2),
+        d2: (c2.0 - c1.0, c2.1 - c1.1, c2.2 - c1.2),
+        lat,
+    })
+}
+
+/// `n` sequential checks on one connection, each of which must be a hit:
+/// their round trips in ms.
+async fn hit_latency(c: &Client, items: &[(String, Kind)], n: usize) -> anyhow::Result<Vec<f64>> {
     let mut lat = vec![];
-    for (text, _) in items.iter().cycle().take(args.latency) {
+    for (text, _) in items.iter().cycle().take(n) {
         let t = Instant::now();
         let a = c.call_raw("check", json!({"text": text})).await?;
         lat.push(ms(t.elapsed()));
@@ -311,62 +379,55 @@ async fn main() -> anyhow::Result<()> {
             bail!("latency series: not a hit: {}", a.get());
         }
     }
-    let st = c.request::<method::Status>(&NoParams).await?;
-    let n = items.len();
-    let rate = |r: &Run| r.answers.len() as f64 / r.wall.as_secs_f64();
-    let sampled = if nb < n {
-        format!(
-            " (first {nb} sent: {:.1} s, scaled)",
-            base.wall.as_secs_f64()
-        )
-    } else {
-        String::new()
-    };
-    let d1 = (c1.0 - c0.0, c1.1 - c0.1, c1.2 - c0.2);
-    let d2 = (c2.0 - c1.0, c2.1 - c1.1, c2.2 - c1.2);
-    let ratio = first.wall.as_secs_f64() / second.wall.as_secs_f64();
-    let lean = match args.fake_ms {
-        Some(ms) => format!("FAKE Lean (test double, fixed {ms} ms per request)"),
-        None => "real Lean (WASM)".to_string(),
-    };
-    println!(
-        "Run of {started}; {lean}; {n} checks ({distinct_n} distinct), {} connections, default config.\n",
-        args.concurrency
-    );
-    println!("| series | checks | wall | checks/s | Lean runs (misses) | hits | in-flight joins | speed-up |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-    println!(
-        "| no cache (`\"cache\": false`){sampled} | {n} | {base_wall:.1} s | {:.1} | {n} | 0 | 0 | 1.00x |",
-        rate(&base)
-    );
-    println!(
-        "| first run, empty cache | {n} | {:.1} s | {:.1} | {} | {} | {} | {:.2}x vs no cache |",
-        first.wall.as_secs_f64(),
-        rate(&first),
-        d1.1,
-        d1.0,
-        d1.2,
-        base_wall / first.wall.as_secs_f64()
-    );
-    println!(
-        "| second run | {n} | {:.2} s | {:.0} | {} | {} | {} | {ratio:.0}x vs first run ({} 50x) |",
-        second.wall.as_secs_f64(),
-        rate(&second),
-        d2.1,
-        d2.0,
-        d2.2,
-        verdict(ratio >= 50.0)
-    );
-    println!(
-        "\nHit latency (round trip, one connection, {} sequential hits): p50 {} / p99 {}.",
-        lat.len(),
-        fmt_ms(percentile(&lat, 50.0)),
-        fmt_ms(percentile(&lat, 99.0))
-    );
-    let s = st.cache.context("no cache")?;
-    println!(
-        "Store at the end: {} entries, {} bytes; worker starts {}.",
-        s.entries, s.bytes, st.pool.counters.spawns
-    );
-    Ok(())
+    Ok(lat)
+}
+
+impl Series {
+    /// The markdown table and the latency line, for a batch of `n` checks.
+    fn print_table(&self, n: usize) {
+        let (base, first, second, nb) = (&self.base, &self.first, &self.second, self.nb);
+        let (d1, d2) = (self.d1, self.d2);
+        // The no-cache wall time of the whole batch (scaled when sampled).
+        let base_wall = base.wall.as_secs_f64() * n as f64 / nb as f64;
+        let rate = |r: &Run| r.answers.len() as f64 / r.wall.as_secs_f64();
+        let sampled = if nb < n {
+            format!(
+                " (first {nb} sent: {:.1} s, scaled)",
+                base.wall.as_secs_f64()
+            )
+        } else {
+            String::new()
+        };
+        let ratio = first.wall.as_secs_f64() / second.wall.as_secs_f64();
+        println!("| series | checks | wall | checks/s | Lean runs (misses) | hits | in-flight joins | speed-up |");
+        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        println!(
+            "| no cache (`\"cache\": false`){sampled} | {n} | {base_wall:.1} s | {:.1} | {n} | 0 | 0 | 1.00x |",
+            rate(base)
+        );
+        println!(
+            "| first run, empty cache | {n} | {:.1} s | {:.1} | {} | {} | {} | {:.2}x vs no cache |",
+            first.wall.as_secs_f64(),
+            rate(first),
+            d1.1,
+            d1.0,
+            d1.2,
+            base_wall / first.wall.as_secs_f64()
+        );
+        println!(
+            "| second run | {n} | {:.2} s | {:.0} | {} | {} | {} | {ratio:.0}x vs first run ({} 50x) |",
+            second.wall.as_secs_f64(),
+            rate(second),
+            d2.1,
+            d2.0,
+            d2.2,
+            verdict(ratio >= 50.0)
+        );
+        println!(
+            "\nHit latency (round trip, one connection, {} sequential hits): p50 {} / p99 {}.",
+            self.lat.len(),
+            fmt_ms(percentile(&self.lat, 50.0)),
+            fmt_ms(percentile(&self.lat, 99.0))
+        );
+    }
 }
