@@ -386,9 +386,42 @@ async fn main() -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| "unknown version".into());
     let date = utc_now();
+    let p1 = phase1(&args, &marker).await?;
+    println!(
+        "Daemon bench, {} backend ({version}), {date}:",
+        cmd.backend.as_str()
+    );
+    p1.print(&args);
+    // Phase 1's rows are out (stdout) before phase 2 may wait for room.
+    if args.two_workers {
+        let (tp2, med2) = phase2(&args, &marker).await?;
+        println!(
+            "| throughput, 2 workers | {tp2:.2} req/s | same load; round trip p50 {}; ratio 2/1 workers {:.2} |",
+            fmt_ms(med2),
+            tp2 / p1.tp1
+        );
+    }
+    Ok(())
+}
 
-    // Phase 1: one worker.
-    wait_for_room(&marker, 1).await;
+/// What phase 1 (one worker) measured.
+struct Phase1 {
+    /// Daemon start to its worker idle, ms.
+    ready_ms: f64,
+    o: Overhead,
+    /// Throughput (req/s) and its round trip p50.
+    tp1: f64,
+    tp1_med: f64,
+    to: Timeouts,
+    ks: Kills,
+    counters1: leanpool_protocol::Counters,
+    daemon_alive_after_kills: bool,
+}
+
+/// Phase 1: a daemon with one worker: overhead, throughput, time-outs,
+/// SIGKILLs (module docs).
+async fn phase1(args: &Args, marker: &str) -> anyhow::Result<Phase1> {
+    wait_for_room(marker, 1).await;
     let t = Instant::now();
     let (mut d1, _dir1) = start_daemon("daemon-w1", &config(1, args.max_uses))?;
     let c = Client::connect(&d1.socket).await?;
@@ -412,109 +445,121 @@ async fn main() -> anyhow::Result<()> {
     drop(c);
     let daemon_alive_after_kills = d1.is_running();
     d1.stop();
+    Ok(Phase1 {
+        ready_ms,
+        o,
+        tp1,
+        tp1_med,
+        to,
+        ks,
+        counters1,
+        daemon_alive_after_kills,
+    })
+}
 
-    let limit = args.timeout_ms as f64;
-    let to_max = to.rtt.iter().cloned().fold(f64::NAN, f64::max);
-    let all_timeout = to.statuses.iter().all(|s| s == "timeout");
-    println!(
-        "Daemon bench, {} backend ({version}), {date}:",
-        cmd.backend.as_str()
-    );
-    println!();
-    println!("| measure | value | notes |");
-    println!("| --- | ---: | --- |");
-    println!(
-        "| daemon start to 1 worker ready | {} | prewarmed, empty header |",
-        fmt_ms(ready_ms)
-    );
-    println!(
-        "| pool overhead, p50 / p99 | {} / {} | round trip minus `worker_us`, {} sequential one-line checks |",
-        fmt_ms(median(&o.overhead)),
-        fmt_ms(percentile(&o.overhead, 99.0)),
-        o.rtt.len()
-    );
-    println!(
-        "| round trip, p50 / p99 | {} / {} | worker's own time p50 {} |",
-        fmt_ms(median(&o.rtt)),
-        fmt_ms(percentile(&o.rtt, 99.0)),
-        fmt_ms(median(&o.worker))
-    );
-    println!(
-        "| throughput, 1 worker | {tp1:.2} req/s | {} checks, concurrency {}; round trip p50 {} |",
-        args.throughput,
-        args.concurrency,
-        fmt_ms(tp1_med)
-    );
-    if !to.rtt.is_empty() {
-        println!(
-            "| timeout ({} ms limit) answered in | {} max | {} runs, statuses {:?}; within limit + 10 %: {}; recovery (next check ok) p50 {} |",
-            args.timeout_ms,
-            fmt_ms(to_max),
-            to.rtt.len(),
-            to.statuses,
-            verdict(all_timeout && to_max <= limit * 1.1),
-            fmt_ms(median(&to.recovery))
-        );
-    }
-    if ks.attempted > 0 {
-        println!(
-            "| SIGKILL a busy worker | {} unanswered of {} | {} killed mid-request; recovery (kill to answer) p50 {}, max {} |",
-            ks.unanswered.len(),
-            ks.attempted,
-            ks.mid_request,
-            fmt_ms(median(&ks.recovery)),
-            fmt_ms(percentile(&ks.recovery, 100.0))
-        );
-    }
-    println!(
-        "| daemon counters (phase 1) | crashes {}, retries {}, worker_failed {}, timeouts {}, spawns {} | daemon stayed up: {} |",
-        counters1.crashes,
-        counters1.retries,
-        counters1.worker_failed,
-        counters1.timeouts,
-        counters1.spawns,
-        daemon_alive_after_kills
-    );
-    for u in &ks.unanswered {
+impl Phase1 {
+    /// Phase 1's rows of the table (and any unanswered kill).
+    fn print(&self, args: &Args) {
+        let Phase1 {
+            ready_ms,
+            o,
+            tp1,
+            tp1_med,
+            to,
+            ks,
+            counters1,
+            daemon_alive_after_kills,
+        } = self;
+        let (ready_ms, tp1, tp1_med) = (*ready_ms, *tp1, *tp1_med);
+        let limit = args.timeout_ms as f64;
+        let to_max = to.rtt.iter().cloned().fold(f64::NAN, f64::max);
+        let all_timeout = to.statuses.iter().all(|s| s == "timeout");
         println!();
-        println!("UNANSWERED: {u}");
-    }
-    // Phase 1's rows are out (stdout) before phase 2 may wait for room.
-    // Phase 2: two workers.
-    let tp2 = if args.two_workers {
-        wait_for_room(&marker, 2).await;
-        let (d2, _dir2) = start_daemon("daemon-w2", &config(2, args.max_uses))?;
-        let c = Client::connect(&d2.socket).await?;
-        wait_idle(&c, 2, Duration::from_secs(900))
-            .await
-            .map_err(|e| e.context(d2.logs()))?;
-        // Warm both workers' first requests (concurrently, so each gets some).
-        let mut warm = tokio::task::JoinSet::new();
-        for i in 0..4 {
-            let socket = d2.socket.clone();
-            warm.spawn(async move {
-                let c = Client::connect(&socket).await?;
-                expect_ok(&c, statement(&format!("warm2_{i}")))
-                    .await
-                    .map(|_| ())
-            });
-        }
-        while let Some(r) = warm.join_next().await {
-            r??;
-        }
-        let r = throughput(&d2.socket, "tp2_", args.throughput, args.concurrency).await?;
-        eprintln!("throughput 2 workers: {:.2} req/s", r.0);
-        Some(r)
-    } else {
-        None
-    };
-
-    if let Some((tp2, med2)) = tp2 {
+        println!("| measure | value | notes |");
+        println!("| --- | ---: | --- |");
         println!(
-            "| throughput, 2 workers | {tp2:.2} req/s | same load; round trip p50 {}; ratio 2/1 workers {:.2} |",
-            fmt_ms(med2),
-            tp2 / tp1
+            "| daemon start to 1 worker ready | {} | prewarmed, empty header |",
+            fmt_ms(ready_ms)
         );
+        println!(
+            "| pool overhead, p50 / p99 | {} / {} | round trip minus `worker_us`, {} sequential one-line checks |",
+            fmt_ms(median(&o.overhead)),
+            fmt_ms(percentile(&o.overhead, 99.0)),
+            o.rtt.len()
+        );
+        println!(
+            "| round trip, p50 / p99 | {} / {} | worker's own time p50 {} |",
+            fmt_ms(median(&o.rtt)),
+            fmt_ms(percentile(&o.rtt, 99.0)),
+            fmt_ms(median(&o.worker))
+        );
+        println!(
+            "| throughput, 1 worker | {tp1:.2} req/s | {} checks, concurrency {}; round trip p50 {} |",
+            args.throughput,
+            args.concurrency,
+            fmt_ms(tp1_med)
+        );
+        if !to.rtt.is_empty() {
+            println!(
+                "| timeout ({} ms limit) answered in | {} max | {} runs, statuses {:?}; within limit + 10 %: {}; recovery (next check ok) p50 {} |",
+                args.timeout_ms,
+                fmt_ms(to_max),
+                to.rtt.len(),
+                to.statuses,
+                verdict(all_timeout && to_max <= limit * 1.1),
+                fmt_ms(median(&to.recovery))
+            );
+        }
+        if ks.attempted > 0 {
+            println!(
+                "| SIGKILL a busy worker | {} unanswered of {} | {} killed mid-request; recovery (kill to answer) p50 {}, max {} |",
+                ks.unanswered.len(),
+                ks.attempted,
+                ks.mid_request,
+                fmt_ms(median(&ks.recovery)),
+                fmt_ms(percentile(&ks.recovery, 100.0))
+            );
+        }
+        println!(
+            "| daemon counters (phase 1) | crashes {}, retries {}, worker_failed {}, timeouts {}, spawns {} | daemon stayed up: {} |",
+            counters1.crashes,
+            counters1.retries,
+            counters1.worker_failed,
+            counters1.timeouts,
+            counters1.spawns,
+            daemon_alive_after_kills
+        );
+        for u in &ks.unanswered {
+            println!();
+            println!("UNANSWERED: {u}");
+        }
     }
-    Ok(())
+}
+
+/// Phase 2: a daemon with two workers (both prewarmed and warmed by a
+/// first request each): throughput and its round trip p50.
+async fn phase2(args: &Args, marker: &str) -> anyhow::Result<(f64, f64)> {
+    wait_for_room(marker, 2).await;
+    let (d2, _dir2) = start_daemon("daemon-w2", &config(2, args.max_uses))?;
+    let c = Client::connect(&d2.socket).await?;
+    wait_idle(&c, 2, Duration::from_secs(900))
+        .await
+        .map_err(|e| e.context(d2.logs()))?;
+    // Warm both workers' first requests (concurrently, so each gets some).
+    let mut warm = tokio::task::JoinSet::new();
+    for i in 0..4 {
+        let socket = d2.socket.clone();
+        warm.spawn(async move {
+            let c = Client::connect(&socket).await?;
+            expect_ok(&c, statement(&format!("warm2_{i}")))
+                .await
+                .map(|_| ())
+        });
+    }
+    while let Some(r) = warm.join_next().await {
+        r??;
+    }
+    let r = throughput(&d2.socket, "tp2_", args.throughput, args.concurrency).await?;
+    eprintln!("throughput 2 workers: {:.2} req/s", r.0);
+    Ok(r)
 }
