@@ -135,6 +135,46 @@ fn fmt(d: Duration) -> String {
     }
 }
 
+/// DP cells summed over all pairs: (Zhang–Shasha, all-right strategy,
+/// L/R path strategy).
+fn dp_cells(pairs: &[Pair]) -> (u64, u64, u64) {
+    let (mut cells_zs, mut cells_right, mut cells_lr) = (0u64, 0u64, 0u64);
+    for p in pairs {
+        let (zs, right, lr) = strategy_work(&p.label, &p.predict);
+        cells_zs += zs;
+        cells_right += right;
+        cells_lr += lr;
+    }
+    (cells_zs, cells_right, cells_lr)
+}
+
+/// The markdown table of `rows`, under a line on the pairs' sizes.
+fn print_table(pairs: &[Pair], sizes: &[usize], rows: &[Row]) {
+    println!(
+        "GTED on {} miniF2F pairs (largest tree {} nodes, median {}), {REPS} timed passes",
+        pairs.len(),
+        sizes.iter().max().unwrap(),
+        {
+            let mut s = sizes.to_vec();
+            s.sort_unstable();
+            s[s.len() / 2]
+        }
+    );
+    println!();
+    println!("| configuration | all 205 pairs | per pair, median | per pair, max | notes |");
+    println!("| --- | ---: | ---: | ---: | --- |");
+    for r in rows {
+        println!(
+            "| {} | {} | {} | {} | {} |",
+            r.name,
+            fmt(r.total),
+            fmt(r.median),
+            fmt(r.max),
+            r.note
+        );
+    }
+}
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let only = args
@@ -155,13 +195,7 @@ fn main() -> anyhow::Result<()> {
         .iter()
         .map(|p| p.label.len().max(p.predict.len()))
         .collect();
-    let (mut cells_zs, mut cells_right, mut cells_lr) = (0u64, 0u64, 0u64);
-    for p in &pairs {
-        let (zs, right, lr) = strategy_work(&p.label, &p.predict);
-        cells_zs += zs;
-        cells_right += right;
-        cells_lr += lr;
-    }
+    let (cells_zs, cells_right, cells_lr) = dp_cells(&pairs);
     let configs: [(&str, Mode, Algorithm); 4] = [
         (
             "paper, Zhang–Shasha (baseline)",
@@ -199,28 +233,6 @@ fn main() -> anyhow::Result<()> {
             Err(e) => eprintln!("Python APTED row skipped: {e:#}"),
         }
     }
-    println!(
-        "GTED on {} miniF2F pairs (largest tree {} nodes, median {}), {REPS} timed passes",
-        pairs.len(),
-        sizes.iter().max().unwrap(),
-        {
-            let mut s = sizes.clone();
-            s.sort_unstable();
-            s[s.len() / 2]
-        }
-    );
-    println!();
-    println!("| configuration | all 205 pairs | per pair, median | per pair, max | notes |");
-    println!("| --- | ---: | ---: | ---: | --- |");
-    for r in &rows {
-        println!(
-            "| {} | {} | {} | {} | {} |",
-            r.name,
-            fmt(r.total),
-            fmt(r.median),
-            fmt(r.max),
-            r.note
-        );
-    }
+    print_table(&pairs, &sizes, &rows);
     Ok(())
 }
