@@ -143,6 +143,28 @@ async fn first_check(w: &mut Worker, tag: &str) -> anyhow::Result<f64> {
         .with_context(|| format!("first check timed out\n{}", w.stderr_tail()))
 }
 
+/// The hang of worker `w` after `answered` checks (`rss` before the
+/// check it never answered), with the last line of its stderr; logged.
+fn hang_of(w: &Worker, answered: u64, rss: Option<u64>) -> Hang {
+    let tail = w.stderr_tail();
+    let line = tail
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    eprintln!(
+        "warm: worker hung after {answered} checks (RSS {}): {line}",
+        fmt_gb(rss)
+    );
+    Hang {
+        answered,
+        rss,
+        stderr: line,
+    }
+}
+
 /// `n` warm checks. If the worker hangs, the hang is recorded and the
 /// series goes on with a fresh worker (its first check not counted).
 async fn warm(cmd: &LeanCommand, n: usize, rss_every: usize) -> anyhow::Result<Warm> {
@@ -181,23 +203,7 @@ async fn warm(cmd: &LeanCommand, n: usize, rss_every: usize) -> anyhow::Result<W
                     }
                 }
                 None => {
-                    let tail = w.stderr_tail();
-                    let line = tail
-                        .lines()
-                        .rev()
-                        .find(|l| !l.trim().is_empty())
-                        .unwrap_or("")
-                        .trim()
-                        .to_string();
-                    eprintln!(
-                        "warm: worker hung after {answered} checks (RSS {}): {line}",
-                        fmt_gb(rss)
-                    );
-                    hangs.push(Hang {
-                        answered,
-                        rss,
-                        stderr: line,
-                    });
+                    hangs.push(hang_of(w, answered, rss));
                     lsp.1 += w.lsp_requests() - lsp.0;
                     let fresh = start_worker(cmd).await?.0;
                     std::mem::replace(w, fresh).kill().await;
@@ -356,12 +362,22 @@ async fn main() -> anyhow::Result<()> {
     };
 
     let warm_med = median(&w.times);
-    let warm_p90 = percentile(&w.times, 90.0);
     println!(
         "Warm vs cold check, {} backend ({version}), {}:",
         cmd.backend.as_str(),
         utc_now()
     );
+    print_warm_rows(&args, &w);
+    print_cold_rows(cw.as_ref(), cf.as_ref(), warm_med);
+    print_rss_rows(&args, &w);
+    print_targets(&w, warm_med);
+    Ok(())
+}
+
+/// The table's head and the warm worker's rows.
+fn print_warm_rows(args: &Args, w: &Warm) {
+    let warm_med = median(&w.times);
+    let warm_p90 = percentile(&w.times, 90.0);
     println!();
     println!("| measure | value | notes |");
     println!("| --- | ---: | --- |");
@@ -390,7 +406,12 @@ async fn main() -> anyhow::Result<()> {
         "| first request on a fresh worker | {} | |",
         fmt_ms(w.first_ms)
     );
-    if let Some(cw) = &cw {
+}
+
+/// The cold rows (fresh worker, `lean FILE`) that were run, with their
+/// ratio to the warm median.
+fn print_cold_rows(cw: Option<&ColdWorker>, cf: Option<&ColdFile>, warm_med: f64) {
+    if let Some(cw) = cw {
         let med = median(&cw.total);
         println!(
             "| cold check, fresh worker per request | {} | median of {}: start-up {} + check {} (medians) |",
@@ -404,7 +425,7 @@ async fn main() -> anyhow::Result<()> {
             med / warm_med
         );
     }
-    if let Some(cf) = &cf {
+    if let Some(cf) = cf {
         let med = median(&cf.total);
         println!(
             "| cold check, `lean FILE` per request | {} | median of {} (min {}, max {}); peak RSS {} |",
@@ -419,6 +440,11 @@ async fn main() -> anyhow::Result<()> {
             med / warm_med
         );
     }
+}
+
+/// Hangs, the worker's RSS at the end and, with `--rss-every`, its RSS
+/// over its uses.
+fn print_rss_rows(args: &Args, w: &Warm) {
     for h in &w.hangs {
         println!(
             "| worker hung after | {} checks | RSS {} before the check it never answered; stderr: `{}`; replaced (first check of the new worker {}) |",
@@ -456,6 +482,10 @@ async fn main() -> anyhow::Result<()> {
             );
         }
     }
+}
+
+/// The targets of issue 2 and their verdicts.
+fn print_targets(w: &Warm, warm_med: f64) {
     println!();
     println!("| target (issue 2) | measured | verdict |");
     println!("| --- | ---: | --- |");
@@ -476,5 +506,4 @@ async fn main() -> anyhow::Result<()> {
         "| worker RSS <= 4 GB after 50 requests | {figure} | {} |",
         verdict(one_worker_50 && rss.is_some_and(|r| r <= TARGET_RSS_BYTES))
     );
-    Ok(())
 }
