@@ -292,70 +292,11 @@ async fn main() -> anyhow::Result<()> {
     let (d, _dir) = start_daemon("scorer", &config)?;
     let c = Client::connect(&d.socket).await?;
 
-    // Max RSS over the daemon's workers, sampled.
-    let max_rss = Arc::new(AtomicU64::new(0));
-    let max_sum = Arc::new(AtomicU64::new(0));
-    let sampler = {
-        let (max_rss, max_sum, socket) = (max_rss.clone(), max_sum.clone(), d.socket.clone());
-        tokio::spawn(async move {
-            let Ok(c) = Client::connect(&socket).await else {
-                return;
-            };
-            loop {
-                if let Ok(st) = c.request::<method::Status>(&NoParams).await {
-                    let rss: Vec<u64> = st
-                        .pool
-                        .keys
-                        .iter()
-                        .flat_map(|k| k.workers.iter().filter_map(|w| w.rss_bytes))
-                        .collect();
-                    max_rss.fetch_max(rss.iter().copied().max().unwrap_or(0), Ordering::Relaxed);
-                    max_sum.fetch_max(rss.iter().sum(), Ordering::Relaxed);
-                }
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-        })
-    };
+    let sampler = RssSampler::start(d.socket.clone());
 
     // 1. Single warm worker: first header, after a warm-up.
-    let t = Instant::now();
-    let warm = Arc::new(vec![Item {
-        params: params(format!("{}{}", HEADERS[0], body("warm", 1, Kind::Ok)), None),
-        kind: Kind::Ok,
-    }]);
-    run(&d.socket, warm, 1).await?;
-    let first_s = t.elapsed().as_secs_f64();
-    eprintln!("scorer: first answer after {first_s:.1} s (worker start)");
-    // The spare starts once the first worker is measured: wait until it is
-    // up (or known not to come), so that its start does not take CPU from
-    // the single-worker series.
-    let t = Instant::now();
-    loop {
-        let st = c.request::<method::Status>(&NoParams).await?;
-        let k = st
-            .pool
-            .keys
-            .first()
-            .context("no key after the first answer")?;
-        let spare_up = k.workers.iter().any(|w| w.spare && w.pid.is_some());
-        if spare_up
-            || (k.spares == 0 && k.spare_missing.is_some() && t.elapsed() > Duration::from_secs(5))
-        {
-            eprintln!(
-                "scorer: spare {} after {:.1} s more",
-                if spare_up { "up" } else { "not started" },
-                t.elapsed().as_secs_f64()
-            );
-            if let Some(why) = &k.spare_missing {
-                eprintln!("scorer: no spare: {why}");
-            }
-            break;
-        }
-        if t.elapsed() > Duration::from_secs(1200) {
-            bail!("spare neither up nor refused after 20 min: {k:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    let first_s = first_answer(&d.socket).await?;
+    wait_for_the_spare(&c).await?;
     // The same ok/error/sorry mix as the batches, all on the first header
     // (one block as long as the series).
     let single_items = batch("single", args.single, usize::MAX, 0, args.timeout_ms);
@@ -383,7 +324,7 @@ async fn main() -> anyhow::Result<()> {
     let b = run(&d.socket, Arc::new(b_items), args.concurrency).await?;
     let c3 = counters(&c).await?;
     eprintln!("scorer: batch B {:.1} s", b.wall_s);
-    sampler.abort();
+    sampler.task.abort();
     let st = c.request::<method::Status>(&NoParams).await?;
     drop(c);
     drop(d);
@@ -397,6 +338,121 @@ async fn main() -> anyhow::Result<()> {
         args.concurrency,
         total_t.elapsed().as_secs_f64()
     );
+    print_rows(
+        &args,
+        [&single, &a, &b],
+        [na, nb],
+        single_rate,
+        [c0, c1, c2, c3],
+    );
+    println!();
+    println!(
+        "Max RSS of one worker {}, of all workers at once {}; pool at the end: {} workers, counters {:?}",
+        fmt_gb(Some(sampler.max_rss.load(Ordering::Relaxed))),
+        fmt_gb(Some(sampler.max_sum.load(Ordering::Relaxed))),
+        st.pool.workers,
+        st.pool.counters
+    );
+    statuses_as_expected([&single, &a, &b])
+}
+
+/// Max RSS over the daemon's workers, sampled every 500 ms from `status`.
+struct RssSampler {
+    /// Of one worker, and of all workers at once.
+    max_rss: Arc<AtomicU64>,
+    max_sum: Arc<AtomicU64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RssSampler {
+    fn start(socket: std::path::PathBuf) -> RssSampler {
+        let max_rss = Arc::new(AtomicU64::new(0));
+        let max_sum = Arc::new(AtomicU64::new(0));
+        let task = {
+            let (max_rss, max_sum) = (max_rss.clone(), max_sum.clone());
+            tokio::spawn(async move {
+                let Ok(c) = Client::connect(&socket).await else {
+                    return;
+                };
+                loop {
+                    if let Ok(st) = c.request::<method::Status>(&NoParams).await {
+                        let rss: Vec<u64> = st
+                            .pool
+                            .keys
+                            .iter()
+                            .flat_map(|k| k.workers.iter().filter_map(|w| w.rss_bytes))
+                            .collect();
+                        max_rss
+                            .fetch_max(rss.iter().copied().max().unwrap_or(0), Ordering::Relaxed);
+                        max_sum.fetch_max(rss.iter().sum(), Ordering::Relaxed);
+                    }
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            })
+        };
+        RssSampler {
+            max_rss,
+            max_sum,
+            task,
+        }
+    }
+}
+
+/// The first check on the first header (the worker's start included):
+/// seconds until its answer.
+async fn first_answer(socket: &Path) -> anyhow::Result<f64> {
+    let t = Instant::now();
+    let warm = Arc::new(vec![Item {
+        params: params(format!("{}{}", HEADERS[0], body("warm", 1, Kind::Ok)), None),
+        kind: Kind::Ok,
+    }]);
+    run(socket, warm, 1).await?;
+    let first_s = t.elapsed().as_secs_f64();
+    eprintln!("scorer: first answer after {first_s:.1} s (worker start)");
+    Ok(first_s)
+}
+
+/// The spare starts once the first worker is measured: wait until it is
+/// up (or known not to come), so that its start does not take CPU from
+/// the single-worker series.
+async fn wait_for_the_spare(c: &Client) -> anyhow::Result<()> {
+    let t = Instant::now();
+    loop {
+        let st = c.request::<method::Status>(&NoParams).await?;
+        let k = st
+            .pool
+            .keys
+            .first()
+            .context("no key after the first answer")?;
+        let spare_up = k.workers.iter().any(|w| w.spare && w.pid.is_some());
+        if spare_up
+            || (k.spares == 0 && k.spare_missing.is_some() && t.elapsed() > Duration::from_secs(5))
+        {
+            eprintln!(
+                "scorer: spare {} after {:.1} s more",
+                if spare_up { "up" } else { "not started" },
+                t.elapsed().as_secs_f64()
+            );
+            if let Some(why) = &k.spare_missing {
+                eprintln!("scorer: no spare: {why}");
+            }
+            break;
+        }
+        if t.elapsed() > Duration::from_secs(1200) {
+            bail!("spare neither up nor refused after 20 min: {k:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    Ok(())
+}
+
+/// The table's head and its three rows: the single worker, batch A (no
+/// time-outs), batch B (with time-outs); `c`: the counters before, between
+/// and after them.
+fn print_rows(args: &Args, runs: [&Run; 3], n: [usize; 2], single_rate: f64, c: [[u64; 5]; 4]) {
+    let [single, a, b] = runs;
+    let [na, nb] = n;
+    let [c0, c1, c2, c3] = c;
     println!();
     println!("| series | checks | wall | checks/s | vs single worker | p50 / p99 latency | worker starts | cold_waits | timeouts | spare takeovers | evictions | ok/error/sorry/timeout |");
     println!(
@@ -404,7 +460,7 @@ async fn main() -> anyhow::Result<()> {
     );
     row(
         "single warm worker (one header)",
-        &single,
+        single,
         args.single,
         single_rate,
         c0,
@@ -413,7 +469,7 @@ async fn main() -> anyhow::Result<()> {
     );
     row(
         "8 headers, no time-outs",
-        &a,
+        a,
         na,
         single_rate,
         c1,
@@ -422,21 +478,18 @@ async fn main() -> anyhow::Result<()> {
     );
     row(
         &format!("8 headers, {} time-outs", args.timeouts),
-        &b,
+        b,
         nb,
         single_rate,
         c2,
         c3,
         Some(0.8),
     );
-    println!();
-    println!(
-        "Max RSS of one worker {}, of all workers at once {}; pool at the end: {} workers, counters {:?}",
-        fmt_gb(Some(max_rss.load(Ordering::Relaxed))),
-        fmt_gb(Some(max_sum.load(Ordering::Relaxed))),
-        st.pool.workers,
-        st.pool.counters
-    );
+}
+
+/// Fails if any answer's status was not its statement's kind.
+fn statuses_as_expected(runs: [&Run; 3]) -> anyhow::Result<()> {
+    let [single, a, b] = runs;
     let mismatches: Vec<&String> = single
         .mismatches
         .iter()
