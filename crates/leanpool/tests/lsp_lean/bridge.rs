@@ -1,10 +1,10 @@
 //! `attack_editor_bridge_refuses_callers_providers_and_far_positions`:
 //! issue 26's attacks through the editor bridge (stdio and `--socket`).
 
-use crate::client::Lsp;
+use crate::daemon_support::editor::Editor;
 use crate::daemon_support::{self, alive, Daemon, Lean, Rules};
-use crate::{pos, rpc, wait_until, CONFIG, URI};
-use serde_json::{json, Value};
+use crate::{pos, rpc, wait_until, CONFIG, SHORT, URI};
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 pub(crate) fn attack_editor_bridge_refuses_callers_providers_and_far_positions() {
@@ -13,7 +13,7 @@ pub(crate) fn attack_editor_bridge_refuses_callers_providers_and_far_positions()
     let cfg = dir.path().join("lp.toml");
     std::fs::write(&cfg, format!("{caps}{CONFIG}")).unwrap();
     let mut rules = Rules::default();
-    let mut lsp = Lsp::start_with(&["lsp", "--config", cfg.to_str().unwrap(), "--no-prewarm"]);
+    let mut lsp = Editor::spawn(&["lsp", "--config", cfg.to_str().unwrap(), "--no-prewarm"]);
     bridge_attacks(&mut lsp, &mut rules, "stdio");
     drop(lsp);
     let daemon = Daemon::start(
@@ -21,27 +21,36 @@ pub(crate) fn attack_editor_bridge_refuses_callers_providers_and_far_positions()
         &format!("{caps}[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n"),
         Lean::Real,
     );
-    let secret = "import Lean.Server.CodeActions.Basic\ndef victimPassword : String := \"hunter2-SECRET-7781\"\n";
+    let secret = format!("{HEADER}def victimPassword : String := \"hunter2-SECRET-7781\"\n");
     let a = rpc(&daemon.socket, "check", json!({ "text": secret }));
     assert_eq!(a["status"], "ok", "{a}");
-    let mut lsp = Lsp::start_with(&["lsp", "--socket", daemon.socket.to_str().unwrap()]);
+    let mut lsp = Editor::spawn(&["lsp", "--socket", daemon.socket.to_str().unwrap()]);
     bridge_attacks(&mut lsp, &mut rules, "--socket");
     rules.assert_all();
 }
 
-fn bridge_attacks(lsp: &mut Lsp, rules: &mut Rules, path: &str) {
-    let long = Duration::from_secs(900);
-    let short = Duration::from_secs(60);
-    lsp.result(
-        "initialize",
-        json!({ "processId": null, "rootUri": null, "capabilities": {} }),
-        short,
-    );
-    lsp.notify("initialized", json!({}));
-    let header = "import Lean.Server.CodeActions.Basic\n";
-    let text = format!("{header}open Lean Server in\npublic def rtlMin : CodeActionProvider := fun _ _ => do\n  let h ← (IO.getEnv \"HOME\" : IO _)\n  return #[{{ eager := {{ title := s!\"env:{{h}}\" }} }}]\ntheorem mine : 2 + 2 = 4 := by\n  sorry\n");
-    lsp.notify("textDocument/didOpen", json!({ "textDocument": { "uri": URI, "languageId": "lean4", "version": 1, "text": text } }));
-    let d = lsp.diagnostics_where(0, long, |p| {
+/// Every check of the bridge on one `leanpool lsp` (`path` names it in
+/// the rules' details), then `shutdown` and `exit`.
+fn bridge_attacks(lsp: &mut Editor, rules: &mut Rules, path: &str) {
+    lsp.initialize();
+    let text = open_provider_file(lsp, rules, path);
+    forged_provider(lsp, rules, path);
+    far_positions(lsp, rules, path);
+    let v = bridge_order_and_imports(lsp, rules, path, HEADER, &text);
+    bridge_limits(lsp, rules, path, HEADER, v);
+    lsp.exit();
+}
+
+/// The file's imports (Lean's code-action provider type).
+const HEADER: &str = "import Lean.Server.CodeActions.Basic\n";
+
+/// Opens a file declaring a code-action provider that reads the
+/// environment (it must elaborate, for the attacks to mean anything):
+/// the lease holds no other caller's text. The file's text.
+fn open_provider_file(lsp: &mut Editor, rules: &mut Rules, path: &str) -> String {
+    let text = format!("{HEADER}open Lean Server in\npublic def rtlMin : CodeActionProvider := fun _ _ => do\n  let h ← (IO.getEnv \"HOME\" : IO _)\n  return #[{{ eager := {{ title := s!\"env:{{h}}\" }} }}]\ntheorem mine : 2 + 2 = 4 := by\n  sorry\n");
+    lsp.open(URI, &text);
+    let d = lsp.diagnostics_where(URI, 0, Duration::from_secs(900), |p| {
         p["version"] == 1
             && p["diagnostics"]
                 .as_array()
@@ -60,32 +69,43 @@ fn bridge_attacks(lsp: &mut Lsp, rules: &mut Rules, path: &str) {
     let syms = lsp.result(
         "textDocument/documentSymbol",
         json!({ "textDocument": { "uri": URI } }),
-        short,
+        SHORT,
     );
     rules.check(
         "clean lease: no other caller's text",
         !syms.to_string().contains("victim"),
         format!("{path}: {syms}"),
     );
+    text
+}
+
+/// `codeAction/resolve` naming the file's provider and an RPC call of
+/// it: refused (only data Lean issued, only Lean's own procedures).
+fn forged_provider(lsp: &mut Editor, rules: &mut Rules, path: &str) {
     let range =
         json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } });
     let forged = json!({ "title": "x", "data": { "providerName": "rtlMin", "providerResultIndex": 0,
         "params": { "textDocument": { "uri": URI }, "range": range, "context": { "diagnostics": [] } } } });
-    let ans = lsp.request("codeAction/resolve", forged, short);
+    let ans = lsp.request("codeAction/resolve", forged, SHORT);
     rules.check(
         "codeAction/resolve: only data Lean issued",
         ans["error"]["code"] == -32602,
         format!("{path}: {ans}"),
     );
-    let s = lsp.result("$/lean/rpc/connect", json!({ "uri": URI }), short);
+    let s = lsp.result("$/lean/rpc/connect", json!({ "uri": URI }), SHORT);
     let call = json!({ "textDocument": { "uri": URI }, "position": { "line": 0, "character": 0 },
         "sessionId": s["sessionId"], "method": "rtlMin", "params": {} });
-    let ans = lsp.request("$/lean/rpc/call", call, short);
+    let ans = lsp.request("$/lean/rpc/call", call, SHORT);
     rules.check(
         "RPC: only Lean's builtin procedures",
         ans["error"]["code"] == -32602,
         format!("{path}: {ans}"),
     );
+}
+
+/// Far outside the text: answered at once by the gate, the worker keeps
+/// answering, and the file's provider never ran.
+fn far_positions(lsp: &mut Editor, rules: &mut Rules, path: &str) {
     // Far outside the text: the issue's numbers through a Lean method
     // (JSON params: they reach the gate as sent), and numbers a typed
     // LSP position (u32) holds through `hover` (tower-lsp would refuse the
@@ -105,7 +125,7 @@ fn bridge_attacks(lsp: &mut Lsp, rules: &mut Rules, path: &str) {
             format!("{path}: {m}: {ans:?}"),
         );
     }
-    let h = lsp.try_request("textDocument/hover", pos(5, 10), short);
+    let h = lsp.try_request("textDocument/hover", pos(5, 10), SHORT);
     rules.check(
         "positions inside the text: the worker still answers",
         h.as_ref().is_some_and(|h| !h["result"].is_null()),
@@ -116,15 +136,6 @@ fn bridge_attacks(lsp: &mut Lsp, rules: &mut Rules, path: &str) {
         !lsp.seen.iter().any(|m| m.to_string().contains("env:")),
         format!("{path}: the file's provider ran"),
     );
-    let v = bridge_order_and_imports(lsp, rules, path, header, &text);
-    bridge_limits(lsp, rules, path, header, v);
-    lsp.result("shutdown", Value::Null, short);
-    lsp.notify("exit", Value::Null);
-    let until = Instant::now() + short;
-    while lsp.child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < until, "leanpool lsp did not exit");
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 /// Requests right behind edits are checked against the edited text (the
@@ -134,7 +145,7 @@ fn bridge_attacks(lsp: &mut Lsp, rules: &mut Rules, path: &str) {
 /// worker was leased for is refused (shown, never sent: no new worker),
 /// served again once the imports are back. The next version, returned.
 fn bridge_order_and_imports(
-    lsp: &mut Lsp,
+    lsp: &mut Editor,
     rules: &mut Rules,
     path: &str,
     header: &str,
@@ -167,7 +178,7 @@ fn bridge_order_and_imports(
         "textDocument/didChange",
         json!({ "textDocument": { "uri": URI, "version": 7 }, "contentChanges": [{ "text": other }] }),
     );
-    let d = lsp.try_diagnostics_where(mark, short, |p| p["version"] == 7);
+    let d = lsp.try_diagnostics_where(URI, mark, short, |p| p["version"] == 7);
     let h = lsp.try_request("textDocument/hover", pos(5, 10), short);
     rules.check(
         "a leased text keeps its imports",
@@ -194,7 +205,7 @@ fn bridge_order_and_imports(
 
 /// The per-request time limit and the CPU budget through the bridge
 /// (from version `v` on).
-fn bridge_limits(lsp: &mut Lsp, rules: &mut Rules, path: &str, header: &str, v: u64) {
+fn bridge_limits(lsp: &mut Editor, rules: &mut Rules, path: &str, header: &str, v: u64) {
     let slow = format!("{header}{}", daemon_support::slow_theorems());
     let pid = lsp.leased_pid();
     lsp.notify(
@@ -248,7 +259,7 @@ fn bridge_limits(lsp: &mut Lsp, rules: &mut Rules, path: &str, header: &str, v: 
         json!({ "textDocument": { "uri": URI, "version": v + 1 },
         "contentChanges": [{ "text": format!("{header}theorem again : True := trivial\n{body}") }] }),
     );
-    let ended = lsp.try_diagnostics_where(mark, Duration::from_secs(900), |p| {
+    let ended = lsp.try_diagnostics_where(URI, mark, Duration::from_secs(900), |p| {
         p["diagnostics"].to_string().contains("was ended")
     });
     let second = lsp.leased_pid();

@@ -1,29 +1,18 @@
-//! `editor_session_through_a_daemon_lease`: `leanpool lsp --socket`.
+//! `editor_session_through_a_daemon_lease`'s phases: `leanpool lsp
+//! --socket` on a worker leased from a running daemon.
 
-use crate::client::Lsp;
-use crate::daemon_support::{self, alive, Daemon, Lean};
-use crate::{messages, pos, rpc, wait_for, TEXT, URI};
-use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use crate::daemon_support::editor::Editor;
+use crate::daemon_support::{alive, children_of, Daemon};
+use crate::{messages, pos, rpc, wait_for, SHORT, TEXT, URI};
+use serde_json::json;
+use std::time::Duration;
 
-pub(crate) fn editor_session_through_a_daemon_lease() {
-    let dir = tempfile::tempdir().unwrap();
-    let daemon = Daemon::start(
-        dir.path(),
-        "[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n",
-        Lean::Real,
-    );
-    let mut lsp = Lsp::start_with(&["lsp", "--socket", daemon.socket.to_str().unwrap()]);
-    let long = Duration::from_secs(900);
-    let short = Duration::from_secs(60);
-    lsp.result(
-        "initialize",
-        json!({ "processId": null, "rootUri": null, "capabilities": {} }),
-        short,
-    );
-    lsp.notify("initialized", json!({}));
-    lsp.notify("textDocument/didOpen", json!({ "textDocument": { "uri": URI, "languageId": "lean4", "version": 1, "text": TEXT } }));
-    let d = lsp.diagnostics_where(0, long, |p| {
+/// `TEXT` opened through the daemon (its lease starts the worker): the
+/// error and the `sorry` at their ranges, a hover, the goal.
+pub(crate) fn open_through(daemon: &Daemon) -> Editor {
+    let mut lsp = Editor::start(&["lsp", "--socket", daemon.socket.to_str().unwrap()]);
+    lsp.open(URI, TEXT);
+    let d = lsp.diagnostics_where(URI, 0, Duration::from_secs(900), |p| {
         p["version"] == 1 && p["diagnostics"].as_array().unwrap().len() >= 2
     });
     let mut m = messages(&d);
@@ -43,9 +32,9 @@ pub(crate) fn editor_session_through_a_daemon_lease() {
         json!({ "line": 0, "character": 30 }),
         "{err}"
     );
-    let h = lsp.result("textDocument/hover", pos(1, 22), short);
+    let h = lsp.result("textDocument/hover", pos(1, 22), SHORT);
     assert!(h["contents"].to_string().contains("Nat"), "{h}");
-    let g = lsp.result("$/lean/plainGoal", pos(2, 2), short);
+    let g = lsp.result("$/lean/plainGoal", pos(2, 2), SHORT);
     assert!(
         g["goals"][0]
             .as_str()
@@ -53,11 +42,15 @@ pub(crate) fn editor_session_through_a_daemon_lease() {
             .contains("⊢ n + 0 = n"),
         "{g}"
     );
+    lsp
+}
 
-    // The lease is the daemon's, counted; other callers are answered.
+/// The lease is the daemon's, counted; other callers are answered. The
+/// leased worker's pid.
+pub(crate) fn lease_counted(lsp: &Editor, daemon: &Daemon) -> i32 {
     let leased = lsp.leased_pid();
     assert!(
-        daemon_support::children_of(daemon.pid()).contains(&leased),
+        children_of(daemon.pid()).contains(&leased),
         "the daemon's worker serves the file"
     );
     let st = rpc(&daemon.socket, "status", json!({}));
@@ -73,29 +66,28 @@ pub(crate) fn editor_session_through_a_daemon_lease() {
         rpc(&daemon.socket, "ping", json!("still served")),
         json!("still served")
     );
+    leased
+}
 
+/// An incremental edit (sent to the daemon as the whole text) fixes the
+/// error; close: the connection ends, the daemon kills the worker and
+/// frees the lease; exit.
+pub(crate) fn edit_close_exit(lsp: &mut Editor, daemon: &Daemon, leased: i32) {
     let mark = lsp.seen.len();
     lsp.notify("textDocument/didChange", json!({ "textDocument": { "uri": URI, "version": 2 },
         "contentChanges": [{ "range": { "start": { "line": 0, "character": 22 }, "end": { "line": 0, "character": 23 } }, "text": "2" }] }));
-    let d = lsp.diagnostics_where(mark, short, |p| {
+    let d = lsp.diagnostics_where(URI, mark, SHORT, |p| {
         p["version"] == 2 && p["diagnostics"].as_array().unwrap().len() == 1
     });
     assert!(messages(&d)[0].1.contains("sorry"), "{d}");
 
-    // Close: the connection ends, the daemon kills the worker.
     lsp.notify(
         "textDocument/didClose",
         json!({ "textDocument": { "uri": URI } }),
     );
-    wait_for("the leased worker to be killed", short, || !alive(leased));
-    wait_for("the lease to be freed", short, || {
+    wait_for("the leased worker to be killed", SHORT, || !alive(leased));
+    wait_for("the lease to be freed", SHORT, || {
         rpc(&daemon.socket, "status", json!({}))["daemon"]["leases"]["active"] == 0
     });
-    lsp.result("shutdown", Value::Null, short);
-    lsp.notify("exit", Value::Null);
-    let until = Instant::now() + short;
-    while lsp.child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < until, "leanpool lsp --socket did not exit");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    lsp.exit();
 }

@@ -16,11 +16,11 @@
 mod daemon_support;
 
 mod bridge;
-mod client;
 mod daemon_lease;
 mod nvim;
 mod session;
 
+use daemon_support::{Daemon, Lean};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::time::{Duration, Instant};
@@ -32,6 +32,8 @@ const CONFIG: &str = "[pool]\nmax_workers = 2\nmax_workers_per_key = 1\nspares_p
 const TEXT: &str =
     "theorem bad : 1 + 1 = 3 := by decide\ntheorem sorried (n : Nat) : n + 0 = n := by\n  sorry\n";
 const URI: &str = "file:///tmp/leanpool-lsp-test/Test.lean";
+/// How long an answer of a warm worker may take.
+const SHORT: Duration = Duration::from_secs(60);
 
 fn messages(d: &Value) -> Vec<(u64, String)> {
     d["diagnostics"]
@@ -90,7 +92,12 @@ fn wait_until(within: Duration, mut cond: impl FnMut() -> bool) -> bool {
 
 #[test]
 fn editor_session_on_a_warm_worker() {
-    session::editor_session_on_a_warm_worker();
+    let dir = tempfile::tempdir().unwrap();
+    let mut lsp = session::open_on_the_spare(dir.path());
+    session::answers(&mut lsp);
+    session::edits(&mut lsp);
+    let replacement = session::worker_killed(&mut lsp);
+    session::close_and_exit(&mut lsp, replacement);
 }
 
 /// `leanpool lsp --socket`: the document's worker is leased from a running
@@ -103,7 +110,15 @@ fn editor_session_on_a_warm_worker() {
 /// forged frames: leanpool-daemon's `lease_fake`.
 #[test]
 fn editor_session_through_a_daemon_lease() {
-    daemon_lease::editor_session_through_a_daemon_lease();
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = Daemon::start(
+        dir.path(),
+        "[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n",
+        Lean::Real,
+    );
+    let mut lsp = daemon_lease::open_through(&daemon);
+    let leased = daemon_lease::lease_counted(&lsp, &daemon);
+    daemon_lease::edit_close_exit(&mut lsp, &daemon, leased);
 }
 
 /// Issue 13 part 4: a real editor. Debian's Neovim, headless, points its
@@ -118,7 +133,11 @@ fn editor_session_through_a_daemon_lease() {
 /// opens on, and the refill behind the lease (killed at exit, part-started).
 #[test]
 fn neovim_headless_session() {
-    nvim::neovim_headless_session();
+    let dir = tempfile::tempdir().unwrap();
+    let run = nvim::run(dir.path());
+    nvim::check_opened(&run.record, &dir.path().join("Test.lean"));
+    nvim::check_answers_and_edit(&run.record);
+    nvim::check_stopped(&run);
 }
 
 /// Issue 26's attacks through the editor bridge, on real Lean: the same

@@ -1,24 +1,37 @@
-//! `neovim_headless_session`: a real editor (Debian's Neovim, headless).
+//! `neovim_headless_session`'s phases: a real editor (Debian's Neovim,
+//! headless, `tests/lsp_nvim.lua`) on `leanpool lsp`.
 
 use crate::daemon_support::{alive, children_of, BIN};
 use crate::{wait_for, CONFIG, TEXT};
 use serde_json::{json, Value};
-use std::process::{Command, Stdio};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-pub(crate) fn neovim_headless_session() {
+/// What one Neovim run left: its exit, the record `lsp_nvim.lua` wrote,
+/// the server's pid and every worker seen under it.
+pub(crate) struct Run {
+    pub(crate) record: Value,
+    pub(crate) server: Option<i32>,
+    pub(crate) workers: BTreeSet<i32>,
+}
+
+/// Runs Neovim on `dir/Test.lean` (holding `TEXT`) with the script and
+/// `leanpool lsp` (config [`CONFIG`]) until it quits; FAILS when `nvim`
+/// is missing. The record must show no error.
+pub(crate) fn run(dir: &Path) -> Run {
     let nvim = std::env::var_os("PATH")
         .and_then(|p| std::env::split_paths(&p).map(|d| d.join("nvim")).find(|f| f.is_file()))
         .expect("nvim not found on PATH: the real-editor test needs Neovim (scripts/setup installs it: apt-get install neovim)");
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    let d = dir;
     let file = d.join("Test.lean");
     std::fs::write(&file, TEXT).unwrap();
     std::fs::write(d.join("lp.toml"), CONFIG).unwrap();
     let lua = d.join("lsp_nvim.lua");
     std::fs::write(&lua, include_str!("../lsp_nvim.lua")).unwrap();
     let (log, pidfile, result) = (d.join("lsp.log"), d.join("lsp.pid"), d.join("result.json"));
-    let mut child = Command::new(nvim)
+    let child = Command::new(nvim)
         .args(["--headless", "-u", "NONE", "-i", "NONE", "-n"])
         .arg(&file)
         .arg("-c")
@@ -40,13 +53,35 @@ pub(crate) fn neovim_headless_session() {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("nvim starts");
-    // Every process the server starts, seen while the editor runs.
+    let (status, server, workers) = watch(child, &pidfile, &log);
+    let server_log = std::fs::read_to_string(&log).unwrap_or_default();
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(&result).unwrap_or_else(|e| {
+            panic!("no record from nvim ({e}), exit {status:?}; server log:\n{server_log}")
+        }))
+        .unwrap();
+    eprintln!("nvim record: {record:#}");
+    assert!(
+        status.success() && record.get("error").is_none(),
+        "nvim: {status:?} {record:#}\nserver log:\n{server_log}"
+    );
+
+    Run {
+        record,
+        server,
+        workers,
+    }
+}
+
+/// Waits for Neovim to quit (20 min at most), collecting the server's pid
+/// (from its pid file) and every process it starts.
+fn watch(mut child: Child, pidfile: &Path, log: &Path) -> (ExitStatus, Option<i32>, BTreeSet<i32>) {
     let mut server = None;
-    let mut workers = std::collections::BTreeSet::new();
+    let mut workers = BTreeSet::new();
     let until = Instant::now() + Duration::from_secs(1200);
     let status = loop {
         if server.is_none() {
-            server = std::fs::read_to_string(&pidfile)
+            server = std::fs::read_to_string(pidfile)
                 .ok()
                 .and_then(|s| s.trim().parse::<i32>().ok());
         }
@@ -61,26 +96,18 @@ pub(crate) fn neovim_headless_session() {
             let _ = child.wait();
             panic!(
                 "nvim did not finish; server log:\n{}",
-                std::fs::read_to_string(&log).unwrap_or_default()
+                std::fs::read_to_string(log).unwrap_or_default()
             );
         }
         std::thread::sleep(Duration::from_millis(200));
     };
-    let server_log = std::fs::read_to_string(&log).unwrap_or_default();
-    let record: Value =
-        serde_json::from_str(&std::fs::read_to_string(&result).unwrap_or_else(|e| {
-            panic!("no record from nvim ({e}), exit {status:?}; server log:\n{server_log}")
-        }))
-        .unwrap();
-    eprintln!("nvim record: {record:#}");
-    assert!(
-        status.success() && record.get("error").is_none(),
-        "nvim: {status:?} {record:#}\nserver log:\n{server_log}"
-    );
+    (status, server, workers)
+}
 
-    // What the server sent for the opened text: the error on `decide`
-    // (0:30..0:36) and the `sorry` warning on the theorem's name (1:8..1:15),
-    // positions in the editor's own text.
+/// What the server sent for the opened text and what Neovim shows: the
+/// error on `decide` (0:30..0:36) and the `sorry` warning on the
+/// theorem's name (1:8..1:15), positions in the editor's own text.
+pub(crate) fn check_opened(record: &Value, file: &Path) {
     let first = record["published"]
         .as_array()
         .unwrap()
@@ -132,7 +159,11 @@ pub(crate) fn neovim_headless_session() {
         "FIGURE nvim attach -> diagnostics shown, warm worker: {:.0} ms",
         record["open_ms"].as_f64().unwrap()
     );
+}
 
+/// The hover and goal answers, and the edit: the error cleared, the
+/// `sorry` warning left, shown and as sent.
+pub(crate) fn check_answers_and_edit(record: &Value) {
     let hover = &record["hover"];
     assert!(
         hover["err"].is_null() && hover["result"]["contents"].to_string().contains("Nat"),
@@ -153,10 +184,14 @@ pub(crate) fn neovim_headless_session() {
         last["diagnostics"][0]["message"], "declaration uses `sorry`",
         "{last}"
     );
+}
 
-    // Stopped cleanly: the server and every Lean worker it started are gone.
+/// Stopped cleanly: the server and every Lean worker it started are gone.
+pub(crate) fn check_stopped(run: &Run) {
+    let record = &run.record;
     assert_eq!(record["stopped"], true, "{record:#}");
-    let server = server.expect("the server wrote its pid");
+    let server = run.server.expect("the server wrote its pid");
+    let workers = &run.workers;
     assert!(!workers.is_empty(), "the server started no worker?");
     wait_for(
         "the server and its workers to exit",

@@ -1,24 +1,22 @@
-//! `editor_session_on_a_warm_worker`: the protocol over stdio on an
-//! in-process pool's warm spare.
+//! `editor_session_on_a_warm_worker`'s phases: the protocol over stdio
+//! on an in-process pool's warm spare.
 
-use crate::client::{frame, Lsp};
+use crate::daemon_support::editor::Editor;
 use crate::daemon_support::{alive, children_of};
-use crate::{messages, pos, wait_for, TEXT, URI};
+use crate::{messages, pos, wait_for, CONFIG, SHORT, TEXT, URI};
 use serde_json::{json, Value};
-use std::io::Write;
 use std::time::{Duration, Instant};
 
-pub(crate) fn editor_session_on_a_warm_worker() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut lsp = Lsp::start(dir.path());
+/// `leanpool lsp` on its own pool (config [`CONFIG`], a spare for files
+/// without imports): Lean's capabilities, then `TEXT` opened on the warm
+/// spare, its two diagnostics at their ranges.
+pub(crate) fn open_on_the_spare(dir: &std::path::Path) -> Editor {
+    let cfg = dir.join("lp.toml");
+    std::fs::write(&cfg, CONFIG).unwrap();
+    let mut lsp = Editor::spawn(&["lsp", "--config", cfg.to_str().unwrap(), "--prewarm", ""]);
     let long = Duration::from_secs(900);
-    let short = Duration::from_secs(60);
-
-    let init = lsp.result(
-        "initialize",
-        json!({ "processId": null, "rootUri": null, "capabilities": {} }),
-        short,
-    );
+    let short = SHORT;
+    let init = lsp.initialize();
     let caps = &init["capabilities"];
     assert_eq!(caps["hoverProvider"], true);
     assert_eq!(
@@ -29,14 +27,13 @@ pub(crate) fn editor_session_on_a_warm_worker() {
         caps["semanticTokensProvider"]["legend"]["tokenTypes"][23],
         "leanSorryLike"
     );
-    lsp.notify("initialized", json!({}));
 
     // The spare for files without imports becomes ready first: the file
     // opens on an already warm worker.
     wait_for("the spare worker", long, || lsp.log_has("worker ready"));
     let opened = Instant::now();
-    lsp.notify("textDocument/didOpen", json!({ "textDocument": { "uri": URI, "languageId": "lean4", "version": 1, "text": TEXT } }));
-    let d = lsp.diagnostics_where(0, short, |p| {
+    lsp.open(URI, TEXT);
+    let d = lsp.diagnostics_where(URI, 0, short, |p| {
         p["version"] == 1 && p["diagnostics"].as_array().unwrap().len() >= 2
     });
     let first_diagnostics = opened.elapsed();
@@ -65,6 +62,13 @@ pub(crate) fn editor_session_on_a_warm_worker() {
         first_diagnostics.as_secs_f64()
     );
 
+    lsp
+}
+
+/// Answers on the open file: `waitForDiagnostics`, hover, the goal,
+/// the infoview's RPC; a file that is not open gets an error.
+pub(crate) fn answers(lsp: &mut Editor) {
+    let short = SHORT;
     // waitForDiagnostics is answered (a barrier for the version).
     lsp.result(
         "textDocument/waitForDiagnostics",
@@ -102,12 +106,17 @@ pub(crate) fn editor_session_on_a_warm_worker() {
     // Documents that are not open: a proper error, not silence.
     let r = lsp.request("textDocument/hover", json!({ "textDocument": { "uri": "file:///nope.lean" }, "position": { "line": 0, "character": 0 } }), short);
     assert_eq!(r["error"]["code"], -32602, "{r}");
+}
 
+/// Edits: an incremental one fixing the error, one the guard refuses
+/// (shown, requests refused, Lean does not see it), and that one undone.
+pub(crate) fn edits(lsp: &mut Editor) {
+    let short = SHORT;
     // An incremental edit fixes the error: `3` -> `2` at 0:22.
     let mark = lsp.seen.len();
     lsp.notify("textDocument/didChange", json!({ "textDocument": { "uri": URI, "version": 2 },
         "contentChanges": [{ "range": { "start": { "line": 0, "character": 22 }, "end": { "line": 0, "character": 23 } }, "text": "2" }] }));
-    let d = lsp.diagnostics_where(mark, short, |p| {
+    let d = lsp.diagnostics_where(URI, mark, short, |p| {
         p["version"] == 2 && p["diagnostics"].as_array().unwrap().len() == 1
     });
     assert!(messages(&d)[0].1.contains("sorry"), "{d}");
@@ -117,7 +126,7 @@ pub(crate) fn editor_session_on_a_warm_worker() {
     let mark = lsp.seen.len();
     lsp.notify("textDocument/didChange", json!({ "textDocument": { "uri": URI, "version": 3 },
         "contentChanges": [{ "range": { "start": { "line": 3, "character": 0 }, "end": { "line": 3, "character": 0 } }, "text": "#eval IO.println \"x\"\n" }] }));
-    let d = lsp.diagnostics_where(mark, short, |p| p["version"] == 3);
+    let d = lsp.diagnostics_where(URI, mark, short, |p| p["version"] == 3);
     let refused = &d["diagnostics"][0];
     assert_eq!(d["diagnostics"].as_array().unwrap().len(), 1, "{d}");
     assert!(
@@ -141,7 +150,7 @@ pub(crate) fn editor_session_on_a_warm_worker() {
     let mark = lsp.seen.len();
     lsp.notify("textDocument/didChange", json!({ "textDocument": { "uri": URI, "version": 4 },
         "contentChanges": [{ "range": { "start": { "line": 3, "character": 0 }, "end": { "line": 4, "character": 0 } }, "text": "" }] }));
-    let d = lsp.diagnostics_where(mark, short, |p| {
+    let d = lsp.diagnostics_where(URI, mark, short, |p| {
         p["version"] == 4
             && p["diagnostics"]
                 .as_array()
@@ -150,10 +159,15 @@ pub(crate) fn editor_session_on_a_warm_worker() {
                 .any(|x| x["message"].as_str().unwrap().contains("sorry"))
     });
     assert_eq!(d["diagnostics"].as_array().unwrap().len(), 1, "{d}");
+}
 
-    // The document's worker is killed under it: once the refill behind
-    // the lease is warm, SIGKILL; the file is re-opened on the refill with
-    // a diagnostic saying so, next to Lean's own, and answers again.
+/// The document's worker is killed under it: once the refill behind the
+/// lease is warm, SIGKILL; the file is re-opened on the refill with a
+/// diagnostic saying so, next to Lean's own, and answers again. The
+/// replacement's pid.
+pub(crate) fn worker_killed(lsp: &mut Editor) -> i32 {
+    let long = Duration::from_secs(900);
+    let short = SHORT;
     let first = lsp.leased_pid();
     wait_for("the refill behind the lease", long, || {
         lsp.log_count("worker ready") >= 2
@@ -164,7 +178,7 @@ pub(crate) fn editor_session_on_a_warm_worker() {
         nix::sys::signal::Signal::SIGKILL,
     )
     .unwrap();
-    let d = lsp.diagnostics_where(mark, short, |p| {
+    let d = lsp.diagnostics_where(URI, mark, short, |p| {
         let msgs: Vec<String> = p["diagnostics"]
             .as_array()
             .unwrap()
@@ -207,43 +221,38 @@ pub(crate) fn editor_session_on_a_warm_worker() {
     );
     assert!(alive(replacement));
 
-    // Close: the worker is recycled (killed), not kept.
+    replacement
+}
+
+/// Close: the worker is recycled (killed), not kept; then `exit` ends
+/// the process and no Lean process is left.
+pub(crate) fn close_and_exit(lsp: &mut Editor, worker: i32) {
+    let short = SHORT;
     lsp.notify(
         "textDocument/didClose",
         json!({ "textDocument": { "uri": URI } }),
     );
     wait_for("the document's worker to be killed", short, || {
-        !alive(replacement)
+        !alive(worker)
     });
     let r = lsp.request("$/lean/plainGoal", pos(2, 2), short);
     assert_eq!(r["error"]["code"], -32602, "{r}");
 
     lsp.result("shutdown", Value::Null, short);
     lsp.notify("exit", Value::Null);
-    let pid = lsp.child.id() as i32;
-    let kids = children_of(pid);
+    let kids = children_of(lsp.pid());
     // `exit` alone ends the process, stdin still open (editors wait for
     // the exit before closing it; tower-lsp alone would not notice). A
     // message after `exit` (Neovim sends a second `shutdown`) must not
     // keep it alive either.
     // (Written even if the process is already gone: a broken pipe is fine.)
-    let _ = lsp.stdin.write_all(&frame(
-        &json!({ "jsonrpc": "2.0", "id": 999, "method": "shutdown" }),
-    ));
-    let _ = lsp.stdin.flush();
-    let until = Instant::now() + short;
-    loop {
-        if let Some(st) = lsp.child.try_wait().unwrap() {
-            assert!(st.success(), "{st:?}");
-            break;
-        }
-        assert!(
-            Instant::now() < until,
-            "leanpool lsp did not exit after `exit` (stdin open)"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    drop(lsp.stdin);
+    lsp.try_send(&json!({ "jsonrpc": "2.0", "id": 999, "method": "shutdown" }));
+    let st = lsp.wait_exit(short);
+    assert!(
+        st.is_some_and(|st| st.success()),
+        "leanpool lsp did not exit after `exit` (stdin open): {st:?}"
+    );
+    lsp.close_stdin();
     wait_for("no Lean process left", short, || {
         kids.iter().all(|&k| !alive(k))
     });
