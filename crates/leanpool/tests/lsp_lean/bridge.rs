@@ -2,8 +2,9 @@
 //! issue 26's attacks through the editor bridge (stdio and `--socket`).
 
 use crate::daemon_support::editor::Editor;
-use crate::daemon_support::{self, alive, Daemon, Lean, Rules};
-use crate::{pos, rpc, wait_until, CONFIG, SHORT, URI};
+use crate::daemon_support::{Daemon, Lean, Rules};
+use crate::limits;
+use crate::{pos, rpc, CONFIG, SHORT, URI};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -37,7 +38,7 @@ fn bridge_attacks(lsp: &mut Editor, rules: &mut Rules, path: &str) {
     forged_provider(lsp, rules, path);
     far_positions(lsp, rules, path);
     let v = bridge_order_and_imports(lsp, rules, path, HEADER, &text);
-    bridge_limits(lsp, rules, path, HEADER, v);
+    limits::bridge_limits(lsp, rules, path, HEADER, v);
     lsp.exit();
 }
 
@@ -201,78 +202,4 @@ fn bridge_order_and_imports(
         format!("{path}: {h:?}"),
     );
     9
-}
-
-/// The per-request time limit and the CPU budget through the bridge
-/// (from version `v` on).
-fn bridge_limits(lsp: &mut Editor, rules: &mut Rules, path: &str, header: &str, v: u64) {
-    let slow = format!("{header}{}", daemon_support::slow_theorems());
-    let pid = lsp.leased_pid();
-    lsp.notify(
-        "textDocument/didChange",
-        json!({ "textDocument": { "uri": URI, "version": v },
-        "contentChanges": [{ "text": slow }] }),
-    );
-    // Right behind the edit: the gate sees the edit first (the bridge's
-    // document actor takes requests in the editor's order with edits).
-    let t = Instant::now();
-    let ans = lsp.try_request(
-        "textDocument/waitForDiagnostics",
-        json!({ "uri": URI, "version": v }),
-        Duration::from_secs(60),
-    );
-    let took = t.elapsed();
-    rules.check(
-        "per-request time limit",
-        // The limit's own answer (the CPU budget's end answers -32803 too).
-        ans.as_ref().is_some_and(|a| {
-            a["error"]["code"] == -32803
-                && a["error"]["message"].to_string().contains("per request")
-        }) && took >= Duration::from_secs(14)
-            && took < Duration::from_secs(30),
-        format!("{path}: after {took:?}: {ans:?}"),
-    );
-    // Lean was asked to cancel: either it ends the elaboration there (the
-    // worker falls quiet) or the lease's limits end the worker.
-    let quiet = daemon_support::quiet_or_gone(pid as u64, Duration::from_secs(120));
-    eprintln!(
-        "{path}: after the time limit, worker {pid} {}",
-        if alive(pid) {
-            "alive and quiet"
-        } else {
-            "gone"
-        }
-    );
-    rules.check(
-        "a request past its limit does not leave the worker computing",
-        quiet,
-        format!("{path}: worker {pid} still computing 120 s after the limit"),
-    );
-    // The next edit (on the same worker if it is quiet, else re-opened on
-    // a fresh one) changes the first line after the header, so Lean
-    // elaborates every slow theorem again: with no request at all, the
-    // CPU budget ends it.
-    let mark = lsp.seen.len();
-    let body = daemon_support::slow_theorems();
-    lsp.notify(
-        "textDocument/didChange",
-        json!({ "textDocument": { "uri": URI, "version": v + 1 },
-        "contentChanges": [{ "text": format!("{header}theorem again : True := trivial\n{body}") }] }),
-    );
-    let ended = lsp.try_diagnostics_where(URI, mark, Duration::from_secs(900), |p| {
-        p["diagnostics"].to_string().contains("was ended")
-    });
-    let second = lsp.leased_pid();
-    rules.check(
-        "CPU budget per lease",
-        ended
-            .as_ref()
-            .is_some_and(|e| e.to_string().contains("lease_cpu_ms")),
-        format!("{path}: pids {pid} then {second}: {ended:?}"),
-    );
-    rules.check(
-        "CPU budget per lease: the worker is killed",
-        wait_until(Duration::from_secs(30), || !alive(second)),
-        format!("{path}: pid {second} still runs"),
-    );
 }

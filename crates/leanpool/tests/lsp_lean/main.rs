@@ -17,6 +17,7 @@ mod daemon_support;
 
 mod bridge;
 mod daemon_lease;
+mod limits;
 mod nvim;
 mod session;
 

@@ -1,0 +1,154 @@
+//! The lease's bounds in time through the editor bridge (issue 26): the
+//! per-request time limit, the grace after a cancel, the CPU budget.
+//! The caps are the test's `lease_request_timeout_ms = 15000` (the grace
+//! is the default 10 s) and `lease_cpu_ms = 45000`.
+
+use crate::daemon_support::editor::Editor;
+use crate::daemon_support::{self, alive, Rules};
+use crate::{wait_until, URI};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+/// The request limit and the grace of the test's caps.
+const LIMIT: Duration = Duration::from_secs(15);
+const GRACE: Duration = Duration::from_secs(10);
+
+/// The per-request time limit, the grace and the CPU budget, from
+/// version `v` on.
+pub(crate) fn bridge_limits(lsp: &mut Editor, rules: &mut Rules, path: &str, header: &str, v: u64) {
+    let pid = lsp.leased_pid();
+    let asked = time_limit(lsp, rules, path, header, v);
+    grace(lsp, rules, path, pid, asked);
+    cpu_budget(lsp, rules, path, header, v + 1, pid);
+}
+
+/// A slow text, and right behind it its `waitForDiagnostics` (the gate
+/// sees the edit first: the bridge's document actor takes requests in
+/// the editor's order with edits): answered `RequestFailed` by the
+/// limit's own answer at 15 s. When the request was sent.
+fn time_limit(lsp: &mut Editor, rules: &mut Rules, path: &str, header: &str, v: u64) -> Instant {
+    lsp.change(
+        URI,
+        v,
+        &format!("{header}{}", daemon_support::slow_theorems()),
+    );
+    let asked = Instant::now();
+    let ans = lsp.try_request(
+        "textDocument/waitForDiagnostics",
+        json!({ "uri": URI, "version": v }),
+        Duration::from_secs(60),
+    );
+    let took = asked.elapsed();
+    rules.check(
+        "per-request time limit",
+        // The limit's own answer (the CPU budget's end answers -32803 too).
+        ans.as_ref().is_some_and(|a| {
+            a["error"]["code"] == -32803
+                && a["error"]["message"].to_string().contains("per request")
+        }) && took >= LIMIT - Duration::from_secs(1)
+            && took < LIMIT * 2,
+        format!("{path}: after {took:?}: {ans:?}"),
+    );
+    asked
+}
+
+/// Lean was asked to cancel the request. Either it stops computing soon
+/// (the worker falls quiet within the grace), or, still computing and
+/// not answering, the gate ends the worker once the grace has passed
+/// (the note names the cancelled request, not the CPU budget, which
+/// would end it some 10 s later). Either way the worker does not go on
+/// computing.
+fn grace(lsp: &mut Editor, rules: &mut Rules, path: &str, pid: i32, asked: Instant) {
+    // Quiet counts only before the grace would have ended the worker
+    // (and some slack for a loaded machine).
+    let quiet_by = asked + LIMIT + GRACE + Duration::from_secs(10);
+    let mark = lsp.seen.len();
+    let until = asked + Duration::from_secs(90);
+    let mut seen = "nothing".to_string();
+    let mut held = false;
+    while Instant::now() < until {
+        let cpu = cpu_of(pid);
+        let ended = lsp.try_diagnostics_where(URI, mark, Duration::from_secs(3), was_ended);
+        if let Some(note) = ended {
+            let text = note["diagnostics"].to_string();
+            held = text.contains("past its time limit after it was cancelled");
+            seen = format!("ended {:?} after the request: {text}", asked.elapsed());
+            break;
+        }
+        if Instant::now() < quiet_by && alive(pid) && cpu_of(pid) - cpu < Duration::from_millis(300)
+        {
+            held = true;
+            seen = format!("quiet {:?} after the request", asked.elapsed());
+            break;
+        }
+    }
+    eprintln!("{path}: after the time limit, worker {pid}: {seen}");
+    rules.check(
+        "grace: a cancelled request Lean goes on computing ends the worker",
+        held,
+        format!("{path}: worker {pid}: {seen}"),
+    );
+    rules.check(
+        "a request past its limit does not leave the worker computing",
+        daemon_support::quiet_or_gone(pid as u64, Duration::from_secs(30)),
+        format!("{path}: worker {pid} still computing"),
+    );
+}
+
+/// The next edit (on the same worker if it is quiet, else re-opened on a
+/// fresh one) changes the first line after the header, so Lean
+/// elaborates every slow theorem again: with no request at all, the CPU
+/// budget ends it. The note must come from this worker (after the
+/// earlier one's end was seen) and name the budget.
+fn cpu_budget(lsp: &mut Editor, rules: &mut Rules, path: &str, header: &str, v: u64, first: i32) {
+    let mark = lsp.seen.len();
+    let leases = lsp.log_count("document on a leased worker");
+    let body = daemon_support::slow_theorems();
+    lsp.change(
+        URI,
+        v,
+        &format!("{header}theorem again : True := trivial\n{body}"),
+    );
+    let started = Instant::now();
+    let (mut worker, mut used) = (first, Duration::ZERO);
+    let mut ended = None;
+    // Until the end's note, or the worker falling quiet (the text is
+    // elaborated and no budget ended it), 10 min at most.
+    while started.elapsed() < Duration::from_secs(600) {
+        if lsp.log_count("document on a leased worker") > leases {
+            worker = lsp.leased_pid();
+        }
+        let cpu = cpu_of(worker);
+        ended = lsp.try_diagnostics_where(URI, mark, Duration::from_secs(3), was_ended);
+        let delta = cpu_of(worker).saturating_sub(cpu);
+        used = used.max(cpu_of(worker));
+        if ended.is_some() || (alive(worker) && delta < Duration::from_millis(300)) {
+            break;
+        }
+    }
+    eprintln!(
+        "{path}: CPU budget: worker {worker} (first {first}), group CPU {used:?} seen, after {:?}: {ended:?}",
+        started.elapsed()
+    );
+    rules.check(
+        "CPU budget per lease",
+        ended
+            .as_ref()
+            .is_some_and(|e| e.to_string().contains("lease_cpu_ms")),
+        format!("{path}: pids {first} then {worker}: {ended:?}"),
+    );
+    rules.check(
+        "CPU budget per lease: the worker is killed",
+        ended.is_some() && wait_until(Duration::from_secs(30), || !alive(worker)),
+        format!("{path}: pid {worker} still runs"),
+    );
+}
+
+fn was_ended(p: &Value) -> bool {
+    p["diagnostics"].to_string().contains("was ended")
+}
+
+/// CPU time of the worker's process group so far (zero once it is gone).
+fn cpu_of(pid: i32) -> Duration {
+    leanpool_lean::proc::group_cpu_time(pid as u32).unwrap_or_default()
+}
