@@ -100,7 +100,7 @@ fn grace(lsp: &mut Editor, rules: &mut Rules, path: &str, pid: i32, asked: Insta
 /// elaborates every slow theorem again: with no request at all, the CPU
 /// budget ends it. One slow text costs 35-40 s of CPU on real Lean here,
 /// under the 45 s budget: each time the worker falls quiet the theorems
-/// are renamed (Lean elaborates them again), up to 8 rounds. The note
+/// are renamed (Lean elaborates them again), up to 4 rounds. The note
 /// must come from this worker (the earlier one's end was seen before)
 /// and name the budget.
 fn cpu_budget(lsp: &mut Editor, rules: &mut Rules, path: &str, header: &str, v: u64, first: i32) {
@@ -109,7 +109,7 @@ fn cpu_budget(lsp: &mut Editor, rules: &mut Rules, path: &str, header: &str, v: 
     let started = Instant::now();
     let (mut worker, mut round) = (first, 0);
     let mut ended = None;
-    while ended.is_none() && round < 8 {
+    while ended.is_none() && round < 4 {
         let text = daemon_support::slow_theorems()
             .replace("theorem slow", &format!("theorem r{round}slow"));
         lsp.change(
