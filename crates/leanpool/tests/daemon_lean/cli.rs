@@ -41,3 +41,30 @@ pub(crate) fn cli_opt_and_normalize_through_the_daemon(d: &Daemon, dir: &std::pa
     );
     assert_eq!(n["normalized"]["binders"][2]["is_prop"], true);
 }
+
+/// `leanpool check FILE --socket`: exit 0 for ok, 1 otherwise.
+pub(crate) fn cli_check_exit_codes(d: &Daemon, dir: &std::path::Path) {
+    for (name, text, code, status) in [
+        ("good.lean", ok(5), 0, "ok"),
+        ("bad.lean", bad(5), 1, "error"),
+    ] {
+        let f = dir.join(name);
+        std::fs::write(&f, &text).unwrap();
+        let out = Command::new(BIN)
+            .arg("check")
+            .arg(&f)
+            .arg("--socket")
+            .arg(&d.socket)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["status"], status);
+    }
+}

@@ -17,6 +17,16 @@ pub(crate) fn vp(statement: &str, proof: &str) -> VerifyParams {
 /// Python client: a good proof, and proofs that try to escape their slot.
 pub(crate) async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) {
     let stmt = "theorem v1 (n : Nat) : n + 0 = n := by sorry";
+    verify_answers_over_rpc(c, stmt).await;
+    verify_escapes_are_rejected(c).await;
+    verify_from_the_cli(d, dir, stmt);
+    verify_in_batch(d, dir, stmt);
+    verify_from_python(d, stmt);
+}
+
+/// A good proof, a wrong one (its error in the proof's own coordinates),
+/// `sorry` inside a `have`, and a proof of a different statement.
+async fn verify_answers_over_rpc(c: &Client, stmt: &str) {
     let r = c
         .request::<method::Verify>(&vp(stmt, "by\n  simp"))
         .await
@@ -60,8 +70,12 @@ pub(crate) async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) 
         r.diagnostics.iter().any(|d| d.range.start.line == 0),
         "{r:?}"
     );
-    // Escapes, refused before Lean: close the theorem early and declare
-    // something, add an axiom, `#guard_msgs`, change an option, restate.
+}
+
+/// Escapes, refused before Lean: close the theorem early and declare
+/// something, add an axiom, `#guard_msgs`, change an option, restate; and
+/// a statement with a proof already attached.
+async fn verify_escapes_are_rejected(c: &Client) {
     for (name, proof) in [
         ("close_and_declare", "sorry\ntheorem v3 : 2 + 2 = 4 := rfl"),
         ("add_axiom", "cheat.elim\naxiom cheat : False"),
@@ -81,8 +95,10 @@ pub(crate) async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) 
         .await
         .unwrap();
     assert_eq!(r.status, VerifyStatus::Rejected, "{r:?}");
+}
 
-    // CLI: `leanpool verify STATEMENT PROOF --socket --json`, exit 0 when proved.
+/// CLI: `leanpool verify STATEMENT PROOF --socket --json`, exit 0 when proved.
+fn verify_from_the_cli(d: &Daemon, dir: &std::path::Path, stmt: &str) {
     let (sf, pf) = (dir.join("stmt.lean"), dir.join("proof.lean"));
     std::fs::write(&sf, stmt).unwrap();
     std::fs::write(&pf, "by simp\n").unwrap();
@@ -102,8 +118,10 @@ pub(crate) async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) 
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
 
-    // batch --method verify.
+/// `batch --method verify`: a proof, then an escape (rejected).
+fn verify_in_batch(d: &Daemon, dir: &std::path::Path, stmt: &str) {
     let (input, output) = (dir.join("vin.jsonl"), dir.join("vout.jsonl"));
     let items = [
         json!({"id": 1, "statement": stmt, "proof": "by simp"}),
@@ -134,8 +152,10 @@ pub(crate) async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) 
         .map(|l| l["result"]["status"].clone())
         .collect();
     assert_eq!(got, [json!("proved"), json!("rejected")]);
+}
 
-    // The Python client's `verify`.
+/// The Python client's `verify`.
+fn verify_from_python(d: &Daemon, stmt: &str) {
     let py = Command::new("python3")
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),
