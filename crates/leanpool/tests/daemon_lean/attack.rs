@@ -88,21 +88,12 @@ pub(crate) async fn attack_disconnect_does_not_stall_the_next_caller(d: &Daemon,
     }
 }
 
-/// Cores `pid` used over `window` (user + system time of all its threads).
-pub(crate) async fn cpu_share(pid: i32, window: Duration) -> f64 {
-    fn ticks(pid: i32) -> u64 {
-        let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let rest = s.rfind(')').map(|i| &s[i + 2..]).unwrap_or("");
-        // Fields after the name: state is the 1st, utime the 12th, stime the 13th.
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
-            + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
-    }
-    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .unwrap_or(100) as f64;
-    let t0 = ticks(pid);
+/// Cores the worker's process group (`pgid`: the worker is its group's
+/// leader) used over `window`, measured as the lease's CPU budget measures
+/// it (`leanpool_lean::proc::group_cpu_time`; 0 once the group is gone).
+async fn cpu_share(pgid: i32, window: Duration) -> f64 {
+    let cpu = || leanpool_lean::proc::group_cpu_time(pgid as u32).unwrap_or_default();
+    let before = cpu();
     tokio::time::sleep(window).await;
-    (ticks(pid).saturating_sub(t0)) as f64 / hz / window.as_secs_f64()
+    cpu().saturating_sub(before).as_secs_f64() / window.as_secs_f64()
 }
