@@ -118,24 +118,63 @@ async fn wait_gone(pid: u32) {
 async fn attack_lease_refuses_what_the_guard_refuses(cx: Ctx) {
     let d = daemon(&cx, 1, 64 << 10).await;
     let mut c = Conn::open(&d.socket).await;
+    let l = lease_with_eval_in_its_header(&mut c).await;
+    eval_text_is_answered_never_sent(&mut c, &l).await;
+    what_the_tunnel_does_not_take_is_refused(&mut c, &l).await;
+    others_served_and_a_second_lease_refused(&d).await;
+    an_acceptable_text_reaches_the_worker(&mut c, &l, &d).await;
+    // Closing the connection kills the leased worker; the place frees.
+    drop(c);
+    wait_gone(l.pid).await;
+    for _ in 0..100 {
+        if status(&d.socket).await["daemon"]["leases"]["active"] == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(status(&d.socket).await["daemon"]["leases"]["active"], 0);
+    d.shutdown().await;
+}
+
+/// A granted lease: its document's uri, first version and worker pid.
+struct Leased {
+    uri: String,
+    v0: i64,
+    pid: u32,
+}
+
+/// Leases a worker asking for a header with `#eval` in it: only the
+/// imports are used.
+async fn lease_with_eval_in_its_header(c: &mut Conn) -> Leased {
     let r = c
         .call("lease", json!({"header": "import Init\n\n#eval 1\n"}))
         .await;
     let r = r["result"].clone();
-    let (uri, v0, pid) = (
-        r["uri"].as_str().unwrap().to_string(),
-        r["version"].as_i64().unwrap(),
-        r["pid"].as_u64().unwrap() as u32,
-    );
+    let l = Leased {
+        uri: r["uri"].as_str().unwrap().to_string(),
+        v0: r["version"].as_i64().unwrap(),
+        pid: r["pid"].as_u64().unwrap() as u32,
+    };
     assert_eq!(
         r["header"], "import Init\n",
         "only the imports are used: {r}"
     );
-    assert!(procs::alive(pid));
+    assert!(procs::alive(l.pid));
+    l
+}
 
-    // `#eval` in a full text: answered by leanpool's own diagnostic, never sent.
+/// A hover at the start of the leased document.
+fn hover(uri: &str) -> Value {
+    json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}})
+}
+
+/// `#eval` in a full text: answered by leanpool's own diagnostic, never
+/// sent; requests while the text is refused get an error, not Lean's
+/// answer.
+async fn eval_text_is_answered_never_sent(c: &mut Conn, l: &Leased) {
+    let (uri, v0) = (&l.uri, l.v0);
     c.send(&change(
-        &uri,
+        uri,
         v0 + 1,
         "import Init\ntheorem t : True := trivial\n#eval IO.println \"pwned\"\n",
     ))
@@ -154,13 +193,17 @@ async fn attack_lease_refuses_what_the_guard_refuses(cx: Ctx) {
         "{m}"
     );
     // Requests while the text is refused: an error, not Lean's answer.
-    let hover = json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}});
-    c.send(&json!({"jsonrpc": "2.0", "id": "h0", "method": "textDocument/hover", "params": hover}))
+    c.send(&json!({"jsonrpc": "2.0", "id": "h0", "method": "textDocument/hover", "params": hover(uri)}))
         .await;
     let m = c.until("the hover's error", |m| m["id"] == "h0").await;
     assert_eq!(m["error"]["code"], -32803, "{m}");
-    // An incremental edit (the tunnel takes whole texts only), a didOpen,
-    // a notification about another document: not passed, said so.
+}
+
+/// An incremental edit (the tunnel takes whole texts only), a didOpen, a
+/// notification about another document: not passed, said so. A method
+/// the tunnel does not serve; a line over the cap.
+async fn what_the_tunnel_does_not_take_is_refused(c: &mut Conn, l: &Leased) {
+    let (uri, v0) = (&l.uri, l.v0);
     let ranged = json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": uri, "version": v0 + 2},
         "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "#eval 1\n"}]}});
     c.send(&ranged).await;
@@ -196,19 +239,20 @@ async fn attack_lease_refuses_what_the_guard_refuses(cx: Ctx) {
             .contains("its document"),
         "{m}"
     );
-    // A method the tunnel does not serve; a line over the cap.
     c.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "workspace/executeCommand", "params": {"command": "x"}})).await;
     let m = c.until("method not found", |m| m["id"] == 7).await;
     assert_eq!(m["error"]["code"], ErrorCode::MethodNotFound.code(), "{m}");
-    c.send(&change(&uri, v0 + 5, &"-".repeat(70 << 10))).await;
+    c.send(&change(uri, v0 + 5, &"-".repeat(70 << 10))).await;
     let m = c.until("too large", |m| m.get("error").is_some()).await;
     assert_eq!(
         (m["id"].clone(), m["error"]["code"].as_i64()),
         (Value::Null, Some(ErrorCode::RequestTooLarge.code())),
         "{m}"
     );
+}
 
-    // Other callers are served meanwhile; a second lease is over the cap.
+/// Other callers are served meanwhile; a second lease is over the cap.
+async fn others_served_and_a_second_lease_refused(d: &Daemon) {
     let mut other = Conn::open(&d.socket).await;
     let ok = other
         .call("check", json!({"text": "theorem u : True := trivial\n"}))
@@ -223,11 +267,14 @@ async fn attack_lease_refuses_what_the_guard_refuses(cx: Ctx) {
         json!({"active": 1, "max": 1, "granted": 1, "refused_texts": 1, "compromised": 0}),
         "{st}"
     );
+}
 
-    // An acceptable text reaches the worker; its answers come back with
-    // the client's own ids.
+/// An acceptable text reaches the worker; its answers come back with the
+/// client's own ids; the fake's log shows no refused text.
+async fn an_acceptable_text_reaches_the_worker(c: &mut Conn, l: &Leased, d: &Daemon) {
+    let (uri, v0, pid) = (&l.uri, l.v0, l.pid);
     c.send(&change(
-        &uri,
+        uri,
         v0 + 6,
         "import Init\ntheorem t : True := trivial\n-- FAKE error\n",
     ))
@@ -237,7 +284,7 @@ async fn attack_lease_refuses_what_the_guard_refuses(cx: Ctx) {
         m["params"]["diagnostics"][0]["message"], "fake error",
         "{m}"
     );
-    c.send(&json!({"jsonrpc": "2.0", "id": "h1", "method": "textDocument/hover", "params": hover}))
+    c.send(&json!({"jsonrpc": "2.0", "id": "h1", "method": "textDocument/hover", "params": hover(uri)}))
         .await;
     let m = c.until("hover", |m| m["id"] == "h1").await;
     assert_eq!(m["result"], json!({}), "{m}");
@@ -247,18 +294,6 @@ async fn attack_lease_refuses_what_the_guard_refuses(cx: Ctx) {
         "a refused text reached a worker:\n{log}"
     );
     assert!(log.contains(&format!("{pid} -- FAKE error")), "{log}");
-
-    // Closing the connection kills the leased worker; the place frees.
-    drop(c);
-    wait_gone(pid).await;
-    for _ in 0..100 {
-        if status(&d.socket).await["daemon"]["leases"]["active"] == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(status(&d.socket).await["daemon"]["leases"]["active"], 0);
-    d.shutdown().await;
 }
 
 /// Code in a leased worker forging frames (diagnostics for a version never
