@@ -98,80 +98,8 @@ fn every_example_round_trips() {
     let table = documented_codes();
     let mut methods_seen = std::collections::BTreeSet::new();
     for e in &ex {
-        let decoded = decode(&Frame::Line(e.request.as_bytes().to_vec()), usize::MAX);
-        let resp: Response = serde_json::from_str(&e.response)
-            .unwrap_or_else(|err| panic!("line {}: response: {err}", e.line));
-        let resp_value: Value = serde_json::from_str(&e.response).unwrap();
-        round_trip::<Response>("response envelope", e.line, &resp_value);
-        if let Some(err) = &resp.error {
-            assert!(
-                table.contains(&err.code.code()),
-                "line {}: code {} not in the error table",
-                e.line,
-                err.code
-            );
-        }
-        let req = match decoded {
-            Decoded::Call(r) => r,
-            Decoded::Reply(r) => {
-                // A request the envelope decoder refuses: the documented
-                // answer must be exactly the decoder's.
-                assert_eq!(
-                    serde_json::to_value(&r).unwrap(),
-                    resp_value,
-                    "line {}",
-                    e.line
-                );
-                continue;
-            }
-            Decoded::Blank => panic!("line {}: empty request", e.line),
-        };
-        assert_eq!(req.id, resp.id, "line {}: ids differ", e.line);
-        methods_seen.insert(req.method.clone());
-        let mut params = req.params.clone();
-        // `project` picks the daemon's project and is taken out before the
-        // method's params are decoded (docs/protocol.md, "Projects").
-        leanpool_daemon::projects::take_project(&mut params).unwrap();
-        match decode_params(&req.method, params.clone()) {
-            Ok(()) => match req.method.as_str() {
-                "check" => round_trip::<CheckParams>("params", e.line, &params),
-                "verify" => round_trip::<VerifyParams>("params", e.line, &params),
-                "normalize" | "opt" => round_trip::<StatementParams>("params", e.line, &params),
-                "gted" => round_trip::<GtedParams>("params", e.line, &params),
-                "equiv" => round_trip::<EquivParams>("params", e.line, &params),
-                "lease" => {
-                    round_trip::<leanpool_daemon::lease::LeaseParams>("params", e.line, &params)
-                }
-                _ => {}
-            },
-            Err(err) => {
-                let documented = resp.error.as_ref().map(|e| e.code);
-                if !["ping", "shutdown"].contains(&req.method.as_str()) {
-                    assert_eq!(
-                        documented,
-                        Some(err.code),
-                        "line {}: the daemon would answer {err:?}",
-                        e.line
-                    );
-                }
-            }
-        }
-        let Some(result) = &resp.result else { continue };
-        match req.method.as_str() {
-            "check" => round_trip::<CheckResult>("result", e.line, result),
-            "verify" => round_trip::<VerifyResult>("result", e.line, result),
-            "normalize" => round_trip::<NormalizeResult>("result", e.line, result),
-            "opt" => round_trip::<OptResult>("result", e.line, result),
-            "gted" => round_trip::<GtedResult>("result", e.line, result),
-            "equiv" => round_trip::<EquivResult>("result", e.line, result),
-            "status" => round_trip::<StatusResult>("result", e.line, result),
-            "lease" => round_trip::<leanpool_daemon::lease::LeaseResult>("result", e.line, result),
-            "ping" => assert_eq!(result, &req.params, "line {}: ping echoes", e.line),
-            "shutdown" => assert_eq!(result, &serde_json::json!({"shutting_down": true})),
-            "cache_clear" => {
-                round_trip::<leanpool_protocol::method::CacheClearResult>("result", e.line, result)
-            }
-            m => panic!("line {}: result for undocumented method {m}", e.line),
+        if let Some(m) = example_round_trips(e, &table) {
+            methods_seen.insert(m);
         }
     }
     for m in METHODS {
@@ -187,6 +115,99 @@ fn every_example_round_trips() {
     let mut a = all.to_vec();
     a.sort();
     assert_eq!(t, a, "error table and leanpool_protocol::ErrorCode differ");
+}
+
+/// One example pair: the request decodes as the daemon decodes it, the
+/// response and the params and result round-trip through their types, a
+/// documented error is in the table and is the daemon's. The example's
+/// method, if its request is a call.
+fn example_round_trips(e: &Example, table: &[i64]) -> Option<String> {
+    let decoded = decode(&Frame::Line(e.request.as_bytes().to_vec()), usize::MAX);
+    let resp: Response = serde_json::from_str(&e.response)
+        .unwrap_or_else(|err| panic!("line {}: response: {err}", e.line));
+    let resp_value: Value = serde_json::from_str(&e.response).unwrap();
+    round_trip::<Response>("response envelope", e.line, &resp_value);
+    if let Some(err) = &resp.error {
+        assert!(
+            table.contains(&err.code.code()),
+            "line {}: code {} not in the error table",
+            e.line,
+            err.code
+        );
+    }
+    let req = match decoded {
+        Decoded::Call(r) => r,
+        Decoded::Reply(r) => {
+            // A request the envelope decoder refuses: the documented
+            // answer must be exactly the decoder's.
+            assert_eq!(
+                serde_json::to_value(&r).unwrap(),
+                resp_value,
+                "line {}",
+                e.line
+            );
+            return None;
+        }
+        Decoded::Blank => panic!("line {}: empty request", e.line),
+    };
+    assert_eq!(req.id, resp.id, "line {}: ids differ", e.line);
+    let mut params = req.params.clone();
+    // `project` picks the daemon's project and is taken out before the
+    // method's params are decoded (docs/protocol.md, "Projects").
+    leanpool_daemon::projects::take_project(&mut params).unwrap();
+    params_round_trip(&req.method, params, &resp, e.line);
+    if let Some(result) = &resp.result {
+        result_round_trips(&req.method, &req.params, result, e.line);
+    }
+    Some(req.method)
+}
+
+/// The method's params decode as the daemon decodes them and round-trip
+/// through their type; params the daemon refuses are documented with the
+/// daemon's error code.
+fn params_round_trip(method: &str, params: Value, resp: &Response, line: usize) {
+    match decode_params(method, params.clone()) {
+        Ok(()) => match method {
+            "check" => round_trip::<CheckParams>("params", line, &params),
+            "verify" => round_trip::<VerifyParams>("params", line, &params),
+            "normalize" | "opt" => round_trip::<StatementParams>("params", line, &params),
+            "gted" => round_trip::<GtedParams>("params", line, &params),
+            "equiv" => round_trip::<EquivParams>("params", line, &params),
+            "lease" => round_trip::<leanpool_daemon::lease::LeaseParams>("params", line, &params),
+            _ => {}
+        },
+        Err(err) => {
+            let documented = resp.error.as_ref().map(|e| e.code);
+            if !["ping", "shutdown"].contains(&method) {
+                assert_eq!(
+                    documented,
+                    Some(err.code),
+                    "line {}: the daemon would answer {err:?}",
+                    line
+                );
+            }
+        }
+    }
+}
+
+/// The documented result round-trips through the method's result type.
+fn result_round_trips(method: &str, req_params: &Value, result: &Value, line: usize) {
+    match method {
+        "check" => round_trip::<CheckResult>("result", line, result),
+        "verify" => round_trip::<VerifyResult>("result", line, result),
+        "normalize" => round_trip::<NormalizeResult>("result", line, result),
+        "opt" => round_trip::<OptResult>("result", line, result),
+        "gted" => round_trip::<GtedResult>("result", line, result),
+        "equiv" => round_trip::<EquivResult>("result", line, result),
+        "status" => round_trip::<StatusResult>("result", line, result),
+        "lease" => round_trip::<leanpool_daemon::lease::LeaseResult>("result", line, result),
+        "ping" => assert_eq!(result, req_params, "line {}: ping echoes", line),
+        "shutdown" => assert_eq!(result, &serde_json::json!({"shutting_down": true})),
+        "cache_clear" => {
+            round_trip::<leanpool_protocol::method::CacheClearResult>("result", line, result)
+        }
+        m => panic!("line {}: result for undocumented method {m}", line),
+    }
 }
 
 #[test]
