@@ -118,7 +118,61 @@ fn log(msg: &str) {
 async fn pool_on_real_lean() {
     log("start");
     let lean = LeanCommand::detect().expect("a Lean installation is required (run scripts/setup)");
-    let cfg = PoolConfig {
+    let pool = Pool::new(lean, memory_short_config(), Default::default());
+    let mut seen_pids = BTreeSet::new();
+    prewarm_without_a_spare(&pool).await;
+    note(&pool, &mut seen_pids);
+    sigkill_mid_request_is_answered_from_the_retry(&pool).await;
+    note(&pool, &mut seen_pids);
+    let p_nat = two_headers_and_an_overload(&pool).await;
+    note(&pool, &mut seen_pids);
+    max_uses_recycles(&pool, &p_nat).await;
+    timeout_kills_and_replaces(&pool).await;
+    note(&pool, &mut seen_pids);
+
+    // Status has what the daemon reports.
+    let s = pool.status();
+    assert!(s.workers <= 2);
+    assert!(
+        s.latency
+            .iter()
+            .any(|m| m.method == "check" && m.total.samples >= 5),
+        "{:?}",
+        s.latency
+    );
+    println!("{}", serde_json::to_string_pretty(&s).unwrap());
+
+    // Shutdown: no Lean process left.
+    pool.shutdown(Duration::from_secs(30)).await;
+    note(&pool, &mut seen_pids);
+    for pid in &seen_pids {
+        assert!(
+            !procs::alive(*pid),
+            "worker {pid} still running after shutdown"
+        );
+    }
+    procs::assert_no_workers_left().await;
+    log(&format!(
+        "shutdown ok; {} worker processes seen, none left",
+        seen_pids.len()
+    ));
+}
+
+/// Records the pids of every worker `pool` has now.
+fn note(pool: &Pool, seen_pids: &mut BTreeSet<u32>) {
+    for k in pool.status().keys {
+        seen_pids.extend(k.workers.iter().filter_map(|w| w.pid));
+    }
+}
+
+/// Another import set (explicit `import Init`), so another key.
+const NAT: &str = "import Init\nset_option maxHeartbeats 0\nopen Nat\n";
+const K_NAT: &str = "import Init\n";
+
+/// Two workers, one per key, queue 1, recycled after 3 uses; spares on,
+/// but never started for lack of memory.
+fn memory_short_config() -> PoolConfig {
+    PoolConfig {
         prewarm: vec![PrewarmEntry {
             header: H.to_string(),
             min: 1,
@@ -136,24 +190,17 @@ async fn pool_on_real_lean() {
         spares_per_key: 1,
         spare_memory_margin_bytes: u64::MAX / 4,
         ..PoolConfig::default()
-    };
-    let pool = Pool::new(lean, cfg, Default::default());
-    let mut seen_pids = BTreeSet::new();
-    let mut note = |pool: &Pool| {
-        for k in pool.status().keys {
-            seen_pids.extend(k.workers.iter().filter_map(|w| w.pid));
-        }
-    };
-    let spawn_limit = Duration::from_secs(600);
+    }
+}
 
-    // Prewarm: the empty header's worker starts with no request.
-    wait_until("prewarm worker", spawn_limit, || {
-        state_of(&pool, K_H) == Some(WorkerState::Idle)
+/// Prewarm: the empty header's worker starts with no request; memory
+/// short: no spare, and status says why.
+async fn prewarm_without_a_spare(pool: &Pool) {
+    wait_until("prewarm worker", Duration::from_secs(600), || {
+        state_of(pool, K_H) == Some(WorkerState::Idle)
     })
     .await;
     log("prewarmed");
-    note(&pool);
-    // Memory short: no spare, and status says why.
     wait_until("spare refused for memory", Duration::from_secs(10), || {
         pool.status().keys.iter().any(|k| {
             k.header == K_H
@@ -169,23 +216,25 @@ async fn pool_on_real_lean() {
         (1, 0, 1),
         "{st:?}"
     );
+}
 
-    // SIGKILL mid-request: `decide` over 10^3 cases keeps the worker busy
-    // for seconds; it is killed 300 ms in. Answered from the retry.
+/// SIGKILL mid-request: `decide` over 10^3 cases keeps the worker busy
+/// for seconds; it is killed 300 ms in. Answered from the retry.
+async fn sigkill_mid_request_is_answered_from_the_retry(pool: &Pool) {
     let p = pool.clone();
     let k = tokio::spawn(async move {
         p.call::<method::Check>(req(format!("{H}{}", decide_cases(3))))
             .await
     });
     let t = Instant::now();
-    while state_of(&pool, K_H) != Some(WorkerState::Busy) {
+    while state_of(pool, K_H) != Some(WorkerState::Busy) {
         assert!(t.elapsed() < Duration::from_secs(30), "k never became busy");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let victim = pids_of(&pool, K_H)[0];
+    let victim = pids_of(pool, K_H)[0];
     assert_eq!(
-        state_of(&pool, K_H),
+        state_of(pool, K_H),
         Some(WorkerState::Busy),
         "request finished before the kill"
     );
@@ -200,15 +249,16 @@ async fn pool_on_real_lean() {
     let c = pool.status().counters;
     assert_eq!((c.crashes, c.retries, c.worker_failed), (1, 1, 0), "{c:?}");
     assert!(!procs::alive(victim));
-    assert!(!pids_of(&pool, K_H).contains(&victim));
-    note(&pool);
+    assert!(!pids_of(pool, K_H).contains(&victim));
     log("kill mid-request answered");
+}
 
-    // Two headers at once on two workers. The second header's worker has
-    // to start first, so its first request waits in its queue (limit 1)
-    // and another one is refused `Overloaded`.
-    // Shared machine: wait (up to 10 min) until only this test's worker
-    // runs, then go on regardless (in CI nothing else runs).
+/// Two headers at once on two workers. The second header's worker has
+/// to start first, so its first request waits in its queue (limit 1)
+/// and another one is refused `Overloaded`.
+/// Shared machine: wait (up to 10 min) until only this test's worker
+/// runs, then go on regardless (in CI nothing else runs).
+async fn two_headers_and_an_overload(pool: &Pool) -> Vec<u32> {
     let t = Instant::now();
     while lean_workers_on_machine() > 1 && t.elapsed() < Duration::from_secs(600) {
         tokio::time::sleep(Duration::from_secs(5)).await;
@@ -217,13 +267,10 @@ async fn pool_on_real_lean() {
         "{} Lean workers on the machine before the second header",
         lean_workers_on_machine()
     ));
-    // Another import set (explicit `import Init`), so another key.
-    let nat = "import Init\nset_option maxHeartbeats 0\nopen Nat\n";
-    const K_NAT: &str = "import Init\n";
     let p = pool.clone();
     let b1 = tokio::spawn(async move {
         p.call::<method::Check>(req(format!(
-            "{nat}theorem b (n : Nat) : n + 0 = n := by simp\n"
+            "{NAT}theorem b (n : Nat) : n + 0 = n := by simp\n"
         )))
         .await
     });
@@ -252,7 +299,7 @@ async fn pool_on_real_lean() {
         .unwrap();
     assert_eq!(a.status, CheckStatus::Ok);
     assert_eq!(b1.await.unwrap().unwrap().status, CheckStatus::Ok);
-    let (p_h, p_nat) = (pids_of(&pool, K_H), pids_of(&pool, K_NAT));
+    let (p_h, p_nat) = (pids_of(pool, K_H), pids_of(pool, K_NAT));
     assert_eq!((p_h.len(), p_nat.len()), (1, 1));
     assert_ne!(p_h, p_nat);
     assert_eq!(pool.status().counters.overloaded, 1);
@@ -266,13 +313,15 @@ async fn pool_on_real_lean() {
         rss.len() == 2 && rss.iter().all(|&b| b > 100 << 20),
         "RSS in status: {rss:?}"
     );
-    note(&pool);
     log("two headers served, overload refused");
+    p_nat
+}
 
-    // Second and third use of the `open Nat` worker: max_uses = 3
-    // recycles it.
+/// Second and third use of the `open Nat` worker: max_uses = 3
+/// recycles it.
+async fn max_uses_recycles(pool: &Pool, p_nat: &[u32]) {
     let bad = pool
-        .call::<method::Check>(req(format!("{nat}\ntheorem c : 2 + 2 = 5 := by decide\n")))
+        .call::<method::Check>(req(format!("{NAT}\ntheorem c : 2 + 2 = 5 := by decide\n")))
         .await
         .unwrap();
     assert_eq!(bad.status, CheckStatus::Error);
@@ -282,7 +331,7 @@ async fn pool_on_real_lean() {
     );
     assert_eq!(pool.status().counters.recycles, 0);
     let r = pool
-        .call::<method::Check>(req(format!("{nat}theorem b3 : 3 = 3 := rfl\n")))
+        .call::<method::Check>(req(format!("{NAT}theorem b3 : 3 = 3 := rfl\n")))
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Ok);
@@ -294,13 +343,15 @@ async fn pool_on_real_lean() {
         !procs::alive(p_nat[0])
     })
     .await;
-    assert!(!pids_of(&pool, K_NAT).contains(&p_nat[0]));
+    assert!(!pids_of(pool, K_NAT).contains(&p_nat[0]));
     log("recycled after max_uses");
+}
 
-    // Timeout: `decide` over 10^4 cases (~30 s) under a 3 s limit is
-    // answered `timeout`; the worker is killed and a replacement started.
-    // (No spare here: memory is short.)
-    let before = pids_of(&pool, K_H);
+/// Timeout: `decide` over 10^4 cases (~30 s) under a 3 s limit is
+/// answered `timeout`; the worker is killed and a replacement started.
+/// (No spare here: memory is short.)
+async fn timeout_kills_and_replaces(pool: &Pool) {
+    let before = pids_of(pool, K_H);
     let mut p = req(format!("{H}{}", decide_cases(4)));
     p.timeout_ms = Some(3000);
     let r = pool.call::<method::Check>(p).await.unwrap();
@@ -320,35 +371,7 @@ async fn pool_on_real_lean() {
         k.workers.len() == 1 && k.workers[0].pid != Some(before[0])
     })
     .await;
-    note(&pool);
     log("timeout answered, replacement starting");
-
-    // Status has what the daemon reports.
-    let s = pool.status();
-    assert!(s.workers <= 2);
-    assert!(
-        s.latency
-            .iter()
-            .any(|m| m.method == "check" && m.total.samples >= 5),
-        "{:?}",
-        s.latency
-    );
-    println!("{}", serde_json::to_string_pretty(&s).unwrap());
-
-    // Shutdown: no Lean process left.
-    pool.shutdown(Duration::from_secs(30)).await;
-    note(&pool);
-    for pid in &seen_pids {
-        assert!(
-            !procs::alive(*pid),
-            "worker {pid} still running after shutdown"
-        );
-    }
-    procs::assert_no_workers_left().await;
-    log(&format!(
-        "shutdown ok; {} worker processes seen, none left",
-        seen_pids.len()
-    ));
 }
 
 /// `(serving, spare)` pids of `header` whose process is up and idle.
@@ -377,7 +400,32 @@ fn roles(pool: &Pool, header: &str) -> (Vec<u32>, Vec<u32>) {
 async fn spares_on_real_lean() {
     log("spares: start");
     let lean = LeanCommand::detect().expect("a Lean installation is required (run scripts/setup)");
-    let cfg = PoolConfig {
+    let pool = Pool::new(lean, spares_config(), Default::default());
+    wait_until("serving worker and spare ready", SPARES_LIMIT, || {
+        both_up(&pool)
+    })
+    .await;
+    let (serving, spare) = roles(&pool, K_H);
+    log(&format!("spares: serving {serving:?}, spare {spare:?}"));
+    recycled_worker_next_request_served_by_the_spare(&pool, &serving, &spare).await;
+    timed_out_worker_next_request_served_by_the_spare(&pool).await;
+    pool.shutdown(Duration::from_secs(30)).await;
+    procs::assert_no_workers_left().await;
+    log("spares: shutdown ok");
+}
+
+/// How long a worker start may take in `spares_on_real_lean`.
+const SPARES_LIMIT: Duration = Duration::from_secs(600);
+
+/// One serving worker and one spare of the empty header, both up and idle.
+fn both_up(pool: &Pool) -> bool {
+    let (s, sp) = roles(pool, K_H);
+    s.len() == 1 && sp.len() == 1
+}
+
+/// One key with a spare, recycled after 2 uses, time-outs killing at once.
+fn spares_config() -> PoolConfig {
+    PoolConfig {
         prewarm: vec![PrewarmEntry {
             header: H.to_string(),
             min: 1,
@@ -398,22 +446,19 @@ async fn spares_on_real_lean() {
         start_timeout_ms: 400_000,
         idle_timeout_ms: 0,
         ..PoolConfig::default()
-    };
-    let pool = Pool::new(lean, cfg, Default::default());
-    let limit = Duration::from_secs(600);
-    let both_up = |pool: &Pool| {
-        let (s, sp) = roles(pool, K_H);
-        s.len() == 1 && sp.len() == 1
-    };
-    wait_until("serving worker and spare ready", limit, || both_up(&pool)).await;
-    let (serving, spare) = roles(&pool, K_H);
-    log(&format!("spares: serving {serving:?}, spare {spare:?}"));
+    }
+}
 
-    // Two uses: recycled (max_uses = 2). The third request goes to the
-    // spare, which was ready before it was sent. The three texts carry
-    // three header variants with the same (no) imports: one key, no
-    // worker started for any of them (spawns stays at the two above; a
-    // replacement takes far longer than these requests to be ready).
+/// Two uses: recycled (max_uses = 2). The third request goes to the
+/// spare, which was ready before it was sent. The three texts carry
+/// three header variants with the same (no) imports: one key, no
+/// worker started for any of them (spawns stays at the two above; a
+/// replacement takes far longer than these requests to be ready).
+async fn recycled_worker_next_request_served_by_the_spare(
+    pool: &Pool,
+    serving: &[u32],
+    spare: &[u32],
+) {
     let variants = [
         format!("{H}theorem r0 : 0 + 1 = 1 + 0 := by omega\n"),
         "open Nat\nset_option maxHeartbeats 0\ntheorem r1 (n : Nat) : succ n = n + 1 := rfl\n"
@@ -437,7 +482,7 @@ async fn spares_on_real_lean() {
     );
     // The answer reaches the caller before its slot marks itself idle
     // again: wait for that, not for a snapshot taken at once.
-    wait_serving(&pool, &spare).await;
+    wait_serving(pool, spare).await;
     // The spare answers in ~0.1 s; tearing down the recycled multi-GB
     // process may take the kernel longer.
     wait_until("recycled worker gone", Duration::from_secs(30), || {
@@ -445,11 +490,13 @@ async fn spares_on_real_lean() {
     })
     .await;
     log("spares: recycled worker's next request served by the spare");
+}
 
-    // Timeout on the (new) serving worker, once the recycled slot's
-    // replacement is up as the spare: the next request goes to that spare.
-    wait_until("replacement spare ready", limit, || both_up(&pool)).await;
-    let (serving, spare) = roles(&pool, K_H);
+/// Timeout on the (new) serving worker, once the recycled slot's
+/// replacement is up as the spare: the next request goes to that spare.
+async fn timed_out_worker_next_request_served_by_the_spare(pool: &Pool) {
+    wait_until("replacement spare ready", SPARES_LIMIT, || both_up(pool)).await;
+    let (serving, spare) = roles(pool, K_H);
     let mut p = req(format!("{H}{}", decide_cases(4)));
     p.timeout_ms = Some(2000);
     assert_eq!(
@@ -467,14 +514,10 @@ async fn spares_on_real_lean() {
         (1, 2, 0),
         "{c:?}"
     );
-    wait_serving(&pool, &spare).await;
+    wait_serving(pool, &spare).await;
     wait_until("timed-out process gone", Duration::from_secs(30), || {
         !procs::alive(serving[0])
     })
     .await;
     log("spares: timed-out worker's next request served by the spare; cold_waits 0");
-
-    pool.shutdown(Duration::from_secs(30)).await;
-    procs::assert_no_workers_left().await;
-    log("spares: shutdown ok");
 }
