@@ -13,8 +13,10 @@
 
 use leanpool_lean::{proc, LeanCommand, Worker, WorkerConfig};
 use leanpool_methods::check_on;
+use leanpool_protocol::VerifyResult;
 use leanpool_protocol::{CheckParams, CheckResult, CheckStatus, Position, Range, Severity};
 use leanpool_screen::{header_key, LineIndex};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 const HEADER: &str = "set_option maxHeartbeats 0\n";
@@ -64,21 +66,37 @@ async fn check(w: &mut Worker, name: &str, p: &CheckParams) -> CheckResult {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_warm_worker_all_cases() {
+    let mut w = spawn_worker().await;
+    ok_error_and_sorry(&mut w).await;
+    utf16_positions_after_non_ascii(&mut w).await;
+    rejected_before_lean_sees_it(&mut w).await;
+    verdict_cases(&mut w).await;
+    twenty_sequential_requests(&mut w).await;
+    timeout_kills_the_whole_group(&mut w).await;
+}
+
+/// A worker for the empty header (the key of a text with no imports).
+async fn spawn_worker() -> Worker {
     let command = LeanCommand::detect()
         .expect("no Lean installed: run scripts/setup (these tests need a real Lean)");
     let cfg = WorkerConfig::new(command);
     assert_eq!(header_key(&params("").text), "");
     let t = Instant::now();
-    let mut w = Worker::spawn(&cfg, "").await.expect("worker start");
+    let w = Worker::spawn(&cfg, "").await.expect("worker start");
     eprintln!(
         "[spawn] ready in {:.1} s, rss {:?} MB",
         t.elapsed().as_secs_f64(),
         w.rss_bytes().map(|b| b >> 20)
     );
+    w
+}
 
-    // ok (the first request also warms V8's code paths: seconds, not ms).
+/// ok, error, sorry: the first request (ok) also warms V8's code paths
+/// (seconds, not ms); the error's exact ranges; sorry's warning.
+/// ok (the first request also warms V8's code paths: seconds, not ms).
+async fn ok_error_and_sorry(w: &mut Worker) {
     let r = check(
-        &mut w,
+        w,
         "ok",
         &params("theorem t (a b : Nat) : a + b = b + a := by omega\n"),
     )
@@ -89,7 +107,7 @@ async fn one_warm_worker_all_cases() {
     // error: one good and one bad theorem; only the bad one is reported,
     // with its exact ranges (the whole declaration, and `rfl`).
     let body = "theorem good : 1 + 1 = 2 := rfl\ntheorem bad : 1 + 1 = 3 := rfl\n";
-    let r = check(&mut w, "error", &params(body)).await;
+    let r = check(w, "error", &params(body)).await;
     assert_eq!(r.status, CheckStatus::Error, "{r:?}");
     assert_eq!(
         error_ranges(&r),
@@ -99,7 +117,7 @@ async fn one_warm_worker_all_cases() {
 
     // sorry: a warning on the declaration's name, status `sorry`.
     let r = check(
-        &mut w,
+        w,
         "sorry",
         &params("theorem s (n : Nat) : n + 0 = n := by sorry\n"),
     )
@@ -107,14 +125,16 @@ async fn one_warm_worker_all_cases() {
     assert_eq!(r.status, CheckStatus::Sorry, "{r:?}");
     assert_eq!(r.diagnostics.len(), 1, "{r:?}");
     assert_eq!(r.diagnostics[0].range, range(1, 8, 1, 9));
+}
 
-    // non-ASCII: `∀`/`∃`/`⟨⟩` (one UTF-16 unit, three bytes each) in a
-    // good theorem, then `𝓝` (two units, four bytes) in a comment before
-    // an error on the same line.
+/// non-ASCII: `∀`/`∃`/`⟨⟩` (one UTF-16 unit, three bytes each) in a
+/// good theorem, then `𝓝` (two units, four bytes) in a comment before
+/// an error on the same line.
+async fn utf16_positions_after_non_ascii(w: &mut Worker) {
     let body = "theorem u : ∀ n : Nat, ∃ m, m > n := fun n => ⟨n + 1, Nat.lt_succ_self n⟩\n\
                 theorem v : /- 𝓝 -/ (2 : Nat) = 3 := rfl\n";
     let p = params(body);
-    let r = check(&mut w, "unicode", &p).await;
+    let r = check(w, "unicode", &p).await;
     assert_eq!(r.status, CheckStatus::Error, "{r:?}");
     // "theorem v : /- " 15 + "𝓝" 2 + " -/ (2 : Nat) = 3 := " 21 = 38 units
     // (37 characters, 40 bytes).
@@ -127,16 +147,18 @@ async fn one_warm_worker_all_cases() {
     let ix = LineIndex::new(&p.text);
     let rfl_byte = p.text.rfind("rfl").unwrap();
     assert_eq!(ix.range(rfl_byte..rfl_byte + 3), rfl);
+}
 
-    // rejected before Lean sees it.
+/// rejected before Lean sees it.
+async fn rejected_before_lean_sees_it(w: &mut Worker) {
     let used = w.uses();
-    let r = check(&mut w, "rejected", &params("#eval IO.println \"hi\"\n")).await;
+    let r = check(w, "rejected", &params("#eval IO.println \"hi\"\n")).await;
     assert_eq!(r.status, CheckStatus::Rejected, "{r:?}");
     assert_eq!(w.uses(), used);
+}
 
-    verdict_cases(&mut w).await;
-
-    // 20 sequential requests on the same warm worker.
+/// 20 sequential requests on the same warm worker.
+async fn twenty_sequential_requests(w: &mut Worker) {
     let mut times = vec![];
     for i in 0..20 {
         let (body, want) = if i % 5 == 4 {
@@ -151,7 +173,7 @@ async fn one_warm_worker_all_cases() {
             )
         };
         let t = Instant::now();
-        let r = check_on(&mut w, &params(&body), LIMIT)
+        let r = check_on(w, &params(&body), LIMIT)
             .await
             .expect("sequential check");
         times.push(t.elapsed().as_secs_f64());
@@ -176,12 +198,14 @@ async fn one_warm_worker_all_cases() {
         w.version()
     );
     assert!(w.is_alive());
+}
 
-    // timeout, last: `decide` over 10^6 cases. Measured here: 10^3 cases
-    // take 2.6 s, 10^4 take 30 s, and this one was still running when a
-    // 70 s limit killed it (so ~50 min if left alone). Wider bounds or
-    // more quantifiers fail fast instead (max recursion depth, failed
-    // instance synthesis), and deep recursion crashes the WASM worker.
+/// timeout, last: `decide` over 10^6 cases. Measured here: 10^3 cases
+/// take 2.6 s, 10^4 take 30 s, and this one was still running when a
+/// 70 s limit killed it (so ~50 min if left alone). Wider bounds or
+/// more quantifiers fail fast instead (max recursion depth, failed
+/// instance synthesis), and deep recursion crashes the WASM worker.
+async fn timeout_kills_the_whole_group(w: &mut Worker) {
     let pid = w.pid();
     let mut p = params(
         "theorem slow : ∀ a < 10, ∀ b < 10, ∀ c < 10, ∀ d < 10, ∀ e < 10, ∀ f < 10, \
@@ -189,7 +213,7 @@ async fn one_warm_worker_all_cases() {
     );
     p.timeout_ms = Some(5_000);
     let t = Instant::now();
-    let r = check(&mut w, "timeout", &p).await;
+    let r = check(w, "timeout", &p).await;
     assert_eq!(r.status, CheckStatus::Timeout, "{r:?}");
     assert!(
         t.elapsed() < Duration::from_secs(30),
@@ -234,6 +258,14 @@ fn decl<'a>(r: &'a CheckResult, name: &str) -> &'a leanpool_protocol::Declaratio
 /// that try to leave their slot. Every answer is printed before any
 /// assertion so one run shows them all.
 async fn verdict_cases(w: &mut Worker) {
+    let got = run_check_cases(w).await;
+    let vgot = run_verify_cases(w).await;
+    assert_check_verdicts(&got);
+    assert_verify_verdicts(&vgot);
+}
+
+/// Checks the verdict texts; each answer printed.
+async fn run_check_cases(w: &mut Worker) -> HashMap<&'static str, CheckResult> {
     let names_body = "namespace A\ntheorem t1 : 1 = 1 := rfl\nsection S\nprivate theorem t2 : True := trivial\nend S\n\
                       end A\ninstance instX : Inhabited (Fin 3) := ⟨0⟩\ntheorem _root_.B.t3 : True := trivial\n";
     let cases: Vec<(&str, String)> = vec![
@@ -245,12 +277,17 @@ async fn verdict_cases(w: &mut Worker) {
         ("guard_msgs", "/-- warning: declaration uses `sorry` -/\n#guard_msgs in\ntheorem bogus : False := sorry\n".into()),
         ("guard_msgs_drop", "#guard_msgs (drop error) in\ntheorem bogus2 : 1 = 2 := rfl\n".into()),
     ];
-    let mut got = std::collections::HashMap::new();
+    let mut got = HashMap::new();
     for (name, body) in &cases {
         let r = check(w, &format!("verdict_{name}"), &params(body)).await;
         eprintln!("[verdict_{name}] {}", serde_json::to_string(&r).unwrap());
         got.insert(*name, r);
     }
+    got
+}
+
+/// Verifies the `verify` cases; each answer printed.
+async fn run_verify_cases(w: &mut Worker) -> HashMap<&'static str, VerifyResult> {
     let policy = leanpool_methods::Policy::default();
     let vp = |statement: &str, proof: &str| leanpool_protocol::VerifyParams {
         context: String::new(),
@@ -284,7 +321,7 @@ async fn verdict_cases(w: &mut Worker) {
             ),
         ),
     ];
-    let mut vgot = std::collections::HashMap::new();
+    let mut vgot = HashMap::new();
     for (name, p) in &vcases {
         let r = leanpool_methods::verify::verify_on_with(w, p, LIMIT, &policy)
             .await
@@ -292,7 +329,10 @@ async fn verdict_cases(w: &mut Worker) {
         eprintln!("[verify_{name}] {}", serde_json::to_string(&r).unwrap());
         vgot.insert(*name, r);
     }
+    vgot
+}
 
+fn assert_check_verdicts(got: &HashMap<&'static str, CheckResult>) {
     let r = &got["names"];
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
     assert!(r.diagnostics.is_empty(), "{r:?}");
@@ -338,7 +378,9 @@ async fn verdict_cases(w: &mut Worker) {
     // Issue 11's `#guard_msgs` repros: refused by the guard.
     assert_eq!(got["guard_msgs"].status, CheckStatus::Rejected);
     assert_eq!(got["guard_msgs_drop"].status, CheckStatus::Rejected);
+}
 
+fn assert_verify_verdicts(vgot: &HashMap<&'static str, VerifyResult>) {
     use leanpool_protocol::VerifyStatus;
     assert_eq!(
         vgot["proved"].status,
