@@ -230,50 +230,8 @@ impl Slot {
                     None => return,
                 }
             }
-            // Idle since the end of the last request (or the start), not
-            // since the last health tick.
-            if self.me.state() != WorkerState::Idle {
-                self.me
-                    .idle_since_ms
-                    .store(self.inner.now_ms(), Ordering::Relaxed);
-                self.me.set_state(WorkerState::Idle);
-                // A header with waiting requests and no room may now evict
-                // this worker; a spare waiting on the queue because no
-                // serving worker was up may step back.
-                self.inner.wake.notify_one();
-                self.key.spare_call.notify_waiters();
-            }
-            let tick = Duration::from_millis(self.inner.cfg.health_interval_ms);
-            // Registered before looking, so a change right after the look
-            // still wakes this slot.
-            let key = self.key.clone();
-            // The registration ends with this block, before a job is served.
-            let wait = {
-                let call = key.spare_call.notified();
-                tokio::pin!(call);
-                call.as_mut().enable();
-                let spare = self.me.is_spare();
-                if spare && key.serving_up() {
-                    tokio::select! {
-                        biased;
-                        _ = self.hard.changed() => Wait::Stop,
-                        _ = self.me.stop.notified() => Wait::Stop,
-                        _ = &mut call => Wait::Recheck,
-                        _ = tokio::time::sleep(tick) => Wait::Tick,
-                    }
-                } else {
-                    let _idle = IdleMark::new(&self.key.idle);
-                    tokio::select! {
-                        biased;
-                        _ = self.hard.changed() => Wait::Stop,
-                        _ = self.me.stop.notified() => Wait::Stop,
-                        j = self.key.queue.pop() => j.map_or(Wait::Stop, Wait::Job),
-                        _ = &mut call, if spare => Wait::Recheck,
-                        _ = tokio::time::sleep(tick) => Wait::Tick,
-                    }
-                }
-            };
-            match wait {
+            self.mark_idle();
+            match self.wait().await {
                 Wait::Stop => return,
                 Wait::Tick => self.health_check().await,
                 Wait::Recheck => {}
@@ -289,6 +247,57 @@ impl Slot {
                         return;
                     }
                 }
+            }
+        }
+    }
+
+    /// Idle since the end of the last request (or the start), not since
+    /// the last health tick.
+    fn mark_idle(&self) {
+        if self.me.state() == WorkerState::Idle {
+            return;
+        }
+        self.me
+            .idle_since_ms
+            .store(self.inner.now_ms(), Ordering::Relaxed);
+        self.me.set_state(WorkerState::Idle);
+        // A header with waiting requests and no room may now evict this
+        // worker; a spare waiting on the queue because no serving worker
+        // was up may step back.
+        self.inner.wake.notify_one();
+        self.key.spare_call.notify_waiters();
+    }
+
+    /// Waits for the slot's next event: a job from the queue (a spare only
+    /// while no serving worker of its header is up), a health tick, a
+    /// spare's recheck, or a stop.
+    async fn wait(&mut self) -> Wait {
+        let tick = Duration::from_millis(self.inner.cfg.health_interval_ms);
+        // Registered before looking, so a change right after the look
+        // still wakes this slot; the registration ends with this function,
+        // before a job is served.
+        let key = self.key.clone();
+        let call = key.spare_call.notified();
+        tokio::pin!(call);
+        call.as_mut().enable();
+        let spare = self.me.is_spare();
+        if spare && key.serving_up() {
+            tokio::select! {
+                biased;
+                _ = self.hard.changed() => Wait::Stop,
+                _ = self.me.stop.notified() => Wait::Stop,
+                _ = &mut call => Wait::Recheck,
+                _ = tokio::time::sleep(tick) => Wait::Tick,
+            }
+        } else {
+            let _idle = IdleMark::new(&self.key.idle);
+            tokio::select! {
+                biased;
+                _ = self.hard.changed() => Wait::Stop,
+                _ = self.me.stop.notified() => Wait::Stop,
+                j = self.key.queue.pop() => j.map_or(Wait::Stop, Wait::Job),
+                _ = &mut call, if spare => Wait::Recheck,
+                _ = tokio::time::sleep(tick) => Wait::Tick,
             }
         }
     }
@@ -315,19 +324,8 @@ impl Slot {
 
     /// Runs one request; its reply takes only its own method's result.
     async fn serve_request(&mut self, mut job: Box<dyn Queued>) -> Flow {
-        // The process may have died since its last request: the request
-        // goes back to the front of the queue (to a ready spare, or to
-        // this slot's next process) without counting as a retry.
         if !self.worker.as_mut().is_some_and(|w| w.is_alive()) {
-            if let Some(w) = self.worker.as_mut() {
-                tracing::warn!(
-                    slot = self.me.id,
-                    "worker found dead before a request: {}",
-                    w.stderr_tail()
-                );
-            }
-            self.kill_worker().await;
-            self.requeue(Job::Request(job));
+            self.requeue_from_dead_worker(job).await;
             return Flow::Continue;
         }
         if self.ready_at.is_some_and(|r| r > job.accepted()) {
@@ -344,80 +342,126 @@ impl Slot {
                 }
                 Ok(())
             }
-            Outcome::Done(Err(e)) => {
-                match &e {
-                    WorkerError::Died { .. } | WorkerError::Io(_) => {
-                        bump(&self.inner.counters.crashes);
-                        tracing::warn!(
-                            slot = self.me.id,
-                            retried = job.retried(),
-                            "worker died during a request: {e}"
-                        );
-                        self.kill_worker().await;
-                        if !job.retried() && !job.is_cancelled() {
-                            // The retry goes to the front of the queue: to a ready
-                            // spare at once, or to this slot's next process.
-                            job.note_retry(started.elapsed());
-                            bump(&self.inner.counters.retries);
-                            self.requeue(Job::Request(job));
-                            return Flow::Continue;
-                        }
-                    }
-                    WorkerError::Panicked {
-                        message,
-                        stderr_tail,
-                    } => {
-                        bump(&self.inner.counters.crashes);
-                        tracing::warn!(
-                            slot = self.me.id,
-                            "worker panicked on a request: {message}; stderr:\n{stderr_tail}"
-                        );
-                    }
-                    WorkerError::Compromised(what) => {
-                        bump(&self.inner.counters.compromised);
-                        tracing::warn!(
-                            slot = self.me.id,
-                            "worker compromised on a request: {what}"
-                        );
-                    }
-                    _ => tracing::warn!(slot = self.me.id, "request failed: {e}"),
+            Outcome::Done(Err(e)) => match self.worker_failed(e, job.as_ref()).await {
+                Some(error) => Err(error),
+                None => {
+                    // The retry goes to the front of the queue: to a ready
+                    // spare at once, or to this slot's next process.
+                    job.note_retry(started.elapsed());
+                    bump(&self.inner.counters.retries);
+                    self.requeue(Job::Request(job));
+                    return Flow::Continue;
                 }
-                let (error, keep) = request_failed(e);
-                if keep == Keep::No {
-                    self.kill_worker().await;
-                }
-                Err(error)
-            }
-            Outcome::Memory(rss) => {
-                bump(&self.inner.counters.memory_kills);
-                let limit = self.rss_cap().unwrap_or(0);
-                self.kill_worker().await;
-                Err(PoolError::worker_failed(
-                    FailureCause::MemoryCap,
-                    format!("the worker exceeded the memory limit ({rss} > {limit} bytes resident) and was killed"),
-                ))
-            }
+            },
+            Outcome::Memory(rss) => Err(self.memory_kill(rss).await),
             Outcome::HardStop => {
                 job.answer(Err(PoolError::ShuttingDown));
                 return Flow::Exit;
             }
             Outcome::Cancelled => {
-                // Nobody waits for this answer: interrupt Lean with a new
-                // edit (the bare header; Lean cancels the elaboration of the
-                // older version) instead of letting the request run to its
-                // limit ahead of everyone queued behind it.
-                bump(&self.inner.counters.cancelled);
-                self.inner.record_latency(
-                    job.method(),
-                    job.accepted().elapsed(),
-                    Some(job.spent() + started.elapsed()),
-                );
-                job.answer(Err(PoolError::Internal("the caller went away".into())));
-                self.interrupt_or_kill(Stopped::Cancelled).await;
-                self.after_request().await;
+                self.cancelled(job, started).await;
                 return Flow::Continue;
             }
         };
+        self.finish(job, answer, started, timed_out).await;
+        Flow::Continue
+    }
+
+    /// The process died since its last request: the request goes back to
+    /// the front of the queue (to a ready spare, or to this slot's next
+    /// process) without counting as a retry.
+    async fn requeue_from_dead_worker(&mut self, job: Box<dyn Queued>) {
+        if let Some(w) = self.worker.as_mut() {
+            tracing::warn!(
+                slot = self.me.id,
+                "worker found dead before a request: {}",
+                w.stderr_tail()
+            );
+        }
+        self.kill_worker().await;
+        self.requeue(Job::Request(job));
+    }
+
+    /// Counts and logs a request's worker error, retires the process when
+    /// the error leaves it unusable, and gives the caller's error; `None`
+    /// when the process died and the request is to run once more (its
+    /// first death, caller still there).
+    async fn worker_failed(&mut self, e: WorkerError, job: &dyn Queued) -> Option<PoolError> {
+        match &e {
+            WorkerError::Died { .. } | WorkerError::Io(_) => {
+                bump(&self.inner.counters.crashes);
+                tracing::warn!(
+                    slot = self.me.id,
+                    retried = job.retried(),
+                    "worker died during a request: {e}"
+                );
+                self.kill_worker().await;
+                if !job.retried() && !job.is_cancelled() {
+                    return None;
+                }
+            }
+            WorkerError::Panicked {
+                message,
+                stderr_tail,
+            } => {
+                bump(&self.inner.counters.crashes);
+                tracing::warn!(
+                    slot = self.me.id,
+                    "worker panicked on a request: {message}; stderr:\n{stderr_tail}"
+                );
+            }
+            WorkerError::Compromised(what) => {
+                bump(&self.inner.counters.compromised);
+                tracing::warn!(slot = self.me.id, "worker compromised on a request: {what}");
+            }
+            _ => tracing::warn!(slot = self.me.id, "request failed: {e}"),
+        }
+        let (error, keep) = request_failed(e);
+        if keep == Keep::No {
+            self.kill_worker().await;
+        }
+        Some(error)
+    }
+
+    /// Kills a process whose RSS went over its cap during a request; the
+    /// request's error.
+    async fn memory_kill(&mut self, rss: u64) -> PoolError {
+        bump(&self.inner.counters.memory_kills);
+        let limit = self.rss_cap().unwrap_or(0);
+        self.kill_worker().await;
+        PoolError::worker_failed(
+            FailureCause::MemoryCap,
+            format!("the worker exceeded the memory limit ({rss} > {limit} bytes resident) and was killed"),
+        )
+    }
+
+    /// The caller went away while Lean was elaborating its request.
+    /// Nobody waits for this answer: interrupt Lean with a new edit (the
+    /// bare header; Lean cancels the elaboration of the older version)
+    /// instead of letting the request run to its limit ahead of everyone
+    /// queued behind it.
+    async fn cancelled(&mut self, job: Box<dyn Queued>, started: Instant) {
+        bump(&self.inner.counters.cancelled);
+        self.inner.record_latency(
+            job.method(),
+            job.accepted().elapsed(),
+            Some(job.spent() + started.elapsed()),
+        );
+        job.answer(Err(PoolError::Internal("the caller went away".into())));
+        self.interrupt_or_kill(Stopped::Cancelled).await;
+        self.after_request().await;
+    }
+
+    /// Answers a request that ran (or failed) on this slot's process,
+    /// then readies the process for the next one: a timed-out request's
+    /// Lean is interrupted, a used-up or dead process retired.
+    async fn finish(
+        &mut self,
+        job: Box<dyn Queued>,
+        answer: Result<(), PoolError>,
+        started: Instant,
+        timed_out: bool,
+    ) {
         if matches!(answer, Err(PoolError::WorkerFailed { .. })) {
             bump(&self.inner.counters.worker_failed);
         }
@@ -433,7 +477,6 @@ impl Slot {
             self.interrupt_or_kill(Stopped::TimedOut).await;
         }
         self.after_request().await;
-        Flow::Continue
     }
 
     /// Answers a lease (issue 26: a lease starts clean and does not cost
