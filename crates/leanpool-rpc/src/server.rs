@@ -5,7 +5,7 @@
 //! client is gone (then its work is cancelled by dropping the future).
 
 use crate::framing::FrameReader;
-use crate::handler::{result, rpc_error, CallContext, Handler};
+use crate::handler::{result, rpc_error, CallContext, Handler, PeerCred};
 use crate::outbox::Outbox;
 use crate::request::{decode, Decoded};
 use crate::socket::{self, BindError, SocketFile};
@@ -221,25 +221,9 @@ impl<H: Handler> Server<H> {
 /// One client connection: a reader loop (this task), a writer task, and a
 /// task per request.
 async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Shared<H>>) {
-    let peer = match socket::peer_cred(&stream) {
-        Ok(p) => p,
-        Err(e) => return tracing::warn!(conn, error = %e, "no peer credentials; dropping"),
+    let Some((stream, peer)) = admit(stream, conn, &shared.opts).await else {
+        return;
     };
-    if !shared.opts.allowed_uids.contains(&peer.uid) {
-        tracing::warn!(
-            conn,
-            uid = peer.uid,
-            pid = peer.pid,
-            "uid not allowed; rejecting"
-        );
-        return refuse(
-            stream,
-            ErrorCode::Unauthorized,
-            format!("uid {} may not use this socket", peer.uid),
-        )
-        .await;
-    }
-    tracing::debug!(conn, uid = peer.uid, pid = peer.pid, "connected");
     let (rd, wr) = stream.into_split();
     let raw_fd = rd.as_ref().as_raw_fd();
     let gone = Arc::new(Notify::new());
@@ -292,12 +276,61 @@ async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Share
         run_tunnel(t, &mut reader, &tx, &mut unsent_rx, &gone, &mut phase, opts).await;
         tracing::debug!(conn, "tunnel closed");
     }
-    // Reading is over; finish the pending requests unless the peer is gone.
+    finish_requests(&mut tasks, vanished, &gone, &raw_fd, conn).await;
+    drop(tx);
+    let _ = writer.await;
+    drop(reader);
+    tracing::debug!(conn, "closed");
+}
+
+/// The peer of a new connection if its uid may use the socket; a peer
+/// that may not is answered `UNAUTHORIZED` and dropped.
+async fn admit(
+    stream: UnixStream,
+    conn: u64,
+    opts: &ServerOptions,
+) -> Option<(UnixStream, PeerCred)> {
+    let peer = match socket::peer_cred(&stream) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!(conn, error = %e, "no peer credentials; dropping");
+            return None;
+        }
+    };
+    if !opts.allowed_uids.contains(&peer.uid) {
+        tracing::warn!(
+            conn,
+            uid = peer.uid,
+            pid = peer.pid,
+            "uid not allowed; rejecting"
+        );
+        refuse(
+            stream,
+            ErrorCode::Unauthorized,
+            format!("uid {} may not use this socket", peer.uid),
+        )
+        .await;
+        return None;
+    }
+    tracing::debug!(conn, uid = peer.uid, pid = peer.pid, "connected");
+    Some((stream, peer))
+}
+
+/// Reading is over: finishes the connection's pending requests unless the
+/// peer is gone (`vanished`, or found gone meanwhile), in which case they
+/// are cancelled (their futures dropped).
+async fn finish_requests(
+    tasks: &mut JoinSet<()>,
+    mut vanished: bool,
+    gone: &Notify,
+    fd: &impl AsRawFd,
+    conn: u64,
+) {
     while !vanished && !tasks.is_empty() {
         tokio::select! {
             r = tasks.join_next() => if r.is_none() { break },
             _ = gone.notified() => vanished = true,
-            _ = tokio::time::sleep(Duration::from_millis(50)) => vanished = socket::peer_hung_up(&raw_fd),
+            _ = tokio::time::sleep(Duration::from_millis(50)) => vanished = socket::peer_hung_up(fd),
         }
     }
     if vanished && !tasks.is_empty() {
@@ -308,10 +341,6 @@ async fn connection<H: Handler>(stream: UnixStream, conn: u64, shared: Arc<Share
         );
     }
     tasks.shutdown().await;
-    drop(tx);
-    let _ = writer.await;
-    drop(reader);
-    tracing::debug!(conn, "closed");
 }
 
 /// Routes one decoded request: server-level methods are answered here (the
