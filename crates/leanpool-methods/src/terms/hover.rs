@@ -119,82 +119,96 @@ pub fn tree_from_ranges(text: &str, ranges: &[Range], answers: &[HoverAnswer]) -
     // Outer first: by start ascending, then end descending.
     spans.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     spans.dedup();
-    let locals: BTreeSet<String> = answers
+    let locals = hover_locals(answers);
+    // Build a forest by a stack walk over the sorted spans.
+    let mut forest = Vec::new();
+    for s in spans {
+        insert(&mut forest, s);
+    }
+    Node::op(
+        "theorem",
+        forest.iter().map(|t| to_node(t, text, &locals)).collect(),
+    )
+}
+
+/// The names whose hover shows `name : type`: the locals.
+fn hover_locals(answers: &[HoverAnswer]) -> BTreeSet<String> {
+    answers
         .iter()
         .filter_map(|a| a.contents.as_deref())
         .filter_map(|c| c.strip_prefix("```lean\n"))
         .filter_map(|c| c.split_once(" : ").map(|(n, _)| n.trim().to_owned()))
         .filter(|n| !n.is_empty() && !n.contains(' '))
-        .collect();
-    // Build a forest by a stack walk over the sorted spans.
-    struct Tmp {
-        span: (usize, usize),
-        kids: Vec<Tmp>,
+        .collect()
+}
+
+/// A range of the text (byte offsets) and the ranges nested in it.
+struct Nested {
+    span: (usize, usize),
+    kids: Vec<Nested>,
+}
+
+/// Places `s` (sorted outer first) in the forest: inside the last range
+/// that contains it, dropped on a partial overlap.
+fn insert(into: &mut Vec<Nested>, s: (usize, usize)) {
+    if let Some(last) = into.last_mut() {
+        if s.0 >= last.span.0 && s.1 <= last.span.1 {
+            return insert(&mut last.kids, s);
+        }
+        if s.0 < last.span.1 {
+            return; // partial overlap: not a tree
+        }
     }
-    fn insert(into: &mut Vec<Tmp>, s: (usize, usize)) {
-        if let Some(last) = into.last_mut() {
-            if s.0 >= last.span.0 && s.1 <= last.span.1 {
-                return insert(&mut last.kids, s);
+    into.push(Nested {
+        span: s,
+        kids: vec![],
+    });
+}
+
+/// The operator tree of one nested range: a leaf is an atom (a local
+/// marked `BoundVar`), an inner range an operator labelled by its text
+/// with each child's range replaced by `_`.
+fn to_node(t: &Nested, text: &str, locals: &BTreeSet<String>) -> Node {
+    if t.kids.is_empty() {
+        let label = squash_ws(&text[t.span.0..t.span.1]);
+        return if locals.contains(&label) {
+            Node {
+                label,
+                kind: NodeKind::BoundVar,
+                scope: None,
+                binder: None,
+                children: vec![],
             }
-            if s.0 < last.span.1 {
-                return; // partial overlap: not a tree
-            }
-        }
-        into.push(Tmp {
-            span: s,
-            kids: vec![],
-        });
+        } else {
+            Node::atom(label)
+        };
     }
-    let mut forest = Vec::new();
-    for s in spans {
-        insert(&mut forest, s);
+    // `f x y`: an application's head is an atom range at the start
+    // followed by whitespace; it belongs to the operator (`f _ _`),
+    // as in the paper's trees and in `Nat.gcd _ _`.
+    let head = t.kids.len() >= 2
+        && t.kids[0].kids.is_empty()
+        && t.kids[0].span.0 == t.span.0
+        && text[t.kids[0].span.1..t.kids[1].span.0]
+            .chars()
+            .all(char::is_whitespace);
+    let kids: Vec<&Nested> = t.kids.iter().skip(usize::from(head)).collect();
+    let mut label = String::new();
+    let mut at = t.span.0;
+    for k in &kids {
+        label.push_str(&text[at..k.span.0]);
+        label.push('_');
+        at = k.span.1;
     }
-    fn to_node(t: &Tmp, text: &str, locals: &BTreeSet<String>) -> Node {
-        if t.kids.is_empty() {
-            let label = squash_ws(&text[t.span.0..t.span.1]);
-            return if locals.contains(&label) {
-                Node {
-                    label,
-                    kind: NodeKind::BoundVar,
-                    scope: None,
-                    binder: None,
-                    children: vec![],
-                }
-            } else {
-                Node::atom(label)
-            };
-        }
-        // `f x y`: an application's head is an atom range at the start
-        // followed by whitespace; it belongs to the operator (`f _ _`),
-        // as in the paper's trees and in `Nat.gcd _ _`.
-        let head = t.kids.len() >= 2
-            && t.kids[0].kids.is_empty()
-            && t.kids[0].span.0 == t.span.0
-            && text[t.kids[0].span.1..t.kids[1].span.0]
-                .chars()
-                .all(char::is_whitespace);
-        let kids: Vec<&Tmp> = t.kids.iter().skip(usize::from(head)).collect();
-        let mut label = String::new();
-        let mut at = t.span.0;
-        for k in &kids {
-            label.push_str(&text[at..k.span.0]);
-            label.push('_');
-            at = k.span.1;
-        }
-        label.push_str(&text[at..t.span.1]);
-        let label = normalize_label(&label);
-        if label == "_" {
-            // A parenthesized term: its range adds nothing.
-            return to_node(kids[0], text, locals);
-        }
-        Node::op(
-            label,
-            kids.iter().map(|k| to_node(k, text, locals)).collect(),
-        )
+    label.push_str(&text[at..t.span.1]);
+    let label = normalize_label(&label);
+    if label == "_" {
+        // A parenthesized term: its range adds nothing.
+        return to_node(kids[0], text, locals);
     }
     Node::op(
-        "theorem",
-        forest.iter().map(|t| to_node(t, text, &locals)).collect(),
+        label,
+        kids.iter().map(|k| to_node(k, text, locals)).collect(),
     )
 }
 

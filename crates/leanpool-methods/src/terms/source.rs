@@ -129,53 +129,18 @@ pub fn find_statement_in(
         .filter(|t| !t.nested && t.start >= from)
         .collect();
     let src = |t: &Token| &text[t.start..t.end];
-    let is_word = |t: &Token, w: &str| t.kind == Kind::Ident && src(t) == w;
-    let is_sym = |t: &Token, w: &str| t.kind == Kind::Symbol && t.text == w;
     // 1. The keyword (as written: `«theorem»` is a name, not the keyword).
     let k = toks
         .iter()
         .position(|t| {
             ["theorem", "lemma", "example"]
                 .iter()
-                .any(|w| is_word(t, w))
+                .any(|w| is_word(text, t, w))
         })
         .ok_or(SourceError::NoDeclaration)?;
     let kw = toks[k];
     // 2. The command's start: doc comment, attributes, modifiers.
-    let mut c = k;
-    while let Some(j) = c.checked_sub(1) {
-        let t = toks[j];
-        if (t.kind == Kind::DocComment && t.text == "/--")
-            || DECLARATION_MODIFIERS.iter().any(|w| is_word(t, w))
-        {
-            c = j;
-        } else if is_sym(t, "]") {
-            // `@[…]`: back to the matching `[`, which must follow `@`.
-            let mut depth = 0i32;
-            let mut m = j;
-            let open = loop {
-                let u = toks[m];
-                if is_sym(u, "]") {
-                    depth += 1;
-                } else if is_sym(u, "[") {
-                    depth -= 1;
-                    if depth == 0 {
-                        break Some(m);
-                    }
-                }
-                match m.checked_sub(1) {
-                    Some(p) => m = p,
-                    None => break None,
-                }
-            };
-            match open {
-                Some(o) if o > 0 && is_sym(toks[o - 1], "@") => c = o - 1,
-                _ => break,
-            }
-        } else {
-            break;
-        }
-    }
+    let c = command_start(text, &toks, k);
     // 3. The name (not for `example`): one identifier token.
     let mut n = k + 1;
     let mut name = None;
@@ -187,9 +152,73 @@ pub fn find_statement_in(
     }
     let sig_start = toks[n - 1].end;
     // 4. The signature: up to the first `:=` at bracket depth 0.
+    let sig_end = signature_end(&toks[n..], sig_start);
+    Ok(StatementSpan {
+        command: toks[c].start,
+        keyword: kw.start,
+        sig_start,
+        sig_end,
+        name,
+    })
+}
+
+/// Whether `t` is the identifier `w` as written in `text`.
+fn is_word(text: &str, t: &Token, w: &str) -> bool {
+    t.kind == Kind::Ident && &text[t.start..t.end] == w
+}
+
+/// Whether `t` is the symbol `w`.
+fn is_sym(t: &Token, w: &str) -> bool {
+    t.kind == Kind::Symbol && t.text == w
+}
+
+/// The index of the first token of the command whose keyword is at `k`:
+/// back over its doc comment, `@[…]` attributes and modifiers.
+fn command_start(text: &str, toks: &[&Token], k: usize) -> usize {
+    let mut c = k;
+    while let Some(j) = c.checked_sub(1) {
+        let t = toks[j];
+        if (t.kind == Kind::DocComment && t.text == "/--")
+            || DECLARATION_MODIFIERS.iter().any(|w| is_word(text, t, w))
+        {
+            c = j;
+        } else if is_sym(t, "]") {
+            // `@[…]`: back to the matching `[`, which must follow `@`.
+            match matching_open(toks, j) {
+                Some(o) if o > 0 && is_sym(toks[o - 1], "@") => c = o - 1,
+                _ => break,
+            }
+        } else {
+            break;
+        }
+    }
+    c
+}
+
+/// The index of the `[` matching the `]` at `close`, if there is one.
+fn matching_open(toks: &[&Token], close: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    let mut m = close;
+    loop {
+        let u = toks[m];
+        if is_sym(u, "]") {
+            depth += 1;
+        } else if is_sym(u, "[") {
+            depth -= 1;
+            if depth == 0 {
+                return Some(m);
+            }
+        }
+        m = m.checked_sub(1)?;
+    }
+}
+
+/// The end of a signature whose tokens start `toks` (from `sig_start`):
+/// the end of its last token before the first `:=` at bracket depth 0.
+fn signature_end(toks: &[&Token], sig_start: usize) -> usize {
     let mut depth = 0i32;
     let mut sig_end = sig_start;
-    for t in &toks[n..] {
+    for t in toks {
         if t.kind == Kind::Symbol {
             match t.text.as_str() {
                 ":=" if depth == 0 => break,
@@ -200,13 +229,7 @@ pub fn find_statement_in(
         }
         sig_end = t.end;
     }
-    Ok(StatementSpan {
-        command: toks[c].start,
-        keyword: kw.start,
-        sig_start,
-        sig_end,
-        name,
-    })
+    sig_end
 }
 
 /// [`find_statement_in`] for a text of its own.
