@@ -204,17 +204,8 @@ impl LeaseTunnel {
                         Some(what) => format!("the worker was killed: it wrote a frame nobody asked for ({what})"),
                         None => "the worker stopped".into(),
                     }),
-                    Some(m) => match s.gate.from_lean(m) {
-                        Ok(FromLean::Holder(m) | FromLean::Answer((), m)) => if io.out.send(line(&m)).await.is_err() {
-                            break End::ClientClosed;
-                        },
-                        Ok(FromLean::Lean(m)) => { s.raw.send(&m); }
-                        Ok(FromLean::Drop) => {}
-                        Err(forged) => {
-                            leases.compromised.fetch_add(1, Ordering::SeqCst);
-                            tracing::warn!(conn, pid, "leased worker compromised: {}", forged.0);
-                            break End::Reason(format!("the worker was killed: it wrote a frame nobody asked for ({})", forged.0));
-                        }
+                    Some(m) => if let Some(end) = s.on_lean(m, &io.out, conn, pid).await {
+                        break end;
                     },
                 },
                 _ = io.out.drained(), if backlog => {}
@@ -229,24 +220,55 @@ impl LeaseTunnel {
         worker.kill().await;
         // Its place in the machine-wide total is free once it is gone.
         drop(permit);
-        match &end {
-            End::Reason(why) => {
-                tracing::info!(conn, pid, "lease ended: {why}");
-                for ((), a) in s.gate.close(why) {
-                    let _ = io.out.send(line(&a)).await;
-                }
-                let msg = json!({ "jsonrpc": "2.0", "method": "$/leanpool/leaseEnded", "params": { "reason": why } });
-                let _ = io.out.send(line(&msg)).await;
-            }
-            End::ClientClosed => {
-                tracing::info!(conn, pid, "lease ended: the client closed the connection")
-            }
-        }
+        s.ended(&end, &io.out, conn, pid).await;
         drop(slot);
     }
 }
 
 impl Session {
+    /// One message from Lean, through the gate: to the holder, answered
+    /// to Lean, or dropped; a frame nobody asked for ends the lease.
+    async fn on_lean(&mut self, m: Value, out: &TunnelOut, conn: u64, pid: u32) -> Option<End> {
+        match self.gate.from_lean(m) {
+            Ok(FromLean::Holder(m) | FromLean::Answer((), m)) => {
+                if out.send(line(&m)).await.is_err() {
+                    return Some(End::ClientClosed);
+                }
+            }
+            Ok(FromLean::Lean(m)) => {
+                self.raw.send(&m);
+            }
+            Ok(FromLean::Drop) => {}
+            Err(forged) => {
+                self.leases.compromised.fetch_add(1, Ordering::SeqCst);
+                tracing::warn!(conn, pid, "leased worker compromised: {}", forged.0);
+                return Some(End::Reason(format!(
+                    "the worker was killed: it wrote a frame nobody asked for ({})",
+                    forged.0
+                )));
+            }
+        }
+        None
+    }
+
+    /// Tells a client still there why its lease ended: its waiting
+    /// requests answered, then `$/leanpool/leaseEnded`.
+    async fn ended(&mut self, end: &End, out: &TunnelOut, conn: u64, pid: u32) {
+        match end {
+            End::Reason(why) => {
+                tracing::info!(conn, pid, "lease ended: {why}");
+                for ((), a) in self.gate.close(why) {
+                    let _ = out.send(line(&a)).await;
+                }
+                let msg = json!({ "jsonrpc": "2.0", "method": "$/leanpool/leaseEnded", "params": { "reason": why } });
+                let _ = out.send(line(&msg)).await;
+            }
+            End::ClientClosed => {
+                tracing::info!(conn, pid, "lease ended: the client closed the connection")
+            }
+        }
+    }
+
     /// The gate's time limits, the memory cap and the CPU budget.
     async fn on_tick(&mut self, watch: &proc::LeaseWatch, out: &TunnelOut) -> Option<End> {
         let due = self.gate.tick(Instant::now());
@@ -266,36 +288,10 @@ impl Session {
 
     /// `Err` when the client is gone.
     async fn on_client_line(&mut self, l: TunnelLine, out: &TunnelOut) -> Result<(), ()> {
-        let bytes = match l {
-            TunnelLine::TooLarge { len } => {
-                let msg = format!("message is {len} bytes; this daemon accepts at most max_request_bytes per line");
-                return out
-                    .send(line(&error(Value::Null, lsp_error::REQUEST_TOO_LARGE, msg)))
-                    .await;
-            }
-            TunnelLine::Line(b) => b,
-        };
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(());
-        }
-        let msg: Value = match serde_json::from_slice(&bytes) {
-            Ok(v @ Value::Object(_)) => v,
-            Ok(_) => {
-                let e = error(
-                    Value::Null,
-                    lsp_error::INVALID_REQUEST,
-                    "a message must be a JSON object",
-                );
-                return out.send(line(&e)).await;
-            }
-            Err(e) => {
-                let e = error(
-                    Value::Null,
-                    lsp_error::PARSE_ERROR,
-                    format!("not valid JSON: {e}"),
-                );
-                return out.send(line(&e)).await;
-            }
+        let msg = match client_message(l) {
+            Ok(Some(msg)) => msg,
+            Ok(None) => return Ok(()),
+            Err(e) => return out.send(line(&e)).await,
         };
         let method = msg
             .get("method")
@@ -304,32 +300,7 @@ impl Session {
         let params = msg.get("params").cloned().unwrap_or(Value::Null);
         let now = Instant::now();
         match (method, msg.get("id").cloned()) {
-            (Some(m), Some(id)) => {
-                if !(id.is_string() || id.is_i64()) {
-                    let e = error(
-                        Value::Null,
-                        lsp_error::INVALID_REQUEST,
-                        "`id` must be a string or an integer",
-                    );
-                    return out.send(line(&e)).await;
-                }
-                match self.gate.request(id.clone(), (), &m, &params, now) {
-                    Ok(to_lean) => {
-                        if !self.raw.send(&to_lean) {
-                            self.gate.unsent(&to_lean);
-                            return out
-                                .send(line(&error(
-                                    id,
-                                    lsp_error::REQUEST_FAILED,
-                                    "the worker stopped",
-                                )))
-                                .await;
-                        }
-                        Ok(())
-                    }
-                    Err(r) => out.send(line(&r.answer(id))).await,
-                }
-            }
+            (Some(m), Some(id)) => self.on_request(&m, id, &params, now, out).await,
             (Some(m), None) if m == "textDocument/didChange" => {
                 match self.gate.edit(&params, now) {
                     Ok(edit) => self.screen_and_send(edit, out).await,
@@ -359,6 +330,42 @@ impl Session {
                 );
                 out.send(line(&e)).await
             }
+        }
+    }
+
+    /// A request of the holder's: through the gate to Lean, or answered
+    /// with the gate's refusal.
+    async fn on_request(
+        &mut self,
+        m: &str,
+        id: Value,
+        params: &Value,
+        now: Instant,
+        out: &TunnelOut,
+    ) -> Result<(), ()> {
+        if !(id.is_string() || id.is_i64()) {
+            let e = error(
+                Value::Null,
+                lsp_error::INVALID_REQUEST,
+                "`id` must be a string or an integer",
+            );
+            return out.send(line(&e)).await;
+        }
+        match self.gate.request(id.clone(), (), m, params, now) {
+            Ok(to_lean) => {
+                if !self.raw.send(&to_lean) {
+                    self.gate.unsent(&to_lean);
+                    return out
+                        .send(line(&error(
+                            id,
+                            lsp_error::REQUEST_FAILED,
+                            "the worker stopped",
+                        )))
+                        .await;
+                }
+                Ok(())
+            }
+            Err(r) => out.send(line(&r.answer(id))).await,
         }
     }
 
@@ -392,6 +399,36 @@ impl Session {
                 out.send(line(&self.gate.rejected(&edit, &rej))).await
             }
         }
+    }
+}
+
+/// The JSON object a client line holds (`None` for a blank line), or the
+/// error to answer it with (id null: a line that cannot be read has none).
+fn client_message(l: TunnelLine) -> Result<Option<Value>, Value> {
+    let bytes = match l {
+        TunnelLine::TooLarge { len } => {
+            let msg = format!(
+                "message is {len} bytes; this daemon accepts at most max_request_bytes per line"
+            );
+            return Err(error(Value::Null, lsp_error::REQUEST_TOO_LARGE, msg));
+        }
+        TunnelLine::Line(b) => b,
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    match serde_json::from_slice(&bytes) {
+        Ok(v @ Value::Object(_)) => Ok(Some(v)),
+        Ok(_) => Err(error(
+            Value::Null,
+            lsp_error::INVALID_REQUEST,
+            "a message must be a JSON object",
+        )),
+        Err(e) => Err(error(
+            Value::Null,
+            lsp_error::PARSE_ERROR,
+            format!("not valid JSON: {e}"),
+        )),
     }
 }
 
