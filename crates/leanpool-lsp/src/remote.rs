@@ -9,6 +9,7 @@ use leanpool_protocol::{ErrorCode, Id, LeaseParams, LeaseResult, Request, Respon
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -86,6 +87,32 @@ pub(crate) async fn lease(
     let (rd, wr) = stream.into_split();
     let mut rd = BufReader::with_capacity(64 << 10, rd);
     let mut wr = BufWriter::new(wr);
+    let r = ask_lease(&mut rd, &mut wr, socket, project, text).await?;
+    let (in_tx, in_rx) = mpsc::unbounded_channel();
+    let (out_tx, out_rx) = mpsc::unbounded_channel::<Value>();
+    Ok(RemoteLease {
+        uri: r.uri,
+        version: r.version,
+        pid: r.pid,
+        header: r.header,
+        rx: Some(in_rx),
+        tx: out_tx,
+        tasks: vec![
+            tokio::spawn(read_lines(rd, in_tx)),
+            tokio::spawn(write_lines(wr, out_rx)),
+        ],
+    })
+}
+
+/// Sends the `lease` request for `text`'s imports and reads the daemon's
+/// answer: the leased worker's document, or why there is none.
+async fn ask_lease(
+    rd: &mut BufReader<OwnedReadHalf>,
+    wr: &mut BufWriter<OwnedWriteHalf>,
+    socket: &Path,
+    project: Option<&str>,
+    text: &str,
+) -> Result<LeaseResult, LeaseError> {
     let header = leanpool_screen::header_key(text);
     let params = serde_json::to_value(LeaseParams {
         header,
@@ -125,45 +152,41 @@ pub(crate) async fn lease(
             Some(Err(e)) => return Err(LeaseError::BadResult(e)),
             None => return Err(LeaseError::Empty),
         };
-    let (in_tx, in_rx) = mpsc::unbounded_channel();
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Value>();
-    let reader = tokio::spawn(async move {
-        let mut line = String::new();
-        loop {
-            line.clear();
-            match rd.read_line(&mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => match serde_json::from_str::<Value>(&line) {
-                    Ok(v) => {
-                        if in_tx.send(v).is_err() {
-                            break;
-                        }
+    Ok(r)
+}
+
+/// The tunnel's reading half: each line from the daemon, as JSON, to `tx`
+/// until the connection or the receiver ends.
+async fn read_lines(mut rd: BufReader<OwnedReadHalf>, tx: mpsc::UnboundedSender<Value>) {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match rd.read_line(&mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => match serde_json::from_str::<Value>(&line) {
+                Ok(v) => {
+                    if tx.send(v).is_err() {
+                        break;
                     }
-                    Err(e) => tracing::warn!("a line from the daemon that is not JSON: {e}"),
-                },
-            }
+                }
+                Err(e) => tracing::warn!("a line from the daemon that is not JSON: {e}"),
+            },
         }
-    });
-    let writer = tokio::spawn(async move {
-        while let Some(v) = out_rx.recv().await {
-            let mut line = serde_json::to_vec(&v).expect("serializable");
-            line.push(b'\n');
-            if wr.write_all(&line).await.is_err() {
-                return;
-            }
-            if out_rx.is_empty() && wr.flush().await.is_err() {
-                return;
-            }
+    }
+}
+
+/// The tunnel's writing half: each message from `rx` as one line to the
+/// daemon; closes its side when the senders are gone.
+async fn write_lines(mut wr: BufWriter<OwnedWriteHalf>, mut rx: mpsc::UnboundedReceiver<Value>) {
+    while let Some(v) = rx.recv().await {
+        let mut line = serde_json::to_vec(&v).expect("serializable");
+        line.push(b'\n');
+        if wr.write_all(&line).await.is_err() {
+            return;
         }
-        let _ = wr.shutdown().await;
-    });
-    Ok(RemoteLease {
-        uri: r.uri,
-        version: r.version,
-        pid: r.pid,
-        header: r.header,
-        rx: Some(in_rx),
-        tx: out_tx,
-        tasks: vec![reader, writer],
-    })
+        if rx.is_empty() && wr.flush().await.is_err() {
+            return;
+        }
+    }
+    let _ = wr.shutdown().await;
 }
