@@ -137,6 +137,8 @@ class LeanpoolCluster:
         self.last_served: "collections.Counter[str]" = collections.Counter()
         #: The node that answered each item of the latest ``map``, in input order.
         self.last_nodes: List[Optional[str]] = []
+        #: OVERLOADED answers re-sent (after a back-off) in the latest ``map``.
+        self.last_retries = 0
         self._running: Optional[_Dispatch] = None
 
     def in_flight(self) -> Dict[str, int]:
@@ -185,6 +187,7 @@ class LeanpoolCluster:
             bar.close()
         self.last_served = run.served
         self.last_nodes = run.node_of
+        self.last_retries = sum(run.attempts)
         return _finish(method, raw, return_exceptions)
 
     def map_async(self, method: str, items: Iterable[Any], **kwargs: Any) -> "Future[List[Any]]":
@@ -256,27 +259,32 @@ class _Dispatch:
         while self.retry_at and self.retry_at[0][0] <= now:
             _, i = heapq.heappop(self.retry_at)
             self._enqueue(i, skip=self._last_node.get(i))
-        for node in self.c.alive_nodes:
-            while self._busy(node) < self.c.max_batches_per_node:
-                batch = self._take(node)
-                if not batch:
-                    break
-                ref = self.c._servers[node].run.remote(self.method, [self.params[i] for i in batch])
-                self.inflight[ref] = (node, batch)
-                for i in batch:
-                    self._last_node[i] = node
+        # Every node takes its own queue first; only then do nodes with room
+        # left take what saturated nodes cannot send yet. (Spilling in the
+        # same pass saw a node that had just answered a batch as not
+        # saturated, before it refilled: nothing ever spilled.)
+        for spill in (False, True):
+            for node in self.c.alive_nodes:
+                while self._busy(node) < self.c.max_batches_per_node:
+                    batch = self._take(node, spill)
+                    if not batch:
+                        break
+                    ref = self.c._servers[node].run.remote(self.method, [self.params[i] for i in batch])
+                    self.inflight[ref] = (node, batch)
+                    for i in batch:
+                        self._last_node[i] = node
 
-    def _take(self, node: str) -> List[int]:
-        """Up to a batch from the node's own queue, else spilled from the
+    def _take(self, node: str, spill: bool) -> List[int]:
+        """Up to a batch from the node's own queue, or (``spill``) from the
         longest queue of a node that is saturated (or gone)."""
-        own = self.queues.get(node)
-        source = own if own else None
-        if source is None:
+        if not spill:
+            source = self.queues.get(node)
+        else:
             busy = [n for n, q in self.queues.items() if q and n != node
                     and (n not in self.c.alive_nodes or self._busy(n) >= self.c.max_batches_per_node)]
-            if not busy:
-                return []
-            source = self.queues[max(busy, key=lambda n: len(self.queues[n]))]
+            source = self.queues[max(busy, key=lambda n: len(self.queues[n]))] if busy else None
+        if not source:
+            return []
         return [source.popleft() for _ in range(min(self.c.batch_size, len(source)))]
 
     def run(self) -> List[Any]:

@@ -103,3 +103,37 @@ def test_an_overloaded_node_spills_to_the_other(env, capsys):
     err = capsys.readouterr().err
     counts = [int(c) for c in re.findall(rf"(\d+)/{n}\b", err)]
     assert counts and max(counts) == n and counts[-1] == n, err[-500:]
+
+
+def test_a_saturated_node_spills_to_an_idle_one_with_no_refusal(env):
+    # Spill-over ALONE (issue 22 part 3), without the OVERLOADED retry the
+    # test above also needs: one item per Ray call, so a node with its
+    # `max_batches_per_node` (2) calls in flight holds 2 requests, which
+    # its daemon (1 worker, queue 2) always accepts. 16 slow items of ONE
+    # import set whose first choice is `other`: `other` is saturated by its
+    # 2 calls in flight, the head node is idle, so the router must move
+    # work to the head with no refusal anywhere: no OVERLOADED counted by
+    # either daemon, none re-sent by the router. Each item answered once,
+    # in input order, and elaborated by exactly one fake worker.
+    lc, head, other, first = env["lc"], env["head"], env["other"], env["first"]
+    h = first[other]
+    n = 16
+    items = [text(h, f"idle{i}", 150) for i in range(n)]
+    assert {lc.preferred_node("check", t) for t in items} == {other}
+    refused_before = {node: status(lc, node).counters.overloaded for node in (head, other)}
+    saved = lc.batch_size
+    lc.batch_size = 1
+    try:
+        results = lc.map("check", items)
+    finally:
+        lc.batch_size = saved
+    assert [r.status for r in results] == ["ok"] * n
+    assert [r.declarations[0].name for r in results] == [f"idle{i}" for i in range(n)]
+    refused_after = {node: status(lc, node).counters.overloaded for node in (head, other)}
+    assert refused_after == refused_before, "a daemon refused work (OVERLOADED): not spill-over alone"
+    assert lc.last_retries == 0, "the router re-sent OVERLOADED items"
+    served = collections.Counter(lc.last_nodes)
+    assert served[head] > 0, f"nothing spilled to the idle node: {served}"
+    assert served[other] > 0 and served[other] + served[head] == n, served
+    ran = elaborated(env["log"], "idle")
+    assert ran == {f"idle{i}": 1 for i in range(n)}, ran
