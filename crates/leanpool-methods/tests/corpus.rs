@@ -255,8 +255,47 @@ async fn warm_answers_match_cold_lean() {
             c.name
         );
     }
+    let (by_header, main_header) = group_by_header(&cases);
+    let mut order: Vec<String> = vec![main_header.clone()];
+    order.extend(by_header.keys().filter(|h| **h != main_header).cloned());
+
+    let mut failures = vec![];
+    let mut first_answers: Vec<(String, String)> = vec![];
+    for header in &order {
+        let keep_answers = *header == main_header;
+        let (failed, answers) = header_matches_cold(
+            &cfg,
+            header,
+            &by_header[header],
+            lib.as_deref(),
+            keep_answers,
+        )
+        .await;
+        failures.extend(failed);
+        first_answers.extend(answers);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} files differ from Lean's command line:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+
+    second_worker_answers_the_same_bytes(
+        &cfg,
+        &main_header,
+        &by_header[&main_header],
+        &first_answers,
+    )
+    .await;
+}
+
+/// The cases by header key, and the header most of them share (checked
+/// first; its answers are kept for the second worker).
+fn group_by_header(cases: &[Case]) -> (BTreeMap<String, Vec<&Case>>, String) {
     let mut by_header: BTreeMap<String, Vec<&Case>> = BTreeMap::new();
-    for c in &cases {
+    for c in cases {
         by_header.entry(header_key(&c.text)).or_default().push(c);
     }
     // The header most files share goes first; its answers are kept for the
@@ -280,78 +319,84 @@ async fn warm_answers_match_cold_lean() {
             by_header.keys().collect::<Vec<_>>()
         );
     }
-    let mut order: Vec<String> = vec![main_header.clone()];
-    order.extend(by_header.keys().filter(|h| **h != main_header).cloned());
+    (by_header, main_header)
+}
 
+/// One worker for `header` checks its `cases`: the differences from cold
+/// Lean's fixtures, and (with `keep_answers`) every answer's bytes.
+async fn header_matches_cold(
+    cfg: &WorkerConfig,
+    header: &str,
+    cases: &[&Case],
+    lib: Option<&str>,
+    keep_answers: bool,
+) -> (Vec<String>, Vec<(String, String)>) {
     let mut failures = vec![];
-    let mut first_answers: Vec<(String, String)> = vec![];
-    for header in &order {
-        let t = Instant::now();
-        let mut w = Worker::spawn(&cfg, header).await.expect("worker start");
-        eprintln!(
-            "[spawn] header {header:?} ready in {:.1} s",
-            t.elapsed().as_secs_f64()
-        );
-        let t = Instant::now();
-        for c in &by_header[header] {
-            let r = check_on(&mut w, &params(&c.text), LIMIT)
-                .await
-                .unwrap_or_else(|e| panic!("{}: {e}", c.name));
-            // leanpool's own verdict diagnostics (`leanpool: …`: a
-            // declaration absent from Lean's environment, a declared
-            // axiom) are not Lean's messages and have no cold counterpart.
-            let lean_said: Vec<Diagnostic> = r
-                .diagnostics
-                .iter()
-                .filter(|d| !d.message.starts_with("leanpool: "))
-                .cloned()
-                .collect();
-            let got = normalize(lean_said, WORKER_MODULE, lib.as_deref());
-            let want = expected(c, &c.fixture.messages);
-            if got != want {
-                failures.push(format!(
-                    "{}:\nleanpool:\n{}lean --json:\n{}",
-                    c.name,
-                    show(&got),
-                    show(&want)
-                ));
-            }
-            if *header == main_header {
-                first_answers.push((c.name.clone(), serde_json::to_string(&r).unwrap()));
-            }
-        }
-        eprintln!(
-            "[corpus] {} files checked in {:.1} s",
-            by_header[header].len(),
-            t.elapsed().as_secs_f64()
-        );
-        w.kill().await;
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} files differ from Lean's command line:\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n")
+    let mut first_answers = vec![];
+    let t = Instant::now();
+    let mut w = Worker::spawn(cfg, header).await.expect("worker start");
+    eprintln!(
+        "[spawn] header {header:?} ready in {:.1} s",
+        t.elapsed().as_secs_f64()
     );
-
-    // A second worker (new process, same header): the same bytes, private
-    // declarations included (their names embed the document's module).
-    assert!(
-        by_header[&main_header]
+    let t = Instant::now();
+    for c in cases {
+        let r = check_on(&mut w, &params(&c.text), LIMIT)
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        // leanpool's own verdict diagnostics (`leanpool: …`: a
+        // declaration absent from Lean's environment, a declared
+        // axiom) are not Lean's messages and have no cold counterpart.
+        let lean_said: Vec<Diagnostic> = r
+            .diagnostics
             .iter()
-            .any(|c| c.text.contains("private ")),
+            .filter(|d| !d.message.starts_with("leanpool: "))
+            .cloned()
+            .collect();
+        let got = normalize(lean_said, WORKER_MODULE, lib);
+        let want = expected(c, &c.fixture.messages);
+        if got != want {
+            failures.push(format!(
+                "{}:\nleanpool:\n{}lean --json:\n{}",
+                c.name,
+                show(&got),
+                show(&want)
+            ));
+        }
+        if keep_answers {
+            first_answers.push((c.name.clone(), serde_json::to_string(&r).unwrap()));
+        }
+    }
+    eprintln!(
+        "[corpus] {} files checked in {:.1} s",
+        cases.len(),
+        t.elapsed().as_secs_f64()
+    );
+    w.kill().await;
+    (failures, first_answers)
+}
+
+/// A second worker (new process, same header): the same bytes, private
+/// declarations included (their names embed the document's module).
+async fn second_worker_answers_the_same_bytes(
+    cfg: &WorkerConfig,
+    main_header: &str,
+    cases: &[&Case],
+    first_answers: &[(String, String)],
+) {
+    assert!(
+        cases.iter().any(|c| c.text.contains("private ")),
         "no private declarations compared"
     );
     let t = Instant::now();
-    let mut w = Worker::spawn(&cfg, &main_header)
+    let mut w = Worker::spawn(cfg, main_header)
         .await
         .expect("second worker start");
     eprintln!(
         "[spawn] second worker ready in {:.1} s",
         t.elapsed().as_secs_f64()
     );
-    for (c, (name, first)) in by_header[&main_header].iter().zip(&first_answers) {
+    for (c, (name, first)) in cases.iter().zip(first_answers) {
         let r = check_on(&mut w, &params(&c.text), LIMIT)
             .await
             .unwrap_or_else(|e| panic!("{name}: {e}"));
