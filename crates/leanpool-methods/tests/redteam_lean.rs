@@ -19,6 +19,7 @@
 use leanpool_lean::{LeanCommand, Worker, WorkerConfig};
 use leanpool_methods::check_on_with;
 use leanpool_methods::verify::verify_on_with;
+use leanpool_methods::Policy;
 use leanpool_protocol::{CheckParams, CheckStatus, VerifyParams, VerifyStatus};
 use std::time::Duration;
 
@@ -67,20 +68,32 @@ async fn attack_classes_are_never_ok_or_proved() {
         .expect("worker start");
     let policy = leanpool_methods::Policy::default();
     let mut wrong = Vec::new();
+    check_attacks(&mut w, &policy, &mut wrong).await;
+    verify_attacks(&mut w, &policy, &mut wrong).await;
+    hidden_hypothesis_shown(&mut w, &policy, &mut wrong).await;
+    w.kill().await;
+    assert!(wrong.is_empty(), "attacks accepted:\n{}", wrong.join("\n"));
+}
+
+/// Every `CHECKS` text: an `ok` answer is recorded in `wrong`.
+async fn check_attacks(w: &mut Worker, policy: &Policy, wrong: &mut Vec<String>) {
     for (class, text) in CHECKS {
         let p = CheckParams {
             text: text.to_string(),
             timeout_ms: None,
             timings: false,
         };
-        let r = check_on_with(&mut w, &p, LIMIT, &policy)
-            .await
-            .expect(class);
+        let r = check_on_with(w, &p, LIMIT, policy).await.expect(class);
         eprintln!("[check: {class}] {:?} {:?}", r.status, r.reason);
         if r.status == CheckStatus::Ok {
             wrong.push(format!("check [{class}] ok: {text}"));
         }
     }
+}
+
+/// Proofs of a false statement, and statements, that try to leave their
+/// slot: a `proved` answer is recorded in `wrong`.
+async fn verify_attacks(w: &mut Worker, policy: &Policy, wrong: &mut Vec<String>) {
     let false_stmt = "theorem lpv : 2 + 2 = 5";
     let verifies = [
         (
@@ -133,23 +146,24 @@ async fn attack_classes_are_never_ok_or_proved() {
         ),
     ];
     for (class, p) in &verifies {
-        let r = verify_on_with(&mut w, p, LIMIT, &policy)
-            .await
-            .expect(class);
+        let r = verify_on_with(w, p, LIMIT, policy).await.expect(class);
         eprintln!("[verify: {class}] {:?} {:?}", r.status, r.reason);
         if r.status == VerifyStatus::Proved {
             wrong.push(format!("verify [{class}] proved: {p:?}"));
         }
     }
-    // A hidden hypothesis (an auto-param whose tactic is `sorry`, never
-    // run for the theorem itself): `check` means "this text compiles",
-    // so it may be `ok`, but the answer's type must show the hypothesis.
+}
+
+/// A hidden hypothesis (an auto-param whose tactic is `sorry`, never
+/// run for the theorem itself): `check` means "this text compiles",
+/// so it may be `ok`, but the answer's type must show the hypothesis.
+async fn hidden_hypothesis_shown(w: &mut Worker, policy: &Policy, wrong: &mut Vec<String>) {
     let p = CheckParams {
         text: "theorem lp19 (h : False := by exact sorry) : 2 + 2 = 5 := h.elim".into(),
         timeout_ms: None,
         timings: false,
     };
-    let r = check_on_with(&mut w, &p, LIMIT, &policy)
+    let r = check_on_with(w, &p, LIMIT, policy)
         .await
         .expect("autoParam");
     let shown = r.declarations.iter().any(|d| {
@@ -164,6 +178,4 @@ async fn attack_classes_are_never_ok_or_proved() {
     if r.status == CheckStatus::Ok && !shown {
         wrong.push("check [autoParam hypothesis] ok without the hypothesis in its type".into());
     }
-    w.kill().await;
-    assert!(wrong.is_empty(), "attacks accepted:\n{}", wrong.join("\n"));
 }
