@@ -453,7 +453,6 @@ fn lexer_beliefs_match_what_lean_reads_on_generated_adversarial_texts() {
 /// with its payload inside a literal (no diagnostic names the number).
 #[test]
 fn attacks_of_issue_10_never_reach_lean_as_code() {
-    use leanpool_protocol::CheckParams;
     let refused = [
         "example : True =-- \"\n#eval (424201 : Nat)\n-- \"\n",
         "example :/- \"\n-/ #eval (424202 : Nat)\n-- \"\n",
@@ -478,58 +477,13 @@ fn attacks_of_issue_10_never_reach_lean_as_code() {
         Box::pin(async move {
             let mut out = Vec::new();
             for t in refused {
-                let p = CheckParams {
-                    text: t.into(),
-                    timeout_ms: None,
-                    timings: false,
-                };
-                let r = leanpool_methods::check_on(w, &p, TIMEOUT)
-                    .await
-                    .expect("check");
-                out.push((t.to_string(), "check", r.status, r.diagnostics));
-                let p = StatementParams {
-                    text: t.into(),
-                    timeout_ms: None,
-                };
-                let r = leanpool_methods::opt::opt_on(w, &p, TIMEOUT)
-                    .await
-                    .expect("opt");
-                out.push((t.to_string(), "opt", r.check.status, r.check.diagnostics));
+                for method in ["check", "opt"] {
+                    let (status, diags) = send_as(w, method, t).await;
+                    out.push((t.to_string(), method, status, diags));
+                }
             }
             for (method, t) in sent {
-                let (status, diags) = match method {
-                    "check" => {
-                        let p = CheckParams {
-                            text: t.into(),
-                            timeout_ms: None,
-                            timings: false,
-                        };
-                        let r = leanpool_methods::check_on(w, &p, TIMEOUT)
-                            .await
-                            .expect("check");
-                        (r.status, r.diagnostics)
-                    }
-                    "normalize" => {
-                        let p = StatementParams {
-                            text: t.into(),
-                            timeout_ms: None,
-                        };
-                        let r = leanpool_methods::normalize::normalize_on(w, &p, TIMEOUT)
-                            .await
-                            .expect("normalize");
-                        (r.check.status, r.check.diagnostics)
-                    }
-                    _ => {
-                        let p = StatementParams {
-                            text: t.into(),
-                            timeout_ms: None,
-                        };
-                        let r = leanpool_methods::opt::opt_on(w, &p, TIMEOUT)
-                            .await
-                            .expect("opt");
-                        (r.check.status, r.check.diagnostics)
-                    }
-                };
+                let (status, diags) = send_as(w, method, t).await;
                 out.push((t.to_string(), method, status, diags));
             }
             out
@@ -558,5 +512,44 @@ fn attacks_of_issue_10_never_reach_lean_as_code() {
             CheckStatus::Error,
             "{method} on {text:?}: {diags:?}"
         );
+    }
+}
+
+/// `text` through `method` (`check`, `normalize` or `opt`) on `w`: the
+/// status and diagnostics of its check.
+async fn send_as(
+    w: &mut Worker,
+    method: &str,
+    text: &str,
+) -> (CheckStatus, Vec<leanpool_protocol::Diagnostic>) {
+    use leanpool_protocol::CheckParams;
+    let sp = StatementParams {
+        text: text.into(),
+        timeout_ms: None,
+    };
+    match method {
+        "check" => {
+            let p = CheckParams {
+                text: text.into(),
+                timeout_ms: None,
+                timings: false,
+            };
+            let r = leanpool_methods::check_on(w, &p, TIMEOUT)
+                .await
+                .expect("check");
+            (r.status, r.diagnostics)
+        }
+        "normalize" => {
+            let r = leanpool_methods::normalize::normalize_on(w, &sp, TIMEOUT)
+                .await
+                .expect("normalize");
+            (r.check.status, r.check.diagnostics)
+        }
+        _ => {
+            let r = leanpool_methods::opt::opt_on(w, &sp, TIMEOUT)
+                .await
+                .expect("opt");
+            (r.check.status, r.check.diagnostics)
+        }
     }
 }
