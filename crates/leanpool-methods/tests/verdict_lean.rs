@@ -228,6 +228,14 @@ async fn attack_hidden_hypotheses_are_shown(w: &mut Worker) {
 /// `verify` with helpers: a Seed-Prover-like proof is `proved`; helpers
 /// that cheat or that change how the statement reads are not.
 async fn attack_through_verify_context(w: &mut Worker) {
+    honest_helpers_and_let_statements(w).await;
+    cheating_helpers_are_not_proved(w).await;
+    rewording_helpers_are_refused(w).await;
+}
+
+/// A Seed-Prover-like proof with a helper is `proved`; a statement with
+/// a `let` is judged as written (true: proved, false: error).
+async fn honest_helpers_and_let_statements(w: &mut Worker) {
     let helper = "theorem double (n : Nat) : n + n = 2 * n := by omega\n";
     let statement = "theorem main (x : Nat) (h : x = 3) : x + x = 6";
     let r = verify(
@@ -259,6 +267,11 @@ async fn attack_through_verify_context(w: &mut Worker) {
     )
     .await;
     assert_eq!(r.status, VerifyStatus::Error, "{r:?}");
+}
+
+/// Helpers that cheat (`sorryAx`, `sorry`, a broken proof): `sorry` or
+/// an error, with the context's diagnostics.
+async fn cheating_helpers_are_not_proved(w: &mut Worker) {
     let cheats = [
         (
             "context_sorry_ax",
@@ -287,8 +300,11 @@ async fn attack_through_verify_context(w: &mut Worker) {
             "{r:?}"
         );
     }
-    // Helpers that would make a false statement provable by changing how
-    // it reads: refused before Lean.
+}
+
+/// Helpers that would make a false statement provable by changing how it
+/// reads: refused before Lean.
+async fn rewording_helpers_are_refused(w: &mut Worker) {
     let rewording = [
         (
             "context_instance",
