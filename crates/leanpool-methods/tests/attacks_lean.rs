@@ -100,9 +100,10 @@ const PP_OPTIONS: &[(&str, &str)] = &[
     ("pp.oneline", "true"),
 ];
 
-fn cases() -> Vec<Case> {
+/// Tactic configuration that would run the caller's code, or `native_decide`.
+fn configuration_cases() -> Vec<Case> {
     use Evidence::*;
-    let mut v = vec![
+    vec![
         case(
             "no caller code at elaboration time (configuration in a text with an instance)",
             "instance (priority := high) evil (n : Nat) : OfNat Nat n := ⟨dbgTrace \"LP_ATTACK_CFG\" fun _ => n⟩\nexample : True := by simp (maxSteps := 7)",
@@ -133,6 +134,13 @@ fn cases() -> Vec<Case> {
             "native_decide",
             Ran("LP_ATTACK_NATIVE_DECIDE"),
         ),
+    ]
+}
+
+/// `sorryAx` reached by routes the verdict must still see.
+fn trust_route_cases() -> Vec<Case> {
+    use Evidence::*;
+    vec![
         case(
             "trust route: sorryAx applied through id",
             "theorem lp_sorry1 : 2 + 2 = 5 := (id sorryAx) _ false",
@@ -151,6 +159,13 @@ fn cases() -> Vec<Case> {
             "_root_.sorryAx",
             SorryAx,
         ),
+    ]
+}
+
+/// Default-deny configuration and commands anywhere.
+fn default_deny_cases() -> Vec<Case> {
+    use Evidence::*;
+    vec![
         case(
             "default-deny configuration: a tactic without a field list (`lia`) is not configured",
             "instance (priority := high) lpEvilLia (n : Nat) : OfNat Nat n := ⟨dbgTrace \"LP_ATTACK_LIA\" fun _ => n⟩\nexample (x : Int) (h : x > 2) : x > 1 := by lia (gen := 7)",
@@ -175,7 +190,14 @@ fn cases() -> Vec<Case> {
             "unseal",
             Says("failed to set `[local semireducible]`"),
         ),
-    ];
+    ]
+}
+
+fn cases() -> Vec<Case> {
+    use Evidence::*;
+    let mut v = configuration_cases();
+    v.extend(trust_route_cases());
+    v.extend(default_deny_cases());
     for (i, (opt, val)) in PP_OPTIONS.iter().enumerate() {
         v.push(Case {
             rule: "set_option allowlist: every pp option refused",
