@@ -326,7 +326,27 @@ fn gted_pairs(d: &Daemon, dir: &Path) {
         &["--concurrency", "2", "--equiv"],
     );
     assert_eq!(code, 0, "{err}\n{}", d.logs());
-    let out = lines(&output);
+    lines_scored_as_documented(&lines(&output));
+    assert!(
+        summary.contains("4 lines in") && summary.contains("3 scored, 1 errors; 3 labelled"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| GTED (alpha) >= 0.754 | 1 | 2 | 0 | 0 | 1.000 |"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| equiv (equivalent ⇒ same) | 1 | 2 | 0 | 0 | 1.000 |"),
+        "{summary}"
+    );
+    torn_pairs_output_resumes(d, &input, &output);
+}
+
+/// `gted pairs`' lines for the four pairs: in order; the renamed pair
+/// scores 1 and is equivalent; an ill-typed candidate scores 0; a bad
+/// reference is the line's error; a different pair scores below the
+/// threshold and is refuted.
+fn lines_scored_as_documented(out: &[Value]) {
     let ids: Vec<&Value> = out.iter().map(|l| &l["id"]).collect();
     assert_eq!(
         ids,
@@ -358,30 +378,21 @@ fn gted_pairs(d: &Daemon, dir: &Path) {
     );
     let s = out[3]["similarity"].as_f64().unwrap();
     assert!(s > 0.0 && s < 0.754, "{}", out[3]);
-    assert!(
-        summary.contains("4 lines in") && summary.contains("3 scored, 1 errors; 3 labelled"),
-        "{summary}"
-    );
-    assert!(
-        summary.contains("| GTED (alpha) >= 0.754 | 1 | 2 | 0 | 0 | 1.000 |"),
-        "{summary}"
-    );
-    assert!(
-        summary.contains("| equiv (equivalent ⇒ same) | 1 | 2 | 0 | 0 | 1.000 |"),
-        "{summary}"
-    );
-    // Resume: a torn last line is cut and completed to the same bytes.
-    let full = std::fs::read_to_string(&output).unwrap();
+}
+
+/// Resume: a torn last line is cut and completed to the same bytes.
+fn torn_pairs_output_resumes(d: &Daemon, input: &Path, output: &Path) {
+    let full = std::fs::read_to_string(output).unwrap();
     let first: String = full.lines().take(1).map(|l| format!("{l}\n")).collect();
-    std::fs::write(&output, format!("{first}{{\"id\":2,\"simil")).unwrap();
-    let (code, _, err) = pairs(&d.socket, &input, &output, &["--equiv"]);
+    std::fs::write(output, format!("{first}{{\"id\":2,\"simil")).unwrap();
+    let (code, _, err) = pairs(&d.socket, input, output, &["--equiv"]);
     assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("3 answered now") && err.contains("1 already"),
         "{err}"
     );
     assert_eq!(
-        std::fs::read_to_string(&output).unwrap(),
+        std::fs::read_to_string(output).unwrap(),
         full,
         "resumed file differs"
     );
