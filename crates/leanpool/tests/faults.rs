@@ -394,27 +394,7 @@ async fn daemon_restart_while_clients_check(
     let mut js = tokio::task::JoinSet::new();
     for k in 0..3usize {
         let (socket, stop) = (d.socket.clone(), stop.clone());
-        js.spawn(async move {
-            let mut client = Client::connect(&socket).await.unwrap();
-            let (mut answered, mut reconnects, mut i) = (0usize, 0usize, 0usize);
-            // At least 2 answers, and until told to stop (after the restart).
-            while answered < 2 || !stop.load(std::sync::atomic::Ordering::SeqCst) {
-                i += 1;
-                let p = serde_json::to_value(req(format!(
-                    "theorem c{k}_{i} : {i} + {k} = {} := rfl\n",
-                    i + k
-                )))
-                .unwrap();
-                let r: leanpool_protocol::CheckResult = serde_json::from_value(
-                    call_surviving(&mut client, &socket, "check", p, &mut reconnects).await,
-                )
-                .unwrap();
-                assert_eq!(r.status, CheckStatus::Ok, "client {k} check {i}: {r:?}");
-                answered += 1;
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            (answered, reconnects)
-        });
+        js.spawn(keep_checking(k, socket, stop));
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
     let old = workers(&c.request::<method::Status>(&NoParams).await.unwrap())
@@ -423,20 +403,7 @@ async fn daemon_restart_while_clients_check(
         .collect::<Vec<_>>();
     seen.extend(&old);
     drop(c);
-    // SIGKILL: the daemon gets no chance to clean up. Its workers read EOF
-    // on stdin and exit by themselves (allow them a moment).
-    d.signal(Signal::SIGKILL);
-    assert!(!d.wait_exit(Duration::from_secs(60)).success());
-    let gone_by = Instant::now() + Duration::from_secs(30);
-    while old.iter().any(|p| alive(*p as i32)) && Instant::now() < gone_by {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    for pid in &old {
-        assert!(
-            !alive(*pid as i32),
-            "Lean worker {pid} outlived its SIGKILLed daemon by 30 s"
-        );
-    }
+    sigkill_and_wait_for_workers(&mut d, &old).await;
     let d2 = Daemon::start(dir, MEM_CONFIG, Lean::Real);
     let c2 = Client::connect(&d2.socket).await.unwrap();
     // Clients are answered by the new daemon's worker once it is warm.
@@ -474,4 +441,49 @@ async fn daemon_restart_while_clients_check(
             .filter_map(|w| w.0),
     );
     (d2, c2)
+}
+
+/// Client `k` of the restart: checks until it has 2 answers and is told
+/// to `stop`, riding out the restart; (answers, reconnects).
+async fn keep_checking(
+    k: usize,
+    socket: std::path::PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> (usize, usize) {
+    let mut client = Client::connect(&socket).await.unwrap();
+    let (mut answered, mut reconnects, mut i) = (0usize, 0usize, 0usize);
+    // At least 2 answers, and until told to stop (after the restart).
+    while answered < 2 || !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        i += 1;
+        let p = serde_json::to_value(req(format!(
+            "theorem c{k}_{i} : {i} + {k} = {} := rfl\n",
+            i + k
+        )))
+        .unwrap();
+        let r: leanpool_protocol::CheckResult = serde_json::from_value(
+            call_surviving(&mut client, &socket, "check", p, &mut reconnects).await,
+        )
+        .unwrap();
+        assert_eq!(r.status, CheckStatus::Ok, "client {k} check {i}: {r:?}");
+        answered += 1;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    (answered, reconnects)
+}
+
+/// SIGKILL: the daemon gets no chance to clean up. Its workers read EOF
+/// on stdin and exit by themselves (allow them a moment).
+async fn sigkill_and_wait_for_workers(d: &mut Daemon, old: &[u32]) {
+    d.signal(Signal::SIGKILL);
+    assert!(!d.wait_exit(Duration::from_secs(60)).success());
+    let gone_by = Instant::now() + Duration::from_secs(30);
+    while old.iter().any(|p| alive(*p as i32)) && Instant::now() < gone_by {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for pid in old {
+        assert!(
+            !alive(*pid as i32),
+            "Lean worker {pid} outlived its SIGKILLed daemon by 30 s"
+        );
+    }
 }
