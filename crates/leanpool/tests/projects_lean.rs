@@ -340,24 +340,7 @@ fn cli_check(socket: &Path, project: &str, file: &Path) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_project_flag_end_to_end() {
     let dir = tempfile::tempdir_in("/tmp").unwrap();
-    let judge = dir.path().join("judge");
-    build_judge(&judge);
-    make_lake_package(&judge);
-    // Project B: a library of its own (never loaded here), and a host
-    // file outside every project.
-    let other = dir.path().join("other");
-    std::fs::create_dir_all(other.join("Other")).unwrap();
-    std::fs::write(other.join("Other/Secret.olean"), "project B's library").unwrap();
-    let host_secret = dir.path().join("host-secret.olean");
-    std::fs::write(&host_secret, "the host's secret").unwrap();
-    std::fs::create_dir_all(judge.join("Leak")).unwrap();
-    std::os::unix::fs::symlink(
-        other.join("Other/Secret.olean"),
-        judge.join("Leak/Other.olean"),
-    )
-    .unwrap();
-    std::os::unix::fs::symlink(&host_secret, judge.join("Leak/Host.olean")).unwrap();
-
+    let (judge, other) = lay_out_projects(dir.path());
     let config = "[pool]\nmax_workers = 2\nmax_workers_per_key = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\ndefault_timeout_ms = 300000\n\n[cache]\nenabled = false\n\n[[project]]\nname = \"core\"\nmax_workers = 1\n";
     let args = [
         "--project".to_string(),
@@ -368,9 +351,47 @@ async fn serve_project_flag_end_to_end() {
     let d = Daemon::start_with_args(dir.path(), config, Lean::Real, &args);
     let c = connect_expecting_lean(&d).await;
 
-    // Worker limits per project: core's own; the one place core leaves
-    // is less than one each for the two others: borrowed from the total
-    // (issue 25: the total of 2 is a hard cap over all three).
+    worker_limits_per_project(&c).await;
+    editors_on_the_daemon(&d);
+    cli_check_through_the_socket(&d, dir.path());
+    editor_without_a_daemon(&judge);
+    attack_import_reads_outside_the_project(&c, &other, &d).await;
+}
+
+/// The editors' file and text: the package's module imported, one true
+/// and one false theorem about its definition.
+const URI: &str = "file:///tmp/leanpool-projects-test/Sub.lean";
+const TEXT: &str = "import Judge.Basic\ntheorem t : Judge.double 2 = 4 := by decide\ntheorem f : Judge.double 2 = 5 := by decide\n";
+
+/// The judge package (a Lake package with its built library) in `dir`,
+/// project B's library beside it, a host file outside every project, and
+/// two links under the judge's root that lead out of it (to B's library,
+/// to the host file). Returns (judge, other).
+fn lay_out_projects(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let judge = dir.join("judge");
+    build_judge(&judge);
+    make_lake_package(&judge);
+    // Project B: a library of its own (never loaded here), and a host
+    // file outside every project.
+    let other = dir.join("other");
+    std::fs::create_dir_all(other.join("Other")).unwrap();
+    std::fs::write(other.join("Other/Secret.olean"), "project B's library").unwrap();
+    let host_secret = dir.join("host-secret.olean");
+    std::fs::write(&host_secret, "the host's secret").unwrap();
+    std::fs::create_dir_all(judge.join("Leak")).unwrap();
+    std::os::unix::fs::symlink(
+        other.join("Other/Secret.olean"),
+        judge.join("Leak/Other.olean"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&host_secret, judge.join("Leak/Host.olean")).unwrap();
+    (judge, other)
+}
+
+/// Worker limits per project: core's own; the one place core leaves
+/// is less than one each for the two others: borrowed from the total
+/// (issue 25: the total of 2 is a hard cap over all three).
+async fn worker_limits_per_project(c: &Client) {
     let st = c.request::<method::Status>(&NoParams).await.unwrap();
     let names: Vec<&str> = st.projects.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["core", "judge", "other"]);
@@ -388,12 +409,14 @@ async fn serve_project_flag_end_to_end() {
     // The shared total and what bound it (issue 22 part 4): `[pool]`'s 2.
     let total = st.projects[1].pool.limits.clone().unwrap().total.unwrap();
     assert_eq!((total.value, total.source), (2, LimitSource::Configured));
+}
 
-    // An editor on the judge project: the package's module is imported,
-    // its definitions unfold; the one false theorem is the one error.
-    let uri = "file:///tmp/leanpool-projects-test/Sub.lean";
-    let text = "import Judge.Basic\ntheorem t : Judge.double 2 = 4 := by decide\ntheorem f : Judge.double 2 = 5 := by decide\n";
+/// An editor on the judge project: the package's module is imported,
+/// its definitions unfold; the one false theorem is the one error. A
+/// project the daemon does not serve: the file shows why.
+fn editors_on_the_daemon(d: &Daemon) {
     let socket = d.socket.to_str().unwrap();
+    let (uri, text) = (URI, TEXT);
     let mut ed = Editor::start(&["lsp", "--socket", socket, "--project", "judge"]);
     ed.open(uri, text);
     let diags = ed.diagnostics(uri, Duration::from_secs(900), |p| {
@@ -407,7 +430,6 @@ async fn serve_project_flag_end_to_end() {
         json!({ "textDocument": { "uri": uri } }),
     );
     ed.exit();
-    // A project the daemon does not serve: the file shows why.
     let mut ed = Editor::start(&["lsp", "--socket", socket, "--project", "sair"]);
     ed.open(uri, text);
     let diags = ed.diagnostics(uri, Duration::from_secs(120), |p| {
@@ -416,30 +438,32 @@ async fn serve_project_flag_end_to_end() {
     });
     assert!(diags.to_string().contains("core, judge, other"), "{diags}");
     ed.exit();
+}
 
-    // The CLI through the socket.
-    let file = dir.path().join("Sub.lean");
-    std::fs::write(&file, text).unwrap();
+/// The CLI through the socket.
+fn cli_check_through_the_socket(d: &Daemon, dir: &Path) {
+    let file = dir.join("Sub.lean");
+    std::fs::write(&file, TEXT).unwrap();
     let r = cli_check(&d.socket, "judge", &file);
     assert_eq!(r["status"], "error", "{r}");
     let errs: Vec<_> = r["diagnostics"].as_array().unwrap().iter().collect();
     assert_eq!(errs.len(), 1, "{r}");
     assert_eq!(errs[0]["range"]["start"]["line"], 2, "{r}");
+}
 
-    // An editor without a daemon: `leanpool lsp --project DIR` runs its own
-    // pool's workers on the package's library.
+/// An editor without a daemon: `leanpool lsp --project DIR` runs its own
+/// pool's workers on the package's library.
+fn editor_without_a_daemon(judge: &Path) {
     let project = format!("judge={}", judge.display());
     let mut ed = Editor::start(&["lsp", "--project", &project, "--no-prewarm"]);
-    ed.open(uri, text);
-    let diags = ed.diagnostics(uri, Duration::from_secs(900), |p| {
+    ed.open(URI, TEXT);
+    let diags = ed.diagnostics(URI, Duration::from_secs(900), |p| {
         p["version"] == 1 && !p["diagnostics"].as_array().unwrap().is_empty()
     });
     let got = editor::lines(&diags);
     assert_eq!(got.len(), 1, "{diags}");
     assert_eq!((got[0].0, got[0].1), (2, 1), "{got:?}");
     ed.exit();
-
-    attack_import_reads_outside_the_project(&c, &other, &d).await;
 }
 
 /// A judge-project text whose import reaches files outside the judge
