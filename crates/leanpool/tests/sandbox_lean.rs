@@ -148,6 +148,43 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
         .pool
         .counters;
     assert_eq!(before.compromised, 0, "{before:?}");
+    let forge = forged_frame_text();
+    let e = c
+        .request::<method::Check>(&CheckParams {
+            text: format!("{HEADER}{forge}\n"),
+            timeout_ms: None,
+            timings: false,
+        })
+        .await
+        .expect_err("the forged frame was not noticed");
+    let rpc = match e {
+        leanpool_rpc::ClientError::Rpc(r) => r,
+        other => panic!("expected WORKER_FAILED, got {other}"),
+    };
+    assert_eq!(rpc.code, ErrorCode::WorkerFailed, "{rpc:?}");
+    assert_eq!(
+        rpc.data,
+        Some(serde_json::json!({"cause": "protocol_violation"})),
+        "{rpc:?}"
+    );
+    let after = c
+        .request::<method::Status>(&NoParams)
+        .await
+        .unwrap()
+        .pool
+        .counters;
+    assert_eq!(after.compromised, 1, "{after:?}");
+    assert_eq!(
+        after.retries, before.retries,
+        "a compromised worker's request is not retried: {after:?}"
+    );
+    fresh_worker_judges_the_next_callers(c, pid).await;
+}
+
+/// A `#eval` whose task writes one Content-Length framed
+/// `publishDiagnostics` for version 2147483647, with no diagnostics, to
+/// the process's real stdout (the LSP channel).
+fn forged_frame_text() -> String {
     let body = format!(
         "{{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/publishDiagnostics\",\"params\":{{\"uri\":\"file:///leanpool/{}\",\"version\":2147483647,\"diagnostics\":[]}}}}",
         leanpool_lean::lsp::DOCUMENT_NAME
@@ -181,35 +218,13 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
          let t ← IO.asTask (do\n    let out ← IO.getStdout\n    out.putStr frame\n    out.flush)\n  \
          let _ ← IO.wait t"
     );
-    let e = c
-        .request::<method::Check>(&CheckParams {
-            text: format!("{HEADER}{forge}\n"),
-            timeout_ms: None,
-            timings: false,
-        })
-        .await
-        .expect_err("the forged frame was not noticed");
-    let rpc = match e {
-        leanpool_rpc::ClientError::Rpc(r) => r,
-        other => panic!("expected WORKER_FAILED, got {other}"),
-    };
-    assert_eq!(rpc.code, ErrorCode::WorkerFailed, "{rpc:?}");
-    assert_eq!(
-        rpc.data,
-        Some(serde_json::json!({"cause": "protocol_violation"})),
-        "{rpc:?}"
-    );
-    let after = c
-        .request::<method::Status>(&NoParams)
-        .await
-        .unwrap()
-        .pool
-        .counters;
-    assert_eq!(after.compromised, 1, "{after:?}");
-    assert_eq!(
-        after.retries, before.retries,
-        "a compromised worker's request is not retried: {after:?}"
-    );
+    forge
+}
+
+/// The compromised worker `pid` goes away; the next caller's false
+/// theorem is not `ok` (a fresh worker judges it), a true one is, and
+/// `pid` is never reused.
+async fn fresh_worker_judges_the_next_callers(c: &Client, pid: u32) {
     let t = std::time::Instant::now();
     while std::path::Path::new(&format!("/proc/{pid}")).exists() {
         assert!(
@@ -218,7 +233,6 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
         );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    // The next caller's false theorem is not `ok` (a fresh worker judges it).
     let r = check(c, "theorem bad : 2 + 2 = 5 := by decide").await;
     assert_eq!(r.status, CheckStatus::Error, "{r:?}");
     let r = check(c, "theorem good : 2 + 2 = 4 := by decide").await;
