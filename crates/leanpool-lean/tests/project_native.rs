@@ -81,13 +81,32 @@ fn native_project_through_elan_and_lake_doubles() {
     let spec = ProjectSpec::parse(&format!("judge={}", root.display())).unwrap();
     let resolve = || Project::resolve(&spec, &native_base());
 
+    refused_before_the_toolchain(&root, bin.path(), &resolve);
+    toolchain_missing_then_not_built(&root, bin.path(), &resolve);
+    built_project_resolves(&root, bin.path(), &resolve);
+    // A failing tool is reported with its stderr.
+    script(
+        bin.path(),
+        "lake",
+        "echo 'error: manifest out of date' >&2; exit 1",
+    );
+    let e = resolve().unwrap_err().to_string();
+    assert!(e.contains("manifest out of date"), "{e}");
+}
+
+/// No elan on PATH; not a Lake package; no `lean-toolchain`.
+fn refused_before_the_toolchain(
+    root: &Path,
+    bin: &Path,
+    resolve: &dyn Fn() -> Result<Project, ProjectError>,
+) {
     // No elan on PATH.
     std::env::set_var("PATH", "/nonexistent-leanpool-bin");
     std::fs::write(root.join("lakefile.toml"), "name = \"judge\"\n").unwrap();
     std::fs::write(root.join("lean-toolchain"), "leanprover/lean4:v4.12.0\n").unwrap();
     let e = resolve().unwrap_err();
     assert!(matches!(e, ProjectError::NoElan { .. }), "{e}");
-    std::env::set_var("PATH", format!("{}:/usr/bin:/bin", bin.path().display()));
+    std::env::set_var("PATH", format!("{}:/usr/bin:/bin", bin.display()));
 
     // Not a Lake package; then no lean-toolchain.
     std::fs::remove_file(root.join("lakefile.toml")).unwrap();
@@ -101,8 +120,15 @@ fn native_project_through_elan_and_lake_doubles() {
         resolve().unwrap_err(),
         ProjectError::NoToolchainFile { .. }
     ));
+}
 
-    // The pinned toolchain is not installed: the error names the command.
+/// The pinned toolchain is not installed (the error names the command);
+/// once it is, the package is not built.
+fn toolchain_missing_then_not_built(
+    root: &Path,
+    bin: &Path,
+    resolve: &dyn Fn() -> Result<Project, ProjectError>,
+) {
     std::fs::write(root.join("lean-toolchain"), "leanprover/lean4:v4.12.0\n").unwrap();
     let e = resolve().unwrap_err().to_string();
     assert!(
@@ -110,7 +136,7 @@ fn native_project_through_elan_and_lake_doubles() {
         "{e}"
     );
     std::fs::write(
-        bin.path().join("installed"),
+        bin.join("installed"),
         "leanprover/lean4:v4.28.0 (default)\nleanprover/lean4:v4.12.0\n",
     )
     .unwrap();
@@ -128,9 +154,15 @@ fn native_project_through_elan_and_lake_doubles() {
         e.to_string().contains("no .olean file on its LEAN_PATH"),
         "{e}"
     );
+}
 
-    // Built: the toolchain's lean, lake's LEAN_PATH, Mathlib's revision
-    // plus the digest of the project's own modules.
+/// Built: the toolchain's lean, lake's LEAN_PATH, Mathlib's revision plus
+/// the digest of the project's own modules (which a rebuild changes).
+fn built_project_resolves(
+    root: &Path,
+    bin: &Path,
+    resolve: &dyn Fn() -> Result<Project, ProjectError>,
+) {
     std::fs::create_dir_all(root.join(".lake/packages/mathlib/.lake/build/lib")).unwrap();
     std::fs::write(
         root.join(".lake/packages/mathlib/.lake/build/lib/Mathlib.olean"),
@@ -140,7 +172,7 @@ fn native_project_through_elan_and_lake_doubles() {
     std::fs::write(root.join(".lake/build/lib/Judge/Basic.olean"), b"j").unwrap();
     std::fs::write(root.join("lake-manifest.json"), MANIFEST).unwrap();
     let p = resolve().unwrap();
-    assert_eq!(p.command.program, bin.path().join("lean"));
+    assert_eq!(p.command.program, bin.join("lean"));
     assert_eq!(
         p.command.lean_path().unwrap(),
         format!(
@@ -164,13 +196,4 @@ fn native_project_through_elan_and_lake_doubles() {
     std::fs::write(root.join(".lake/build/lib/Judge/Basic.olean"), b"J").unwrap();
     let lib2 = resolve().unwrap().library.unwrap();
     assert_ne!(lib2.oleans_sha256, lib.oleans_sha256);
-
-    // A failing tool is reported with its stderr.
-    script(
-        bin.path(),
-        "lake",
-        "echo 'error: manifest out of date' >&2; exit 1",
-    );
-    let e = resolve().unwrap_err().to_string();
-    assert!(e.contains("manifest out of date"), "{e}");
 }
