@@ -95,9 +95,13 @@ pub(crate) fn rebalance(inner: &Arc<Inner>) {
             Some(format!("max_workers ({}) reached", limits.max_workers));
     }
     // Each start takes its place in the shared budget first: another pool
-    // may have taken the room seen above meanwhile (then the next round).
+    // may have taken the room seen above meanwhile; then plan again at
+    // once (with the total reached, that round evicts for a starving key).
     for ki in p.spawn {
-        let Some(permit) = inner.place() else { break };
+        let Some(permit) = inner.place() else {
+            inner.wake.notify_one();
+            break;
+        };
         inner.total.fetch_add(1, Ordering::SeqCst);
         start_slot(inner, &keys[ki], false, permit);
     }
