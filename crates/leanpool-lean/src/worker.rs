@@ -405,6 +405,7 @@ mod tests {
             "",
             "import Init\n",
             &leanpool_screen::header_key("import Init\nimport Std\ntheorem t : True := trivial"),
+            &leanpool_screen::header_key("import «Init».«Data».List\ntheorem t : True := trivial"),
         ] {
             assert!(
                 import_header_only(h).is_ok(),
@@ -417,6 +418,8 @@ mod tests {
             "import Init\ntheorem t : True := trivial\n",
             "#eval IO.println \"x\"",
             "import Init\nset_option pp.all true\n",
+            "import «..».«..».tmp.X\n",
+            "import «Init.Data»\n",
         ] {
             assert!(import_header_only(h).is_err(), "{h:?}");
         }

@@ -47,11 +47,18 @@ macro_rules! passes {
 
 rejects! {
     // An import's module name is a path under the library roots: escaped
-    // components climb out of them or name any file (issue 25).
+    // components climb out of them or name any file (issue 25); only an
+    // escaped component that could be written plainly passes.
     import_escaped_parent_components: "import «..».«..».«..».tmp.Evil\ntheorem t : True := trivial" => "«..».«..».«..».tmp.Evil";
     import_escaped_slash: "import Mathlib\nimport «/tmp/x»\ntheorem t : True := trivial" => "«/tmp/x»";
     import_escaped_after_modifiers: "module\n\npublic import all «a/b».C\n" => "«a/b».C";
-    import_escaped_plain_name: "import «Mathlib»\ntheorem t : True := trivial" => "«Mathlib»";
+    import_escaped_dot_inside: "import «Init.Data».List\n" => "«Init.Data».List";
+    import_escaped_empty: "import Init.«»\n" => "Init.«»";
+    import_escaped_space: "import «Init Data»\n" => "«Init Data»";
+    import_escaped_leading_digit: "import Init.«1x»\n" => "Init.«1x»";
+    import_escaped_dots_only: "import Init.«..»\n" => "Init.«..»";
+    import_escaped_backslash: "import «a\\b»\n" => "«a\\b»";
+    import_escaped_keyword_word: "module\n\n«public» import Init\n" => "«public»";
     eval: "#eval 1 + 1" => "#eval";
     eval_bang: "#eval! (1 : Nat)" => "#eval!";
     eval_io: "#eval IO.Process.exit 0" => "#eval";
@@ -274,6 +281,8 @@ passes! {
     decide_and_kernel: "example : 2 + 2 = 4 := by decide\nexample : 10 < 20 := by decide +kernel";
     plain_module_names: "module\n\npublic import Judge.Basic\nimport all JudgeDecide.DecideBang\nimport Mathlib.Analysis.SpecialFunctions.Pow.Real\nimport Ωmega.Lemma₁\n\ntheorem t : True := trivial";
     escapes_after_the_imports: "import Mathlib\ntheorem «t/../x» : True := trivial";
+    import_escaped_plain_name: "import «Mathlib»\ntheorem t : True := trivial";
+    import_escaped_plain_components: "module\n\npublic import all «Init».«Data».List\nimport Ωmega.«Lemma₁»\nimport «Init».«Data».«List»\ntheorem t : True := trivial";
 }
 
 #[test]

@@ -467,8 +467,10 @@ fn editor_without_a_daemon(judge: &Path) {
 }
 
 /// A judge-project text whose import reaches files outside the judge
-/// project: refused by the guard when the module name escapes the library,
-/// by the sandbox when a module path leads out of it.
+/// project: refused by the guard when the module name escapes the library
+/// (an escaped component that could not be written plainly; one that
+/// could, `«Init».«Data».«List»`, is accepted), by the sandbox when a
+/// module path leads out of it.
 async fn attack_import_reads_outside_the_project(c: &Client, other: &Path, d: &Daemon) {
     let ups = "«..».".repeat(16);
     let rel = other.join("Other/Secret").display().to_string();
@@ -483,6 +485,11 @@ async fn attack_import_reads_outside_the_project(c: &Client, other: &Path, d: &D
     );
     let r = check(c, Some("judge"), &escape).await.unwrap();
     assert_eq!(r.status, CheckStatus::Rejected, "{r:?}");
+    // The control: escaped components that could be written plainly name
+    // the same core module and are accepted (guard on, real import).
+    let honest = "import «Init».«Data».«List»\ntheorem t : [1] ++ [] = [1] := List.append_nil _\n";
+    let r = check(c, Some("judge"), honest).await.unwrap();
+    assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
     for (module, file) in [("Leak.Other", "Other/Secret"), ("Leak.Host", "host-secret")] {
         let text = format!("import {module}\ntheorem t : True := trivial\n");
         let r = c

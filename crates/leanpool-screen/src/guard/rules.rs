@@ -170,26 +170,75 @@ pub(crate) fn check_all(src: &str, toks: &[Token], policy: &GuardPolicy) -> Chec
     super::commands::positions(src, toks)
 }
 
-/// The header's module names are plain dotted identifiers: Lean opens
-/// `ROOT/A/B.olean` for `import A.B` (for each `LEAN_PATH` root), so a
-/// component written with `«»` escapes can be any string, `..` or `a/b`,
-/// and name a file outside the libraries (`import «..».«..».tmp.X` loads
-/// `/tmp/X.olean`, anyone's). Allowlist: no escapes in the header's words
-/// (`module`, `public`, `meta`, `import`, `all` are plain too).
+/// The header's module names read as plain dotted identifiers: Lean
+/// opens `ROOT/A/B.olean` for `import A.B` (for each `LEAN_PATH` root), so
+/// a component written with `«»` escapes can be any string, `..` or
+/// `a/b`, and name a file outside the libraries (`import «..».«..».tmp.X`
+/// loads `/tmp/X.olean`, anyone's). Allowlist: an escaped component is
+/// accepted only when its content could be written without the escape
+/// ([`escaped_component_is_plain`]: `«Init».«Data»` is `Init.Data`); the
+/// header's other words (`module`, `public`, `meta`, `import`, `all`)
+/// may not be escaped at all. This is also the worker's spawn check
+/// (`leanpool_lean`'s `import_header_only` screens the header).
 fn import_names(src: &str, header: &[Token]) -> Check {
-    match header
-        .iter()
-        .find(|t| t.kind == Kind::Ident && src[t.start..t.end].contains('«'))
-    {
+    let escaped = |t: &&Token| t.kind == Kind::Ident && src[t.start..t.end].contains('«');
+    let words = ["module", "public", "meta", "import", "all", "prelude"];
+    match header.iter().find(|t| {
+        escaped(t)
+            && (words.contains(&t.text.as_str())
+                || !module_components(&src[t.start..t.end])
+                    .is_some_and(|c| c.iter().all(|p| escaped_component_is_plain(p))))
+    }) {
         None => Ok(()),
         Some(t) => refuse(
             t,
             &src[t.start..t.end],
-            "an imported module's name must be a plain dotted identifier (no `«»` escapes): \
-             an escaped component (`«..»`, `«a/b»`) would name a file outside the libraries \
+            "an imported module's name must be a dotted identifier whose `«»`-escaped \
+             components could be written plainly (letters, digits, `_`, `'` as in a Lean \
+             identifier: `«Init».«Data»` is `Init.Data`): any other escaped component \
+             (`«..»`, `«a/b»`, `«a.b»`, `«»`) would name a file outside the libraries \
              the worker is allowed to import",
         ),
     }
+}
+
+/// The components of an identifier as written (`«a.b».c` is `["a.b",
+/// "c"]`): escaped ones without their `«»`, or `None` when `raw` is not
+/// one identifier (an unterminated escape).
+pub(crate) fn module_components(raw: &str) -> Option<Vec<&str>> {
+    let mut out = Vec::new();
+    let mut rest = raw;
+    loop {
+        let (part, after) = match rest.strip_prefix('«') {
+            Some(body) => {
+                let k = body.find('»')?;
+                (&body[..k], &body[k + '»'.len_utf8()..])
+            }
+            None => {
+                let k = rest.find('.').unwrap_or(rest.len());
+                (&rest[..k], &rest[k..])
+            }
+        };
+        out.push(part);
+        match after.strip_prefix('.') {
+            Some(next) => rest = next,
+            None if after.is_empty() => return Some(out),
+            None => return None,
+        }
+    }
+}
+
+/// Whether `content` (an escaped name component without its `«»`) is one
+/// Lean could read unescaped as a single component: non-empty, an
+/// identifier's first character then identifier characters (no `.`, `/`,
+/// whitespace or any other character). Writing it plainly names the same
+/// module, so accepting the escape adds no file that `import` could not
+/// name anyway.
+pub(crate) fn escaped_component_is_plain(content: &str) -> bool {
+    let mut chars = content.chars();
+    chars
+        .next()
+        .is_some_and(|c| super::chars::is_id_first(c) && chars.all(super::chars::is_id_rest))
 }
 
 /// A plainly written word at column 0 starts a command (or continues a
