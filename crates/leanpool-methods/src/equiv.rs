@@ -50,7 +50,7 @@
 //! [`verify::FixedLines`]: `autoImplicit false` (a name left free in
 //! both statements would otherwise be bound once and shared by them) and
 //! the unused-variables linter off (its warning on an unused `∀` binder of
-//! verify's reference axiom is not a message the verdict recognises). The
+//! leanpool's theorem is not a message the verdict recognises). The
 //! header may not declare `variable`s, for the same reason as
 //! `autoImplicit`. A statement's brackets must nest inside it, so that it
 //! cannot close leanpool's parenthesis around it.

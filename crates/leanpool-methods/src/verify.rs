@@ -3,16 +3,18 @@
 //! leanpool assembles `header`, `context` (helper declarations), the
 //! statement (its `:= sorry` removed), ` := ` and the proof into one text,
 //! and appends its own trailer (see [`crate::verdict`]): per helper and for
-//! the theorem the verdict's `#check`s and `#print axioms`, then an
-//! `axiom` restating the statement under a reserved name, and
-//! `#guard_expr` comparing the two types *syntactically* (`=ₛ`; Lean's
-//! built-in command, no user code). Each part is checked before
+//! the theorem the verdict's `#check`s and `#print axioms`, then a
+//! reference `theorem` restating the statement under a reserved name, and
+//! a comparison of the two types *syntactically* (`=ₛ`; Lean's built-in
+//! `guard_expr`, no user code) at the same explicit universe parameters
+//! ([`reference`]). Each part is checked before
 //! ([`parts`]): the proof slot can only be a term or tactic block, the
 //! context only helpers that cannot change how the statement reads.
 //! Helpers are judged like the theorem: present, no `sorry`, no axiom
 //! outside the policy, every message recognised.
 
 pub mod parts;
+pub mod reference;
 
 pub use parts::{check_context, check_header, check_proof, split_statement_file, Part, Refused};
 
@@ -20,11 +22,7 @@ use crate::verdict::{self, Declaration};
 use leanpool_protocol::{Diagnostic, Position, Range, VerifyParams};
 use leanpool_screen::text::LineIndex;
 
-/// The reserved name of the reference declaration in the trailer.
-pub const REFERENCE: &str = "«leanpool_verify_reference»";
-/// The reserved name of the axiom stating the statement when the
-/// reference is a theorem (a statement with `let`).
-pub const REFERENCE_AXIOM: &str = "«leanpool_verify_reference_axiom»";
+pub use reference::REFERENCE;
 
 /// An assembled `verify` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,8 +45,11 @@ pub struct Assembled {
     pub name_position: Position,
     /// leanpool's trailer after the body, one line each: the verdict's
     /// lines for every helper, then for the theorem, then the reference
-    /// axiom and `#guard_expr`.
+    /// theorem and the comparison ([`reference`]).
     pub trailer_lines: Vec<String>,
+    /// Index in `trailer_lines` of the comparison's alternative with no
+    /// universe parameters ([`reference::lines`]).
+    pub comparison_line: u32,
 }
 
 /// Assembles the request, or refuses it.
@@ -92,6 +93,7 @@ pub fn assemble(p: &VerifyParams) -> Result<Assembled, Refused> {
         name: name_text,
         name_position,
         trailer_lines: vec![],
+        comparison_line: 0,
     };
     a.trailer_lines = a.trailer(&stmt[name.end..]);
     Ok(a)
@@ -136,34 +138,18 @@ pub struct Split {
 
 impl Assembled {
     /// The trailer for this request; `binders_and_type` is the
-    /// statement after its name.
-    fn trailer(&self, binders_and_type: &str) -> Vec<String> {
+    /// statement after its name: the verdict's lines for every helper and
+    /// the theorem, then the comparison ([`reference`]). Sets
+    /// `comparison_line`.
+    fn trailer(&mut self, binders_and_type: &str) -> Vec<String> {
         let mut lines = Vec::new();
         for (d, _) in &self.helpers {
             lines.extend(verdict::trailer::declaration_lines(&d.display()));
         }
         lines.extend(verdict::trailer::declaration_lines(&self.name));
-        let has_let = leanpool_screen::lex::tokenize(binders_and_type)
-            .unwrap_or_default()
-            .iter()
-            .any(|t| leanpool_screen::vocab::keyword(binders_and_type, t) == Some("let"));
-        if has_let {
-            // Lean stores a theorem's `let x := v; …` as `have`: the
-            // reference must be a theorem too for `=ₛ` to compare like
-            // with like (stated by the axiom, proved by it).
-            let reference = format!("axiom {REFERENCE_AXIOM}{binders_and_type}");
-            lines.extend(reference.split('\n').map(str::to_string));
-            lines.push(format!(
-                "theorem {REFERENCE} : type_of% @{REFERENCE_AXIOM} := @{REFERENCE_AXIOM}"
-            ));
-        } else {
-            let reference = format!("axiom {REFERENCE}{binders_and_type}");
-            lines.extend(reference.split('\n').map(str::to_string));
-        }
-        lines.push(format!(
-            "#guard_expr type_of% @{} =ₛ type_of% @{REFERENCE}",
-            self.name
-        ));
+        let (comparison, first) = reference::lines(&self.name, binders_and_type);
+        self.comparison_line = (lines.len() + first) as u32;
+        lines.extend(comparison);
         lines
     }
 

@@ -223,12 +223,12 @@ async fn term_level_options(w: &mut Worker, broken: &mut Vec<String>) {
 /// The attack: proof irrelevance holds in `Prop` only; a statement over
 /// `Sort u` (false for `u ≥ 1`) against the `Prop` one, with the
 /// universe declared in the header or left to Lean (`Sort _`). Rule:
-/// leanpool's theorem is universe-polymorphic like the statements, so it
-/// would have to hold at every `u`. (Today a universe-polymorphic
-/// statement is an `error` before that matters: `verify`'s own `=ₛ`
-/// check of the theorem's type against its reference axiom compares two
-/// different universe metavariables and fails, a false negative of
-/// `verify` that `equiv` inherits.)
+/// leanpool's theorem is universe-polymorphic like the statements, and
+/// `verify`'s comparison (`verify::reference`: the theorem and its
+/// statement at the same explicit universe parameters) makes it count
+/// only when proved at every universe, which this one is not. The
+/// control: the same universe-polymorphic statement under two names,
+/// its universe declared in the header, is `equivalent`.
 async fn universe_tricks(w: &mut Worker, broken: &mut Vec<String>) {
     let prop = "theorem b (p : Prop) (x y : p) : x = y";
     for (header, a) in [
@@ -238,4 +238,18 @@ async fn universe_tricks(w: &mut Worker, broken: &mut Vec<String>) {
         let r = equiv(w, "universe", header, a, prop).await;
         expect(broken, &format!("universe {a:?}"), &r, None);
     }
+    let r = equiv(
+        w,
+        "universe_honest",
+        "universe u\n",
+        "theorem a {α : Type u} (l : List α) : l ++ [] = l",
+        "theorem b {β : Type u} (m : List β) : m ++ [] = m",
+    )
+    .await;
+    expect(
+        broken,
+        "universe_honest (a false negative)",
+        &r,
+        Some(EquivStatus::Equivalent),
+    );
 }

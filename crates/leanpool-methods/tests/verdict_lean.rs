@@ -12,7 +12,7 @@
 use leanpool_lean::{LeanCommand, Worker, WorkerConfig};
 use leanpool_methods::verdict::cap::{MAX_MESSAGES, MAX_MESSAGE_BYTES, MAX_TOTAL_BYTES};
 use leanpool_methods::verdict::trailer::FIXED_OPTIONS;
-use leanpool_methods::verify::verify_on_with;
+use leanpool_methods::verify::{reference, verify_on_with};
 use leanpool_methods::{check_on_with, Policy};
 use leanpool_protocol::{
     CheckParams, CheckResult, CheckStatus, Severity, VerifyParams, VerifyResult, VerifyStatus,
@@ -85,6 +85,8 @@ async fn verdict_attacks_on_real_lean() {
     attack_hidden_hypotheses_are_shown(&mut w).await;
     attack_through_verify_context(&mut w).await;
     attack_huge_answers_are_capped(&mut w).await;
+    universe_polymorphic_statements_are_proved(&mut w).await;
+    attack_universe_comparison(&mut w).await;
     w.kill().await;
 }
 
@@ -367,4 +369,165 @@ async fn attack_huge_answers_are_capped(w: &mut Worker) {
         .diagnostics
         .iter()
         .all(|d| d.message.len() <= MAX_MESSAGE_BYTES + 100));
+}
+
+/// Honest universe-polymorphic theorems are `proved` (guard on, the
+/// default policy, as in the daemon), and `check` of them is `ok`: the
+/// universe auto-bound or declared in the header (in either order),
+/// `Sort u`, `Type _`, two universes, and a statement with `let`.
+async fn universe_polymorphic_statements_are_proved(w: &mut Worker) {
+    let cases = [
+        (
+            "",
+            "theorem t {α : Type u} (l : List α) : l ++ [] = l",
+            "List.append_nil l",
+        ),
+        (
+            "universe u\n",
+            "theorem t {α : Type u} (l : List α) : l ++ [] = l",
+            "List.append_nil l",
+        ),
+        ("", "theorem t {α : Sort u} (a : α) : id a = a", "rfl"),
+        (
+            "",
+            "theorem t {α : Type _} (l : List α) : l.reverse.reverse = l",
+            "List.reverse_reverse l",
+        ),
+        (
+            "",
+            "theorem t {α : Type u} {β : Type v} (f : α → β) (l : List α) : (l.map f).length = l.length",
+            "by simp",
+        ),
+        (
+            "universe v u\n",
+            "theorem t {α : Type u} {β : Type v} (f : α → β) (l : List α) : (l.map f).length = l.length",
+            "by simp",
+        ),
+        (
+            "",
+            "theorem t {α : Type u} (l : List α) : let m := l ++ []; m = l",
+            "by\n  intro m\n  exact List.append_nil l",
+        ),
+    ];
+    for (i, (header, statement, proof)) in cases.into_iter().enumerate() {
+        let name = format!("universe_honest_{i}");
+        let p = VerifyParams {
+            header: header.into(),
+            ..vp("", statement, proof)
+        };
+        let r = verify_on_with(w, &p, LIMIT, &Policy::default())
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        eprintln!("[{name}] {}", serde_json::to_string(&r).unwrap());
+        assert_eq!(r.status, VerifyStatus::Proved, "{name}: {r:?}");
+        let text = format!("{header}{statement} := {proof}\n");
+        let p = CheckParams {
+            text,
+            timeout_ms: None,
+            timings: false,
+        };
+        let r = check_on_with(w, &p, LIMIT, &Policy::default())
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(r.status, CheckStatus::Ok, "{name} check: {r:?}");
+    }
+}
+
+/// Whether `verify`'s comparison ([`reference::lines`], after the body as
+/// in `verify`'s trailer) finds theorem `t` of `body` to be the statement
+/// `signature` (its binders and type), as `verify`'s judge reads it.
+async fn comparison_matches(w: &mut Worker, name: &str, body: &str, signature: &str) -> bool {
+    let screened = leanpool_screen::screen(body, &guard_off().guard).expect("screened");
+    let first_line = screened.document().text.matches('\n').count() as u32;
+    let (lines, first) = reference::lines("t", signature);
+    let sent = screened
+        .with_trailer(&format!("{}\n", lines.join("\n")))
+        .expect("trailer");
+    let messages = w.elaborate_messages(&sent, LIMIT).await.expect(name);
+    let shown: Vec<_> = messages
+        .iter()
+        .map(|m| &m.diagnostic)
+        .filter(|d| d.range.start.line >= first_line)
+        .map(|d| (d.range.start.line, d.severity, d.message.as_str()))
+        .collect();
+    eprintln!("[{name}] {shown:?}");
+    reference::matched(&shown, first_line + first as u32)
+}
+
+/// The attack: a theorem whose elaborated type is the statement at a
+/// specialised universe, with its universe parameters permuted or
+/// collapsed, with an extra hypothesis, or another statement. A theorem
+/// `verify` assembles has the statement's own header, so these are
+/// written directly: the comparison must refuse each, and find the honest
+/// control. Rule: `verify::reference` (both constants at the same
+/// explicit universe parameters, syntactic equality, the marker as
+/// evidence).
+async fn attack_universe_comparison(w: &mut Worker) {
+    let one = " {α : Type u} (l : List α) : l ++ [] = l";
+    let two = " {α : Type u} {β : Type v} (a : α) (b : β) : (a, b).1 = a";
+    let cases = [
+        (
+            "control_one",
+            "",
+            one,
+            "theorem t{one} := List.append_nil l",
+            true,
+        ),
+        (
+            "control_two",
+            "universe u v\n",
+            two,
+            "theorem t{two} := rfl",
+            true,
+        ),
+        (
+            "specialised",
+            "universe u\n",
+            one,
+            "theorem t {α : Type} (l : List α) : l ++ [] = l := List.append_nil l",
+            false,
+        ),
+        ("permuted", "", two, "theorem t.{v, u}{two} := rfl", false),
+        (
+            "collapsed",
+            "universe u v\n",
+            two,
+            "theorem t {α : Type u} {β : Type u} (a : α) (b : β) : (a, b).1 = a := rfl",
+            false,
+        ),
+        (
+            "max",
+            "universe u v\n",
+            two,
+            "theorem t {α : Type (max u v)} {β : Type v} (a : α) (b : β) : (a, b).1 = a := rfl",
+            false,
+        ),
+        (
+            "extra_hypothesis",
+            "",
+            one,
+            "theorem t {α : Type u} (l : List α) (_h : l ≠ []) : l ++ [] = l := List.append_nil l",
+            false,
+        ),
+        (
+            "other_statement",
+            "",
+            one,
+            "theorem t {α : Type u} (l : List α) : [] ++ l = l := List.nil_append l",
+            false,
+        ),
+    ];
+    // Every case runs; the ones answered wrongly are listed at the end.
+    let mut wrong = Vec::new();
+    for (name, header, signature, theorem, want) in cases {
+        let body = format!(
+            "{header}{}\n",
+            theorem.replace("{one}", one).replace("{two}", two)
+        );
+        let got = comparison_matches(w, &format!("universe_{name}"), &body, signature).await;
+        if got != want {
+            wrong.push(format!("universe_{name} (matched: {got}): {body}"));
+        }
+    }
+    assert!(wrong.is_empty(), "comparison answered wrongly: {wrong:#?}");
 }

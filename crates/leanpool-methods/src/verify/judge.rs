@@ -47,8 +47,8 @@ pub(super) fn judge(
     backend: BackendKind,
 ) -> VerifyResult {
     let decls = declarations(a, doc);
-    // The verdict's lines come first; the reference axiom and
-    // `#guard_expr` after them must say nothing at all.
+    // The verdict's lines come first; after them, the reference and the
+    // comparison must say exactly the comparison's marker, nothing else.
     let judged_end = first_line + LINES_PER_DECLARATION * decls.len() as u32;
     let (rest, messages): (Vec<_>, Vec<_>) = messages
         .into_iter()
@@ -68,7 +68,15 @@ pub(super) fn judge(
         })
         .collect();
     let mut split = a.split(body);
-    if theorem.present && !rest.is_empty() {
+    let shown: Vec<_> = rest
+        .iter()
+        .map(|m| {
+            let d = &m.diagnostic;
+            (d.range.start.line, d.severity, d.message.as_str())
+        })
+        .collect();
+    let comparison_line = first_line + a.comparison_line;
+    if theorem.present && !super::reference::matched(&shown, comparison_line) {
         let at = Position {
             line: 0,
             character: 0,
@@ -77,7 +85,7 @@ pub(super) fn judge(
             severity: Severity::Error,
             range: Range { start: at, end: at },
             message: format!(
-                "leanpool: the elaborated type of `{}` is not syntactically the statement's (or leanpool's check of it did not run as written)",
+                "leanpool: the elaborated type of `{}` is not syntactically the statement's at the same universe parameters (or leanpool's check of it did not run as written)",
                 a.name
             ),
         });

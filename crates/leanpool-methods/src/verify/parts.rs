@@ -14,7 +14,6 @@ fn starts_command(k: &str) -> bool {
     COMMAND_WORDS.contains(&k) || k == "where"
 }
 
-/// The reserved name of the reference axiom in the trailer.
 /// The part of a `verify` request (or of the CLI's statement file) that
 /// is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -375,7 +374,7 @@ pub fn check_context(context: &str, statement: &str) -> Result<crate::verdict::S
         }
         // `@[simp]` only: `@[instance]`, `@[coe]`, `@[default_instance]`
         // … on a helper change how the statement (stated after the
-        // context, the reference axiom too) reads.
+        // context, the reference theorem too) reads.
         if t.kind == Kind::Symbol
             && t.text == "@"
             && next(1) == Some("[")

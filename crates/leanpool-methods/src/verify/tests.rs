@@ -56,8 +56,11 @@ fn assembles_and_strips_sorry() {
             crate::verdict::trailer::declaration_lines("t")
         );
         assert_eq!(
-            a.trailer_lines[3],
-            format!("axiom {REFERENCE} (n : Nat) : n + 0 = n")
+            a.trailer_lines[5],
+            format!(
+                "theorem {REFERENCE} (n : Nat) : n + 0 = n := {}",
+                reference::ANY
+            )
         );
         assert_eq!(
             a.name_position,
@@ -120,12 +123,15 @@ fn context_goes_between_header_and_statement() {
     assert!(matches!(a.place(at(1, 8)), Place::Context(p) if p == at(0, 8)));
     assert!(matches!(a.place(at(2, 8)), Place::Statement(p) if p == at(0, 8)));
     assert!(matches!(a.place(at(0, 1)), Place::Header));
-    // A statement with `let` is compared with a theorem stating it.
+    // The reference is a theorem (a `let` is stored as `have` in both),
+    // and the comparison starts at `comparison_line`.
     let a = assemble(&params("theorem t : let n := 1; n = 1", "rfl")).unwrap();
     assert!(a
         .trailer_lines
         .iter()
-        .any(|l| l.starts_with(&format!("theorem {REFERENCE} : type_of%"))));
+        .any(|l| l.starts_with(&format!("theorem {REFERENCE} : let n := 1;"))));
+    let first = &a.trailer_lines[a.comparison_line as usize];
+    assert!(first.contains(&reference::marker(0)), "{first}");
 }
 
 #[test]
