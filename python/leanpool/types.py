@@ -41,6 +41,7 @@ __all__ = [
     "MethodLatency",
     "Percentiles",
     "Counters",
+    "WorkerTotal",
 ]
 
 CheckStatus = Literal["ok", "error", "sorry", "timeout", "rejected"]
@@ -333,11 +334,25 @@ class Counters(Wire):
 @dataclass
 class WorkerLimit(Wire):
     """One worker limit in force: ``value`` and ``source`` (``configured``,
-    ``cores``, ``memory``, ``project`` or ``shared``; protocol.md, "Worker
-    limits")."""
+    ``cores``, ``memory``, ``project``, ``shared`` or ``borrowed``;
+    protocol.md, "Worker limits")."""
 
     value: int = 0
     source: str = ""
+
+
+@dataclass
+class WorkerTotal(Wire):
+    """``status.workers`` (two or more projects): the machine-wide worker
+    total, a hard cap over every project's worker processes, leased ones
+    included (protocol.md, "Projects")."""
+
+    total: WorkerLimit = field(default_factory=WorkerLimit)
+    #: Worker processes counted now over all projects.
+    alive: int = 0
+    leased: int = 0
+    #: Idle workers stopped to make room for another project or a lease.
+    evictions: int = 0
 
 
 @dataclass
@@ -352,7 +367,7 @@ class WorkerLimits(Wire):
     worker_rss: str = ""
     #: Workers the memory allows (``memory_bytes / worker_bytes``).
     by_memory: Optional[int] = None
-    #: For a ``project``/``shared`` limit: the machine-wide total it was
+    #: For a ``project``/``shared``/``borrowed`` limit: the machine-wide total it was
     #: taken from and what bound it (``configured``, ``cores``, ``memory``).
     total: Optional[WorkerLimit] = None
 
@@ -389,3 +404,5 @@ class StatusResult(Wire):
     daemon: DaemonStatus = field(default_factory=DaemonStatus)
     pool: PoolStatus = field(default_factory=PoolStatus)
     projects: List[ProjectStatus] = field(default_factory=list)
+    #: With two or more projects: the machine-wide worker total.
+    workers: Optional[WorkerTotal] = None
