@@ -243,3 +243,62 @@ impl Budget {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use leanpool_protocol::LimitSource;
+
+    fn budget(n: usize) -> WorkerBudget {
+        WorkerBudget::new(WorkerLimit {
+            value: n,
+            source: LimitSource::Configured,
+        })
+    }
+
+    #[test]
+    fn permits_never_pass_the_total_and_come_back_when_dropped() {
+        let b = budget(2);
+        let one = b.try_take().expect("a first place");
+        let two = b.try_take().expect("a second place");
+        assert!(b.try_take().is_none(), "a third place out of two");
+        assert_eq!((b.free(), b.status().alive), (0, 2));
+        drop(one);
+        assert_eq!(b.free(), 1);
+        let three = b.try_take().expect("the freed place");
+        drop((two, three));
+        assert_eq!(b.status().alive, 0);
+    }
+
+    #[test]
+    fn a_leased_permit_is_counted_as_leased_until_dropped_or_returned() {
+        let b = budget(1);
+        let p = b.try_take().unwrap().into_leased();
+        assert_eq!((b.status().alive, b.status().leased), (1, 1));
+        let p = p.into_pooled();
+        assert_eq!(b.status().leased, 0);
+        let p = p.into_leased();
+        drop(p);
+        assert_eq!((b.status().alive, b.status().leased), (0, 0));
+    }
+
+    #[test]
+    fn a_total_of_zero_is_one() {
+        let b = budget(0);
+        assert_eq!(b.status().total.value, 1);
+        assert!(b.try_take().is_some());
+    }
+
+    #[tokio::test]
+    async fn acquire_waits_for_a_place_or_gives_up_when_gone() {
+        let b = budget(1);
+        let held = b.try_take().unwrap();
+        assert!(b.acquire(|| true).await.is_none(), "gone: no place");
+        let b2 = b.clone();
+        let waiter = tokio::spawn(async move { b2.acquire(|| false).await.is_some() });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiter.is_finished(), "a place beyond the total");
+        drop(held);
+        assert!(waiter.await.unwrap(), "the freed place goes to the waiter");
+    }
+}
