@@ -40,10 +40,7 @@ pub(crate) async fn crash_twice_is_worker_failed(cx: Ctx) {
     assert_eq!((c.crashes, c.retries, c.worker_failed), (2, 1, 1));
     // The header is still served.
     assert_eq!(
-        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "theorem b : True := trivial\n").await,
         CheckStatus::Ok
     );
     finish(pool).await;
@@ -122,10 +119,7 @@ pub(crate) async fn unreadable_answer_is_unexpected_answer(cx: Ctx) {
     assert_eq!((c.crashes, c.retries, c.worker_failed), (0, 0, 1));
     wait_until("the worker replaced", || !procs::alive(before[0])).await;
     assert_eq!(
-        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "theorem b : True := trivial\n").await,
         CheckStatus::Ok
     );
     assert_ne!(pids(&pool, ""), before);

@@ -36,10 +36,7 @@ pub(crate) async fn lease_takes_the_spare_and_the_pool_refills(cx: Ctx) {
     })
     .await;
     assert_eq!(
-        pool.call::<method::Check>(req("import P\ntheorem t : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "import P\ntheorem t : True := trivial\n").await,
         CheckStatus::Ok
     );
     assert_eq!(
@@ -69,13 +66,7 @@ pub(crate) async fn lease_never_takes_a_used_worker(cx: Ctx) {
         ..base_cfg()
     });
     let secret = "import P\ndef victimPassword : String := \"hunter2\"\n";
-    assert_eq!(
-        pool.call::<method::Check>(req(secret))
-            .await
-            .unwrap()
-            .status,
-        CheckStatus::Ok
-    );
+    assert_eq!(status_of(&pool, secret).await, CheckStatus::Ok);
     let serving = pids(&pool, "import P\n");
     assert_eq!(serving.len(), 1);
     let leased = pool.lease("import P\n").await.unwrap();
@@ -91,10 +82,7 @@ pub(crate) async fn lease_never_takes_a_used_worker(cx: Ctx) {
     );
     let cold = pool.status().counters.cold_waits;
     assert_eq!(
-        pool.call::<method::Check>(req("import P\ntheorem t : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "import P\ntheorem t : True := trivial\n").await,
         CheckStatus::Ok
     );
     let c = pool.status().counters;
@@ -117,10 +105,7 @@ pub(crate) async fn dropped_lease_leaves_the_worker_in_the_pool(cx: Ctx) {
     })
     .await;
     assert_eq!(
-        pool.call::<method::Check>(req("import R\ntheorem t : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "import R\ntheorem t : True := trivial\n").await,
         CheckStatus::Ok
     );
     assert_eq!(pool.status().counters.spawns, 1);

@@ -13,10 +13,7 @@ pub(crate) async fn lru_idle_worker_evicted_for_new_header(cx: Ctx) {
     let pb = pids(&pool, "import B\n");
     // Global max (2) reached; A has been idle longest.
     assert_eq!(
-        pool.call::<method::Check>(req("import C\ntheorem c : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "import C\ntheorem c : True := trivial\n").await,
         CheckStatus::Ok
     );
     assert!(pids(&pool, "import A\n").is_empty());
@@ -69,10 +66,7 @@ pub(crate) async fn memory_cap_kills_the_worker(cx: Ctx) {
     );
     assert_eq!(pool.status().counters.memory_kills, 1);
     assert_eq!(
-        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "theorem b : True := trivial\n").await,
         CheckStatus::Ok
     );
     finish(pool).await;
@@ -87,10 +81,7 @@ pub(crate) async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
         ..base_cfg()
     });
     assert_eq!(
-        pool.call::<method::Check>(req("theorem a : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "theorem a : True := trivial\n").await,
         CheckStatus::Ok
     );
     let w = pool
@@ -115,10 +106,7 @@ pub(crate) async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
     );
     assert_eq!(pool.status().counters.memory_kills, 1);
     assert_eq!(
-        pool.call::<method::Check>(req("theorem c : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "theorem c : True := trivial\n").await,
         CheckStatus::Ok
     );
     finish(pool).await;
@@ -132,10 +120,7 @@ pub(crate) async fn failed_start_is_answered(cx: Ctx) {
         .unwrap_err();
     assert!(matches!(e, PoolError::SpawnFailed(_)), "{e:?}");
     assert_eq!(
-        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "theorem b : True := trivial\n").await,
         CheckStatus::Ok
     );
     assert_eq!(pool.status().counters.spawn_failures, 1);
@@ -144,16 +129,8 @@ pub(crate) async fn failed_start_is_answered(cx: Ctx) {
 
 pub(crate) async fn graceful_shutdown_finishes_queued_work(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    let p1 = pool.clone();
-    let a = tokio::spawn(async move {
-        p1.call::<method::Check>(req("theorem a : True := trivial\n-- FAKE sleep 300\n"))
-            .await
-    });
-    let p2 = pool.clone();
-    let b = tokio::spawn(async move {
-        p2.call::<method::Check>(req("theorem b : True := trivial\n"))
-            .await
-    });
+    let a = spawn_check(&pool, "theorem a : True := trivial\n-- FAKE sleep 300\n");
+    let b = spawn_check(&pool, "theorem b : True := trivial\n");
     wait_until("both accepted", || pool.status().counters.requests == 2).await;
     pool.shutdown(Duration::from_secs(5)).await;
     assert_eq!(a.await.unwrap().unwrap().status, CheckStatus::Ok);
@@ -169,23 +146,9 @@ pub(crate) async fn graceful_shutdown_finishes_queued_work(cx: Ctx) {
 
 pub(crate) async fn shutdown_deadline_answers_in_flight(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    let p1 = pool.clone();
-    let a = tokio::spawn(async move {
-        p1.call::<method::Check>(req("theorem a : True := trivial\n-- FAKE sleep 5000\n"))
-            .await
-    });
-    wait_until("a busy", || {
-        pool.status()
-            .keys
-            .iter()
-            .any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))
-    })
-    .await;
-    let p2 = pool.clone();
-    let b = tokio::spawn(async move {
-        p2.call::<method::Check>(req("theorem b : True := trivial\n"))
-            .await
-    });
+    let a = spawn_check(&pool, "theorem a : True := trivial\n-- FAKE sleep 5000\n");
+    wait_busy("a busy", &pool).await;
+    let b = spawn_check(&pool, "theorem b : True := trivial\n");
     wait_until("b queued", || {
         pool.status().keys.iter().any(|k| k.queue_depth == 1)
     })

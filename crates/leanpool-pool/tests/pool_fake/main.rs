@@ -105,6 +105,53 @@ async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     panic!("timed out waiting for: {what}");
 }
 
+/// A fake pool with `base_cfg()` but `timeout_grace_ms`, warmed by one
+/// request: the pool and the pid of the worker that served it.
+async fn warm_pool(cx: &Ctx, timeout_grace_ms: u64) -> (Pool, u32) {
+    let pool = cx.fake_pool(PoolConfig {
+        timeout_grace_ms,
+        ..base_cfg()
+    });
+    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
+    let first = last_served(cx);
+    (pool, first)
+}
+
+/// The status of `text` checked on `pool` (which must answer it).
+async fn status_of(pool: &Pool, text: &str) -> CheckStatus {
+    pool.call::<method::Check>(req(text)).await.unwrap().status
+}
+
+/// The status of `text` checked on `pool` with a `timeout_ms` limit.
+async fn status_within(pool: &Pool, text: &str, timeout_ms: u64) -> CheckStatus {
+    let mut p = req(text);
+    p.timeout_ms = Some(timeout_ms);
+    pool.call::<method::Check>(p).await.unwrap().status
+}
+
+/// Checks `text` on `pool` in a task of its own (a caller that may go
+/// away: abort the task).
+fn spawn_check(
+    pool: &Pool,
+    text: &'static str,
+) -> tokio::task::JoinHandle<Result<leanpool_protocol::CheckResult, PoolError>> {
+    let pool = pool.clone();
+    tokio::spawn(async move { pool.call::<method::Check>(req(text)).await })
+}
+
+/// Waits until some worker of `pool` is busy.
+async fn wait_busy(what: &str, pool: &Pool) {
+    wait_until(what, || {
+        pool.status()
+            .keys
+            .iter()
+            .any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))
+    })
+    .await;
+}
+
 /// Shuts the pool down and checks that no worker process is left.
 async fn finish(pool: Pool) {
     pool.shutdown(Duration::from_secs(5)).await;

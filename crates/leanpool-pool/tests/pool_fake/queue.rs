@@ -37,23 +37,9 @@ pub(crate) async fn full_queue_is_overloaded(cx: Ctx) {
         max_queue_per_key: 1,
         ..base_cfg()
     });
-    let p1 = pool.clone();
-    let a = tokio::spawn(async move {
-        p1.call::<method::Check>(req("theorem a : True := trivial\n-- FAKE sleep 800\n"))
-            .await
-    });
-    wait_until("a busy", || {
-        pool.status()
-            .keys
-            .iter()
-            .any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))
-    })
-    .await;
-    let p2 = pool.clone();
-    let b = tokio::spawn(async move {
-        p2.call::<method::Check>(req("theorem b : True := trivial\n"))
-            .await
-    });
+    let a = spawn_check(&pool, "theorem a : True := trivial\n-- FAKE sleep 800\n");
+    wait_busy("a busy", &pool).await;
+    let b = spawn_check(&pool, "theorem b : True := trivial\n");
     wait_until("b queued", || {
         pool.status().keys.iter().any(|k| k.queue_depth == 1)
     })
@@ -78,18 +64,8 @@ pub(crate) async fn full_queue_is_overloaded(cx: Ctx) {
 
 pub(crate) async fn dropped_request_is_skipped(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    let p1 = pool.clone();
-    let a = tokio::spawn(async move {
-        p1.call::<method::Check>(req("theorem a : True := trivial\n-- FAKE sleep 600\n"))
-            .await
-    });
-    wait_until("a busy", || {
-        pool.status()
-            .keys
-            .iter()
-            .any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))
-    })
-    .await;
+    let a = spawn_check(&pool, "theorem a : True := trivial\n-- FAKE sleep 600\n");
+    wait_busy("a busy", &pool).await;
     // The caller of b goes away while b waits in the queue.
     let gone = tokio::time::timeout(
         Duration::from_millis(100),
@@ -117,33 +93,16 @@ pub(crate) async fn dropped_request_is_skipped(cx: Ctx) {
 /// (a header-only edit) and, once it has finished that edit and gone
 /// quiet, the same worker serves the next caller (`cancel_kills` 0).
 pub(crate) async fn disconnect_interrupt_keeps_a_quiet_worker(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig {
-        timeout_grace_ms: 5_000,
-        ..base_cfg()
-    });
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
-    let first = last_served(&cx);
-    let p1 = pool.clone();
-    let a = tokio::spawn(async move {
-        p1.call::<method::Check>(req("theorem gone : True := trivial\n-- FAKE sleep 3000\n"))
-            .await
-    });
-    wait_until("a busy", || {
-        pool.status()
-            .keys
-            .iter()
-            .any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))
-    })
-    .await;
+    let (pool, first) = warm_pool(&cx, 5_000).await;
+    let a = spawn_check(
+        &pool,
+        "theorem gone : True := trivial\n-- FAKE sleep 3000\n",
+    );
+    wait_busy("a busy", &pool).await;
     a.abort(); // the caller goes away mid-request
     let _ = a.await;
     assert_eq!(
-        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "theorem b : True := trivial\n").await,
         CheckStatus::Ok
     );
     assert_eq!(
@@ -163,14 +122,7 @@ pub(crate) async fn disconnect_interrupt_keeps_a_quiet_worker(cx: Ctx) {
 /// to steal the CPU from every later caller. It is killed when the grace
 /// is over and the next caller is served by a new worker.
 pub(crate) async fn attack_disconnect_leaving_lean_computing_kills_the_worker(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig {
-        timeout_grace_ms: 1_500,
-        ..base_cfg()
-    });
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
-    let first = last_served(&cx);
+    let (pool, first) = warm_pool(&cx, 1_500).await;
     let p1 = pool.clone();
     let a = tokio::spawn(async move {
         p1.call::<method::Check>(req(
@@ -178,20 +130,11 @@ pub(crate) async fn attack_disconnect_leaving_lean_computing_kills_the_worker(cx
         ))
         .await
     });
-    wait_until("a busy", || {
-        pool.status()
-            .keys
-            .iter()
-            .any(|k| k.workers.iter().any(|w| w.state == WorkerState::Busy))
-    })
-    .await;
+    wait_busy("a busy", &pool).await;
     a.abort();
     let _ = a.await;
     assert_eq!(
-        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "theorem b : True := trivial\n").await,
         CheckStatus::Ok
     );
     assert_ne!(

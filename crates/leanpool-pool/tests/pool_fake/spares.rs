@@ -80,10 +80,13 @@ pub(crate) async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
     assert_eq!(cold, 1, "the very first request waited for the first start");
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
     let victim = roles(&pool, "").0[0];
-    let mut p = req("theorem a : True := trivial\n-- FAKE sleep 5000\n");
-    p.timeout_ms = Some(200);
     assert_eq!(
-        pool.call::<method::Check>(p).await.unwrap().status,
+        status_within(
+            &pool,
+            "theorem a : True := trivial\n-- FAKE sleep 5000\n",
+            200
+        )
+        .await,
         CheckStatus::Timeout
     );
     pool.call::<method::Check>(req("theorem b : True := trivial\n"))
@@ -151,10 +154,7 @@ pub(crate) async fn spare_yields_to_another_header(cx: Ctx) {
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
     let (serving, _) = roles(&pool, "");
     assert_eq!(
-        pool.call::<method::Check>(req("import B\ntheorem b : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "import B\ntheorem b : True := trivial\n").await,
         CheckStatus::Ok
     );
     assert_eq!(roles(&pool, "").0, serving);

@@ -25,10 +25,7 @@ pub(crate) async fn timeout_replaces_the_worker(cx: Ctx) {
     .await;
     assert!(!procs::alive(before[0]));
     assert_eq!(
-        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "theorem b : True := trivial\n").await,
         CheckStatus::Ok
     );
     let c = pool.status().counters;
@@ -43,14 +40,7 @@ pub(crate) async fn timeout_replaces_the_worker(cx: Ctx) {
 /// arrived late, after the time-out (it must not leak into the next
 /// answer).
 pub(crate) async fn timeout_interrupted_keeps_the_worker(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig {
-        timeout_grace_ms: 5_000,
-        ..base_cfg()
-    });
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
-    let first = last_served(&cx);
+    let (pool, first) = warm_pool(&cx, 5_000).await;
     let mut p = req("theorem a : True := trivial\n-- FAKE error\n-- FAKE sleep 1500\n");
     p.timeout_ms = Some(200);
     let t = std::time::Instant::now();
@@ -118,10 +108,7 @@ pub(crate) async fn timeout_interrupt_lets_the_spare_serve(cx: Ctx) {
         CheckStatus::Timeout
     );
     assert_eq!(
-        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "theorem b : True := trivial\n").await,
         CheckStatus::Ok
     );
     assert_eq!(last_served(&cx), spare[0], "not served by the spare");
@@ -148,25 +135,18 @@ pub(crate) async fn timeout_interrupt_lets_the_spare_serve(cx: Ctx) {
 /// answer to a request the driver really sent is ignored (not taken for a
 /// forged frame), and the worker is kept.
 pub(crate) async fn timeout_in_the_barrier_keeps_the_worker(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig {
-        timeout_grace_ms: 5_000,
-        ..base_cfg()
-    });
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
-    let first = last_served(&cx);
-    let mut p = req("theorem a : True := trivial\n-- FAKE slow_barrier 1500\n");
-    p.timeout_ms = Some(300);
+    let (pool, first) = warm_pool(&cx, 5_000).await;
     assert_eq!(
-        pool.call::<method::Check>(p).await.unwrap().status,
+        status_within(
+            &pool,
+            "theorem a : True := trivial\n-- FAKE slow_barrier 1500\n",
+            300
+        )
+        .await,
         CheckStatus::Timeout
     );
     assert_eq!(
-        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "theorem b : True := trivial\n").await,
         CheckStatus::Ok
     );
     assert_eq!(last_served(&cx), first);
@@ -184,14 +164,7 @@ pub(crate) async fn timeout_in_the_barrier_keeps_the_worker(cx: Ctx) {
 /// cancel on demand): the caller already had its `timeout`, the worker is
 /// killed and replaced, and the next request is answered by the new one.
 pub(crate) async fn timeout_grace_expires_kills_and_replaces(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig {
-        timeout_grace_ms: 1_000,
-        ..base_cfg()
-    });
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
-    let first = last_served(&cx);
+    let (pool, first) = warm_pool(&cx, 1_000).await;
     let mut p = req("theorem a : True := trivial\n-- FAKE sleep 30000\n");
     p.timeout_ms = Some(200);
     let t = std::time::Instant::now();
@@ -206,10 +179,7 @@ pub(crate) async fn timeout_grace_expires_kills_and_replaces(cx: Ctx) {
     );
     assert!(procs::alive(first), "killed before its grace was over");
     assert_eq!(
-        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "theorem b : True := trivial\n").await,
         CheckStatus::Ok
     );
     assert_ne!(last_served(&cx), first);
@@ -223,25 +193,18 @@ pub(crate) async fn timeout_grace_expires_kills_and_replaces(cx: Ctx) {
 /// it (an elaboration ignoring the cancel; the fake's spinning threads):
 /// not taken for an idle worker, killed when the grace is over.
 pub(crate) async fn timeout_while_lean_keeps_computing_kills(cx: Ctx) {
-    let pool = cx.fake_pool(PoolConfig {
-        timeout_grace_ms: 1_500,
-        ..base_cfg()
-    });
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
-    let first = last_served(&cx);
-    let mut p = req("theorem a : True := trivial\n-- FAKE spin_bg\n-- FAKE sleep 400\n");
-    p.timeout_ms = Some(200);
+    let (pool, first) = warm_pool(&cx, 1_500).await;
     assert_eq!(
-        pool.call::<method::Check>(p).await.unwrap().status,
+        status_within(
+            &pool,
+            "theorem a : True := trivial\n-- FAKE spin_bg\n-- FAKE sleep 400\n",
+            200
+        )
+        .await,
         CheckStatus::Timeout
     );
     assert_eq!(
-        pool.call::<method::Check>(req("theorem b : True := trivial\n"))
-            .await
-            .unwrap()
-            .status,
+        status_of(&pool, "theorem b : True := trivial\n").await,
         CheckStatus::Ok
     );
     assert_ne!(last_served(&cx), first, "a worker still computing was kept");
