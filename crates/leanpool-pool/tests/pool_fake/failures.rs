@@ -8,14 +8,7 @@ pub(crate) async fn crash_once_is_retried_on_a_fresh_worker(cx: Ctx) {
         .await
         .unwrap();
     let before = pids(&pool, "");
-    let text = format!(
-        "theorem a : True := trivial\n-- FAKE crash_once {}\n",
-        cx.path("flag")
-    );
-    assert_eq!(
-        pool.call::<method::Check>(req(text)).await.unwrap().status,
-        CheckStatus::Ok
-    );
+    assert_eq!(status_of(&pool, &crash_once(&cx)).await, CheckStatus::Ok);
     let c = pool.status().counters;
     assert_eq!(
         (c.crashes, c.retries, c.worker_failed, c.spawns),

@@ -14,12 +14,7 @@ pub(crate) async fn lease_takes_the_spare_and_the_pool_refills(cx: Ctx) {
         ..base_cfg()
     };
     let pool = cx.fake_pool(cfg);
-    wait_until("prewarm worker idle", || {
-        pool.status().keys.iter().any(|k| {
-            k.header == "import P\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle)
-        })
-    })
-    .await;
+    wait_idle_worker_of(&pool, "import P\n").await;
     let spare = pids(&pool, "import P\n");
     // Header equal up to comments and blank lines: same key.
     let leased = pool

@@ -35,12 +35,7 @@ pub(crate) async fn idle_timeout_keeps_prewarm_minimum(cx: Ctx) {
     };
     let pool = cx.fake_pool(cfg);
     // The prewarm worker starts without any request.
-    wait_until("prewarm worker idle", || {
-        pool.status().keys.iter().any(|k| {
-            k.header == "import P\n" && k.workers.iter().any(|w| w.state == WorkerState::Idle)
-        })
-    })
-    .await;
+    wait_idle_worker_of(&pool, "import P\n").await;
     pool.call::<method::Check>(req("import Q\ntheorem q : True := trivial\n"))
         .await
         .unwrap();
@@ -56,14 +51,7 @@ pub(crate) async fn memory_cap_kills_the_worker(cx: Ctx) {
         rss_limit_bytes: Some(150 << 20),
         ..base_cfg()
     });
-    let e = pool
-        .call::<method::Check>(req("theorem a : True := trivial\n-- FAKE alloc 400\n"))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(e, PoolError::WorkerFailed { cause: FailureCause::MemoryCap, ref message } if message.contains("memory limit")),
-        "{e:?}"
-    );
+    assert_memory_cap_kill(&pool, "theorem a : True := trivial\n-- FAKE alloc 400\n").await;
     assert_eq!(pool.status().counters.memory_kills, 1);
     assert_eq!(
         status_of(&pool, "theorem b : True := trivial\n").await,
@@ -96,14 +84,7 @@ pub(crate) async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
         cap > 150 << 20 && cap < 300 << 20,
         "cap {cap} should be the ready RSS + 150 MB"
     );
-    let e = pool
-        .call::<method::Check>(req("theorem b : True := trivial\n-- FAKE alloc 400\n"))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(e, PoolError::WorkerFailed { cause: FailureCause::MemoryCap, ref message } if message.contains("memory limit")),
-        "{e:?}"
-    );
+    assert_memory_cap_kill(&pool, "theorem b : True := trivial\n-- FAKE alloc 400\n").await;
     assert_eq!(pool.status().counters.memory_kills, 1);
     assert_eq!(
         status_of(&pool, "theorem c : True := trivial\n").await,

@@ -152,6 +152,36 @@ async fn wait_busy(what: &str, pool: &Pool) {
     .await;
 }
 
+/// Checks `text` (which allocates past the cap) on `pool`: the worker is
+/// killed for its memory and the caller is told so.
+async fn assert_memory_cap_kill(pool: &Pool, text: &str) {
+    let e = pool.call::<method::Check>(req(text)).await.unwrap_err();
+    assert!(
+        matches!(e, PoolError::WorkerFailed { cause: FailureCause::MemoryCap, ref message } if message.contains("memory limit")),
+        "{e:?}"
+    );
+}
+
+/// A text whose worker crashes the first time it sees it (a flag file in
+/// the test's directory remembers), and elaborates the second time.
+fn crash_once(cx: &Ctx) -> String {
+    format!(
+        "theorem a : True := trivial\n-- FAKE crash_once {}\n",
+        cx.path("flag")
+    )
+}
+
+/// Waits until `header` (canonical form) has an idle worker.
+async fn wait_idle_worker_of(pool: &Pool, header: &str) {
+    wait_until("prewarm worker idle", || {
+        pool.status()
+            .keys
+            .iter()
+            .any(|k| k.header == header && k.workers.iter().any(|w| w.state == WorkerState::Idle))
+    })
+    .await;
+}
+
 /// Shuts the pool down and checks that no worker process is left.
 async fn finish(pool: Pool) {
     pool.shutdown(Duration::from_secs(5)).await;

@@ -24,14 +24,7 @@ pub(crate) async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
         .unwrap();
     assert_eq!(last_served(&cx), first);
     let cold_before = pool.status().counters.cold_waits;
-    let text = format!(
-        "theorem a : True := trivial\n-- FAKE crash_once {}\n",
-        cx.path("flag")
-    );
-    assert_eq!(
-        pool.call::<method::Check>(req(text)).await.unwrap().status,
-        CheckStatus::Ok
-    );
+    assert_eq!(status_of(&pool, &crash_once(&cx)).await, CheckStatus::Ok);
     let c = pool.status().counters;
     assert_eq!(
         last_served(&cx),
