@@ -143,12 +143,20 @@ async fn machine_total_caps_workers_over_all_projects(cx: Ctx) {
     let seen = census.max();
     assert!(seen <= 2, "{seen} worker processes alive at once, total 2");
     assert_eq!(seen, 2, "the total was never used in full");
-    // Elaborated exactly once each (no retry, no duplicate), and each
-    // worker process served one project only.
-    let runs = runs(&cx);
+    elaborated_once_by_one_project_each(&cx, PROJECTS, PER_PROJECT);
+    total_and_borrowed_limits_in_status(&status(&d.socket).await, PROJECTS);
+    drop(census);
+    d.shutdown().await;
+    procs::assert_no_workers_left().await;
+}
+
+/// Every request (`-- pP-rI`) elaborated exactly once (no retry, no
+/// duplicate), and each worker process served one project only.
+fn elaborated_once_by_one_project_each(cx: &Ctx, projects: usize, per_project: usize) {
+    let runs = runs(cx);
     let mut project_of: BTreeMap<u32, BTreeSet<String>> = BTreeMap::new();
-    for p in 0..PROJECTS {
-        for i in 0..PER_PROJECT {
+    for p in 0..projects {
+        for i in 0..per_project {
             let m = format!("-- p{p}-r{i}");
             let n = runs.iter().filter(|(_, l)| *l == m).count();
             assert_eq!(n, 1, "{m} elaborated {n} times");
@@ -163,7 +171,12 @@ async fn machine_total_caps_workers_over_all_projects(cx: Ctx) {
         project_of.values().all(|ps| ps.len() == 1),
         "a worker served two projects: {project_of:?}"
     );
-    let st = status(&d.socket).await;
+}
+
+/// `status` shows the total of 2 (configured), at most 2 alive, the
+/// evictions that gave every project a worker, and each project's limit
+/// as `borrowed`.
+fn total_and_borrowed_limits_in_status(st: &Value, projects: usize) {
     let w = &st["workers"];
     assert_eq!(
         w["total"],
@@ -172,7 +185,7 @@ async fn machine_total_caps_workers_over_all_projects(cx: Ctx) {
     );
     assert!(w["alive"].as_u64().unwrap() <= 2, "{w}");
     assert!(
-        w["evictions"].as_u64().unwrap() >= (PROJECTS - 2) as u64,
+        w["evictions"].as_u64().unwrap() >= (projects - 2) as u64,
         "projects without a worker got one by eviction: {w}"
     );
     for p in st["projects"].as_array().unwrap() {
@@ -188,9 +201,6 @@ async fn machine_total_caps_workers_over_all_projects(cx: Ctx) {
             "{lim}"
         );
     }
-    drop(census);
-    d.shutdown().await;
-    procs::assert_no_workers_left().await;
 }
 
 /// A raw connection turned into a lease tunnel for `project`: the leased
