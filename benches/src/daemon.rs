@@ -460,17 +460,9 @@ async fn phase1(args: &Args, marker: &str) -> anyhow::Result<Phase1> {
 impl Phase1 {
     /// Phase 1's rows of the table (and any unanswered kill).
     fn print(&self, args: &Args) {
-        let Phase1 {
-            ready_ms,
-            o,
-            tp1,
-            tp1_med,
-            to,
-            ks,
-            counters1,
-            daemon_alive_after_kills,
-        } = self;
-        let (ready_ms, tp1, tp1_med) = (*ready_ms, *tp1, *tp1_med);
+        let (o, to, ks, counters1) = (&self.o, &self.to, &self.ks, &self.counters1);
+        let (ready_ms, tp1, tp1_med) = (self.ready_ms, self.tp1, self.tp1_med);
+        let daemon_alive_after_kills = self.daemon_alive_after_kills;
         let limit = args.timeout_ms as f64;
         let to_max = to.rtt.iter().cloned().fold(f64::NAN, f64::max);
         let all_timeout = to.statuses.iter().all(|s| s == "timeout");
