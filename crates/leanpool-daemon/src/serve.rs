@@ -5,8 +5,10 @@
 //! socket. `leanpool serve` parses its arguments and calls it; the tests
 //! and benches run it through `leanpool_testkit::daemon`.
 
+use crate::cache::CacheSlot;
 use crate::projects::ServedProject;
 use crate::{BackendInfo, DaemonConfig, PoolHandler, SandboxInfo};
+use leanpool_cache::Identity;
 use leanpool_lean::project::{Project, ProjectError, ProjectSpec, DEFAULT_PROJECT};
 use leanpool_lean::LeanCommand;
 use leanpool_pool::Pool;
@@ -93,51 +95,9 @@ async fn handler(lean: Lean, cfg: &DaemonConfig, socket: &Path) -> Result<PoolHa
     };
     let handler = match command {
         Ok(cmd) => {
-            let (sandbox_cfg, policies) = (cfg.sandbox.clone(), cfg.answer_policies());
-            let (cache_cfg, n) = (cfg.cache.clone(), specs.len());
-            let (projects, cache) = tokio::task::spawn_blocking(move || {
-                let projects = resolve_all(&specs, cmd)?;
-                let described: Vec<BackendInfo> = projects
-                    .iter()
-                    .map(|p| describe_project(p, &sandbox_cfg))
-                    .collect();
-                let (cache, ids) = crate::cache::open_for(&cache_cfg, &described, &policies);
-                Ok::<_, ServeError>((
-                    projects
-                        .into_iter()
-                        .zip(described)
-                        .zip(ids)
-                        .collect::<Vec<_>>(),
-                    cache,
-                ))
-            })
-            .await
-            .map_err(|e| ServeError::Setup(format!("resolving the projects: {e}")))??;
-            let mut limits: Vec<_> = cfg.projects.iter().map(|e| e.limits()).collect();
-            limits.resize(projects.len().max(n), Default::default());
-            // One machine-wide total over every project's workers (issue 25).
-            let budget = crate::projects::worker_budget(&cfg.pool, projects.len());
-            let served = projects
-                .into_iter()
-                .enumerate()
-                .map(|(i, ((p, b), identity))| {
-                    log_backend(&p.name, &b);
-                    let pool_cfg = crate::projects::pool_config_for(&cfg.pool, &limits, i);
-                    ServedProject {
-                        root: p.root.as_ref().map(|r| r.display().to_string()),
-                        pool: Ok(match &budget {
-                            Some(b) => {
-                                Pool::with_budget(p.command, pool_cfg, cfg.policies(), b.clone())
-                            }
-                            None => Pool::new(p.command, pool_cfg, cfg.policies()),
-                        }),
-                        name: p.name,
-                        backend: b,
-                        identity,
-                    }
-                })
-                .collect();
-            PoolHandler::with_projects(served, socket).with_cache(cache)
+            let n = specs.len();
+            let (projects, cache) = resolve_projects(specs, cmd, cfg).await?;
+            PoolHandler::with_projects(serve_projects(projects, n, cfg), socket).with_cache(cache)
         }
         Err(e) if specs.is_empty() => {
             tracing::warn!(error = %e, "no Lean backend; serving gted and status only");
@@ -160,6 +120,66 @@ async fn handler(lean: Lean, cfg: &DaemonConfig, socket: &Path) -> Result<PoolHa
         .with_gted_limits(cfg.gted_limits())
         .with_max_leases(cfg.max_leases)
         .with_lease_limits(cfg.lease_limits()))
+}
+
+/// A resolved project, its backend as `status` reports it, and its cache
+/// identity.
+type Resolved = ((Project, BackendInfo), Option<Identity>);
+
+/// Resolves the projects `specs` on `cmd` and opens the result cache for
+/// them (on a blocking thread: both read files).
+async fn resolve_projects(
+    specs: Vec<ProjectSpec>,
+    cmd: LeanCommand,
+    cfg: &DaemonConfig,
+) -> Result<(Vec<Resolved>, CacheSlot), ServeError> {
+    let (sandbox_cfg, policies) = (cfg.sandbox.clone(), cfg.answer_policies());
+    let cache_cfg = cfg.cache.clone();
+    tokio::task::spawn_blocking(move || {
+        let projects = resolve_all(&specs, cmd)?;
+        let described: Vec<BackendInfo> = projects
+            .iter()
+            .map(|p| describe_project(p, &sandbox_cfg))
+            .collect();
+        let (cache, ids) = crate::cache::open_for(&cache_cfg, &described, &policies);
+        Ok::<_, ServeError>((
+            projects
+                .into_iter()
+                .zip(described)
+                .zip(ids)
+                .collect::<Vec<_>>(),
+            cache,
+        ))
+    })
+    .await
+    .map_err(|e| ServeError::Setup(format!("resolving the projects: {e}")))?
+}
+
+/// One pool per resolved project, each sized by its share of `[pool]`
+/// (`n`: the projects configured).
+fn serve_projects(projects: Vec<Resolved>, n: usize, cfg: &DaemonConfig) -> Vec<ServedProject> {
+    let mut limits: Vec<_> = cfg.projects.iter().map(|e| e.limits()).collect();
+    limits.resize(projects.len().max(n), Default::default());
+    // One machine-wide total over every project's workers (issue 25).
+    let budget = crate::projects::worker_budget(&cfg.pool, projects.len());
+    projects
+        .into_iter()
+        .enumerate()
+        .map(|(i, ((p, b), identity))| {
+            log_backend(&p.name, &b);
+            let pool_cfg = crate::projects::pool_config_for(&cfg.pool, &limits, i);
+            ServedProject {
+                root: p.root.as_ref().map(|r| r.display().to_string()),
+                pool: Ok(match &budget {
+                    Some(b) => Pool::with_budget(p.command, pool_cfg, cfg.policies(), b.clone()),
+                    None => Pool::new(p.command, pool_cfg, cfg.policies()),
+                }),
+                name: p.name,
+                backend: b,
+                identity,
+            }
+        })
+        .collect()
 }
 
 /// Resolves every project on the backend `base` (none configured: the
