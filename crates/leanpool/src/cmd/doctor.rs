@@ -113,7 +113,7 @@ async fn report_lean(project: &leanpool_lean::project::Project, problems: &mut V
             command.program.display()
         ));
     }
-    match command.version(Duration::from_secs(180)).await {
+    match command.version(leanpool_lean::DEFAULT_START_TIMEOUT).await {
         Ok(v) => {
             let how = if command.version.is_some() {
                 "recorded at set-up"
