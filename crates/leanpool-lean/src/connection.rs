@@ -351,7 +351,7 @@ impl<N: Notifications> Connection<N> {
         if self.reaped {
             return None;
         }
-        proc::group_rss_bytes(self.pid)
+        proc::worker_rss_bytes(self.pid)
     }
 
     /// What the process wrote to stderr lately.

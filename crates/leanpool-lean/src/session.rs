@@ -31,8 +31,6 @@ use tokio::time::Instant as TokioInstant;
 /// The connection a session runs on.
 pub(crate) type Conn = Connection<DocState>;
 
-/// Lean's "RPC session expired or unknown, connect again" error code.
-const RPC_NEEDS_RECONNECT: i64 = -32900;
 /// Reconnect an RPC session that has been idle this long: Lean expires
 /// sessions that receive no keep-alive for about 30 s.
 const RPC_SESSION_IDLE: Duration = Duration::from_secs(20);
@@ -327,7 +325,7 @@ impl Session {
             });
             match conn.call("$/lean/rpc/call", call, deadline).await {
                 Err(WorkerError::Lsp {
-                    code: RPC_NEEDS_RECONNECT,
+                    code: leanpool_protocol::lsp_error::LEAN_RPC_NEEDS_RECONNECT,
                     ..
                 }) if !retried => {
                     retried = true;

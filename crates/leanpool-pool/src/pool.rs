@@ -306,7 +306,7 @@ impl Pool {
                             pid,
                             state: s.state(),
                             uses: s.uses.load(Ordering::Relaxed),
-                            rss_bytes: pid.and_then(proc::rss_bytes),
+                            rss_bytes: pid.and_then(proc::worker_rss_bytes),
                             rss_cap_bytes: Some(s.rss_cap.load(Ordering::Relaxed))
                                 .filter(|&c| c > 0 && pid.is_some()),
                             spare: s.is_spare(),

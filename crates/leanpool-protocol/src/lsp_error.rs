@@ -1,6 +1,7 @@
 //! The error codes leanpool's LSP paths answer an editor or a lease
 //! holder with (the daemon's `lease` tunnel, `leanpool lsp`): JSON-RPC's,
-//! LSP's and leanpool's own, in one place so no file writes a literal.
+//! LSP's and leanpool's own, in one place so no file writes a literal;
+//! and the one of Lean's own that leanpool reads ([`LEAN_RPC_NEEDS_RECONNECT`]).
 
 use crate::ErrorCode;
 
@@ -23,6 +24,9 @@ pub const OVERLOADED: i64 = ErrorCode::Overloaded.code();
 pub const REQUEST_CANCELLED: i64 = -32800;
 /// LSP `ContentModified`: the document changed under the request.
 pub const CONTENT_MODIFIED: i64 = -32801;
+/// Lean's own: an RPC session expired or unknown, connect again (Lean
+/// answers leanpool's `$/lean/rpc/call` with it; leanpool never sends it).
+pub const LEAN_RPC_NEEDS_RECONNECT: i64 = -32900;
 /// LSP `RequestFailed`: a well-formed request that could not be served
 /// (the text was refused, no text was sent yet, the worker stopped, the
 /// request ran past its time limit).

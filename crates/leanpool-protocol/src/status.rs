@@ -395,7 +395,8 @@ pub struct WorkerStatus {
     pub state: WorkerState,
     /// Requests served by the current process.
     pub uses: u64,
-    /// Resident set of the process, read from `/proc` when status was asked.
+    /// Resident set of the worker's process group (the measure its memory
+    /// cap is checked with), read from `/proc` when status was asked.
     pub rss_bytes: Option<u64>,
     /// The memory cap that applies to this process (from `rss_limit_bytes`
     /// and `rss_headroom_bytes`), if any.

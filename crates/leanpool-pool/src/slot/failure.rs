@@ -115,7 +115,7 @@ mod tests {
             (Some(FailureCause::ProtocolViolation), Keep::No)
         );
         let lsp = answer(WorkerError::Lsp {
-            code: -32601,
+            code: leanpool_protocol::lsp_error::METHOD_NOT_FOUND,
             message: "no such method".into(),
         });
         assert_eq!((lsp.1, lsp.2), (Some(FailureCause::LeanError), Keep::Yes));
