@@ -110,7 +110,7 @@ fn sample() -> StatusResult {
 
 /// The header, the worker table, latencies and counters of a daemon with two headers.
 fn workers_latency_and_counters(s: &mut StatusResult) {
-    let t = human(&s);
+    let t = human(s);
     assert!(
         t.contains("up 1h02m") && t.contains("backend wasm  Lean 4"),
         "{t}"
@@ -143,8 +143,8 @@ fn counters_all_zero(s: &mut StatusResult) {
     s.pool.keys.clear();
     s.pool.latency.clear();
     s.pool.counters = Default::default();
-    assert!(human(&s).contains("counters: all zero"));
-    assert!(!human(&s).contains("limits"));
+    assert!(human(s).contains("counters: all zero"));
+    assert!(!human(s).contains("limits"));
 }
 
 /// The worker limits, with where each came from.
@@ -167,11 +167,11 @@ fn worker_limits(s: &mut StatusResult) {
         total: None,
     });
     assert!(
-        human(&s).contains(
+        human(s).contains(
             "limits max_workers 3 (memory), max_workers_per_key 1 (configured); 8 cores, 17.0 GiB available, 5.5 GiB per worker (measured)\n"
         ),
         "{}",
-        human(&s)
+        human(s)
     );
 }
 
@@ -190,20 +190,20 @@ fn provenance(s: &mut StatusResult) {
         summary: "required (Landlock ABI 7): fs".into(),
         available: true,
     });
-    let t = human(&s);
+    let t = human(s);
     assert!(
         t.contains("library oleans sha256 ab12 (3 .olean files on LEAN_PATH)"),
         "{t}"
     );
     assert!(t.contains("sandbox required (Landlock ABI 7): fs\n"), "{t}");
     s.daemon.backend.sandbox.as_mut().unwrap().available = false;
-    assert!(human(&s).contains("WORKERS CANNOT START"));
+    assert!(human(s).contains("WORKERS CANNOT START"));
 }
 
 /// Leases, when the daemon reports them.
 fn leases(s: &mut StatusResult) {
     // Leases, when the daemon reports them.
-    assert!(!human(&s).contains("leases"));
+    assert!(!human(s).contains("leases"));
     s.daemon.leases = Some(leanpool_protocol::LeaseStatus {
         active: 1,
         max: 2,
@@ -211,7 +211,7 @@ fn leases(s: &mut StatusResult) {
         refused_texts: 0,
         compromised: 1,
     });
-    let t = human(&s);
+    let t = human(s);
     assert!(
         t.contains("leases 1/2 (5 granted, 1 workers killed as compromised)\n"),
         "{t}"
@@ -225,14 +225,14 @@ fn leases(s: &mut StatusResult) {
         compromised: 0,
     });
     assert!(
-        human(&s).contains("leases 0/0 (0 granted, 3 texts refused by the guard)  leasing off\n")
+        human(s).contains("leases 0/0 (0 granted, 3 texts refused by the guard)  leasing off\n")
     );
 }
 
 /// Projects (issue 25): one line each when there are two or more.
 fn projects(s: &mut StatusResult) {
     // Projects (issue 25): one line each when there are two or more.
-    assert!(!human(&s).contains("project "));
+    assert!(!human(s).contains("project "));
     let project = |name: &str, root: Option<&str>| leanpool_protocol::ProjectStatus {
         name: name.into(),
         root: root.map(str::to_string),
@@ -251,7 +251,7 @@ fn projects(s: &mut StatusResult) {
         value: 3,
         source: LimitSource::Memory,
     });
-    let t = human(&s);
+    let t = human(s);
     let core_line = limits(s.projects[0].pool.limits.as_ref().unwrap());
     assert!(
         core_line.contains("max_workers 3 (shared of 3, bound by memory), ")
@@ -279,9 +279,8 @@ fn machine_total(s: &mut StatusResult) {
         evictions: 4,
     });
     assert!(
-        human(&s)
-            .contains("all projects: workers 2/2 (configured), 1 leased, 4 evicted for room\n"),
+        human(s).contains("all projects: workers 2/2 (configured), 1 leased, 4 evicted for room\n"),
         "{}",
-        human(&s)
+        human(s)
     );
 }
