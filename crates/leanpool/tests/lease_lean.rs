@@ -217,26 +217,39 @@ fn spend_cpu_until_ended(c: &mut Tunnel, uri: &str, v0: i64) -> Option<String> {
     None
 }
 
+const SHORT: Duration = Duration::from_secs(60);
+
 /// Before the holder's first text, other documents, methods off the
 /// list, data Lean did not issue, RPC procedures of the caller's, far
 /// positions, other imports.
 fn gate_rules(b: &mut Tunnel, uri: &str, v0: i64, rules: &mut Rules) {
-    let short = Duration::from_secs(60);
-    let td = json!({ "uri": uri });
-    let at =
-        |l: u64, c: u64| json!({ "textDocument": td, "position": { "line": l, "character": c } });
+    before_first_text(b, uri, rules);
+    holders_text(b, uri, v0 + 1);
+    method_and_param_rules(b, uri, rules);
+    resolve_and_rpc_rules(b, uri, rules);
+    imports_and_positions(b, uri, v0 + 2, rules);
+}
+
+/// The position `l`:`c` in the leased document.
+fn at(uri: &str, l: u64, c: u64) -> Value {
+    json!({ "textDocument": { "uri": uri }, "position": { "line": l, "character": c } })
+}
+
+/// No request reaches the worker before the holder's first text, and
+/// nothing of caller A's comes back.
+fn before_first_text(b: &mut Tunnel, uri: &str, rules: &mut Rules) {
     let probes = [
         (
             "s0",
             "textDocument/documentSymbol",
-            json!({ "textDocument": td }),
+            json!({ "textDocument": { "uri": uri } }),
         ),
-        ("s1", "textDocument/hover", at(1, 5)),
-        ("s2", "$/lean/plainGoal", at(3, 2)),
+        ("s1", "textDocument/hover", at(uri, 1, 5)),
+        ("s2", "$/lean/plainGoal", at(uri, 3, 2)),
         ("s3", "$/lean/rpc/connect", json!({ "uri": uri })),
     ];
     for (id, m, p) in probes {
-        let ans = b.request(id, m, p, short);
+        let ans = b.request(id, m, p, SHORT);
         rules.check(
             "clean lease: no request before the holder's first text",
             is_error(&ans, -32803),
@@ -248,68 +261,75 @@ fn gate_rules(b: &mut Tunnel, uri: &str, v0: i64, rules: &mut Rules) {
         !b.all.contains(SECRET) && !b.all.contains("victim"),
         &b.all,
     );
+}
 
-    // B's text declares a code-action provider that reads the daemon's
-    // environment (a plain def: the attribute is refused by the guard).
+/// B's text declares a code-action provider that reads the daemon's
+/// environment (a plain def: the attribute is refused by the guard).
+fn holders_text(b: &mut Tunnel, uri: &str, version: i64) {
     let b_text = format!(
         "{HEADER}open Lean Server in\npublic def rtlMin : CodeActionProvider := fun _ _ => do\n  let h ← (IO.getEnv \"HOME\" : IO _)\n  return #[{{ eager := {{ title := s!\"env:{{h}}\" }} }}]\ntheorem mine : 2 + 2 = 4 := by\n  sorry\n"
     );
-    b.change(uri, v0 + 1, &b_text);
+    b.change(uri, version, &b_text);
     let w = b.request(
         "w1",
         "textDocument/waitForDiagnostics",
-        json!({ "uri": uri, "version": v0 + 1 }),
-        short,
+        json!({ "uri": uri, "version": version }),
+        SHORT,
     );
     assert!(w.get("result").is_some(), "B's text elaborates: {w}");
     let syms = b.request(
         "s5",
         "textDocument/documentSymbol",
-        json!({ "textDocument": td }),
-        short,
+        json!({ "textDocument": { "uri": uri } }),
+        SHORT,
     );
     assert!(syms.to_string().contains("mine"), "{syms}");
+}
 
-    // Methods: one Lean's file worker answers but a lease does not serve.
+/// A method one Lean's file worker answers but a lease does not serve;
+/// another document in the params.
+fn method_and_param_rules(b: &mut Tunnel, uri: &str, rules: &mut Rules) {
     let ans = b.request(
         "m1",
         "textDocument/documentColor",
-        json!({ "textDocument": td }),
-        short,
+        json!({ "textDocument": { "uri": uri } }),
+        SHORT,
     );
     rules.check(
         "method allowlist",
         is_error(&ans, -32601) && ans.to_string().contains("lease"),
         &ans,
     );
-    // Params: another document.
     let other = json!({ "textDocument": { "uri": "file:///etc/passwd" } });
-    let ans = b.request("p1", "textDocument/documentSymbol", other, short);
+    let ans = b.request("p1", "textDocument/documentSymbol", other, SHORT);
     rules.check(
         "param rules: only the leased document",
         is_error(&ans, -32602),
         &ans,
     );
+}
 
-    // `codeAction/resolve` naming B's provider.
+/// `codeAction/resolve` naming B's provider, and RPC calls: only Lean's
+/// own procedures, and the provider never runs.
+fn resolve_and_rpc_rules(b: &mut Tunnel, uri: &str, rules: &mut Rules) {
+    let td = json!({ "uri": uri });
     let forged = json!({ "title": "x", "data": { "providerName": "rtlMin", "providerResultIndex": 0,
         "params": { "textDocument": td, "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } },
                     "context": { "diagnostics": [] } } } });
-    let ans = b.request("r1", "codeAction/resolve", forged, short);
+    let ans = b.request("r1", "codeAction/resolve", forged, SHORT);
     rules.check(
         "codeAction/resolve: only data Lean issued through the lease",
         is_error(&ans, -32602),
         &ans,
     );
-    // RPC: only Lean's own procedures.
-    let s = b.request("c1", "$/lean/rpc/connect", json!({ "uri": uri }), short);
+    let s = b.request("c1", "$/lean/rpc/connect", json!({ "uri": uri }), SHORT);
     let session = s["result"]["sessionId"].clone();
     assert!(session.is_string(), "{s}");
     let rpc = |m: &str| {
         json!({ "textDocument": td, "position": { "line": 0, "character": 0 },
         "sessionId": session, "method": m, "params": {} })
     };
-    let ans = b.request("c2", "$/lean/rpc/call", rpc("rtlMin"), short);
+    let ans = b.request("c2", "$/lean/rpc/call", rpc("rtlMin"), SHORT);
     rules.check(
         "RPC: only Lean's builtin procedures",
         is_error(&ans, -32602),
@@ -319,7 +339,7 @@ fn gate_rules(b: &mut Tunnel, uri: &str, v0: i64, rules: &mut Rules) {
         "c3",
         "$/lean/rpc/call",
         rpc("Lean.Widget.getInteractiveDiagnostics"),
-        short,
+        SHORT,
     );
     assert!(ans.get("result").is_some(), "{ans}");
     rules.check(
@@ -327,9 +347,12 @@ fn gate_rules(b: &mut Tunnel, uri: &str, v0: i64, rules: &mut Rules) {
         !b.all.contains("env:"),
         "a provider's `env:` title came back",
     );
+}
 
-    // Other imports: refused.
-    b.change(uri, v0 + 2, "import Lean\n#check 1\n");
+/// Other imports are refused; a hover far outside the text is answered
+/// at once (it pinned a core forever), and the worker still answers.
+fn imports_and_positions(b: &mut Tunnel, uri: &str, version: i64, rules: &mut Rules) {
+    b.change(uri, version, "import Lean\n#check 1\n");
     let m = b.until(Duration::from_secs(10), |m| {
         m["method"] == "$/leanpool/refused"
     });
@@ -339,18 +362,15 @@ fn gate_rules(b: &mut Tunnel, uri: &str, v0: i64, rules: &mut Rules) {
             .is_some_and(|m| m["params"]["message"].to_string().contains("imports")),
         format!("{m:?}"),
     );
-
-    // A hover far outside the text is answered at once (it pinned a core
-    // forever), and the worker still answers.
     let t = Instant::now();
-    let far = json!({ "textDocument": td, "position": { "line": 2147483648u64, "character": 1099511627776u64 } });
+    let far = json!({ "textDocument": { "uri": uri }, "position": { "line": 2147483648u64, "character": 1099511627776u64 } });
     let ans = b.request("h1", "textDocument/hover", far, Duration::from_secs(10));
     rules.check(
         "positions inside the text",
         is_error(&ans, -32602) && t.elapsed() < Duration::from_secs(5),
         &ans,
     );
-    let ans = b.request("h2", "textDocument/hover", at(5, 10), short);
+    let ans = b.request("h2", "textDocument/hover", at(uri, 5, 10), SHORT);
     rules.check(
         "positions inside the text: the worker still answers",
         ans.get("result").is_some(),
