@@ -75,7 +75,9 @@ fn grace(lsp: &mut Editor, rules: &mut Rules, path: &str, pid: i32, asked: Insta
             seen = format!("ended {:?} after the request: {text}", asked.elapsed());
             break;
         }
-        if Instant::now() < quiet_by && alive(pid) && cpu_of(pid) - cpu < Duration::from_millis(300)
+        if Instant::now() < quiet_by
+            && alive(pid)
+            && cpu_of(pid).saturating_sub(cpu) < Duration::from_millis(300)
         {
             held = true;
             seen = format!("quiet {:?} after the request", asked.elapsed());
