@@ -346,8 +346,16 @@ fn every_stdout_write_goes_through_the_closed_pipe_rule() {
         "print_stdout",
     ];
     let mut files = vec![root.join("src/main.rs")];
-    for e in std::fs::read_dir(root.join("src/cmd")).unwrap() {
-        files.push(e.unwrap().path());
+    let mut dirs = vec![root.join("src/cmd")];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
     }
     assert!(files.len() > 10, "{files:?}");
     for f in &files {
