@@ -10,7 +10,9 @@
 
 mod daemon_support;
 
-use daemon_support::{alive, quiet_or_gone, slow_theorems, Daemon, Lean, Rules};
+use daemon_support::{
+    alive, quiet_or_gone, slow_theorems, slow_theorems_round, Daemon, Lean, Rules,
+};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -204,7 +206,7 @@ fn attack_lease_sees_no_other_callers_text_runs_no_callers_code_and_is_bounded()
 /// the machine is.
 fn spend_cpu_until_ended(c: &mut Tunnel, uri: &str, v0: i64) -> Option<String> {
     for round in 1..=8 {
-        let text = slow_theorems().replace("theorem slow", &format!("theorem r{round}slow"));
+        let text = slow_theorems_round(round as u64);
         c.change(uri, v0 + round, &format!("{HEADER}{text}"));
         let ended = c.until(Duration::from_secs(120), |m| {
             m["method"] == "$/leanpool/leaseEnded"

@@ -73,6 +73,13 @@ pub(crate) async fn repeated_check_is_byte_identical(d: &Daemon) {
 
 /// The Python example against the same daemon.
 pub(crate) fn python_example_checks(d: &Daemon) {
+    let r = python_example(d, "check", json!({"text": bad(3)}));
+    assert_eq!(r["status"], "error");
+}
+
+/// `examples/python_client.py METHOD PARAMS` against `d`: it must exit 0;
+/// its answer.
+pub(crate) fn python_example(d: &Daemon, method: &str, params: Value) -> Value {
     let py = Command::new("python3")
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -80,8 +87,8 @@ pub(crate) fn python_example_checks(d: &Daemon) {
         ))
         .arg("--socket")
         .arg(&d.socket)
-        .arg("check")
-        .arg(json!({"text": bad(3)}).to_string())
+        .arg(method)
+        .arg(params.to_string())
         .output()
         .unwrap();
     assert!(
@@ -89,6 +96,5 @@ pub(crate) fn python_example_checks(d: &Daemon) {
         "{}",
         String::from_utf8_lossy(&py.stderr)
     );
-    let r: Value = serde_json::from_slice(&py.stdout).unwrap();
-    assert_eq!(r["status"], "error");
+    serde_json::from_slice(&py.stdout).unwrap()
 }

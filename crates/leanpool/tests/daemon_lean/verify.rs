@@ -156,22 +156,6 @@ fn verify_in_batch(d: &Daemon, dir: &std::path::Path, stmt: &str) {
 
 /// The Python client's `verify`.
 fn verify_from_python(d: &Daemon, stmt: &str) {
-    let py = Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../examples/python_client.py"
-        ))
-        .arg("--socket")
-        .arg(&d.socket)
-        .arg("verify")
-        .arg(json!({"statement": stmt, "proof": "by simp"}).to_string())
-        .output()
-        .unwrap();
-    assert!(
-        py.status.success(),
-        "{}",
-        String::from_utf8_lossy(&py.stderr)
-    );
-    let r: Value = serde_json::from_slice(&py.stdout).unwrap();
+    let r = clients::python_example(d, "verify", json!({"statement": stmt, "proof": "by simp"}));
     assert_eq!(r["status"], "proved", "{r}");
 }

@@ -153,3 +153,10 @@ pub fn slow_theorems() -> String {
         .map(|k| format!("theorem slow{k} (a b c d e f : Nat) (h1 : a < b) (h2 : b < c) (h3 : c < d) (h4 : d < e) (h5 : e < f) : a + 5 <= f + {k} := by omega\n"))
         .collect()
 }
+
+/// [`slow_theorems`] with every theorem renamed for `round`: a leased
+/// document edited to it is elaborated anew (Lean reuses nothing), so
+/// edits of successive rounds spend CPU until a budget ends the lease.
+pub fn slow_theorems_round(round: u64) -> String {
+    slow_theorems().replace("theorem slow", &format!("theorem r{round}slow"))
+}

@@ -3,7 +3,7 @@
 
 use crate::daemon_support::editor::Editor;
 use crate::daemon_support::{alive, children_of, Daemon};
-use crate::{messages, pos, rpc, wait_for, SHORT, TEXT, URI};
+use crate::{first_error, messages, pos, rpc, wait_for, SHORT, TEXT, URI};
 use serde_json::json;
 use std::time::Duration;
 
@@ -20,13 +20,7 @@ pub(crate) fn open_through(daemon: &Daemon) -> Editor {
     assert_eq!(m.len(), 2, "{d}");
     assert!(m[0].0 == 0 && m[0].1.contains("decide"), "{m:?}");
     assert!(m[1].0 == 1 && m[1].1.contains("sorry"), "{m:?}");
-    let err = d["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["severity"] == 1)
-        .unwrap()
-        .clone();
+    let err = first_error(&d);
     assert_eq!(
         err["range"]["start"],
         json!({ "line": 0, "character": 30 }),

@@ -112,8 +112,7 @@ fn cpu_budget(lsp: &mut Editor, rules: &mut Rules, path: &str, header: &str, v: 
     let (mut worker, mut round) = (first, 0);
     let mut ended = None;
     while ended.is_none() && round < 4 {
-        let text = daemon_support::slow_theorems()
-            .replace("theorem slow", &format!("theorem r{round}slow"));
+        let text = daemon_support::slow_theorems_round(round);
         lsp.change(
             URI,
             v + round,

@@ -50,6 +50,17 @@ fn messages(d: &Value) -> Vec<(u64, String)> {
         .collect()
 }
 
+/// The first error (severity 1) of a `publishDiagnostics`' params.
+fn first_error(d: &Value) -> Value {
+    d["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["severity"] == 1)
+        .unwrap()
+        .clone()
+}
+
 fn pos(line: u32, character: u32) -> Value {
     json!({ "textDocument": { "uri": URI }, "position": { "line": line, "character": character } })
 }

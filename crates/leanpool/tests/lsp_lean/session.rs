@@ -3,7 +3,7 @@
 
 use crate::daemon_support::editor::Editor;
 use crate::daemon_support::{alive, children_of};
-use crate::{messages, pos, wait_for, CONFIG, SHORT, TEXT, URI};
+use crate::{first_error, messages, pos, wait_for, CONFIG, SHORT, TEXT, URI};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -45,13 +45,7 @@ pub(crate) fn open_on_the_spare(dir: &std::path::Path) -> Editor {
     assert_eq!(m[1].0, 1);
     assert!(m[1].1.contains("sorry"), "{m:?}");
     // Ranges in the editor's own text: the error is on `decide` (columns 30..36).
-    let err = d["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["severity"] == 1)
-        .unwrap()
-        .clone();
+    let err = first_error(&d);
     assert_eq!(
         err["range"]["start"],
         json!({ "line": 0, "character": 30 }),
