@@ -55,7 +55,7 @@ pub fn unsandboxed() -> Policies {
 /// workers are the fake, with a result cache in `cache_dir` if given.
 pub fn daemon(dir: &Path, cfg: PoolConfig, cache_dir: Option<PathBuf>) -> (PathBuf, Pool) {
     let socket = dir.join("d.sock");
-    let pool = Pool::new(command(), cfg, unsandboxed());
+    let pool = Pool::new(command(), cfg, Default::default(), unsandboxed());
     let mut handler = PoolHandler::new(
         pool.clone(),
         &socket,

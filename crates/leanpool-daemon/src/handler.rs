@@ -232,7 +232,9 @@ impl PoolHandler {
 /// `PoolStatus` grows fields (names it lacks are ignored).
 fn idle_status(cfg: &PoolConfig) -> Result<PoolStatus, RpcError> {
     use leanpool_pool::sizing;
-    let limits = sizing::size(cfg, sizing::Machine::probe(), None);
+    // `[pool]` as read: its limits are the configured ones.
+    let sources = leanpool_pool::LimitSources::default();
+    let limits = sizing::size(cfg, sources, sizing::Machine::probe(), None);
     let v = serde_json::json!({
         "keys": [], "workers": 0, "max_workers": limits.max_workers.value, "limits": limits, "max_uses": cfg.max_uses, "spares_per_key": cfg.spares_per_key,
         "latency": [], "counters": leanpool_pool::Counters::default(), "shutting_down": false,

@@ -11,7 +11,7 @@
 
 use leanpool_cache::Identity;
 use leanpool_lean::project::ProjectSpec;
-use leanpool_pool::{IsolateBy, Pool, PoolConfig, WorkerBudget};
+use leanpool_pool::{IsolateBy, LimitSources, Pool, PoolConfig, WorkerBudget};
 use leanpool_protocol::{BackendInfo, ErrorCode, LimitSource, RpcError, WorkerLimit};
 use leanpool_rpc::handler::{rpc_error, CallContext};
 use serde::{Deserialize, Serialize};
@@ -186,7 +186,9 @@ pub struct ProjectLimits {
 }
 
 /// The pool config of project `index` of the projects whose own limits are
-/// `limits` (one entry per project, the default first):
+/// `limits` (one entry per project, the default first), and where its
+/// worker limits came from (for `status`; given beside it to
+/// `Pool::new` / `Pool::with_budget`, the config keeping the file's shape):
 ///
 /// * `max_workers`: the project's own value, capped by the machine-wide
 ///   total (`[pool] max_workers`, or the machine-sized value: sized once,
@@ -203,7 +205,11 @@ pub struct ProjectLimits {
 ///   (left to the machine) the project's `max_workers`;
 /// * `[pool] prewarm` for the first (default) project only; other
 ///   projects start workers when asked.
-pub fn pool_config_for(base: &PoolConfig, limits: &[ProjectLimits], index: usize) -> PoolConfig {
+pub fn pool_config_for(
+    base: &PoolConfig,
+    limits: &[ProjectLimits],
+    index: usize,
+) -> (PoolConfig, LimitSources) {
     let own = limits.get(index).copied().unwrap_or_default();
     let untouched = limits.len() <= 1 && own == ProjectLimits::default();
     let total = if untouched {
@@ -215,13 +221,13 @@ pub fn pool_config_for(base: &PoolConfig, limits: &[ProjectLimits], index: usize
     } else {
         machine_total(base)
     };
-    let mut cfg = share_out(base, limits, index, total.value);
+    let (cfg, mut sources) = share_out(base, limits, index, total.value);
     if matches!(
-        cfg.limit_sources.max_workers,
+        sources.max_workers,
         LimitSource::Project | LimitSource::Shared | LimitSource::Borrowed
     ) {
         // `status` says what bound the total shared out (issue 22 part 4).
-        cfg.limit_sources.total = Some(total);
+        sources.total = Some(total);
     }
     let total = total.value;
     if let Some(v) = own.max_workers.filter(|&v| v > total) {
@@ -232,7 +238,7 @@ pub fn pool_config_for(base: &PoolConfig, limits: &[ProjectLimits], index: usize
             "a project's max_workers is above the machine-wide [pool] max_workers: capped"
         );
     }
-    cfg
+    (cfg, sources)
 }
 
 /// The machine-wide worker budget of `projects` projects (a hard cap on
@@ -255,7 +261,8 @@ fn machine_total(base: &PoolConfig) -> WorkerLimit {
         },
         None => {
             let machine = leanpool_pool::sizing::Machine::probe();
-            leanpool_pool::sizing::size(base, machine, None).max_workers
+            let sources = LimitSources::default();
+            leanpool_pool::sizing::size(base, sources, machine, None).max_workers
         }
     }
 }
@@ -266,8 +273,9 @@ fn share_out(
     limits: &[ProjectLimits],
     index: usize,
     total: usize,
-) -> PoolConfig {
+) -> (PoolConfig, LimitSources) {
     let mut cfg = base.clone();
+    let mut sources = LimitSources::default();
     if index > 0 {
         cfg.prewarm.clear();
     }
@@ -293,19 +301,19 @@ fn share_out(
     };
     if let Some((value, source)) = max_workers {
         cfg.max_workers = Some(value);
-        cfg.limit_sources.max_workers = source;
+        sources.max_workers = source;
     }
     let cap = cfg.max_workers.unwrap_or(total);
     if let Some(v) = own.max_workers_per_key {
         cfg.max_workers_per_key = Some(v.clamp(1, cap));
-        cfg.limit_sources.max_workers_per_key = LimitSource::Project;
+        sources.max_workers_per_key = LimitSource::Project;
     } else if let (None, Some((value, source))) = (cfg.max_workers_per_key, max_workers) {
         // Left to the machine: follows the project's own or shared
         // `max_workers` (a lone project's `[pool]` value is sized as usual).
         cfg.max_workers_per_key = Some(value);
-        cfg.limit_sources.max_workers_per_key = source;
+        sources.max_workers_per_key = source;
     }
-    cfg
+    (cfg, sources)
 }
 
 #[cfg(test)]
@@ -335,8 +343,11 @@ mod tests {
     }
 
     /// `(max_workers, its source, max_workers_per_key, its source)`.
-    fn limits_of(cfg: &PoolConfig) -> (usize, LimitSource, usize, LimitSource) {
-        let l = leanpool_pool::sizing::size(cfg, leanpool_pool::sizing::Machine::probe(), None);
+    fn limits_of(
+        (cfg, sources): &(PoolConfig, LimitSources),
+    ) -> (usize, LimitSource, usize, LimitSource) {
+        let machine = leanpool_pool::sizing::Machine::probe();
+        let l = leanpool_pool::sizing::size(cfg, *sources, machine, None);
         (
             l.max_workers.value,
             l.max_workers.source,
@@ -353,8 +364,13 @@ mod tests {
     /// project's own `[pool]` limit carries no total.
     #[test]
     fn a_shared_limit_names_what_bound_the_total() {
-        let size = |cfg: &PoolConfig| {
-            leanpool_pool::sizing::size(cfg, leanpool_pool::sizing::Machine::probe(), None)
+        let size = |(cfg, sources): &(PoolConfig, LimitSources)| {
+            leanpool_pool::sizing::size(
+                cfg,
+                *sources,
+                leanpool_pool::sizing::Machine::probe(),
+                None,
+            )
         };
         let base = PoolConfig {
             max_workers: Some(5),
@@ -372,7 +388,8 @@ mod tests {
             );
         }
         let sized = PoolConfig::default();
-        let machine = size(&sized).max_workers;
+        let alone = (sized.clone(), LimitSources::default());
+        let machine = size(&alone).max_workers;
         assert!(matches!(
             machine.source,
             LimitSource::Cores | LimitSource::Memory
@@ -383,7 +400,7 @@ mod tests {
             size(&pool_config_for(&base, &[lim(None, None)], 0)).total,
             None
         );
-        assert!(size(&sized).by_memory.is_some(), "memory readable here");
+        assert!(size(&alone).by_memory.is_some(), "memory readable here");
     }
 
     #[test]
@@ -418,16 +435,19 @@ mod tests {
         let second = pool_config_for(&sized, &none, 1);
         let share = (machine / 2).max(1);
         assert_eq!(limits_of(&second), (share, Shared, share, Shared));
-        assert_eq!(second.max_workers, Some(share));
+        assert_eq!(second.0.max_workers, Some(share));
         let first = pool_config_for(&sized, &one, 0);
-        assert_eq!((first.max_workers, first.max_workers_per_key), (None, None));
+        assert_eq!(
+            (first.0.max_workers, first.0.max_workers_per_key),
+            (None, None)
+        );
         // A lone project with `[pool] max_workers` only: its per-key limit
         // stays the machine's (sized, lowered to max_workers by sizing).
         let lone = PoolConfig {
             max_workers: Some(8),
             ..PoolConfig::default()
         };
-        assert_eq!(pool_config_for(&lone, &one, 0).max_workers_per_key, None);
+        assert_eq!(pool_config_for(&lone, &one, 0).0.max_workers_per_key, None);
     }
 
     #[test]

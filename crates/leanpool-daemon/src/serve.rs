@@ -167,12 +167,14 @@ fn serve_projects(projects: Vec<Resolved>, n: usize, cfg: &DaemonConfig) -> Vec<
         .enumerate()
         .map(|(i, ((p, b), identity))| {
             log_backend(&p.name, &b);
-            let pool_cfg = crate::projects::pool_config_for(&cfg.pool, &limits, i);
+            let (pool_cfg, sources) = crate::projects::pool_config_for(&cfg.pool, &limits, i);
             ServedProject {
                 root: p.root.as_ref().map(|r| r.display().to_string()),
                 pool: Ok(match &budget {
-                    Some(b) => Pool::with_budget(p.command, pool_cfg, cfg.policies(), b.clone()),
-                    None => Pool::new(p.command, pool_cfg, cfg.policies()),
+                    Some(b) => {
+                        Pool::with_budget(p.command, pool_cfg, sources, cfg.policies(), b.clone())
+                    }
+                    None => Pool::new(p.command, pool_cfg, sources, cfg.policies()),
                 }),
                 name: p.name,
                 backend: b,

@@ -10,7 +10,6 @@
 //! `max_uses`), never "nothing allowed". Unknown keys are an error (a typo
 //! is reported, not ignored).
 
-use crate::sizing::Machine;
 use leanpool_lean::{BackendKind, SandboxConfig, WorkerConfig};
 use leanpool_methods::VerdictPolicy;
 use leanpool_screen::GuardPolicy;
@@ -161,12 +160,6 @@ pub struct PoolConfig {
     /// costs 8-25 s (V8 compiling Lean's code paths), later ones ~0.2 s, so
     /// without it the first request on each worker pays that.
     pub warmup: bool,
-    /// Where the configured worker limits came from, for `status`:
-    /// the `[pool]` table (the default) or, set by the daemon, a project's
-    /// table or a share of the machine-wide total (issue 25). Not read
-    /// from the file.
-    #[serde(skip)]
-    pub limit_sources: crate::sizing::LimitSources,
 }
 
 /// The former "chosen by backend" `max_uses`; now means never, like 0.
@@ -214,7 +207,6 @@ impl Default for PoolConfig {
             latency_window: 1024,
             stderr_log_bytes: leanpool_lean::DEFAULT_STDERR_LOG_BYTES,
             warmup: true,
-            limit_sources: Default::default(),
         }
     }
 }
@@ -376,10 +368,10 @@ impl PoolConfig {
     }
 
     /// The config with every zero-means-broken field raised to 1, so that
-    /// `Pool::new` (which cannot fail) still gets a working pool, and the
-    /// prewarm minimums capped by the per-key limit in force on `machine`
-    /// at start.
-    pub(crate) fn sanitized(mut self, machine: Machine) -> Self {
+    /// `Pool::new` (which cannot fail) still gets a working pool. The
+    /// prewarm minimums are capped separately ([`PoolConfig::cap_prewarm`]),
+    /// by the per-key limit in force at start, which the pool sizes.
+    pub(crate) fn sanitized(mut self) -> Self {
         for v in [&mut self.max_workers, &mut self.max_workers_per_key]
             .into_iter()
             .flatten()
@@ -397,16 +389,18 @@ impl PoolConfig {
         ] {
             *v = (*v).max(1);
         }
-        let per_key = crate::sizing::size(&self, machine, None)
-            .max_workers_per_key
-            .value;
-        for p in &mut self.prewarm {
-            p.min = p.min.min(per_key);
-        }
         self.timeout_grace_ms = self.timeout_grace_ms.min(MAX_TIMEOUT_GRACE_MS);
         self.max_timeout_ms = self.max_timeout_ms.max(1);
         self.min_timeout_ms = self.min_timeout_ms.clamp(1, self.max_timeout_ms);
         self
+    }
+
+    /// Caps every prewarm minimum by `per_key`, the per-key worker limit in
+    /// force at start.
+    pub(crate) fn cap_prewarm(&mut self, per_key: usize) {
+        for p in &mut self.prewarm {
+            p.min = p.min.min(per_key);
+        }
     }
 }
 
@@ -425,10 +419,7 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("timeout_grace_ms"));
-        assert_eq!(
-            c.sanitized(Machine::probe()).timeout_grace_ms,
-            MAX_TIMEOUT_GRACE_MS
-        );
+        assert_eq!(c.sanitized().timeout_grace_ms, MAX_TIMEOUT_GRACE_MS);
         let c = PoolConfig {
             timeout_grace_ms: 0,
             ..PoolConfig::default()
@@ -559,7 +550,7 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("max_workers"));
-        assert_eq!(c.sanitized(Machine::probe()).max_workers, Some(1));
+        assert_eq!(c.sanitized().max_workers, Some(1));
         let c = PoolConfig {
             max_workers_per_key: Some(1),
             prewarm: vec![PrewarmEntry {
@@ -569,7 +560,15 @@ mod tests {
             ..PoolConfig::default()
         };
         assert!(c.validate().is_err());
-        assert_eq!(c.clone().sanitized(Machine::probe()).prewarm[0].min, 1);
+        let mut s = c.clone().sanitized();
+        let machine = crate::sizing::Machine::probe();
+        let sources = crate::sizing::LimitSources::default();
+        s.cap_prewarm(
+            crate::sizing::size(&s, sources, machine, None)
+                .max_workers_per_key
+                .value,
+        );
+        assert_eq!(s.prewarm[0].min, 1);
         // A machine-sized per-key limit caps prewarm at start, not before.
         let sized = PoolConfig {
             max_workers_per_key: None,

@@ -52,5 +52,6 @@ pub use leanpool_methods::{Input, PoolMethod};
 pub use leanpool_methods::{UnlistedAxioms, VerdictPolicy};
 pub use leanpool_screen::guard::GuardPolicy;
 pub use pool::Pool;
+pub use sizing::LimitSources;
 /// `status`' wire types (defined in `leanpool-protocol`).
 pub use status::{Counters, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};

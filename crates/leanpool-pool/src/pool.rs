@@ -5,6 +5,7 @@ use crate::error::PoolError;
 use crate::job::{clamp_timeout, Job, Leased, Reply, Request};
 use crate::queue::PushError;
 use crate::shared::Inner;
+use crate::sizing::LimitSources;
 use crate::status::{bump, KeyStatus, MethodLatency, PoolStatus, WorkerState, WorkerStatus};
 use crate::supervisor::supervise;
 use leanpool_lean::{proc, LeanCommand};
@@ -47,10 +48,18 @@ impl Pool {
     /// Creates the pool and starts its supervisor, which starts the
     /// prewarm workers in the background, its workers run `command` under
     /// `policies` (the daemon config's `[guard]`, `[verdict]`, `[sandbox]`).
+    /// `cfg` is the `[pool]` table (as read, or as the daemon shared it out
+    /// between its projects); `sources` says where its worker limits came
+    /// from, for `status` (`LimitSources::default()`: the `[pool]` table).
     /// Must be called inside a tokio runtime. Invalid limits are raised to
     /// 1 (see [`PoolConfig::validate`] to refuse them instead).
-    pub fn new(command: LeanCommand, cfg: PoolConfig, policies: Policies) -> Pool {
-        Pool::build(command, cfg, policies, None)
+    pub fn new(
+        command: LeanCommand,
+        cfg: PoolConfig,
+        sources: LimitSources,
+        policies: Policies,
+    ) -> Pool {
+        Pool::build(command, cfg, sources, policies, None)
     }
 
     /// [`Pool::new`], its workers also counted against `budget`, the
@@ -63,20 +72,24 @@ impl Pool {
     pub fn with_budget(
         command: LeanCommand,
         cfg: PoolConfig,
+        sources: LimitSources,
         policies: Policies,
         budget: crate::WorkerBudget,
     ) -> Pool {
-        Pool::build(command, cfg, policies, Some(budget))
+        Pool::build(command, cfg, sources, policies, Some(budget))
     }
 
     fn build(
         command: LeanCommand,
         cfg: PoolConfig,
+        sources: LimitSources,
         policies: Policies,
         budget: Option<crate::WorkerBudget>,
     ) -> Pool {
         let machine = crate::sizing::Machine::probe();
-        let mut cfg = cfg.sanitized(machine);
+        let mut cfg = cfg.sanitized();
+        let per_key = crate::sizing::size(&cfg, sources, machine, None).max_workers_per_key;
+        cfg.cap_prewarm(per_key.value);
         cfg.max_uses = cfg.effective_max_uses(command.backend);
         let guard = policies.guard_for(command.backend);
         let worker_cfg = cfg.worker_config(command, &policies.sandbox);
@@ -86,6 +99,7 @@ impl Pool {
             guard,
             policies.verdict,
             machine,
+            sources,
             budget,
         ));
         if let Some(b) = &inner.budget {

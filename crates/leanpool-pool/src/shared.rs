@@ -7,7 +7,7 @@ use crate::job::Job;
 use crate::latency::LatencyWindow;
 use crate::plan::SlotSnap;
 use crate::queue::KeyQueue;
-use crate::sizing::{self, Machine};
+use crate::sizing::{self, LimitSources, Machine};
 use crate::status::{AtomicCounters, WorkerState};
 use dashmap::DashMap;
 use leanpool_lean::WorkerConfig;
@@ -46,6 +46,9 @@ pub(crate) struct Inner {
     /// The machine as probed when the pool started (worker limits sized
     /// to it: `crate::sizing`).
     pub machine: Machine,
+    /// Where the configured worker limits came from (`status`; given to
+    /// [`crate::Pool::new`] beside the config).
+    pub sources: LimitSources,
     /// The largest RSS at ready of any worker so far (0 = none measured).
     pub worker_rss: AtomicU64,
     /// The machine-wide total this pool shares with others (a daemon's
@@ -61,6 +64,7 @@ impl Inner {
         guard: leanpool_screen::GuardPolicy,
         verdict: leanpool_methods::VerdictPolicy,
         machine: Machine,
+        sources: LimitSources,
         budget: Option<crate::budget::WorkerBudget>,
     ) -> Inner {
         let policy = leanpool_methods::Policy { guard, verdict };
@@ -77,6 +81,7 @@ impl Inner {
             counters: AtomicCounters::default(),
             methods: DashMap::new(),
             machine,
+            sources,
             worker_rss: AtomicU64::new(0),
             budget,
             clock: Instant::now(),
@@ -89,7 +94,12 @@ impl Inner {
     /// measured so far.
     pub(crate) fn limits(&self) -> WorkerLimits {
         let rss = self.worker_rss.load(Ordering::Relaxed);
-        sizing::size(&self.cfg, self.machine, (rss > 0).then_some(rss))
+        sizing::size(
+            &self.cfg,
+            self.sources,
+            self.machine,
+            (rss > 0).then_some(rss),
+        )
     }
 
     /// Milliseconds since the pool started (the clock of idle times).

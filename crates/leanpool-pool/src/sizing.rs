@@ -21,7 +21,9 @@
 //!   machine: a scorer with `import Mathlib` everywhere), or the configured
 //!   `max_workers` when only that is set.
 //!
-//! A configured value is used as is (source `configured`).
+//! A configured value is used as is (source `configured`, or the source
+//! the caller gives in [`LimitSources`]: the config file has no such key,
+//! the daemon knows it when it shares the machine out between projects).
 
 use crate::config::PoolConfig;
 use leanpool_protocol::{LimitSource, WorkerLimit, WorkerLimits};
@@ -37,7 +39,9 @@ pub const MAX_SIZED_WORKERS: usize = 256;
 /// Where each configured limit came from, as
 /// `status` reports it: [`LimitSource::Configured`] (the `[pool]` table)
 /// unless the daemon set the value itself from its projects' tables
-/// (issue 25: [`LimitSource::Project`], [`LimitSource::Shared`]).
+/// (issue 25: [`LimitSource::Project`], [`LimitSource::Shared`]). Not part
+/// of [`PoolConfig`] (which is the file's `[pool]` table as read): given
+/// beside it to [`crate::Pool::new`] and [`size`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LimitSources {
     /// The source of a non-sized `max_workers`.
@@ -101,10 +105,16 @@ fn cgroup_memory_left() -> Option<u64> {
     (limit < 1 << 60).then(|| limit.saturating_sub(used))
 }
 
-/// The limits in force: configured ones as they are, the others sized to
-/// `machine` with a worker RSS of `measured_rss` (the largest at ready so
-/// far) or, before any, [`ESTIMATED_WORKER_RSS`].
-pub fn size(cfg: &PoolConfig, machine: Machine, measured_rss: Option<u64>) -> WorkerLimits {
+/// The limits in force: configured ones as they are (reported with their
+/// `sources`), the others sized to `machine` with a worker RSS of
+/// `measured_rss` (the largest at ready so far) or, before any,
+/// [`ESTIMATED_WORKER_RSS`].
+pub fn size(
+    cfg: &PoolConfig,
+    sources: LimitSources,
+    machine: Machine,
+    measured_rss: Option<u64>,
+) -> WorkerLimits {
     let rss = measured_rss.unwrap_or(ESTIMATED_WORKER_RSS);
     let worker_bytes = rss
         .saturating_add(cfg.rss_headroom_bytes.unwrap_or(0))
@@ -132,11 +142,11 @@ pub fn size(cfg: &PoolConfig, machine: Machine, measured_rss: Option<u64>) -> Wo
         source,
     };
     let max_workers = match cfg.max_workers {
-        Some(n) => configured(n, cfg.limit_sources.max_workers),
+        Some(n) => configured(n, sources.max_workers),
         None => machine_limit,
     };
     let max_workers_per_key = match cfg.max_workers_per_key {
-        Some(n) => configured(n, cfg.limit_sources.max_workers_per_key),
+        Some(n) => configured(n, sources.max_workers_per_key),
         // The machine's bound, or `max_workers` when that is lower.
         None if max_workers.value < machine_limit.value => max_workers,
         None => machine_limit,
@@ -154,7 +164,7 @@ pub fn size(cfg: &PoolConfig, machine: Machine, measured_rss: Option<u64>) -> Wo
         }
         .to_string(),
         by_memory,
-        total: cfg.limit_sources.total,
+        total: sources.total,
     }
 }
 
@@ -194,7 +204,12 @@ mod tests {
 
     #[test]
     fn configured_values_are_kept_whatever_the_machine() {
-        let l = size(&configured(None), machine(64, Some(1)), None);
+        let l = size(
+            &configured(None),
+            LimitSources::default(),
+            machine(64, Some(1)),
+            None,
+        );
         assert_eq!(l.max_workers, lim(3, LimitSource::Configured));
         assert_eq!(l.max_workers_per_key, lim(2, LimitSource::Configured));
     }
@@ -202,7 +217,12 @@ mod tests {
     #[test]
     fn many_cores_little_memory_is_bound_by_memory() {
         // 64 cores, 40 GiB, 4 GiB estimate + 1 GiB headroom: 8 workers.
-        let l = size(&cfg(Some(GIB)), machine(64, Some(40)), None);
+        let l = size(
+            &cfg(Some(GIB)),
+            LimitSources::default(),
+            machine(64, Some(40)),
+            None,
+        );
         assert_eq!(l.max_workers, lim(8, LimitSource::Memory));
         assert_eq!(l.max_workers_per_key, lim(8, LimitSource::Memory));
         assert_eq!(
@@ -213,7 +233,12 @@ mod tests {
 
     #[test]
     fn few_cores_much_memory_is_bound_by_cores() {
-        let l = size(&cfg(None), machine(2, Some(24)), None);
+        let l = size(
+            &cfg(None),
+            LimitSources::default(),
+            machine(2, Some(24)),
+            None,
+        );
         assert_eq!(l.max_workers, lim(2, LimitSource::Cores));
         assert_eq!(l.max_workers_per_key, lim(2, LimitSource::Cores));
     }
@@ -223,24 +248,39 @@ mod tests {
         // 64 cores, 64 GiB: 16 workers by the 4 GiB estimate, 64 once a
         // worker was measured at 1 GiB (no headroom).
         let c = cfg(None);
-        let before = size(&c, machine(64, Some(64)), None);
+        let before = size(&c, LimitSources::default(), machine(64, Some(64)), None);
         assert_eq!(before.max_workers, lim(16, LimitSource::Memory));
-        let after = size(&c, machine(64, Some(64)), Some(GIB));
+        let after = size(
+            &c,
+            LimitSources::default(),
+            machine(64, Some(64)),
+            Some(GIB),
+        );
         assert_eq!(after.max_workers, lim(64, LimitSource::Cores));
         assert_eq!(after.worker_rss, "measured");
     }
 
     #[test]
     fn never_below_one_nor_above_the_cap() {
-        let tiny = size(&cfg(None), machine(4, Some(1)), None);
+        let tiny = size(
+            &cfg(None),
+            LimitSources::default(),
+            machine(4, Some(1)),
+            None,
+        );
         assert_eq!(tiny.max_workers, lim(1, LimitSource::Memory));
-        let huge = size(&cfg(None), machine(4096, None), None);
+        let huge = size(
+            &cfg(None),
+            LimitSources::default(),
+            machine(4096, None),
+            None,
+        );
         assert_eq!(huge.max_workers, lim(MAX_SIZED_WORKERS, LimitSource::Cores));
     }
 
     #[test]
     fn unreadable_memory_leaves_the_cores() {
-        let l = size(&cfg(None), machine(6, None), None);
+        let l = size(&cfg(None), LimitSources::default(), machine(6, None), None);
         assert_eq!(l.max_workers, lim(6, LimitSource::Cores));
         assert_eq!(l.memory_bytes, None);
     }
@@ -252,17 +292,32 @@ mod tests {
             max_workers_per_key: None,
             ..configured(None)
         };
-        let l = size(&only_total, machine(8, Some(100)), None);
+        let l = size(
+            &only_total,
+            LimitSources::default(),
+            machine(8, Some(100)),
+            None,
+        );
         assert_eq!(l.max_workers, lim(3, LimitSource::Configured));
         assert_eq!(l.max_workers_per_key, lim(3, LimitSource::Configured));
-        let l = size(&only_total, machine(2, Some(100)), None);
+        let l = size(
+            &only_total,
+            LimitSources::default(),
+            machine(2, Some(100)),
+            None,
+        );
         assert_eq!(l.max_workers_per_key, lim(2, LimitSource::Cores));
         // Only max_workers_per_key configured.
         let only_key = PoolConfig {
             max_workers: None,
             ..configured(None)
         };
-        let l = size(&only_key, machine(8, Some(100)), None);
+        let l = size(
+            &only_key,
+            LimitSources::default(),
+            machine(8, Some(100)),
+            None,
+        );
         assert_eq!(l.max_workers, lim(8, LimitSource::Cores));
         assert_eq!(l.max_workers_per_key, lim(2, LimitSource::Configured));
     }

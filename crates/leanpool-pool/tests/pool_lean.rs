@@ -118,7 +118,12 @@ fn log(msg: &str) {
 async fn pool_on_real_lean() {
     log("start");
     let lean = LeanCommand::detect().expect("a Lean installation is required (run scripts/setup)");
-    let pool = Pool::new(lean, memory_short_config(), Default::default());
+    let pool = Pool::new(
+        lean,
+        memory_short_config(),
+        Default::default(),
+        Default::default(),
+    );
     let mut seen_pids = BTreeSet::new();
     prewarm_without_a_spare(&pool).await;
     note(&pool, &mut seen_pids);
@@ -400,7 +405,12 @@ fn roles(pool: &Pool, header: &str) -> (Vec<u32>, Vec<u32>) {
 async fn spares_on_real_lean() {
     log("spares: start");
     let lean = LeanCommand::detect().expect("a Lean installation is required (run scripts/setup)");
-    let pool = Pool::new(lean, spares_config(), Default::default());
+    let pool = Pool::new(
+        lean,
+        spares_config(),
+        Default::default(),
+        Default::default(),
+    );
     wait_until("serving worker and spare ready", SPARES_LIMIT, || {
         both_up(&pool)
     })

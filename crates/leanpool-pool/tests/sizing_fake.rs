@@ -63,7 +63,12 @@ async fn sized_limits_follow_the_measured_worker(cx: Ctx) {
         cores: after.cores,
         memory_bytes: after.memory_bytes,
     };
-    let expect = sizing::size(&cfg, machine, Some(after.worker_bytes - headroom));
+    let expect = sizing::size(
+        &cfg,
+        Default::default(),
+        machine,
+        Some(after.worker_bytes - headroom),
+    );
     assert_eq!(after, expect);
     assert_eq!(
         after.cores,

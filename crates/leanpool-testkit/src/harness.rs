@@ -55,7 +55,12 @@ impl Ctx {
     /// and [`fake_policies`].
     #[cfg(feature = "pool")]
     pub fn fake_pool(&self, cfg: leanpool_pool::PoolConfig) -> leanpool_pool::Pool {
-        leanpool_pool::Pool::new(self.fake_command(&[]), cfg, fake_policies())
+        leanpool_pool::Pool::new(
+            self.fake_command(&[]),
+            cfg,
+            Default::default(),
+            fake_policies(),
+        )
     }
 }
 

@@ -246,7 +246,7 @@ async fn deep_check(command: &LeanCommand, sandbox: SandboxConfig, problems: &mu
 /// machine (before any worker is measured), as `status` prints them.
 fn worker_limits(pool: &leanpool_pool::PoolConfig) -> String {
     use leanpool_pool::sizing;
-    let l = sizing::size(pool, sizing::Machine::probe(), None);
+    let l = sizing::size(pool, Default::default(), sizing::Machine::probe(), None);
     super::status::limits(&l)
 }
 

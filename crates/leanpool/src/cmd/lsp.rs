@@ -102,7 +102,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     if !policies.guard.enabled {
         tracing::warn!("input guard disabled by config ([guard] enabled = false): Lean runs the documents' commands");
     }
-    let pool = Pool::new(cmd, pool_cfg, policies);
+    let pool = Pool::new(cmd, pool_cfg, Default::default(), policies);
     let bridge = BridgeConfig {
         guard,
         limits: cfg.lease_limits(),
