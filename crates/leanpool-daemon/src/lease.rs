@@ -101,8 +101,12 @@ pub struct LeaseTunnel {
     /// several projects (issue 25), given back when the tunnel ends
     /// (after `worker`, which is killed first).
     pub permit: Option<leanpool_pool::WorkerPermit>,
-    /// What every text is screened with.
+    /// What every text is screened with (`[guard]` as read).
     pub guard: GuardPolicy,
+    /// Whether `native_decide` passes the guard on the pool's workers
+    /// (`leanpool_screen::Screening::native_decide`, as the pool screens:
+    /// `[verdict] trust_compiler` on native Lean).
+    pub native_decide: bool,
     /// The imports the lease was granted for (the header key).
     pub imports: String,
     /// The lease's caps.
@@ -145,6 +149,7 @@ struct Session {
     gate: Gate,
     raw: RawSender,
     guard: GuardPolicy,
+    native_decide: bool,
     leases: Arc<Leases>,
 }
 
@@ -163,6 +168,7 @@ impl LeaseTunnel {
             rss_cap,
             permit,
             guard,
+            native_decide,
             imports,
             limits,
             leases,
@@ -183,6 +189,7 @@ impl LeaseTunnel {
             gate,
             raw: worker.raw_sender(),
             guard,
+            native_decide,
             leases: leases.clone(),
         };
         leases.granted.fetch_add(1, Ordering::SeqCst);
@@ -373,8 +380,13 @@ impl Session {
     /// refusal.
     async fn screen_and_send(&mut self, edit: Edit, out: &TunnelOut) -> Result<(), ()> {
         let policy = self.guard.clone();
+        let native_decide = self.native_decide;
         let screened = tokio::task::spawn_blocking(move || {
-            let r = guard::screen(&edit.text, &policy);
+            let screening = guard::Screening {
+                policy: &policy,
+                native_decide,
+            };
+            let r = guard::screen(&edit.text, screening);
             (r, edit)
         })
         .await;

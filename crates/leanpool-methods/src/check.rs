@@ -35,7 +35,7 @@ pub async fn check_on_with(
         }
         r
     };
-    match screen(&params.text, &policy.guard) {
+    match screen(&params.text, policy.screening()) {
         Ok(screened) => {
             check_screened(worker, &screened, params, default_timeout, &policy.verdict).await
         }
@@ -162,7 +162,7 @@ pub async fn check_once(
     default_timeout: Duration,
 ) -> Result<CheckResult, WorkerError> {
     let policy = Policy::default();
-    let screened = match screen(&params.text, &policy.guard) {
+    let screened = match screen(&params.text, policy.screening()) {
         Ok(s) => s,
         Err(reason) => return Ok(CheckResult::rejected(reason.to_string())),
     };

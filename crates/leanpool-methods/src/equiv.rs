@@ -506,7 +506,7 @@ async fn attempt(
         Err(refused) => return Ok(VerifyResult::rejected(refused.to_string())),
     };
     a.trailer_lines.extend(reading);
-    match leanpool_screen::screen(&a.text, &policy.guard) {
+    match leanpool_screen::screen(&a.text, policy.screening()) {
         Ok(screened) => {
             let fixed = Some(OPTIONS);
             verify::verify_fixed(

@@ -14,7 +14,7 @@ use crate::verify::Assembled;
 use leanpool_lean::{Worker, WorkerError};
 use leanpool_protocol::method;
 use leanpool_protocol::{CheckParams, StatementParams, VerifyParams};
-use leanpool_screen::{GuardPolicy, Screened};
+use leanpool_screen::{Screened, Screening};
 use std::future::Future;
 use std::time::Duration;
 
@@ -70,12 +70,15 @@ impl<M: PoolMethod> Opened<M> {
 }
 
 /// The opening step every pool method shares: the guard reads the input's
-/// text once ([`leanpool_screen::screen`], under `guard`), which also
+/// text once ([`leanpool_screen::screen`], under `screening`), which also
 /// builds the document and its import header. A refused text is answered
 /// here, `M::rejected` with the guard's reason, without a worker. Blocking
 /// and linear in the text: the pool runs it off the async runtime.
-pub fn open<M: PoolMethod>(input: M::Input, guard: &GuardPolicy) -> Result<Opened<M>, M::Result> {
-    match leanpool_screen::screen(input.text(), guard) {
+pub fn open<M: PoolMethod>(
+    input: M::Input,
+    screening: Screening<'_>,
+) -> Result<Opened<M>, M::Result> {
+    match leanpool_screen::screen(input.text(), screening) {
         Ok(screened) => Ok(Opened {
             input,
             screened: Box::new(screened),
@@ -172,12 +175,14 @@ mod tests {
     /// answer with the guard's reason.
     #[test]
     fn open_screens_and_keys_by_header() {
-        let guard = GuardPolicy::default();
+        let guard = leanpool_screen::GuardPolicy::default();
         let text = "import Init\n-- note\ntheorem t : True := trivial\n";
-        let opened = open::<method::Check>(check(text), &guard).ok().unwrap();
+        let opened = open::<method::Check>(check(text), (&guard).into())
+            .ok()
+            .unwrap();
         assert_eq!(opened.header(), leanpool_screen::header_key(text));
         assert_eq!(opened.input.text, text);
-        let refused = open::<method::Check>(check("#eval 1\n"), &guard)
+        let refused = open::<method::Check>(check("#eval 1\n"), (&guard).into())
             .err()
             .unwrap();
         assert_eq!(refused.status, CheckStatus::Rejected);
@@ -186,7 +191,7 @@ mod tests {
                 text: "#eval 1\n".into(),
                 timeout_ms: None,
             },
-            &guard,
+            (&guard).into(),
         )
         .err()
         .unwrap();

@@ -232,7 +232,7 @@ pub async fn verify_on_with(
         Ok(a) => a,
         Err(refused) => return Ok(with_time(VerifyResult::rejected(refused.to_string()))),
     };
-    match leanpool_screen::screen(&a.text, &policy.guard) {
+    match leanpool_screen::screen(&a.text, policy.screening()) {
         Ok(screened) => {
             verify_screened(
                 worker,

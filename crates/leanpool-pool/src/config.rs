@@ -228,24 +228,16 @@ pub struct Policies {
 }
 
 impl Policies {
-    /// The guard as the pool applies it to workers of `backend`: the
-    /// configured `[guard]`, told whether the workers are native and
-    /// whether `[verdict] trust_compiler` is set (`native_decide` passes
-    /// only with both).
-    pub fn guard_for(&self, backend: BackendKind) -> GuardPolicy {
-        GuardPolicy {
-            native_backend: backend == BackendKind::Native,
-            trust_compiler: self.verdict.trust_compiler,
-            ..self.guard.clone()
-        }
-    }
-
-    /// The guard and verdict policies of a method run on one worker
-    /// outside a pool (the CLI's local commands), for workers of `backend`.
+    /// The guard and verdict policies of a method run on workers of
+    /// `backend` (the pool's, and the CLI's local commands' outside a
+    /// pool): the tables as read, and whether the workers are native
+    /// (`native_decide` passes the guard only there, and only with
+    /// `[verdict] trust_compiler`: [`leanpool_methods::Policy::screening`]).
     pub fn method_policy(&self, backend: BackendKind) -> leanpool_methods::Policy {
         leanpool_methods::Policy {
-            guard: self.guard_for(backend),
+            guard: self.guard.clone(),
             verdict: self.verdict.clone(),
+            native_backend: backend == BackendKind::Native,
         }
     }
 }

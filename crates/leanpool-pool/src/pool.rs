@@ -91,16 +91,10 @@ impl Pool {
         let per_key = crate::sizing::size(&cfg, sources, machine, None).max_workers_per_key;
         cfg.cap_prewarm(per_key.value);
         cfg.max_uses = cfg.effective_max_uses(command.backend);
-        let guard = policies.guard_for(command.backend);
+        let policy = policies.method_policy(command.backend);
         let worker_cfg = cfg.worker_config(command, &policies.sandbox);
         let inner = Arc::new(Inner::new(
-            cfg,
-            worker_cfg,
-            guard,
-            policies.verdict,
-            machine,
-            sources,
-            budget,
+            cfg, worker_cfg, policy, machine, sources, budget,
         ));
         if let Some(b) = &inner.budget {
             b.register(Arc::downgrade(&inner));
@@ -187,8 +181,8 @@ impl Pool {
         // texts are answered here, without a worker. Screening is linear
         // but a 4 MiB text still takes a while: off the async runtime's
         // threads, so it stalls no other connection.
-        let policy = inner.policy.guard.clone();
-        let opened = tokio::task::spawn_blocking(move || open::<M>(input, &policy))
+        let policy = inner.policy.clone();
+        let opened = tokio::task::spawn_blocking(move || open::<M>(input, policy.screening()))
             .await
             .map_err(|e| PoolError::Internal(format!("screening task failed: {e}")))?;
         let opened = match opened {
@@ -289,10 +283,11 @@ impl Pool {
         self.inner.cfg.isolate_by
     }
 
-    /// The input guard's policy (`[guard]`), for holders of leased workers
-    /// to screen what they send.
-    pub fn guard_policy(&self) -> &crate::GuardPolicy {
-        &self.inner.policy.guard
+    /// The input guard's policy (`[guard]`) and whether `native_decide`
+    /// passes it on this pool's workers, for holders of leased workers to
+    /// screen what they send (`Policy::screening`).
+    pub fn policy(&self) -> &leanpool_methods::Policy {
+        &self.inner.policy
     }
 
     /// The verdict policy requests are judged by (`[verdict]`).

@@ -20,8 +20,8 @@ use tokio::sync::{watch, Notify};
 
 pub(crate) struct Inner {
     pub cfg: PoolConfig,
-    /// `[guard]` as applied to this pool's workers (`Policies::guard_for`)
-    /// and `[verdict]`: what every request is screened and judged under,
+    /// `[guard]` and `[verdict]` for this pool's workers
+    /// (`Policies::method_policy`; screened with `Policy::screening`): what every request is screened and judged under,
     /// passed whole to each method (`PoolMethod::run`), so a method that
     /// screens again (`equiv`) uses the same guard policy.
     pub policy: leanpool_methods::Policy,
@@ -61,13 +61,11 @@ impl Inner {
     pub(crate) fn new(
         cfg: PoolConfig,
         worker_cfg: WorkerConfig,
-        guard: leanpool_screen::GuardPolicy,
-        verdict: leanpool_methods::VerdictPolicy,
+        policy: leanpool_methods::Policy,
         machine: Machine,
         sources: LimitSources,
         budget: Option<crate::budget::WorkerBudget>,
     ) -> Inner {
-        let policy = leanpool_methods::Policy { guard, verdict };
         Inner {
             policy,
             worker_cfg,

@@ -51,7 +51,7 @@
 //!   `Lean.ofReduceBool`, `Lean.trustCompiler`, …; `_root_.`, `«»`, `@`,
 //!   `open` forms, name literals), and `native_decide` in all its
 //!   spellings unless `[verdict] trust_compiler` is set *and* the workers
-//!   are native ([`GuardPolicy::native_backend`]), where `#print axioms`
+//!   are native ([`Screening::native_decide`]), where `#print axioms`
 //!   shows the trust in the answer.
 //! - *No caller code at elaboration time.* Lean runs compiled code while
 //!   elaborating in these places only: the commands that evaluate
@@ -227,7 +227,9 @@ impl std::fmt::Display for Rejection {
 
 impl std::error::Error for Rejection {}
 
-/// What the guard lets through beyond its built-in rules.
+/// What the guard lets through beyond its built-in rules: the config
+/// file's `[guard]` table as read (its keys and nothing else; what the
+/// pool adds at run time is in [`Screening`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GuardPolicy {
@@ -248,24 +250,34 @@ pub struct GuardPolicy {
     pub extra_attributes: Vec<String>,
     /// `#` commands to allow in addition to `#check`, `#reduce`, `#print`, ...
     pub extra_hash_commands: Vec<String>,
-    /// The operator trusts the compiler (the verdict policy's
-    /// `trust_compiler`, `[verdict]` in the daemon's config; set by the
-    /// pool from it, not configured here).
-    #[serde(skip)]
-    pub trust_compiler: bool,
-    /// Whether the workers are native Lean (set by the pool from its
-    /// `LeanCommand`, not configured): with `verdict.trust_compiler`, the
-    /// guard lets `native_decide` through there only.
-    #[serde(skip)]
-    pub native_backend: bool,
 }
 
-impl GuardPolicy {
-    /// `native_decide` and its spellings pass: the operator trusts the
-    /// compiler (`[verdict] trust_compiler`) and the workers are native,
-    /// where `#print axioms` shows that trust in the answer.
-    pub(crate) fn trusts_compiler(&self) -> bool {
-        self.trust_compiler && self.native_backend
+/// The guard as applied to one set of workers' texts: the `[guard]` table
+/// as read ([`GuardPolicy`]: the config file's shape, only its keys) and
+/// what only the code that knows the verdict policy and the workers'
+/// backend can say. Made by `leanpool_methods::Policy::screening` (the
+/// pool's and the CLI's local commands' policy); a bare `&GuardPolicy`
+/// converts into one that allows nothing beyond the table
+/// (`native_decide: false`), which is what every other screening path
+/// (`leanpool lsp`, tests, tools) means.
+#[derive(Debug, Clone, Copy)]
+pub struct Screening<'a> {
+    /// `[guard]` as read.
+    pub policy: &'a GuardPolicy,
+    /// `native_decide` and its spellings (`decide +native`,
+    /// `native := true`) pass: the operator trusts the compiler
+    /// (`[verdict] trust_compiler`) *and* the workers are native Lean,
+    /// where `#print axioms` shows that trust in the answer. `false`
+    /// otherwise.
+    pub native_decide: bool,
+}
+
+impl<'a> From<&'a GuardPolicy> for Screening<'a> {
+    fn from(policy: &'a GuardPolicy) -> Self {
+        Screening {
+            policy,
+            native_decide: false,
+        }
     }
 }
 
@@ -275,9 +287,7 @@ impl Default for GuardPolicy {
             enabled: true,
             allow_header_options: Vec::new(),
             extra_attributes: Vec::new(),
-            trust_compiler: false,
             extra_hash_commands: Vec::new(),
-            native_backend: false,
         }
     }
 }

@@ -20,6 +20,6 @@ pub mod lex {
 pub mod text;
 pub mod vocab;
 
-pub use guard::{screen, GuardPolicy, LeanText, Rejection, Screened};
+pub use guard::{screen, GuardPolicy, LeanText, Rejection, Screened, Screening};
 pub use header::{header_key, Document, DocumentError, Piece};
 pub use text::LineIndex;

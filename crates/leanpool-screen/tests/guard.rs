@@ -3,7 +3,7 @@
 //! statements of the GTED data set, comments and strings mentioning the
 //! refused words). No Lean needed.
 
-use leanpool_screen::guard::{screen, GuardPolicy, Rejection};
+use leanpool_screen::guard::{screen, GuardPolicy, Rejection, Screening};
 use proptest::prelude::*;
 
 fn check(text: &str) -> Result<(), Rejection> {
@@ -530,23 +530,32 @@ proptest! {
 }
 
 /// Issue 20 part 7: `native_decide` and its spellings pass only when the
-/// operator trusts the compiler *and* the workers are native (where
-/// `#print axioms` shows the trust); never on WASM, never by default.
+/// screening allows it (`Screening::native_decide`: the operator trusts the
+/// compiler *and* the workers are native, where `#print axioms` shows the
+/// trust; that conjunction is `leanpool_methods::Policy::screening`'s,
+/// tested there); never by default, never from a bare `[guard]` table.
 #[test]
 fn native_decide_passes_only_with_a_trusted_compiler_on_native_lean() {
     let text = "theorem t : 2 + 2 = 4 := by native_decide\n\
                 theorem u : 2 + 2 = 4 := by decide +native\n\
                 theorem v : 2 + 2 = 4 := by decide (config := { native := true })";
-    let mut p = GuardPolicy::default();
+    let p = GuardPolicy::default();
     assert_eq!(screen(text, &p).unwrap_err().construct, "native_decide");
-    p.trust_compiler = true;
-    assert!(screen(text, &p).is_err(), "WASM workers: refused even so");
-    p.native_backend = true;
-    assert!(screen(text, &p).is_ok(), "{:?}", screen(text, &p).err());
-    p.trust_compiler = false;
-    assert!(screen(text, &p).is_err());
+    let trusted = Screening {
+        policy: &p,
+        native_decide: true,
+    };
+    assert!(
+        screen(text, trusted).is_ok(),
+        "{:?}",
+        screen(text, trusted).err()
+    );
+    let untrusted = Screening {
+        native_decide: false,
+        ..trusted
+    };
+    assert!(screen(text, untrusted).is_err());
     // The trust route named directly stays refused.
-    p.trust_compiler = true;
     let direct = "example : True := Lean.ofReduceBool _ _ rfl ▸ trivial";
-    assert!(screen(direct, &p).is_err());
+    assert!(screen(direct, trusted).is_err());
 }

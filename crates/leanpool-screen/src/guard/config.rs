@@ -276,7 +276,7 @@ fn unlisted(toks: &[Token], i: usize) -> Result<(), Finding> {
 /// after them. `head`: the token starts a tactic step. `hook`: the
 /// text's first instance or notation declaration.
 /// `native`: the operator trusts the compiler on a native backend
-/// (`GuardPolicy::trusts_compiler`), so `decide`'s `native` field passes.
+/// (`Screening::native_decide`), so `decide`'s `native` field passes.
 pub(crate) fn items(
     toks: &[Token],
     i: usize,

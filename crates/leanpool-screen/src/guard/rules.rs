@@ -8,7 +8,7 @@
 
 use super::lexer::{Kind, Token};
 use super::tables::*;
-use super::GuardPolicy;
+use super::{GuardPolicy, Screening};
 use crate::vocab::COMMAND_WORDS;
 
 /// A refused construct, located by the byte offset of its first token.
@@ -144,7 +144,8 @@ pub(crate) fn header(toks: &[Token]) -> Header {
     h
 }
 
-pub(crate) fn check_all(src: &str, toks: &[Token], policy: &GuardPolicy) -> Check {
+pub(crate) fn check_all(src: &str, toks: &[Token], screening: Screening<'_>) -> Check {
+    let policy = screening.policy;
     let h = header(toks);
     import_names(src, &toks[..h.imports_end])?;
     let hook = super::config::declares_elaboration_hooks(toks);
@@ -155,12 +156,12 @@ pub(crate) fn check_all(src: &str, toks: &[Token], policy: &GuardPolicy) -> Chec
         match t.kind {
             Kind::HashCmd => hash_command(t, policy)?,
             Kind::Ident | Kind::NameLit => {
-                ident(toks, i, &h, policy)?;
+                ident(toks, i, &h, screening)?;
                 super::commands::known_command(t)?;
                 line_start(src, toks, i)?;
                 if t.kind == Kind::Ident && i >= config_end {
                     config_end =
-                        super::config::items(toks, i, heads[i], hook, policy.trusts_compiler())?;
+                        super::config::items(toks, i, heads[i], hook, screening.native_decide)?;
                 }
             }
             Kind::Symbol => symbol(toks, i, policy, config_end)?,
@@ -283,11 +284,11 @@ fn hash_command(t: &Token, policy: &GuardPolicy) -> Check {
     refuse(t, name, reason)
 }
 
-fn ident(toks: &[Token], i: usize, h: &Header, policy: &GuardPolicy) -> Check {
+fn ident(toks: &[Token], i: usize, h: &Header, screening: Screening<'_>) -> Check {
     let t = &toks[i];
     let name = t.text.as_str();
     for word in [name, base(name)] {
-        if word == "native_decide" && policy.trusts_compiler() {
+        if word == "native_decide" && screening.native_decide {
             continue;
         }
         if let Some(r) = lookup(DENY_WORDS, word) {
@@ -322,7 +323,7 @@ fn ident(toks: &[Token], i: usize, h: &Header, policy: &GuardPolicy) -> Check {
             "`meta` declarations exist only to be run by the elaborator",
         ),
         "native"
-            if !policy.trusts_compiler()
+            if !screening.native_decide
                 && ((i > 0 && is_sym(toks.get(i - 1), "+")) || is_sym(toks.get(i + 1), ":=")) =>
         {
             refuse(
@@ -332,8 +333,8 @@ fn ident(toks: &[Token], i: usize, h: &Header, policy: &GuardPolicy) -> Check {
                  and trusts the result",
             )
         }
-        "set_option" => super::options::set_option(toks, i, h, policy),
-        "attribute" if is_sym(toks.get(i + 1), "[") => attributes(toks, i + 2, policy),
+        "set_option" => super::options::set_option(toks, i, h, screening.policy),
+        "attribute" if is_sym(toks.get(i + 1), "[") => attributes(toks, i + 2, screening.policy),
         _ if NOTATION_WORDS.contains(&name) => notation_atoms(toks, i),
         _ => Ok(()),
     }

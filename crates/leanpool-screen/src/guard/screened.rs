@@ -17,7 +17,7 @@
 //! elaborates exactly what was screened" is a property of the types, not
 //! of the call sites.
 
-use super::{lexer, rules, GuardPolicy, Rejection};
+use super::{lexer, rules, Rejection, Screening};
 use crate::header::{assemble, Document, DocumentError, Piece};
 use crate::lex::Token;
 
@@ -55,20 +55,23 @@ impl LeanText {
     }
 }
 
-/// Screens a caller's whole text (header and body) under `policy` and
-/// builds the document Lean is sent. `Err` names the first refused
-/// construct (in text order) or why no faithful document can be built.
+/// Screens a caller's whole text (header and body) under `screening` (a
+/// [`Screening`], or a `&GuardPolicy`, which allows nothing beyond the
+/// `[guard]` table) and builds the document Lean is sent. `Err` names the
+/// first refused construct (in text order) or why no faithful document can
+/// be built.
 ///
-/// With `policy.enabled == false` the guard's rules are skipped (trusted
+/// With `[guard] enabled = false` the guard's rules are skipped (trusted
 /// local use, sandbox tests), but the text is still read by the lexer and
 /// the document built from its tokens: a text whose reading is ambiguous
 /// (an unterminated string, say) is refused even then. Linear in the
 /// text's length; never panics.
-pub fn screen(text: &str, policy: &GuardPolicy) -> Result<Screened, Rejection> {
+pub fn screen<'a>(text: &str, screening: impl Into<Screening<'a>>) -> Result<Screened, Rejection> {
+    let screening = screening.into();
     let tokens =
         lexer::tokenize(text).map_err(|e| Rejection::at(text, e.offset, e.construct, e.reason))?;
-    if policy.enabled {
-        rules::check_all(text, &tokens, policy)
+    if screening.policy.enabled {
+        rules::check_all(text, &tokens, screening)
             .map_err(|f| Rejection::at(text, f.offset, f.construct, f.reason))?;
     }
     let (document, document_tokens) = Document::build(text, &tokens).map_err(|e| Rejection {
@@ -84,7 +87,7 @@ pub fn screen(text: &str, policy: &GuardPolicy) -> Result<Screened, Rejection> {
         document,
         document_tokens,
         body_start,
-        guarded: policy.enabled,
+        guarded: screening.policy.enabled,
     })
 }
 
