@@ -6,36 +6,89 @@
 
 use crate::lex::{Kind, Token};
 
-/// Every keyword that starts a command or modifies the command after it
-/// (core Lean, Batteries and Mathlib). A plainly written word from this
-/// list is never a declaration's or a section's name, ends an
-/// `open A B C` run, and may not appear inside a `verify` proof.
+/// The command keywords of core Lean 4.28 (`Init`, `Std`, `Lean`): every
+/// keyword a parser of the `command` category starts with, and the
+/// declaration modifiers. Provenance (issue 20): the builtin parsers of
+/// `src/Lean/Parser/Command.lean` (`@[builtin_command_parser]
+/// leading_parser "kw "`, read at leanprover/lean4) and
+/// `Lean/Parser/Syntax.lean` (`syntax`, `macro`, `notation`, ...); the
+/// `syntax … : command` declarations of `Init`/`Std`/`Lean`, found as
+/// strings in the 4.28 `.olean`s (generated kind names such as
+/// `commandDeclare_int_theorems__` and the keywords themselves:
+/// `set_library_suggestions` in `Init/Notation`, `register_try?_tactic` in
+/// `Init/Try`, `grind_annotated` in `Init/Grind/Annotated`, ...); and
+/// Lean's own table of the `command` category's leading tokens, listed by
+/// real Lean 4.28 (see the doc of `crates/leanpool-screen/tests/vocab_oleans.rs`).
+/// `vocab_oleans` checks that every word here is still in the installed
+/// library's `.olean`s and that every generated command kind there starts
+/// with a word of [`COMMAND_WORDS`].
+///
+/// A keyword with a character an identifier cannot hold (`?`, `%`) is
+/// still one token for Lean (its token table's longest match wins over the
+/// identifier `register_try`): [`command_at`] finds it.
 #[rustfmt::skip]
-pub const COMMAND_WORDS: &[&str] = &[
-    "theorem", "lemma", "def", "example", "abbrev", "instance", "structure", "class",
-    "inductive", "axiom", "opaque", "variable", "universe", "universes", "namespace", "section",
-    "end", "open", "set_option", "import", "noncomputable", "private", "protected", "public",
-    "meta", "attribute", "mutual", "deriving", "notation", "notation3", "infix", "infixl",
-    "infixr", "prefix", "postfix", "export", "partial", "nonrec", "unsafe", "omit", "include",
-    "local", "scoped", "syntax", "macro", "macro_rules", "elab", "elab_rules",
-    "declare_syntax_cat", "initialize", "alias", "irreducible_def", "add_decl_doc",
-    "compile_inductive", "suppress_compilation", "assert_not_exists", "library_note",
-    // Further commands of core Lean 4.28, Batteries and Mathlib: none is
-    // accepted (the guard refuses each wherever it is written), and each
-    // ends an `open` run and is refused in a `verify` proof.
-    "builtin_initialize", "unif_hint", "seal", "unseal", "proof_wanted", "recall", "init_quot",
-    "declare_simp_like_tactic", "simproc", "simproc_decl", "dsimproc", "dsimproc_decl",
-    "register_simp_attr", "register_option", "register_builtin_option", "register_label_attr",
-    "register_error_explanation", "register_linter_set", "register_tactic_tag",
-    "declare_config_elab", "declare_command_config_elab", "binder_predicate", "grind_pattern",
-    "unsuppress_compilation", "assert_exists", "assert_not_imported",
-    "initialize_simps_projections", "mk_iff_of_inductive_prop", "whatsnew", "extend_docs",
-    "recommended_spelling", "declare_aesop_rule_sets", "add_aesop_rules", "erase_aesop_rules",
-    "run_cmd", "run_elab", "run_meta", "count_heartbeats", "with_weak_namespace",
-    "coinductive", "grind_propagator", "builtin_grind_propagator", "declare_uint_theorems",
-    "elab_stx_quot", "builtin_simproc", "builtin_dsimproc", "builtin_simproc_decl",
-    "builtin_dsimproc_decl", "declare_syntax_abbrev", "syntax_abbrev",
+pub const CORE_COMMAND_WORDS: &[&str] = &[
+    // Declarations and their modifiers (Lean/Parser/Command.lean).
+    "theorem", "def", "example", "abbrev", "instance", "structure", "class", "inductive",
+    "coinductive", "axiom", "opaque", "noncomputable", "private", "protected", "public", "meta",
+    "partial", "nonrec", "unsafe", "local", "scoped", "deriving",
+    // Scopes and environment (Lean/Parser/Command.lean).
+    "variable", "universe", "namespace", "section", "end", "open", "set_option", "import",
+    "attribute", "mutual", "export", "omit", "include", "initialize", "builtin_initialize",
+    "with_weak_namespace", "end_local_scope", "add_decl_doc", "assert_not_exists",
+    "assert_not_imported", "init_quot", "docs_to_verso", "register_tactic_tag",
+    "tactic_extension", "recommended_spelling", "register_error_explanation",
+    "gen_injective_theorems%",
+    // Syntax extension (Lean/Parser/Syntax.lean).
+    "syntax", "macro", "macro_rules", "elab", "elab_rules", "declare_syntax_cat", "notation",
+    "infix", "infixl", "infixr", "prefix", "postfix", "binder_predicate",
+    // `syntax … : command` of Init, Std and Lean.
+    "unif_hint", "seal", "unseal", "declare_simp_like_tactic", "simproc", "simproc_decl",
+    "dsimproc", "dsimproc_decl", "builtin_simproc", "builtin_dsimproc", "builtin_simproc_decl",
+    "builtin_dsimproc_decl", "register_simp_attr", "register_option", "register_builtin_option",
+    "register_label_attr", "register_linter_set", "declare_config_elab",
+    "declare_command_config_elab", "grind_pattern", "grind_propagator",
+    "builtin_grind_propagator", "grind_annotated", "declare_uint_theorems",
+    "declare_int_theorems", "declare_bitwise_int_theorems", "declare_bitwise_uint_theorems",
+    "declare_sint_simprocs", "declare_uint_simprocs", "gen_cnstr_fns", "elab_stx_quot",
+    "set_library_suggestions", "register_try?_tactic", "run_cmd", "run_elab", "run_meta",
 ];
+
+/// Command keywords of Batteries and Mathlib (and older spellings): a
+/// document importing them reads these as keywords too.
+#[rustfmt::skip]
+pub const LIBRARY_COMMAND_WORDS: &[&str] = &[
+    "lemma", "universes", "notation3", "alias", "irreducible_def", "compile_inductive",
+    "suppress_compilation", "unsuppress_compilation", "library_note", "proof_wanted", "recall",
+    "assert_exists", "initialize_simps_projections", "mk_iff_of_inductive_prop", "whatsnew",
+    "extend_docs", "declare_aesop_rule_sets", "add_aesop_rules", "erase_aesop_rules",
+    "count_heartbeats", "declare_syntax_abbrev", "syntax_abbrev",
+];
+
+const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < a.len() {
+        out[i] = a[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < b.len() {
+        out[i + j] = b[j];
+        j += 1;
+    }
+    out
+}
+
+const ALL_COMMAND_WORDS: [&str; CORE_COMMAND_WORDS.len() + LIBRARY_COMMAND_WORDS.len()] =
+    concat(CORE_COMMAND_WORDS, LIBRARY_COMMAND_WORDS);
+
+/// Every keyword that starts a command or modifies the command after it:
+/// [`CORE_COMMAND_WORDS`] then [`LIBRARY_COMMAND_WORDS`]. A plainly written
+/// word from this list is never a declaration's or a section's name, ends
+/// an `open A B C` run, and may not appear inside a `verify` proof; the
+/// guard refuses every one it does not accept wherever it is written.
+pub const COMMAND_WORDS: &[&str] = &ALL_COMMAND_WORDS;
 
 /// Words after which the next identifier names a new declaration.
 pub const DECLARATION_WORDS: &[&str] = &[
@@ -69,6 +122,26 @@ pub const DECLARATION_MODIFIERS: &[&str] = &[
 pub fn keyword<'a>(src: &'a str, t: &Token) -> Option<&'a str> {
     (t.kind == Kind::Ident && src.get(t.start..t.end) == Some(t.text.as_str()))
         .then(|| &src[t.start..t.end])
+}
+
+/// The command keyword Lean reads at identifier token `t`, if any: its
+/// plain word when that is one of [`COMMAND_WORDS`], or a keyword of the
+/// list holding a character no identifier has (`register_try?_tactic`,
+/// `gen_injective_theorems%`) that the text spells from `t`'s start (Lean's
+/// tokenizer takes the longest token there, so `register_try?_tactic x` is
+/// the command, not the identifier `register_try`).
+pub fn command_at(src: &str, t: &Token) -> Option<&'static str> {
+    if t.kind != Kind::Ident {
+        return None;
+    }
+    let rest = src.get(t.start..)?;
+    COMMAND_WORDS.iter().copied().find(|w| {
+        if w.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()) {
+            t.text == *w
+        } else {
+            rest.starts_with(w)
+        }
+    })
 }
 
 /// Whether `t` is one of [`COMMAND_WORDS`], written plainly.

@@ -64,16 +64,13 @@ fn accepted_list() -> String {
 }
 
 /// Rule 1: a known command keyword leanpool does not accept, anywhere.
-pub(crate) fn known_command(t: &Token) -> Check {
-    let word = t.text.as_str();
+pub(crate) fn known_command(src: &str, t: &Token) -> Check {
     // `meta` has a rule of its own (refused after the imports).
-    if t.kind != Kind::Ident
-        || !COMMAND_WORDS.contains(&word)
-        || LINE_START_WORDS.contains(&word)
-        || word == "meta"
-    {
+    let Some(word) =
+        crate::vocab::command_at(src, t).filter(|w| !LINE_START_WORDS.contains(w) && *w != "meta")
+    else {
         return Ok(());
-    }
+    };
     refuse(
         t,
         word,
@@ -276,6 +273,40 @@ mod tests {
                 "add_decl_doc",
             ),
             ("open Nat in seal Nat.add", "seal"),
+            // Core Lean 4.28 commands (issue 20), mid-line after a term.
+            (
+                "example : True := trivial set_library_suggestions (fun _ _ => pure #[])",
+                "set_library_suggestions",
+            ),
+            (
+                "example : True := trivial tactic_extension simp",
+                "tactic_extension",
+            ),
+            (
+                "example : True := trivial docs_to_verso Nat.add",
+                "docs_to_verso",
+            ),
+            (
+                "example : True := trivial grind_annotated \"x\"",
+                "grind_annotated",
+            ),
+            (
+                "example : True := trivial declare_int_theorems Int8 8",
+                "declare_int_theorems",
+            ),
+            (
+                "example : True := trivial end_local_scope",
+                "end_local_scope",
+            ),
+            // Keywords no identifier can spell: Lean's longest token wins.
+            (
+                "example : True := trivial register_try?_tactic (priority := 1) trivial",
+                "register_try?_tactic",
+            ),
+            (
+                "example : True := trivial gen_injective_theorems% Nat",
+                "gen_injective_theorems%",
+            ),
             ("set_option maxHeartbeats 10 in my_cmd x", "my_cmd"),
             ("open Nat hiding add in\n  my_cmd x", "my_cmd"),
             ("@[simp] my_cmd x", "my_cmd"),
@@ -309,5 +340,9 @@ mod tests {
         passes("theorem t : True := by\n  open Nat in\n  trivial");
         passes("theorem t (f : Nat → Nat) : f = f := by\n  have h : ∀ x ∈ [1], x = x := fun x _ => rfl\n  rfl");
         passes("noncomputable section\nopen Classical\ntheorem t : True := trivial\nend");
+        // An identifier the keyword's letters begin is not the keyword.
+        passes("theorem t (register_try : Nat) : register_try = register_try := rfl");
+        passes("theorem t (x : Nat) : x % 2 < 2 := Nat.mod_lt x (by decide)");
+        passes("def gen_injective_theorems (n : Nat) : Nat := n % 2");
     }
 }

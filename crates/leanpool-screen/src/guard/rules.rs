@@ -157,7 +157,7 @@ pub(crate) fn check_all(src: &str, toks: &[Token], screening: Screening<'_>) -> 
             Kind::HashCmd => hash_command(t, policy)?,
             Kind::Ident | Kind::NameLit => {
                 ident(toks, i, &h, screening)?;
-                super::commands::known_command(t)?;
+                super::commands::known_command(src, t)?;
                 line_start(src, toks, i)?;
                 if t.kind == Kind::Ident && i >= config_end {
                     config_end =

