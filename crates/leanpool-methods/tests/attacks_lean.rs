@@ -184,6 +184,38 @@ fn default_deny_cases() -> Vec<Case> {
             "unseal",
             Says("failed to set `[local semireducible]`"),
         ),
+        // Issue 20: core Lean 4.28 commands the vocabulary did not list
+        // passed mid-line (no allowlist meets a word after a term).
+        case(
+            "commands anywhere: `set_library_suggestions` (Init/Notation) after a term",
+            "example : True := trivial set_library_suggestions (fun _ _ => pure #[])",
+            "set_library_suggestions",
+            Says("before using the `set_library_suggestions` command"),
+        ),
+        case(
+            "commands anywhere: `tactic_extension` (Lean/Parser/Command) after a term",
+            "example : True := trivial tactic_extension simp",
+            "tactic_extension",
+            Says("Missing documentation comment"),
+        ),
+        case(
+            "commands anywhere: `register_try?_tactic` (Init/Try; also a forbidden word in guard/tables.rs)",
+            "example : True := trivial register_try?_tactic (priority := 1) trivial",
+            "register_try?_tactic",
+            Says("before using the `register_try?_tactic` command"),
+        ),
+        case(
+            "commands anywhere: `gen_injective_theorems%` (Lean/Parser/Command), one token for Lean",
+            "example : True := trivial gen_injective_theorems% Nat",
+            "gen_injective_theorems%",
+            Says("(kernel) constant has already been declared 'Nat.succ.inj'"),
+        ),
+        case(
+            "commands anywhere: `declare_int_theorems` (Init/Data/SInt/Lemmas) declares theorems",
+            "example : True := trivial declare_int_theorems Int8 8",
+            "declare_int_theorems",
+            Says("`Int8.toBitVec_inj` has already been declared"),
+        ),
         case(
             "commands anywhere: a command after `set_option … in` on one line",
             "def lpSealed2 (n : Nat) : Nat := n\nset_option maxHeartbeats 400000 in unseal lpSealed2",

@@ -139,9 +139,10 @@
 //!   anywhere. What is left: a command keyword that neither list knows,
 //!   written after a term in the middle of a declaration (telling it from
 //!   an identifier needs the imported libraries' token table); for core
-//!   Lean 4.28 the list is Lean's own (`vocab::CORE_COMMAND_WORDS`,
-//!   checked against the installed Lean by `tests/vocab_oleans.rs`), so
-//!   what is left is library commands the vocabulary does not list. Tactic
+//!   Lean 4.28 the list is taken from Lean's parsers and `.olean`s
+//!   (`vocab::CORE_COMMAND_WORDS`, checked against the installed Lean by
+//!   `tests/vocab_oleans.rs`), so what is left is mostly library commands
+//!   the vocabulary does not list. Tactic
 //!   configuration is default-deny at every tactic head
 //!   (`guard/tactic_heads.rs`: after `by`, at a tactic block's column,
 //!   after `;`, `<;>`, `·`, `try`/`all_goals`/…, `case … =>`): a tactic

@@ -8,24 +8,31 @@ use crate::lex::{Kind, Token};
 
 /// The command keywords of core Lean 4.28 (`Init`, `Std`, `Lean`): every
 /// keyword a parser of the `command` category starts with, and the
-/// declaration modifiers. Provenance (issue 20): the builtin parsers of
-/// `src/Lean/Parser/Command.lean` (`@[builtin_command_parser]
-/// leading_parser "kw "`, read at leanprover/lean4) and
-/// `Lean/Parser/Syntax.lean` (`syntax`, `macro`, `notation`, ...); the
-/// `syntax … : command` declarations of `Init`/`Std`/`Lean`, found as
-/// strings in the 4.28 `.olean`s (generated kind names such as
-/// `commandDeclare_int_theorems__` and the keywords themselves:
-/// `set_library_suggestions` in `Init/Notation`, `register_try?_tactic` in
-/// `Init/Try`, `grind_annotated` in `Init/Grind/Annotated`, ...); and
-/// Lean's own table of the `command` category's leading tokens, listed by
-/// real Lean 4.28 (see the doc of `crates/leanpool-screen/tests/vocab_oleans.rs`).
-/// `vocab_oleans` checks that every word here is still in the installed
-/// library's `.olean`s and that every generated command kind there starts
-/// with a word of [`COMMAND_WORDS`].
+/// declaration modifiers. Provenance (issue 20, sixth session): the
+/// builtin parsers of `src/Lean/Parser/Command.lean`
+/// (`@[builtin_command_parser] … leading_parser "kw "`, read at
+/// leanprover/lean4; the 4.28 `lean.wasm` holds each of these strings) and
+/// of `Lean/Parser/Syntax.lean` (`syntax`, `macro`, `notation`, ...); the
+/// `syntax … : command` declarations of `Init`/`Std`/`Lean` found in the
+/// 4.28 `.olean`s: the kinds Lean generated (`commandDeclare_int_theorems__`,
+/// `command__Unif_hint____Where_|_-⊢_`, ...) and the keywords of named ones
+/// (`set_library_suggestions` in `Init/Notation`, `register_try?_tactic` in
+/// `Init/Try`, `grind_annotated` in `Init/Grind/Annotated`). Real Lean
+/// 4.28 (file mode, `Init` only) read each keyword added then, written
+/// after `example : True := trivial`, as a command of its own, except
+/// `end_local_scope` (scoped to `Lean.Parser.Command.InternalSyntax`,
+/// listed for documents that open it). Not done: listing Lean's own
+/// table of the category's leading tokens (`#eval` of library code fails
+/// on the WASM build: its `.olean`s hold no private definitions), which is
+/// what would prove the list complete; `crates/leanpool-screen/tests/vocab_oleans.rs`
+/// checks it against the installed Lean instead: every word here is still
+/// in its `.olean`s or `lean.wasm`, and every command kind Lean generated
+/// for a `syntax … : command` there starts with a word of [`COMMAND_WORDS`].
 ///
-/// A keyword with a character an identifier cannot hold (`?`, `%`) is
-/// still one token for Lean (its token table's longest match wins over the
-/// identifier `register_try`): [`command_at`] finds it.
+/// A keyword with a character an identifier cannot hold
+/// (`gen_injective_theorems%`) is still one token for Lean (its token
+/// table's longest match wins over the identifier before the `%`):
+/// [`command_at`] finds it.
 #[rustfmt::skip]
 pub const CORE_COMMAND_WORDS: &[&str] = &[
     // Declarations and their modifiers (Lean/Parser/Command.lean).
@@ -126,17 +133,18 @@ pub fn keyword<'a>(src: &'a str, t: &Token) -> Option<&'a str> {
 
 /// The command keyword Lean reads at identifier token `t`, if any: its
 /// plain word when that is one of [`COMMAND_WORDS`], or a keyword of the
-/// list holding a character no identifier has (`register_try?_tactic`,
-/// `gen_injective_theorems%`) that the text spells from `t`'s start (Lean's
-/// tokenizer takes the longest token there, so `register_try?_tactic x` is
-/// the command, not the identifier `register_try`).
+/// list holding a character no identifier has (`gen_injective_theorems%`)
+/// that the text spells from `t`'s start (Lean's tokenizer takes the
+/// longest token there, so `gen_injective_theorems% x` is the command, not
+/// the identifier `gen_injective_theorems`). `?` and `!` continue an
+/// identifier: `register_try?_tactic` is one identifier-shaped token.
 pub fn command_at(src: &str, t: &Token) -> Option<&'static str> {
     if t.kind != Kind::Ident {
         return None;
     }
     let rest = src.get(t.start..)?;
     COMMAND_WORDS.iter().copied().find(|w| {
-        if w.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()) {
+        if w.chars().all(crate::lex::is_id_rest) {
             t.text == *w
         } else {
             rest.starts_with(w)

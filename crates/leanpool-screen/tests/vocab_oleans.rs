@@ -11,10 +11,9 @@
 //!    a `(name := …)` (`commandDeclare_int_theorems__`: `command`, then the
 //!    syntax's atoms, capitalised) starts with a listed keyword. A new core
 //!    command of that form fails here until it is listed. Commands with an
-//!    explicit name are not seen by this check; the full list was taken
-//!    from real Lean 4.28's table of the `command` category (see
-//!    `vocab::CORE_COMMAND_WORDS`), and is to be re-taken when Lean is
-//!    updated.
+//!    explicit name are not seen by this check: when Lean is updated,
+//!    read its `syntax (name := …) … : command` declarations again (see
+//!    `vocab::CORE_COMMAND_WORDS`).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

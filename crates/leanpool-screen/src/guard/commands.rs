@@ -24,25 +24,24 @@
 //!    `rules::line_start`.)
 //!
 //! Rule 1 reads a keyword as Lean's tokenizer does: the longest token
-//! wins over an identifier, so `register_try?_tactic` and
-//! `gen_injective_theorems%` are one keyword each, not the identifiers
-//! `register_try` and `gen_injective_theorems` ([`crate::vocab::command_at`]).
+//! wins over an identifier, so `gen_injective_theorems%` is one keyword,
+//! not the identifier `gen_injective_theorems` ([`crate::vocab::command_at`]).
 //!
 //! What remains (documented in the guard's threat model): a command
 //! keyword unknown to [`crate::vocab::COMMAND_WORDS`] written after a
 //! term in the middle of a declaration; telling it from an identifier
 //! needs the token table of the imported libraries. For core Lean 4.28
-//! (`Init`, `Std`, `Lean`) the list is complete:
-//! [`crate::vocab::CORE_COMMAND_WORDS`] is real Lean's own table of the
-//! `command` category's leading tokens (issue 20), and
-//! `tests/vocab_oleans.rs` checks it against the installed Lean without
-//! running it (every listed keyword is still there; every command kind
-//! Lean generated for a `syntax … : command` starts with a listed
+//! (`Init`, `Std`, `Lean`), [`crate::vocab::CORE_COMMAND_WORDS`] is
+//! taken from Lean's parsers and `.olean`s (issue 20; its doc says how),
+//! and `tests/vocab_oleans.rs` checks it against the installed Lean
+//! without running it (every listed keyword is still there; every command
+//! kind Lean generated for a `syntax … : command` starts with a listed
 //! keyword). Left: commands of imported libraries that
 //! [`crate::vocab::LIBRARY_COMMAND_WORDS`] does not list (Batteries and
-//! Mathlib commands added since, a `[projects]` library's own), and a
-//! command a later Lean declares with an explicit `(name := …)` until the
-//! table is taken again.
+//! Mathlib commands added since, a `[projects]` library's own), and a core
+//! command declared with an explicit `(name := …)` that the sources read
+//! missed or a later Lean adds (Lean's own table of the category's leading
+//! tokens was not listed: `#eval` of library code fails on the WASM build).
 
 use super::lexer::{Kind, Token};
 use super::rules::{refuse, Check, MAX_SCAN};
@@ -314,7 +313,7 @@ mod tests {
                 "example : True := trivial end_local_scope",
                 "end_local_scope",
             ),
-            // Keywords no identifier can spell: Lean's longest token wins.
+            // `?` continues an identifier; `%` does not (the longest token wins).
             (
                 "example : True := trivial register_try?_tactic (priority := 1) trivial",
                 "register_try?_tactic",
