@@ -80,14 +80,6 @@ fn slow_text(tag: &str, theorems: usize) -> String {
         .collect()
 }
 
-fn check(text: String) -> CheckParams {
-    CheckParams {
-        text,
-        timeout_ms: None,
-        timings: true,
-    }
-}
-
 fn config(workers: usize, max_uses: u64) -> String {
     // Prewarm every worker so start-up never lands inside a measurement;
     // no idle retirement during the bench.
@@ -172,7 +164,9 @@ async fn room_for(c: &Client, need: usize, max_uses: u64) -> anyhow::Result<()> 
 }
 
 async fn expect_ok(c: &Client, text: String) -> anyhow::Result<CheckResult> {
-    let r = c.request::<method::Check>(&check(text.clone())).await?;
+    let r = c
+        .request::<method::Check>(&CheckParams::new(text.clone()).with_timings())
+        .await?;
     if r.status != CheckStatus::Ok {
         bail!("expected ok for {text:?}, got {r:?}");
     }
@@ -271,7 +265,7 @@ async fn timeouts(c: &Client, n: usize, limit_ms: u64) -> anyhow::Result<Timeout
         // own work (kill, reap, answer), not a worker start.
         let st = wait_idle(c, 1, Duration::from_secs(900)).await?;
         let before: Vec<u32> = workers(&st).iter().filter_map(|w| w.0).collect();
-        let mut p = check(slow_text(&format!("to{i}"), 400));
+        let mut p = CheckParams::new(slow_text(&format!("to{i}"), 400)).with_timings();
         p.timeout_ms = Some(limit_ms);
         let t = Instant::now();
         let r = c.request::<method::Check>(&p).await?;
@@ -322,7 +316,9 @@ async fn kills(c: &Client, socket: &Path, n: usize) -> anyhow::Result<Kills> {
         let conn = Client::connect(socket).await?;
         let text = slow_text(&format!("k{i}"), 60);
         let req = tokio::spawn(async move {
-            let r = conn.request::<method::Check>(&check(text)).await;
+            let r = conn
+                .request::<method::Check>(&CheckParams::new(text).with_timings())
+                .await;
             (r, Instant::now())
         });
         // The worker that took the request.

@@ -63,20 +63,12 @@ const FIRST_TIMEOUT: Duration = Duration::from_secs(300);
 /// Limit for a whole cold `lean FILE` run (start-up included).
 const FILE_TIMEOUT: Duration = Duration::from_secs(900);
 
-fn params(text: String) -> CheckParams {
-    CheckParams {
-        text,
-        timeout_ms: None,
-        timings: false,
-    }
-}
-
 /// Checks one statement on `w`: `Ok(Some(ms))` if it is `ok`, `Ok(None)`
 /// if it timed out (the worker is then dead). Any other answer is an
 /// error: a bench that times wrong answers would be meaningless.
 async fn timed_check(w: &mut Worker, text: String, limit: Duration) -> anyhow::Result<Option<f64>> {
     let t = Instant::now();
-    let r = check_on(w, &params(text.clone()), limit).await?;
+    let r = check_on(w, &CheckParams::new(text.clone()), limit).await?;
     let elapsed = ms(t.elapsed());
     match r.status {
         CheckStatus::Ok => Ok(Some(elapsed)),

@@ -141,10 +141,11 @@ fn batch(tag: &str, n: usize, block: usize, timeouts: usize, timeout_ms: u64) ->
             _ => Kind::Sorry,
         };
         out.push(Item {
-            params: params(
-                format!("{}{}", HEADERS[h], body(&format!("{tag}{i}"), i, kind)),
-                None,
-            ),
+            params: CheckParams::new(format!(
+                "{}{}",
+                HEADERS[h],
+                body(&format!("{tag}{i}"), i, kind)
+            )),
             kind,
         });
         if placed < timeouts && i > 0 && i % every == 0 {
@@ -155,21 +156,13 @@ fn batch(tag: &str, n: usize, block: usize, timeouts: usize, timeout_ms: u64) ->
                 body(&format!("{tag}slow{placed}"), i, Kind::Timeout)
             );
             out.push(Item {
-                params: params(text, Some(timeout_ms)),
+                params: CheckParams::new(text).with_timeout_ms(timeout_ms),
                 kind: Kind::Timeout,
             });
             placed += 1;
         }
     }
     out
-}
-
-fn params(text: String, timeout_ms: Option<u64>) -> CheckParams {
-    CheckParams {
-        text,
-        timeout_ms,
-        timings: false,
-    }
 }
 
 struct Run {
@@ -403,7 +396,7 @@ impl RssSampler {
 async fn first_answer(socket: &Path) -> anyhow::Result<f64> {
     let t = Instant::now();
     let warm = Arc::new(vec![Item {
-        params: params(format!("{}{}", HEADERS[0], body("warm", 1, Kind::Ok)), None),
+        params: CheckParams::new(format!("{}{}", HEADERS[0], body("warm", 1, Kind::Ok))),
         kind: Kind::Ok,
     }]);
     run(socket, warm, 1).await?;

@@ -237,38 +237,30 @@ mod tests {
         Identity::new(&backend(Some(lib)), &json!({"guard": policy}), build).unwrap()
     }
 
-    fn check(text: &str, timeout: Option<u64>, timings: bool) -> CheckParams {
-        CheckParams {
-            text: text.into(),
-            timeout_ms: timeout,
-            timings,
-        }
-    }
-
     #[test]
     fn every_answer_input_changes_the_key() {
         let base = id("aa", "p", "b");
-        let k = key(&base, "", "check", &check("t", None, false));
+        let k = key(&base, "", "check", &CheckParams::new("t"));
         // Each field that can change an answer gives another key.
         assert_ne!(
             k,
-            key(&id("ab", "p", "b"), "", "check", &check("t", None, false))
+            key(&id("ab", "p", "b"), "", "check", &CheckParams::new("t"))
         );
         assert_ne!(
             k,
-            key(&id("aa", "q", "b"), "", "check", &check("t", None, false))
+            key(&id("aa", "q", "b"), "", "check", &CheckParams::new("t"))
         );
         assert_ne!(
             k,
-            key(&id("aa", "p", "c"), "", "check", &check("t", None, false))
+            key(&id("aa", "p", "c"), "", "check", &CheckParams::new("t"))
         );
-        assert_ne!(k, key(&base, "uid:1", "check", &check("t", None, false)));
-        assert_ne!(k, key(&base, "", "opt", &check("t", None, false)));
-        assert_ne!(k, key(&base, "", "check", &check("t ", None, false)));
+        assert_ne!(k, key(&base, "uid:1", "check", &CheckParams::new("t")));
+        assert_ne!(k, key(&base, "", "opt", &CheckParams::new("t")));
+        assert_ne!(k, key(&base, "", "check", &CheckParams::new("t ")));
         let mut v = backend(Some("aa"));
         v.version = Some("4.29.0".into());
         let other = Identity::new(&v, &json!({"guard": "p"}), "b").unwrap();
-        assert_ne!(k, key(&other, "", "check", &check("t", None, false)));
+        assert_ne!(k, key(&other, "", "check", &CheckParams::new("t")));
         // A param the method grows later counts too.
         let extra = json!({"text": "t", "mode": "x"});
         assert_ne!(k, key(&base, "", "check", &extra));
@@ -277,8 +269,16 @@ mod tests {
     #[test]
     fn timing_limit_and_switch_do_not_change_the_key() {
         let base = id("aa", "p", "b");
-        let k = key(&base, "", "check", &check("t", None, false));
-        assert_eq!(k, key(&base, "", "check", &check("t", Some(5), true)));
+        let k = key(&base, "", "check", &CheckParams::new("t"));
+        assert_eq!(
+            k,
+            key(
+                &base,
+                "",
+                "check",
+                &CheckParams::new("t").with_timeout_ms(5).with_timings()
+            )
+        );
         let with_switch = json!({"text": "t", "cache": false, "timeout_ms": 9});
         assert_eq!(k, key(&base, "", "check", &with_switch));
         // Member order does not matter: the document is canonical.
@@ -293,8 +293,8 @@ mod tests {
         let base = id("aa", "p", "b");
         // "ab" + "c" vs "a" + "bc" across partition and text.
         assert_ne!(
-            key(&base, "ab", "check", &check("c", None, false)),
-            key(&base, "a", "check", &check("bc", None, false))
+            key(&base, "ab", "check", &CheckParams::new("c")),
+            key(&base, "a", "check", &CheckParams::new("bc"))
         );
     }
 

@@ -132,14 +132,7 @@ fn requests() -> (Vec<Req>, Vec<String>) {
             native.push(full);
             continue;
         }
-        out.push(Req::Check(
-            id.clone(),
-            CheckParams {
-                text: full,
-                timeout_ms: None,
-                timings: false,
-            },
-        ));
+        out.push(Req::Check(id.clone(), CheckParams::new(full)));
         if r["n_decls"].as_u64() == Some(1) {
             out.push(Req::Verify(
                 id,
@@ -213,11 +206,7 @@ async fn honest_proofs_pass_the_daemon(cx: Ctx) {
         );
     }
     for text in native {
-        let p = CheckParams {
-            text,
-            timeout_ms: None,
-            timings: false,
-        };
+        let p = CheckParams::new(text);
         let r = client
             .request::<method::Check>(&p)
             .await

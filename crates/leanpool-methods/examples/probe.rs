@@ -44,11 +44,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     for (name, text) in args.iter().zip(&texts) {
         let t = Instant::now();
-        let p = CheckParams {
-            text: text.clone(),
-            timeout_ms: Some(timeout.as_millis() as u64),
-            timings: true,
-        };
+        let p = CheckParams::new(text.clone())
+            .with_timeout_ms(timeout.as_millis() as u64)
+            .with_timings();
         let r = check_on(&mut w, &p, timeout).await?;
         println!(
             "{name}: {:?} in {:.3} s, rss {:?} MB",

@@ -162,14 +162,6 @@ mod tests {
         assert_eq!(c.elapsed_ms, Some(12));
     }
 
-    fn check(text: &str) -> CheckParams {
-        CheckParams {
-            text: text.into(),
-            timeout_ms: None,
-            timings: false,
-        }
-    }
-
     /// The opening step screens once: an accepted text gets its canonical
     /// header (the worker's key), a refused one the method's `rejected`
     /// answer with the guard's reason.
@@ -177,12 +169,12 @@ mod tests {
     fn open_screens_and_keys_by_header() {
         let guard = leanpool_screen::GuardPolicy::default();
         let text = "import Init\n-- note\ntheorem t : True := trivial\n";
-        let opened = open::<method::Check>(check(text), (&guard).into())
+        let opened = open::<method::Check>(CheckParams::new(text), (&guard).into())
             .ok()
             .unwrap();
         assert_eq!(opened.header(), leanpool_screen::header_key(text));
         assert_eq!(opened.input.text, text);
-        let refused = open::<method::Check>(check("#eval 1\n"), (&guard).into())
+        let refused = open::<method::Check>(CheckParams::new("#eval 1\n"), (&guard).into())
             .err()
             .unwrap();
         assert_eq!(refused.status, CheckStatus::Rejected);

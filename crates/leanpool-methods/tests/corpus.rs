@@ -156,14 +156,6 @@ fn show(diags: &[Diagnostic]) -> String {
         .collect()
 }
 
-fn params(text: &str) -> CheckParams {
-    CheckParams {
-        text: text.to_string(),
-        timeout_ms: None,
-        timings: false,
-    }
-}
-
 /// Issue 11 asks for at least 40 files, every one compared.
 const MIN_COMPARED: usize = 40;
 
@@ -341,7 +333,7 @@ async fn header_matches_cold(
     );
     let t = Instant::now();
     for c in cases {
-        let r = check_on(&mut w, &params(&c.text), LIMIT)
+        let r = check_on(&mut w, &CheckParams::new(&c.text), LIMIT)
             .await
             .unwrap_or_else(|e| panic!("{}: {e}", c.name));
         // leanpool's own verdict diagnostics (`leanpool: …`: a
@@ -397,7 +389,7 @@ async fn second_worker_answers_the_same_bytes(
         t.elapsed().as_secs_f64()
     );
     for (c, (name, first)) in cases.iter().zip(first_answers) {
-        let r = check_on(&mut w, &params(&c.text), LIMIT)
+        let r = check_on(&mut w, &CheckParams::new(&c.text), LIMIT)
             .await
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let second = serde_json::to_string(&r).unwrap();

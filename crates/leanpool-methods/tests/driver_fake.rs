@@ -38,14 +38,6 @@ fn lean(text: impl AsRef<str>) -> LeanText {
         .to_lean()
 }
 
-fn params(text: &str) -> CheckParams {
-    CheckParams {
-        text: text.into(),
-        timeout_ms: None,
-        timings: false,
-    }
-}
-
 async fn diagnostics_for_each_version_and_server_requests_answered(cx: Ctx) {
     let header = "import Init\n";
     let mut w = Worker::spawn(&fake(&cx), header).await.unwrap();
@@ -109,7 +101,9 @@ async fn check_maps_to_caller_coordinates(cx: Ctx) {
     let header = leanpool_screen::header_key(caller);
     assert_eq!(header, "import Init\n");
     let mut w = Worker::spawn(&fake(&cx), &header).await.unwrap();
-    let r = check_on(&mut w, &params(caller), T).await.unwrap();
+    let r = check_on(&mut w, &CheckParams::new(caller), T)
+        .await
+        .unwrap();
     assert_eq!(r.status, CheckStatus::Error);
     assert_eq!(
         r.diagnostics[0].range.start,
@@ -122,7 +116,7 @@ async fn check_maps_to_caller_coordinates(cx: Ctx) {
     assert!(r.elapsed_ms.is_none());
     let wrong = check_on(
         &mut w,
-        &params("import Other\ntheorem a : True := trivial"),
+        &CheckParams::new("import Other\ntheorem a : True := trivial"),
         T,
     )
     .await;
@@ -134,8 +128,8 @@ async fn timeout_kills_the_whole_group(cx: Ctx) {
     let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
     let pid = w.pid();
     // The fake forks a `sleep` into its group, then never finishes.
-    let mut p = params("example : True := trivial\n-- FAKE fork\n-- FAKE hang\n");
-    p.timeout_ms = Some(500);
+    let p = CheckParams::new("example : True := trivial\n-- FAKE fork\n-- FAKE hang\n")
+        .with_timeout_ms(500);
     let r = check_on(&mut w, &p, T).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout);
     assert!(!w.is_alive());
@@ -316,7 +310,7 @@ async fn spawn_failure_is_reported(cx: Ctx) {
 
 async fn rejected_texts_never_reach_the_worker(cx: Ctx) {
     let mut w = Worker::spawn(&fake(&cx), "").await.unwrap();
-    let r = check_on(&mut w, &params("#eval IO.println \"hi\"\n"), T)
+    let r = check_on(&mut w, &CheckParams::new("#eval IO.println \"hi\"\n"), T)
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Rejected);

@@ -23,11 +23,7 @@ const HEADER: &str = "set_option maxHeartbeats 0\n";
 const LIMIT: Duration = Duration::from_secs(120);
 
 fn params(body: &str) -> CheckParams {
-    CheckParams {
-        text: format!("{HEADER}{body}"),
-        timeout_ms: None,
-        timings: true,
-    }
+    CheckParams::new(format!("{HEADER}{body}")).with_timings()
 }
 
 fn range(l0: u32, c0: u32, l1: u32, c1: u32) -> Range {
@@ -207,11 +203,11 @@ async fn twenty_sequential_requests(w: &mut Worker) {
 /// instance synthesis), and deep recursion crashes the WASM worker.
 async fn timeout_kills_the_whole_group(w: &mut Worker) {
     let pid = w.pid();
-    let mut p = params(
+    let p = params(
         "theorem slow : ∀ a < 10, ∀ b < 10, ∀ c < 10, ∀ d < 10, ∀ e < 10, ∀ f < 10, \
          a + b + c + d + e + f < 100 := by decide\n",
-    );
-    p.timeout_ms = Some(5_000);
+    )
+    .with_timeout_ms(5_000);
     let t = Instant::now();
     let r = check(w, "timeout", &p).await;
     assert_eq!(r.status, CheckStatus::Timeout, "{r:?}");

@@ -78,11 +78,7 @@ async fn attack_classes_are_never_ok_or_proved() {
 /// Every `CHECKS` text: an `ok` answer is recorded in `wrong`.
 async fn check_attacks(w: &mut Worker, policy: &Policy, wrong: &mut Vec<String>) {
     for (class, text) in CHECKS {
-        let p = CheckParams {
-            text: text.to_string(),
-            timeout_ms: None,
-            timings: false,
-        };
+        let p = CheckParams::new(*text);
         let r = check_on_with(w, &p, LIMIT, policy).await.expect(class);
         eprintln!("[check: {class}] {:?} {:?}", r.status, r.reason);
         if r.status == CheckStatus::Ok {
@@ -158,11 +154,7 @@ async fn verify_attacks(w: &mut Worker, policy: &Policy, wrong: &mut Vec<String>
 /// run for the theorem itself): `check` means "this text compiles",
 /// so it may be `ok`, but the answer's type must show the hypothesis.
 async fn hidden_hypothesis_shown(w: &mut Worker, policy: &Policy, wrong: &mut Vec<String>) {
-    let p = CheckParams {
-        text: "theorem lp19 (h : False := by exact sorry) : 2 + 2 = 5 := h.elim".into(),
-        timeout_ms: None,
-        timings: false,
-    };
+    let p = CheckParams::new("theorem lp19 (h : False := by exact sorry) : 2 + 2 = 5 := h.elim");
     let r = check_on_with(w, &p, LIMIT, policy)
         .await
         .expect("autoParam");

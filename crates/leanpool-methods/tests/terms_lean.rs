@@ -529,11 +529,7 @@ async fn send_as(
     };
     match method {
         "check" => {
-            let p = CheckParams {
-                text: text.into(),
-                timeout_ms: None,
-                timings: false,
-            };
+            let p = CheckParams::new(text);
             let r = leanpool_methods::check_on(w, &p, TIMEOUT)
                 .await
                 .expect("check");

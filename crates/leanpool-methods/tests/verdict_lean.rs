@@ -33,11 +33,7 @@ fn guard_off() -> Policy {
 }
 
 async fn check(w: &mut Worker, name: &str, text: &str) -> CheckResult {
-    let p = CheckParams {
-        text: text.into(),
-        timeout_ms: None,
-        timings: false,
-    };
+    let p = CheckParams::new(text);
     let r = check_on_with(w, &p, LIMIT, &guard_off())
         .await
         .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -421,11 +417,7 @@ async fn universe_polymorphic_statements_are_proved(w: &mut Worker) {
         eprintln!("[{name}] {}", serde_json::to_string(&r).unwrap());
         assert_eq!(r.status, VerifyStatus::Proved, "{name}: {r:?}");
         let text = format!("{header}{statement} := {proof}\n");
-        let p = CheckParams {
-            text,
-            timeout_ms: None,
-            timings: false,
-        };
+        let p = CheckParams::new(text);
         let r = check_on_with(w, &p, LIMIT, &Policy::default())
             .await
             .unwrap_or_else(|e| panic!("{name}: {e}"));

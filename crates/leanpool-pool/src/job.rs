@@ -326,11 +326,7 @@ mod tests {
     async fn answering_before_running_is_an_internal_error() {
         let (reply, rx) = Reply::new();
         let r: Box<dyn Queued> = Box::new(Request::<method::Check>::new(
-            CheckParams {
-                text: String::new(),
-                timeout_ms: None,
-                timings: false,
-            },
+            CheckParams::new(""),
             screened(""),
             reply,
             Instant::now(),
@@ -357,11 +353,7 @@ mod tests {
         assert_eq!(i.timeout(Duration::from_secs(9)), Duration::from_secs(1));
         let (reply, _rx) = Reply::new();
         let mut big = Request::<method::Check>::new(
-            CheckParams {
-                text: String::new(),
-                timeout_ms: Some(u64::MAX),
-                timings: false,
-            },
+            CheckParams::new("").with_timeout_ms(u64::MAX),
             screened(""),
             reply,
             Instant::now(),
@@ -373,11 +365,7 @@ mod tests {
         );
         let (reply, _rx) = Reply::new();
         let c = Request::<method::Check>::new(
-            CheckParams {
-                text: String::new(),
-                timeout_ms: None,
-                timings: false,
-            },
+            CheckParams::new(""),
             screened(""),
             reply,
             Instant::now(),

@@ -144,7 +144,7 @@ impl Pool {
     /// # async fn f(pool: leanpool_pool::Pool) -> Result<(), leanpool_pool::PoolError> {
     /// use leanpool_protocol::{method, CheckParams};
     /// let text = "theorem t : 1 + 1 = 2 := rfl".to_string();
-    /// let r = pool.call::<method::Check>(CheckParams { text, timeout_ms: None, timings: false }).await?;
+    /// let r = pool.call::<method::Check>(CheckParams::new(text)).await?;
     /// # Ok(()) }
     /// ```
     pub async fn call<M: PoolMethod>(&self, params: M::Params) -> Result<M::Result, PoolError> {

@@ -53,14 +53,6 @@ fn lean_workers_on_machine() -> usize {
         .count()
 }
 
-fn req(text: impl Into<String>) -> CheckParams {
-    CheckParams {
-        text: text.into(),
-        timeout_ms: None,
-        timings: false,
-    }
-}
-
 fn pids_of(pool: &Pool, header: &str) -> Vec<u32> {
     pool.status()
         .keys
@@ -228,7 +220,7 @@ async fn prewarm_without_a_spare(pool: &Pool) {
 async fn sigkill_mid_request_is_answered_from_the_retry(pool: &Pool) {
     let p = pool.clone();
     let k = tokio::spawn(async move {
-        p.call::<method::Check>(req(format!("{H}{}", decide_cases(3))))
+        p.call::<method::Check>(CheckParams::new(format!("{H}{}", decide_cases(3))))
             .await
     });
     let t = Instant::now();
@@ -274,7 +266,7 @@ async fn two_headers_and_an_overload(pool: &Pool) -> Vec<u32> {
     ));
     let p = pool.clone();
     let b1 = tokio::spawn(async move {
-        p.call::<method::Check>(req(format!(
+        p.call::<method::Check>(CheckParams::new(format!(
             "{NAT}theorem b (n : Nat) : n + 0 = n := by simp\n"
         )))
         .await
@@ -287,7 +279,10 @@ async fn two_headers_and_an_overload(pool: &Pool) -> Vec<u32> {
     })
     .await;
     let same = "-- same imports\nimport Init  \n\nset_option maxHeartbeats 0\nopen Real\ntheorem b2 : 1 = 1 := rfl\n";
-    let e = pool.call::<method::Check>(req(same)).await.unwrap_err();
+    let e = pool
+        .call::<method::Check>(CheckParams::new(same))
+        .await
+        .unwrap_err();
     assert!(
         matches!(
             e,
@@ -299,7 +294,9 @@ async fn two_headers_and_an_overload(pool: &Pool) -> Vec<u32> {
         "{e:?}"
     );
     let a = pool
-        .call::<method::Check>(req(format!("{H}theorem a : 2 + 2 = 4 := rfl\n")))
+        .call::<method::Check>(CheckParams::new(format!(
+            "{H}theorem a : 2 + 2 = 4 := rfl\n"
+        )))
         .await
         .unwrap();
     assert_eq!(a.status, CheckStatus::Ok);
@@ -326,7 +323,9 @@ async fn two_headers_and_an_overload(pool: &Pool) -> Vec<u32> {
 /// recycles it.
 async fn max_uses_recycles(pool: &Pool, p_nat: &[u32]) {
     let bad = pool
-        .call::<method::Check>(req(format!("{NAT}\ntheorem c : 2 + 2 = 5 := by decide\n")))
+        .call::<method::Check>(CheckParams::new(format!(
+            "{NAT}\ntheorem c : 2 + 2 = 5 := by decide\n"
+        )))
         .await
         .unwrap();
     assert_eq!(bad.status, CheckStatus::Error);
@@ -336,7 +335,9 @@ async fn max_uses_recycles(pool: &Pool, p_nat: &[u32]) {
     );
     assert_eq!(pool.status().counters.recycles, 0);
     let r = pool
-        .call::<method::Check>(req(format!("{NAT}theorem b3 : 3 = 3 := rfl\n")))
+        .call::<method::Check>(CheckParams::new(format!(
+            "{NAT}theorem b3 : 3 = 3 := rfl\n"
+        )))
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Ok);
@@ -357,8 +358,7 @@ async fn max_uses_recycles(pool: &Pool, p_nat: &[u32]) {
 /// (No spare here: memory is short.)
 async fn timeout_kills_and_replaces(pool: &Pool) {
     let before = pids_of(pool, K_H);
-    let mut p = req(format!("{H}{}", decide_cases(4)));
-    p.timeout_ms = Some(3000);
+    let p = CheckParams::new(format!("{H}{}", decide_cases(4))).with_timeout_ms(3000);
     let r = pool.call::<method::Check>(p).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout);
     assert_eq!(pool.status().counters.timeouts, 1);
@@ -476,7 +476,10 @@ async fn recycled_worker_next_request_served_by_the_spare(
         "set_option maxRecDepth 1000\nopen List\ntheorem r2 : 2 + 2 = 4 := rfl\n".to_string(),
     ];
     for text in variants {
-        let r = pool.call::<method::Check>(req(text)).await.unwrap();
+        let r = pool
+            .call::<method::Check>(CheckParams::new(text))
+            .await
+            .unwrap();
         assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
     }
     let c = pool.status().counters;
@@ -507,14 +510,15 @@ async fn recycled_worker_next_request_served_by_the_spare(
 async fn timed_out_worker_next_request_served_by_the_spare(pool: &Pool) {
     wait_until("replacement spare ready", SPARES_LIMIT, || both_up(pool)).await;
     let (serving, spare) = roles(pool, K_H);
-    let mut p = req(format!("{H}{}", decide_cases(4)));
-    p.timeout_ms = Some(2000);
+    let p = CheckParams::new(format!("{H}{}", decide_cases(4))).with_timeout_ms(2000);
     assert_eq!(
         pool.call::<method::Check>(p).await.unwrap().status,
         CheckStatus::Timeout
     );
     let r = pool
-        .call::<method::Check>(req(format!("{H}theorem after : 1 = 1 := rfl\n")))
+        .call::<method::Check>(CheckParams::new(format!(
+            "{H}theorem after : 1 = 1 := rfl\n"
+        )))
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");

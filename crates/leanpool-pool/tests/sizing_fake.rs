@@ -24,14 +24,6 @@ fn sized_cfg() -> PoolConfig {
     }
 }
 
-fn req(text: &str) -> CheckParams {
-    CheckParams {
-        text: text.into(),
-        timeout_ms: None,
-        timings: false,
-    }
-}
-
 async fn finish(pool: Pool) {
     pool.shutdown(Duration::from_secs(5)).await;
     procs::assert_no_workers_left().await;
@@ -49,7 +41,7 @@ async fn sized_limits_follow_the_measured_worker(cx: Ctx) {
     assert_ne!(before.max_workers.source, LimitSource::Configured);
     assert_eq!(pool.status().max_workers, before.max_workers.value);
     let r = pool
-        .call::<method::Check>(req("theorem a : True := trivial\n"))
+        .call::<method::Check>(CheckParams::new("theorem a : True := trivial\n"))
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Ok);
@@ -84,7 +76,7 @@ async fn sized_limits_follow_the_measured_worker(cx: Ctx) {
 async fn one_import_set_gets_the_sized_workers(cx: Ctx) {
     let pool = cx.fake_pool(sized_cfg());
     // Measure a worker first (the limit then follows the cores here).
-    pool.call::<method::Check>(req("theorem w : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem w : True := trivial\n"))
         .await
         .unwrap();
     let n = pool.status().limits.unwrap().max_workers_per_key.value;
@@ -92,7 +84,9 @@ async fn one_import_set_gets_the_sized_workers(cx: Ctx) {
         let pool = pool.clone();
         async move {
             let text = format!("theorem t{i} : True := trivial\n-- FAKE sleep 400\n");
-            pool.call::<method::Check>(req(&text)).await.unwrap()
+            pool.call::<method::Check>(CheckParams::new(&text))
+                .await
+                .unwrap()
         }
     });
     for r in futures_join(calls).await {

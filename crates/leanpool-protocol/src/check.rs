@@ -113,6 +113,37 @@ pub struct CheckParams {
     pub timings: bool,
 }
 
+impl CheckParams {
+    /// A `check` of `text` with the daemon's default time limit and no
+    /// timings (the request that gives the same bytes each time).
+    ///
+    /// ```
+    /// use leanpool_protocol::CheckParams;
+    /// let p = CheckParams::new("theorem t : 1 = 1 := rfl").with_timeout_ms(60_000);
+    /// assert_eq!(p.timeout_ms, Some(60_000));
+    /// assert!(!p.timings);
+    /// ```
+    pub fn new(text: impl Into<String>) -> Self {
+        CheckParams {
+            text: text.into(),
+            timeout_ms: None,
+            timings: false,
+        }
+    }
+
+    /// The same request with its own time limit in milliseconds.
+    pub fn with_timeout_ms(mut self, ms: u64) -> Self {
+        self.timeout_ms = Some(ms);
+        self
+    }
+
+    /// The same request asking for `elapsed_ms` and `worker_us`.
+    pub fn with_timings(mut self) -> Self {
+        self.timings = true;
+        self
+    }
+}
+
 /// Result of `check`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckResult {

@@ -103,7 +103,7 @@ struct Calls {
 /// # async fn round_trip() -> Result<(), leanpool_rpc::ClientError> {
 /// let client = Client::connect("/tmp/lp.sock").await?;
 /// let text = "theorem t : 1 + 1 = 2 := rfl\n".to_string();
-/// let p = CheckParams { text, timeout_ms: Some(60_000), timings: false };
+/// let p = CheckParams::new(text).with_timeout_ms(60_000);
 /// let r = client.request::<method::Check>(&p).await?;
 /// assert_eq!(r.status, CheckStatus::Ok);
 /// // `gted` needs no Lean: the daemon scores two operator trees itself.

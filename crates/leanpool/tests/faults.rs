@@ -58,14 +58,6 @@ fn slow(tag: &str, theorems: usize) -> String {
         .collect()
 }
 
-fn req(text: String) -> CheckParams {
-    CheckParams {
-        text,
-        timeout_ms: None,
-        timings: false,
-    }
-}
-
 fn workers(st: &StatusResult) -> Vec<(Option<u32>, WorkerState)> {
     st.pool
         .keys
@@ -161,8 +153,8 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
     let cap = w.rss_cap_bytes.expect("status shows the memory cap");
     assert!(cap > 629145600 && w.rss_bytes.unwrap() < cap, "{w:?}");
     let r = c
-        .request::<method::Check>(&req(
-            "theorem small (a b : Nat) : a + b = b + a := by omega\n".into(),
+        .request::<method::Check>(&CheckParams::new(
+            "theorem small (a b : Nat) : a + b = b + a := by omega\n",
         ))
         .await
         .unwrap();
@@ -172,7 +164,7 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
     // worker replaced, the daemon up.
     let t = Instant::now();
     let e = c
-        .request::<method::Check>(&req(EATS_MEMORY.into()))
+        .request::<method::Check>(&CheckParams::new(EATS_MEMORY))
         .await
         .unwrap_err();
     let m = worker_failed(&e);
@@ -202,7 +194,7 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
     if st.daemon.backend.kind == leanpool_protocol::BackendInfoKind::Wasm {
         let t = Instant::now();
         let e = c
-            .request::<method::Check>(&req(PANICS.into()))
+            .request::<method::Check>(&CheckParams::new(PANICS))
             .await
             .unwrap_err();
         let m = worker_failed(&e);
@@ -257,7 +249,7 @@ async fn sigkill_mid_request(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
             Client::connect(&d.socket).await.unwrap(),
         );
         let running = tokio::spawn(async move {
-            c1.request::<method::Check>(&req(slow(&format!("k{i}"), 60)))
+            c1.request::<method::Check>(&CheckParams::new(slow(&format!("k{i}"), 60)))
                 .await
         });
         wait_for(c, "victim busy", Duration::from_secs(120), |w| {
@@ -266,7 +258,7 @@ async fn sigkill_mid_request(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
         .await;
         // Queued behind the victim's request: must be answered too.
         let queued = tokio::spawn(async move {
-            c2.request::<method::Check>(&req(format!(
+            c2.request::<method::Check>(&CheckParams::new(format!(
                 "theorem q{i} : {i} + 1 = {} := rfl\n",
                 i + 1
             )))
@@ -325,8 +317,7 @@ async fn timeout_interrupts_lean_and_keeps_the_worker(
     let spawns = st.pool.counters.spawns;
     seen.push(before);
     // 250 theorems: under the 256-declaration cap (MAX_DECLARATIONS).
-    let mut p = req(slow("slow", 250));
-    p.timeout_ms = Some(1500);
+    let p = CheckParams::new(slow("slow", 250)).with_timeout_ms(1500);
     let t = Instant::now();
     let r = c.request::<method::Check>(&p).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout, "{r:?}");
@@ -337,7 +328,9 @@ async fn timeout_interrupts_lean_and_keeps_the_worker(
     assert!(r.reason.as_deref().unwrap_or("").contains("1500"), "{r:?}");
     let t = Instant::now();
     let r = c
-        .request::<method::Check>(&req("theorem after_timeout : 2 + 2 = 4 := rfl\n".into()))
+        .request::<method::Check>(&CheckParams::new(
+            "theorem after_timeout : 2 + 2 = 4 := rfl\n",
+        ))
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
@@ -350,8 +343,8 @@ async fn timeout_interrupts_lean_and_keeps_the_worker(
         t.elapsed()
     );
     let r = c
-        .request::<method::Check>(&req(
-            "theorem after_timeout_false : 2 + 2 = 5 := by decide\n".into(),
+        .request::<method::Check>(&CheckParams::new(
+            "theorem after_timeout_false : 2 + 2 = 5 := by decide\n",
         ))
         .await
         .unwrap();
@@ -455,7 +448,7 @@ async fn keep_checking(
     // At least 2 answers, and until told to stop (after the restart).
     while answered < 2 || !stop.load(std::sync::atomic::Ordering::SeqCst) {
         i += 1;
-        let p = serde_json::to_value(req(format!(
+        let p = serde_json::to_value(CheckParams::new(format!(
             "theorem c{k}_{i} : {i} + {k} = {} := rfl\n",
             i + k
         )))

@@ -28,13 +28,9 @@ const CONFIG: &str = "[guard]\nenabled = false\n\n[pool]\nmax_workers = 1\nmax_w
 
 async fn check(c: &Client, body: &str) -> CheckResult {
     let text = format!("{HEADER}{body}\n");
-    c.request::<method::Check>(&CheckParams {
-        text,
-        timeout_ms: None,
-        timings: false,
-    })
-    .await
-    .unwrap()
+    c.request::<method::Check>(&CheckParams::new(text))
+        .await
+        .unwrap()
 }
 
 fn messages(r: &CheckResult) -> String {
@@ -150,11 +146,7 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
     assert_eq!(before.compromised, 0, "{before:?}");
     let forge = forged_frame_text();
     let e = c
-        .request::<method::Check>(&CheckParams {
-            text: format!("{HEADER}{forge}\n"),
-            timeout_ms: None,
-            timings: false,
-        })
+        .request::<method::Check>(&CheckParams::new(format!("{HEADER}{forge}\n")))
         .await
         .expect_err("the forged frame was not noticed");
     let rpc = match e {

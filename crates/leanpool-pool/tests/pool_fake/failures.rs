@@ -4,7 +4,7 @@ use super::*;
 
 pub(crate) async fn crash_once_is_retried_on_a_fresh_worker(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let before = pids(&pool, "");
@@ -21,7 +21,9 @@ pub(crate) async fn crash_once_is_retried_on_a_fresh_worker(cx: Ctx) {
 pub(crate) async fn crash_twice_is_worker_failed(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     let e = pool
-        .call::<method::Check>(req("theorem a : True := trivial\n-- FAKE crash\n"))
+        .call::<method::Check>(CheckParams::new(
+            "theorem a : True := trivial\n-- FAKE crash\n",
+        ))
         .await
         .unwrap_err();
     assert!(
@@ -47,13 +49,13 @@ pub(crate) async fn crash_twice_is_worker_failed(cx: Ctx) {
 /// fresh worker with a correct verdict.
 pub(crate) async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     for (n, verb) in [(1, "forge_version"), (2, "forge_answer")] {
         let before = pids(&pool, "");
         let e = pool
-            .call::<method::Check>(req(format!(
+            .call::<method::Check>(CheckParams::new(format!(
                 "theorem a : True := trivial\n-- FAKE {verb}\n"
             )))
             .await
@@ -76,7 +78,9 @@ pub(crate) async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
         wait_until("compromised worker gone", || !procs::alive(before[0])).await;
         // The next caller gets a fresh worker and the true verdict.
         let r = pool
-            .call::<method::Check>(req("theorem bad : True := trivial\n-- FAKE error\n"))
+            .call::<method::Check>(CheckParams::new(
+                "theorem bad : True := trivial\n-- FAKE error\n",
+            ))
             .await
             .unwrap();
         assert_eq!(r.status, CheckStatus::Error, "{verb}");
@@ -91,7 +95,7 @@ pub(crate) async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
 /// suspect, so it is replaced, and the next check gets a fresh one.
 pub(crate) async fn unreadable_answer_is_unexpected_answer(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let before = pids(&pool, "");

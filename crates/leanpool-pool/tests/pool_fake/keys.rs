@@ -5,10 +5,10 @@ use super::*;
 pub(crate) async fn two_headers_two_workers(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     let (a, b) = tokio::join!(
-        pool.call::<method::Check>(req(
+        pool.call::<method::Check>(CheckParams::new(
             "import A\ntheorem a : True := trivial\n-- FAKE sleep 200\n"
         )),
-        pool.call::<method::Check>(req(
+        pool.call::<method::Check>(CheckParams::new(
             "import B\ntheorem b : True := trivial\n-- FAKE sleep 200\n"
         )),
     );
@@ -19,7 +19,7 @@ pub(crate) async fn two_headers_two_workers(cx: Ctx) {
     assert_ne!(pa, pb);
     // Same header up to comments/blank lines/trailing spaces: same worker.
     let r = pool
-        .call::<method::Check>(req(
+        .call::<method::Check>(CheckParams::new(
             "-- hi\nimport A   \n\ntheorem c : True := trivial\n-- FAKE error\n",
         ))
         .await
@@ -29,7 +29,7 @@ pub(crate) async fn two_headers_two_workers(cx: Ctx) {
     // Workers are keyed by the imports only: other header commands travel
     // with the request (issue 12 part 3).
     let r = pool
-        .call::<method::Check>(req("import A\nopen Real Nat\nset_option maxHeartbeats 0\nuniverse u\ntheorem d : True := trivial\n"))
+        .call::<method::Check>(CheckParams::new("import A\nopen Real Nat\nset_option maxHeartbeats 0\nuniverse u\ntheorem d : True := trivial\n"))
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Ok);
@@ -48,23 +48,23 @@ pub(crate) async fn attack_isolated_callers_never_share_a_worker(cx: Ctx) {
     });
     let (alice, mallory) = (pool.as_caller("uid:1000"), pool.as_caller("uid:6666"));
     alice
-        .call::<method::Check>(req("theorem a : True := trivial\n"))
+        .call::<method::Check>(CheckParams::new("theorem a : True := trivial\n"))
         .await
         .unwrap();
     let pa = last_served(&cx);
     mallory
-        .call::<method::Check>(req("theorem m : True := trivial\n"))
+        .call::<method::Check>(CheckParams::new("theorem m : True := trivial\n"))
         .await
         .unwrap();
     let pm = last_served(&cx);
-    pool.call::<method::Check>(req("theorem s : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem s : True := trivial\n"))
         .await
         .unwrap();
     let ps = last_served(&cx);
     assert!(pa != pm && pm != ps && pa != ps, "{pa} {pm} {ps}");
     // The same tag on another handle: the same worker again.
     pool.as_caller("uid:1000")
-        .call::<method::Check>(req("theorem a2 : True := trivial\n"))
+        .call::<method::Check>(CheckParams::new("theorem a2 : True := trivial\n"))
         .await
         .unwrap();
     assert_eq!(last_served(&cx), pa);
@@ -98,7 +98,7 @@ pub(crate) async fn concurrent_mix_every_request_answered(cx: Ctx) {
         let text = format!("{header}theorem t{i} : True := trivial\n{fault}-- id {i}\n");
         let p = pool.clone();
         tasks.push(tokio::spawn(async move {
-            (i, p.call::<method::Check>(req(text)).await)
+            (i, p.call::<method::Check>(CheckParams::new(text)).await)
         }));
     }
     for t in tasks {

@@ -4,10 +4,10 @@ use super::*;
 
 pub(crate) async fn lru_idle_worker_evicted_for_new_header(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    pool.call::<method::Check>(req("import A\ntheorem a : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("import A\ntheorem a : True := trivial\n"))
         .await
         .unwrap();
-    pool.call::<method::Check>(req("import B\ntheorem b : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("import B\ntheorem b : True := trivial\n"))
         .await
         .unwrap();
     let pb = pids(&pool, "import B\n");
@@ -36,7 +36,7 @@ pub(crate) async fn idle_timeout_keeps_prewarm_minimum(cx: Ctx) {
     let pool = cx.fake_pool(cfg);
     // The prewarm worker starts without any request.
     wait_idle_worker_of(&pool, "import P\n").await;
-    pool.call::<method::Check>(req("import Q\ntheorem q : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("import Q\ntheorem q : True := trivial\n"))
         .await
         .unwrap();
     wait_until("Q retired", || pids(&pool, "import Q\n").is_empty()).await;
@@ -96,7 +96,9 @@ pub(crate) async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
 pub(crate) async fn failed_start_is_answered(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     let e = pool
-        .call::<method::Check>(req("import FakeDieOnOpen\ntheorem a : True := trivial\n"))
+        .call::<method::Check>(CheckParams::new(
+            "import FakeDieOnOpen\ntheorem a : True := trivial\n",
+        ))
         .await
         .unwrap_err();
     assert!(matches!(e, PoolError::SpawnFailed(_)), "{e:?}");
@@ -117,7 +119,7 @@ pub(crate) async fn graceful_shutdown_finishes_queued_work(cx: Ctx) {
     assert_eq!(a.await.unwrap().unwrap().status, CheckStatus::Ok);
     assert_eq!(b.await.unwrap().unwrap().status, CheckStatus::Ok);
     assert_eq!(
-        pool.call::<method::Check>(req("theorem c : True := trivial\n"))
+        pool.call::<method::Check>(CheckParams::new("theorem c : True := trivial\n"))
             .await
             .unwrap_err(),
         PoolError::ShuttingDown
@@ -162,7 +164,7 @@ pub(crate) async fn rlimit_as_is_applied(cx: Ctx) {
         rlimit_as_bytes: Some(64 << 30),
         ..base_cfg()
     });
-    pool.call::<method::Check>(req("theorem a : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem a : True := trivial\n"))
         .await
         .unwrap();
     let pid = pids(&pool, "")[0];
@@ -173,7 +175,10 @@ pub(crate) async fn rlimit_as_is_applied(cx: Ctx) {
 pub(crate) async fn guard_rejection_touches_no_worker(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     for text in ["#eval 1 + 1\n", "open Bad\nrun_cmd pure ()\n"] {
-        let r = pool.call::<method::Check>(req(text)).await.unwrap();
+        let r = pool
+            .call::<method::Check>(CheckParams::new(text))
+            .await
+            .unwrap();
         assert_eq!(r.status, CheckStatus::Rejected, "{text}");
         assert!(r.reason.is_some_and(|m| !m.is_empty()));
     }

@@ -77,14 +77,6 @@ fn last_served(cx: &Ctx) -> u32 {
         .unwrap()
 }
 
-fn req(text: impl Into<String>) -> CheckParams {
-    CheckParams {
-        text: text.into(),
-        timeout_ms: None,
-        timings: false,
-    }
-}
-
 /// Pids of the workers of `header` (canonical form), in slot order.
 fn pids(pool: &Pool, header: &str) -> Vec<u32> {
     pool.status()
@@ -112,7 +104,7 @@ async fn warm_pool(cx: &Ctx, timeout_grace_ms: u64) -> (Pool, u32) {
         timeout_grace_ms,
         ..base_cfg()
     });
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let first = last_served(cx);
@@ -121,13 +113,15 @@ async fn warm_pool(cx: &Ctx, timeout_grace_ms: u64) -> (Pool, u32) {
 
 /// The status of `text` checked on `pool` (which must answer it).
 async fn status_of(pool: &Pool, text: &str) -> CheckStatus {
-    pool.call::<method::Check>(req(text)).await.unwrap().status
+    pool.call::<method::Check>(CheckParams::new(text))
+        .await
+        .unwrap()
+        .status
 }
 
 /// The status of `text` checked on `pool` with a `timeout_ms` limit.
 async fn status_within(pool: &Pool, text: &str, timeout_ms: u64) -> CheckStatus {
-    let mut p = req(text);
-    p.timeout_ms = Some(timeout_ms);
+    let p = CheckParams::new(text).with_timeout_ms(timeout_ms);
     pool.call::<method::Check>(p).await.unwrap().status
 }
 
@@ -138,7 +132,7 @@ fn spawn_check(
     text: &'static str,
 ) -> tokio::task::JoinHandle<Result<leanpool_protocol::CheckResult, PoolError>> {
     let pool = pool.clone();
-    tokio::spawn(async move { pool.call::<method::Check>(req(text)).await })
+    tokio::spawn(async move { pool.call::<method::Check>(CheckParams::new(text)).await })
 }
 
 /// Waits until some worker of `pool` is busy.
@@ -155,7 +149,10 @@ async fn wait_busy(what: &str, pool: &Pool) {
 /// Checks `text` (which allocates past the cap) on `pool`: the worker is
 /// killed for its memory and the caller is told so.
 async fn assert_memory_cap_kill(pool: &Pool, text: &str) {
-    let e = pool.call::<method::Check>(req(text)).await.unwrap_err();
+    let e = pool
+        .call::<method::Check>(CheckParams::new(text))
+        .await
+        .unwrap_err();
     assert!(
         matches!(e, PoolError::WorkerFailed { cause: FailureCause::MemoryCap, ref message } if message.contains("memory limit")),
         "{e:?}"

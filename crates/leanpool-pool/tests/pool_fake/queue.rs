@@ -9,9 +9,11 @@ pub(crate) async fn max_uses_recycles(cx: Ctx) {
     });
     let mut seen = vec![];
     for i in 0..3 {
-        pool.call::<method::Check>(req(format!("theorem t{i} : True := trivial\n")))
-            .await
-            .unwrap();
+        pool.call::<method::Check>(CheckParams::new(format!(
+            "theorem t{i} : True := trivial\n"
+        )))
+        .await
+        .unwrap();
         // Log lines are "<pid> <last line>": which process served it.
         let log = cx.log_text();
         let pid: u32 = log
@@ -45,7 +47,7 @@ pub(crate) async fn full_queue_is_overloaded(cx: Ctx) {
     })
     .await;
     let e = pool
-        .call::<method::Check>(req("theorem c : True := trivial\n"))
+        .call::<method::Check>(CheckParams::new("theorem c : True := trivial\n"))
         .await
         .unwrap_err();
     assert_eq!(
@@ -69,12 +71,12 @@ pub(crate) async fn dropped_request_is_skipped(cx: Ctx) {
     // The caller of b goes away while b waits in the queue.
     let gone = tokio::time::timeout(
         Duration::from_millis(100),
-        pool.call::<method::Check>(req("theorem dropped_b : True := trivial\n")),
+        pool.call::<method::Check>(CheckParams::new("theorem dropped_b : True := trivial\n")),
     )
     .await;
     assert!(gone.is_err());
     let c = pool
-        .call::<method::Check>(req("theorem c : True := trivial\n"))
+        .call::<method::Check>(CheckParams::new("theorem c : True := trivial\n"))
         .await
         .unwrap();
     assert_eq!(c.status, CheckStatus::Ok);
@@ -125,7 +127,7 @@ pub(crate) async fn attack_disconnect_leaving_lean_computing_kills_the_worker(cx
     let (pool, first) = warm_pool(&cx, 1_500).await;
     let p1 = pool.clone();
     let a = tokio::spawn(async move {
-        p1.call::<method::Check>(req(
+        p1.call::<method::Check>(CheckParams::new(
             "theorem gone : True := trivial\n-- FAKE spin_bg\n-- FAKE sleep 400\n",
         ))
         .await

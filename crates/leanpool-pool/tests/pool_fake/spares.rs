@@ -6,7 +6,7 @@ use super::*;
 /// waited for), and the replacement comes up as the new spare.
 pub(crate) async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
     let pool = cx.fake_pool(spares_cfg());
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let first = last_served(&cx);
@@ -19,7 +19,7 @@ pub(crate) async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
     .await;
     let (_, spare) = roles(&pool, "");
     // Sequential requests stay on the serving worker: the spare stays unused.
-    pool.call::<method::Check>(req("theorem again : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem again : True := trivial\n"))
         .await
         .unwrap();
     assert_eq!(last_served(&cx), first);
@@ -66,7 +66,7 @@ pub(crate) async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
         timeout_grace_ms: 0,
         ..spares_cfg()
     });
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let cold = pool.status().counters.cold_waits;
@@ -82,7 +82,7 @@ pub(crate) async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
         .await,
         CheckStatus::Timeout
     );
-    pool.call::<method::Check>(req("theorem b : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem b : True := trivial\n"))
         .await
         .unwrap();
     assert_ne!(last_served(&cx), victim);
@@ -94,7 +94,7 @@ pub(crate) async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
     let victim = roles(&pool, "").0[0];
     // Up to three uses of the serving worker: recycled after the third.
     for t in ["c", "d", "e", "f"] {
-        pool.call::<method::Check>(req(format!("theorem {t} : True := trivial\n")))
+        pool.call::<method::Check>(CheckParams::new(format!("theorem {t} : True := trivial\n")))
             .await
             .unwrap();
     }
@@ -115,7 +115,7 @@ pub(crate) async fn no_spare_when_memory_is_short(cx: Ctx) {
         spare_memory_margin_bytes: u64::MAX / 4,
         ..spares_cfg()
     });
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     // The event: the supervisor has planned this key's spare and refused it.
@@ -141,7 +141,7 @@ pub(crate) async fn spare_yields_to_another_header(cx: Ctx) {
         max_workers: Some(2),
         ..spares_cfg()
     });
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;

@@ -9,12 +9,12 @@ pub(crate) async fn timeout_replaces_the_worker(cx: Ctx) {
         timeout_grace_ms: 0,
         ..base_cfg()
     });
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let before = pids(&pool, "");
-    let mut p = req("theorem a : True := trivial\n-- FAKE sleep 5000\n");
-    p.timeout_ms = Some(200);
+    let p =
+        CheckParams::new("theorem a : True := trivial\n-- FAKE sleep 5000\n").with_timeout_ms(200);
     let r = pool.call::<method::Check>(p).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout);
     assert!(r.reason.unwrap().contains("200 ms"));
@@ -41,8 +41,8 @@ pub(crate) async fn timeout_replaces_the_worker(cx: Ctx) {
 /// answer).
 pub(crate) async fn timeout_interrupted_keeps_the_worker(cx: Ctx) {
     let (pool, first) = warm_pool(&cx, 5_000).await;
-    let mut p = req("theorem a : True := trivial\n-- FAKE error\n-- FAKE sleep 1500\n");
-    p.timeout_ms = Some(200);
+    let p = CheckParams::new("theorem a : True := trivial\n-- FAKE error\n-- FAKE sleep 1500\n")
+        .with_timeout_ms(200);
     let t = std::time::Instant::now();
     let r = pool.call::<method::Check>(p).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout, "{r:?}");
@@ -52,7 +52,7 @@ pub(crate) async fn timeout_interrupted_keeps_the_worker(cx: Ctx) {
         t.elapsed()
     );
     let r = pool
-        .call::<method::Check>(req("theorem b : True := trivial\n"))
+        .call::<method::Check>(CheckParams::new("theorem b : True := trivial\n"))
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
@@ -95,13 +95,13 @@ pub(crate) async fn timeout_interrupt_lets_the_spare_serve(cx: Ctx) {
         timeout_grace_ms: 8_000,
         ..spares_cfg()
     });
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
     let (serving, spare) = roles(&pool, "");
-    let mut p = req("theorem a : True := trivial\n-- FAKE sleep 3000\n");
-    p.timeout_ms = Some(200);
+    let p =
+        CheckParams::new("theorem a : True := trivial\n-- FAKE sleep 3000\n").with_timeout_ms(200);
     let t = std::time::Instant::now();
     assert_eq!(
         pool.call::<method::Check>(p).await.unwrap().status,
@@ -165,8 +165,8 @@ pub(crate) async fn timeout_in_the_barrier_keeps_the_worker(cx: Ctx) {
 /// killed and replaced, and the next request is answered by the new one.
 pub(crate) async fn timeout_grace_expires_kills_and_replaces(cx: Ctx) {
     let (pool, first) = warm_pool(&cx, 1_000).await;
-    let mut p = req("theorem a : True := trivial\n-- FAKE sleep 30000\n");
-    p.timeout_ms = Some(200);
+    let p =
+        CheckParams::new("theorem a : True := trivial\n-- FAKE sleep 30000\n").with_timeout_ms(200);
     let t = std::time::Instant::now();
     assert_eq!(
         pool.call::<method::Check>(p).await.unwrap().status,
@@ -225,19 +225,18 @@ pub(crate) async fn timeout_ms_is_clamped_to_the_configured_range(cx: Ctx) {
         ..base_cfg()
     };
     let pool = cx.fake_pool(cfg);
-    pool.call::<method::Check>(req("theorem warm : True := trivial\n"))
+    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
         .await
         .unwrap();
     let before = pids(&pool, "");
-    let mut p = req("theorem a : True := trivial\n-- FAKE sleep 300\n");
-    p.timeout_ms = Some(1);
+    let p = CheckParams::new("theorem a : True := trivial\n-- FAKE sleep 300\n").with_timeout_ms(1);
     assert_eq!(
         pool.call::<method::Check>(p).await.unwrap().status,
         CheckStatus::Ok
     );
     assert_eq!(pids(&pool, ""), before, "the worker was killed");
-    let mut p = req("theorem b : True := trivial\n-- FAKE sleep 10000\n");
-    p.timeout_ms = Some(u64::MAX);
+    let p = CheckParams::new("theorem b : True := trivial\n-- FAKE sleep 10000\n")
+        .with_timeout_ms(u64::MAX);
     let r = pool.call::<method::Check>(p).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout);
     assert!(r.reason.as_deref().unwrap().contains("2000 ms"), "{r:?}");

@@ -219,11 +219,7 @@ fn report_policies(command: &LeanCommand, args: &Args, problems: &mut Vec<String
 /// `--deep`: start a worker under `sandbox` and check a theorem.
 async fn deep_check(command: &LeanCommand, sandbox: SandboxConfig, problems: &mut Vec<String>) {
     let started = Instant::now();
-    let params = CheckParams {
-        text: DEEP_TEXT.into(),
-        timeout_ms: None,
-        timings: false,
-    };
+    let params = CheckParams::new(DEEP_TEXT);
     let mut cfg = WorkerConfig::new(command.clone());
     cfg.sandbox = sandbox;
     match check_once(&cfg, &params, Duration::from_secs(120)).await {

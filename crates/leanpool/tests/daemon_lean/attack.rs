@@ -21,11 +21,7 @@ pub(crate) async fn attack_disconnect_does_not_stall_the_next_caller(d: &Daemon,
     let slow = "theorem slow : ∀ a < 10, ∀ b < 10, ∀ c < 10, ∀ d < 10, ∀ e < 10, ∀ f < 10, \
                 a + b + c + d + e + f < 100 := by decide\n";
     let attacker = Client::connect(&d.socket).await.unwrap();
-    let p = CheckParams {
-        text: slow.into(),
-        timeout_ms: Some(600_000),
-        timings: false,
-    };
+    let p = CheckParams::new(slow).with_timeout_ms(600_000);
     let running = tokio::spawn(async move { attacker.request::<method::Check>(&p).await });
     // Wait for the event (the worker busy with it), not for a fixed time.
     loop {
@@ -43,11 +39,7 @@ pub(crate) async fn attack_disconnect_does_not_stall_the_next_caller(d: &Daemon,
     let _ = running.await;
     // The next caller is answered (not after the attacker's 600 s limit)...
     let r = c
-        .request::<method::Check>(&CheckParams {
-            text: ok(7),
-            timeout_ms: None,
-            timings: false,
-        })
+        .request::<method::Check>(&CheckParams::new(ok(7)))
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");

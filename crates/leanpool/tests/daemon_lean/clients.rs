@@ -20,11 +20,7 @@ pub(crate) async fn concurrent_clients_share_one_worker(d: &Daemon) {
                 };
                 mine.spawn(async move {
                     let r = c
-                        .request::<method::Check>(&CheckParams {
-                            text,
-                            timeout_ms: None,
-                            timings: false,
-                        })
+                        .request::<method::Check>(&CheckParams::new(text))
                         .await
                         .unwrap();
                     assert_eq!(r.status, want, "statement {i}: {r:?}");
