@@ -9,6 +9,7 @@
 //! (`leanpool_testkit::harness::main`).
 
 use leanpool_daemon::{DaemonConfig, Lean};
+use leanpool_protocol::lsp_error;
 use leanpool_protocol::ErrorCode;
 use leanpool_testkit::daemon::Daemon;
 use leanpool_testkit::harness::{fake_policies, fake_pool_config, Ctx};
@@ -196,7 +197,7 @@ async fn eval_text_is_answered_never_sent(c: &mut Conn, l: &Leased) {
     c.send(&json!({"jsonrpc": "2.0", "id": "h0", "method": "textDocument/hover", "params": hover(uri)}))
         .await;
     let m = c.until("the hover's error", |m| m["id"] == "h0").await;
-    assert_eq!(m["error"]["code"], -32803, "{m}");
+    assert_eq!(m["error"]["code"], lsp_error::REQUEST_FAILED, "{m}");
 }
 
 /// An incremental edit (the tunnel takes whole texts only), a didOpen, a

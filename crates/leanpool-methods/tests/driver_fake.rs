@@ -9,7 +9,7 @@
 
 use leanpool_lean::{proc, Worker, WorkerConfig, WorkerError};
 use leanpool_methods::check_on;
-use leanpool_protocol::{CheckParams, CheckStatus, Position};
+use leanpool_protocol::{lsp_error, CheckParams, CheckStatus, Position};
 use leanpool_screen::guard::GuardPolicy;
 use leanpool_screen::LeanText;
 use leanpool_testkit::fake_lean::CHATTY;
@@ -283,7 +283,7 @@ async fn rpc_call_connects_and_passes_big_session_ids(cx: Ctx) {
     );
     let err = w.request("no/such", json!({}), T).await;
     assert!(
-        matches!(err, Err(WorkerError::Lsp { code: -32601, .. })),
+        matches!(err, Err(WorkerError::Lsp { code, .. }) if code == lsp_error::METHOD_NOT_FOUND),
         "{err:?}"
     );
     w.kill().await;

@@ -31,3 +31,29 @@ pub const LEAN_RPC_NEEDS_RECONNECT: i64 = -32900;
 /// (the text was refused, no text was sent yet, the worker stopped, the
 /// request ran past its time limit).
 pub const REQUEST_FAILED: i64 = -32803;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wire values, pinned here once (tests elsewhere name the
+    /// constants): JSON-RPC's and LSP's numbers, Lean's reconnect code.
+    #[test]
+    fn codes_are_the_specified_numbers() {
+        let codes = [
+            PARSE_ERROR,
+            INVALID_REQUEST,
+            METHOD_NOT_FOUND,
+            INVALID_PARAMS,
+            INTERNAL_ERROR,
+            REQUEST_CANCELLED,
+            CONTENT_MODIFIED,
+            REQUEST_FAILED,
+            LEAN_RPC_NEEDS_RECONNECT,
+        ];
+        let specified = [
+            -32700, -32600, -32601, -32602, -32603, -32800, -32801, -32803, -32900,
+        ];
+        assert_eq!(codes, specified);
+    }
+}

@@ -75,6 +75,7 @@
 //! `FakeDieOnOpen` makes the worker exit 4 at `didOpen` (a worker that
 //! cannot start).
 
+use leanpool_protocol::lsp_error;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -250,7 +251,7 @@ impl<W: Write> Fake<W> {
     /// reconnect when the session is not the fake's.
     fn rpc_call(&mut self, id: Value, params: &Value) {
         if params["sessionId"] != json!(RPC_SESSION) {
-            self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32900, "message": "reconnect"}}));
+            self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": lsp_error::LEAN_RPC_NEEDS_RECONNECT, "message": "reconnect"}}));
         } else {
             let echo = json!({"method": params["method"], "position": params["position"], "params": params["params"]});
             self.answer(&id, echo);
@@ -269,7 +270,7 @@ impl<W: Write> Fake<W> {
             if m.starts_with("textDocument/") || m.starts_with("$/lean/") {
                 self.answer(id, json!({}));
             } else {
-                self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("no {m}")}}));
+                self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": lsp_error::METHOD_NOT_FOUND, "message": format!("no {m}")}}));
             }
         }
     }

@@ -13,6 +13,7 @@ mod daemon_support;
 use daemon_support::{
     alive, quiet_or_gone, slow_theorems, slow_theorems_round, Daemon, Lean, Rules,
 };
+use leanpool_protocol::lsp_error;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -254,7 +255,7 @@ fn before_first_text(b: &mut Tunnel, uri: &str, rules: &mut Rules) {
         let ans = b.request(id, m, p, SHORT);
         rules.check(
             "clean lease: no request before the holder's first text",
-            is_error(&ans, -32803),
+            is_error(&ans, lsp_error::REQUEST_FAILED),
             format!("{m}: {ans}"),
         );
     }
@@ -299,14 +300,14 @@ fn method_and_param_rules(b: &mut Tunnel, uri: &str, rules: &mut Rules) {
     );
     rules.check(
         "method allowlist",
-        is_error(&ans, -32601) && ans.to_string().contains("lease"),
+        is_error(&ans, lsp_error::METHOD_NOT_FOUND) && ans.to_string().contains("lease"),
         &ans,
     );
     let other = json!({ "textDocument": { "uri": "file:///etc/passwd" } });
     let ans = b.request("p1", "textDocument/documentSymbol", other, SHORT);
     rules.check(
         "param rules: only the leased document",
-        is_error(&ans, -32602),
+        is_error(&ans, lsp_error::INVALID_PARAMS),
         &ans,
     );
 }
@@ -321,7 +322,7 @@ fn resolve_and_rpc_rules(b: &mut Tunnel, uri: &str, rules: &mut Rules) {
     let ans = b.request("r1", "codeAction/resolve", forged, SHORT);
     rules.check(
         "codeAction/resolve: only data Lean issued through the lease",
-        is_error(&ans, -32602),
+        is_error(&ans, lsp_error::INVALID_PARAMS),
         &ans,
     );
     let s = b.request("c1", "$/lean/rpc/connect", json!({ "uri": uri }), SHORT);
@@ -334,7 +335,7 @@ fn resolve_and_rpc_rules(b: &mut Tunnel, uri: &str, rules: &mut Rules) {
     let ans = b.request("c2", "$/lean/rpc/call", rpc("rtlMin"), SHORT);
     rules.check(
         "RPC: only Lean's builtin procedures",
-        is_error(&ans, -32602),
+        is_error(&ans, lsp_error::INVALID_PARAMS),
         &ans,
     );
     let ans = b.request(
@@ -369,7 +370,7 @@ fn imports_and_positions(b: &mut Tunnel, uri: &str, version: i64, rules: &mut Ru
     let ans = b.request("h1", "textDocument/hover", far, Duration::from_secs(10));
     rules.check(
         "positions inside the text",
-        is_error(&ans, -32602) && t.elapsed() < Duration::from_secs(5),
+        is_error(&ans, lsp_error::INVALID_PARAMS) && t.elapsed() < Duration::from_secs(5),
         &ans,
     );
     let ans = b.request("h2", "textDocument/hover", at(uri, 5, 10), SHORT);
@@ -396,7 +397,7 @@ fn time_limit(b: &mut Tunnel, uri: &str, version: i64, pid: u64, rules: &mut Rul
         "per-request time limit",
         // The limit's own answer: the CPU budget ending the lease answers
         // -32803 too, and must not pass for it.
-        is_error(&ans, -32803)
+        is_error(&ans, lsp_error::REQUEST_FAILED)
             && ans["error"]["message"].to_string().contains("per request")
             && took >= Duration::from_secs(14)
             && took < Duration::from_secs(30),

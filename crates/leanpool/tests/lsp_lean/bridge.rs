@@ -5,6 +5,7 @@ use crate::daemon_support::editor::Editor;
 use crate::daemon_support::{Daemon, Lean, Rules};
 use crate::limits;
 use crate::{pos, rpc, CONFIG, SHORT, URI};
+use leanpool_protocol::lsp_error;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -90,7 +91,7 @@ fn forged_provider(lsp: &mut Editor, rules: &mut Rules, path: &str) {
     let ans = lsp.request("codeAction/resolve", forged, SHORT);
     rules.check(
         "codeAction/resolve: only data Lean issued",
-        ans["error"]["code"] == -32602,
+        ans["error"]["code"] == lsp_error::INVALID_PARAMS,
         format!("{path}: {ans}"),
     );
     let s = lsp.result("$/lean/rpc/connect", json!({ "uri": URI }), SHORT);
@@ -99,7 +100,7 @@ fn forged_provider(lsp: &mut Editor, rules: &mut Rules, path: &str) {
     let ans = lsp.request("$/lean/rpc/call", call, SHORT);
     rules.check(
         "RPC: only Lean's builtin procedures",
-        ans["error"]["code"] == -32602,
+        ans["error"]["code"] == lsp_error::INVALID_PARAMS,
         format!("{path}: {ans}"),
     );
 }
@@ -121,7 +122,8 @@ fn far_positions(lsp: &mut Editor, rules: &mut Rules, path: &str) {
         let ans = lsp.try_request(m, p, Duration::from_secs(10));
         rules.check(
             "positions inside the text",
-            ans.as_ref().is_some_and(|a| a["error"]["code"] == -32602)
+            ans.as_ref()
+                .is_some_and(|a| a["error"]["code"] == lsp_error::INVALID_PARAMS)
                 && t.elapsed() < Duration::from_secs(5),
             format!("{path}: {m}: {ans:?}"),
         );
@@ -187,7 +189,9 @@ fn bridge_order_and_imports(
             d["diagnostics"]
                 .to_string()
                 .contains("imports the lease was granted for")
-        }) && h.as_ref().is_some_and(|h| h["error"]["code"] == -32803)
+        }) && h
+            .as_ref()
+            .is_some_and(|h| h["error"]["code"] == lsp_error::REQUEST_FAILED)
             && lsp.log_count("document on a leased worker") == leases,
         format!("{path}: {d:?}, then hover {h:?}"),
     );

@@ -4,6 +4,7 @@
 use crate::daemon_support::editor::Editor;
 use crate::daemon_support::{alive, children_of};
 use crate::{first_error, messages, pos, wait_for, CONFIG, SHORT, TEXT, URI};
+use leanpool_protocol::lsp_error;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -99,7 +100,7 @@ pub(crate) fn answers(lsp: &mut Editor) {
 
     // Documents that are not open: a proper error, not silence.
     let r = lsp.request("textDocument/hover", json!({ "textDocument": { "uri": "file:///nope.lean" }, "position": { "line": 0, "character": 0 } }), short);
-    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(r["error"]["code"], lsp_error::INVALID_PARAMS, "{r}");
 }
 
 /// Edits: an incremental one fixing the error, one the guard refuses
@@ -230,7 +231,7 @@ pub(crate) fn close_and_exit(lsp: &mut Editor, worker: i32) {
         !alive(worker)
     });
     let r = lsp.request("$/lean/plainGoal", pos(2, 2), short);
-    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(r["error"]["code"], lsp_error::INVALID_PARAMS, "{r}");
 
     lsp.result("shutdown", Value::Null, short);
     lsp.notify("exit", Value::Null);
