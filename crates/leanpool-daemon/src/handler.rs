@@ -292,6 +292,7 @@ impl Handler for PoolHandler {
             limits: self.lease_limits.clone(),
             guard: pool.policy().guard.clone(),
             native_decide: pool.policy().screening().native_decide,
+            library: pool.policy().library.clone(),
             leases: self.leases.clone(),
             slot,
             conn: ctx.conn,

@@ -107,6 +107,9 @@ pub struct LeaseTunnel {
     /// (`leanpool_screen::Screening::native_decide`, as the pool screens:
     /// `[verdict] trust_compiler` on native Lean).
     pub native_decide: bool,
+    /// The command keywords of the pool's libraries
+    /// (`leanpool_screen::Screening::library`, as the pool screens).
+    pub library: Arc<leanpool_screen::vocab::LibraryCommands>,
     /// The imports the lease was granted for (the header key).
     pub imports: String,
     /// The lease's caps.
@@ -150,6 +153,7 @@ struct Session {
     raw: RawSender,
     guard: GuardPolicy,
     native_decide: bool,
+    library: Arc<leanpool_screen::vocab::LibraryCommands>,
     leases: Arc<Leases>,
 }
 
@@ -169,6 +173,7 @@ impl LeaseTunnel {
             permit,
             guard,
             native_decide,
+            library,
             imports,
             limits,
             leases,
@@ -190,6 +195,7 @@ impl LeaseTunnel {
             raw: worker.raw_sender(),
             guard,
             native_decide,
+            library,
             leases: leases.clone(),
         };
         leases.granted.fetch_add(1, Ordering::SeqCst);
@@ -381,10 +387,12 @@ impl Session {
     async fn screen_and_send(&mut self, edit: Edit, out: &TunnelOut) -> Result<(), ()> {
         let policy = self.guard.clone();
         let native_decide = self.native_decide;
+        let library = self.library.clone();
         let screened = tokio::task::spawn_blocking(move || {
             let screening = guard::Screening {
                 policy: &policy,
                 native_decide,
+                library: &library,
             };
             let r = guard::screen(&edit.text, screening);
             (r, edit)

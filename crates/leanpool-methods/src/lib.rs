@@ -38,6 +38,11 @@ pub struct Policy {
     /// so only there may `verdict.trust_compiler` let `native_decide`
     /// through the guard. Default `false`.
     pub native_backend: bool,
+    /// The command keywords of the workers' libraries, read from their
+    /// `.olean`s (`leanpool_screen::vocab::LibraryCommands::for_lean_path`
+    /// of the workers' `LEAN_PATH`, when the pool is made; a failed read
+    /// refuses every text). Default: none beyond the static vocabulary.
+    pub library: std::sync::Arc<leanpool_screen::vocab::LibraryCommands>,
 }
 
 impl Policy {
@@ -48,6 +53,7 @@ impl Policy {
         Screening {
             policy: &self.guard,
             native_decide: self.verdict.trust_compiler && self.native_backend,
+            library: &self.library,
         }
     }
 }

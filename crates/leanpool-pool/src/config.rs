@@ -238,6 +238,7 @@ impl Policies {
             guard: self.guard.clone(),
             verdict: self.verdict.clone(),
             native_backend: backend == BackendKind::Native,
+            library: Default::default(),
         }
     }
 }

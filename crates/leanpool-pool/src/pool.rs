@@ -91,7 +91,12 @@ impl Pool {
         let per_key = crate::sizing::size(&cfg, sources, machine, None).max_workers_per_key;
         cfg.cap_prewarm(per_key.value);
         cfg.max_uses = cfg.effective_max_uses(command.backend);
-        let policy = policies.method_policy(command.backend);
+        let mut policy = policies.method_policy(command.backend);
+        // The libraries' command keywords (issue 20): read once, here,
+        // from the workers' LEAN_PATH; a failed read refuses every text.
+        policy.library = Arc::new(leanpool_screen::vocab::LibraryCommands::for_lean_path(
+            command.lean_path().as_deref(),
+        ));
         let worker_cfg = cfg.worker_config(command, &policies.sandbox);
         let inner = Arc::new(Inner::new(
             cfg, worker_cfg, policy, machine, sources, budget,

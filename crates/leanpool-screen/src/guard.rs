@@ -136,13 +136,16 @@
 //!   `… in`, an attribute block, a modifier or a doc comment, the word
 //!   must be an accepted command), and every command keyword of core Lean,
 //!   Batteries and Mathlib that leanpool does not accept is refused
-//!   anywhere. What is left: a command keyword that neither list knows,
-//!   written after a term in the middle of a declaration (telling it from
-//!   an identifier needs the imported libraries' token table); for core
-//!   Lean 4.28 the list is taken from Lean's parsers and `.olean`s
-//!   (`vocab::CORE_COMMAND_WORDS`, checked against the installed Lean by
-//!   `tests/vocab_oleans.rs`), so what is left is mostly library commands
-//!   the vocabulary does not list. Tactic
+//!   anywhere, and so is every command keyword of the libraries a text
+//!   imports, read from their `.olean`s when the pool is made
+//!   ([`crate::vocab::LibraryCommands`]: Mathlib's, a `[projects]`
+//!   library's own `syntax … : command`; a failed read refuses every
+//!   text). What is left: a library command whose syntax starts with no
+//!   keyword, or whose keyword is also another category's token or a
+//!   builtin term keyword, written after a term; builtin (compiled-in)
+//!   commands of a later Lean the static list lacks; `leanpool lsp`'s
+//!   own documents, screened with the static list only
+//!   (`guard/commands.rs`). Tactic
 //!   configuration is default-deny at every tactic head
 //!   (`guard/tactic_heads.rs`: after `by`, at a tactic block's column,
 //!   after `;`, `<;>`, `·`, `try`/`all_goals`/…, `case … =>`): a tactic
@@ -274,13 +277,22 @@ pub struct Screening<'a> {
     /// where `#print axioms` shows that trust in the answer. `false`
     /// otherwise.
     pub native_decide: bool,
+    /// The command keywords of the workers' libraries, read from their
+    /// `.olean`s when the pool was made
+    /// ([`crate::vocab::LibraryCommands`]): each is refused anywhere in a
+    /// text that imports its module, unless leanpool accepts it. Empty
+    /// (only the static vocabulary) for a bare `&GuardPolicy`.
+    pub library: &'a crate::vocab::LibraryCommands,
 }
 
 impl<'a> From<&'a GuardPolicy> for Screening<'a> {
     fn from(policy: &'a GuardPolicy) -> Self {
+        static NONE: std::sync::LazyLock<crate::vocab::LibraryCommands> =
+            std::sync::LazyLock::new(Default::default);
         Screening {
             policy,
             native_decide: false,
+            library: &NONE,
         }
     }
 }

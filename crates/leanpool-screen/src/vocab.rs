@@ -6,6 +6,11 @@
 
 use crate::lex::{Kind, Token};
 
+mod library;
+mod olean;
+
+pub use library::{LibraryCommands, ScanError, TERM_KEYWORDS};
+
 /// The command keywords of core Lean 4.28 (`Init`, `Std`, `Lean`): every
 /// keyword a parser of the `command` category starts with, and the
 /// declaration modifiers. Provenance (issue 20, sixth session): the
@@ -59,6 +64,11 @@ pub const CORE_COMMAND_WORDS: &[&str] = &[
     "declare_int_theorems", "declare_bitwise_int_theorems", "declare_bitwise_uint_theorems",
     "declare_sint_simprocs", "declare_uint_simprocs", "gen_cnstr_fns", "elab_stx_quot",
     "set_library_suggestions", "register_try?_tactic", "run_cmd", "run_elab", "run_meta",
+    // Found by the runtime scan of the 4.28 `.olean`s (`LibraryCommands`,
+    // seventh session): named `syntax (name := …) … : command` of `Lean`.
+    "reprove", "test_extern", "show_panel_widgets", "norm_cast_add_elim", "register_grind_attr",
+    "reset_grind_attrs%", "simproc_pattern%", "builtin_simproc_pattern%",
+    "declare_config_getter", "aux_def",
 ];
 
 /// Command keywords of Batteries and Mathlib (and older spellings): a

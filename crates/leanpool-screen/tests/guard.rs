@@ -542,8 +542,8 @@ fn native_decide_passes_only_with_a_trusted_compiler_on_native_lean() {
     let p = GuardPolicy::default();
     assert_eq!(screen(text, &p).unwrap_err().construct, "native_decide");
     let trusted = Screening {
-        policy: &p,
         native_decide: true,
+        ..Screening::from(&p)
     };
     assert!(
         screen(text, trusted).is_ok(),

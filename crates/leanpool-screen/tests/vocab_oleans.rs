@@ -19,7 +19,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use leanpool_screen::vocab::{COMMAND_WORDS, CORE_COMMAND_WORDS};
+use leanpool_screen::vocab::{LibraryCommands, COMMAND_WORDS, CORE_COMMAND_WORDS};
 
 /// Strings of the form `command[_]*[A-Z]…` in the core `.olean`s that are
 /// declarations or fields, not generated syntax kinds. A new one fails
@@ -190,5 +190,98 @@ fn every_generated_command_kind_starts_with_a_listed_keyword() {
         unlisted.is_empty(),
         "command kinds of this Lean whose keyword is not in vocab::CORE_COMMAND_WORDS (list the \
          keyword, or the name in NOT_SYNTAX_KINDS if it is no syntax kind): {unlisted:#?}"
+    );
+}
+
+/// The runtime scan (`vocab::LibraryCommands`, what a pool reads from its
+/// workers' `LEAN_PATH`) over the installed library: it finds the
+/// commands Lean's `syntax … : command` declarations add, named ones too
+/// (`register_try?_tactic` is `(name := registerTryTactic)`), scoped ones
+/// (`end_local_scope`), keywords holding `%`, each only for a document
+/// that imports its module (`package` is Lake's: a keyword under
+/// `import Lake`, an identifier otherwise); and the static list has every
+/// core one (a word the scan finds and the list lacks was a hole of the
+/// static list: `reprove`, `test_extern`, ... were found so).
+#[test]
+fn the_library_scan_finds_the_commands_of_the_imported_modules() {
+    let dir = wasm_dir().join("lib");
+    let t = std::time::Instant::now();
+    let found = LibraryCommands::scan(&[dir]).unwrap();
+    let core = found.words_for(&["Lean".into(), "Std".into()]);
+    eprintln!(
+        "{} modules scanned in {:?}: {} command keywords ({} under Init/Std/Lean), keywordless \
+         parsers: {:?}",
+        found.modules(),
+        t.elapsed(),
+        found.words().len(),
+        core.len(),
+        found.keywordless()
+    );
+    for w in [
+        "register_try?_tactic",
+        "reprove",
+        "declare_int_theorems",
+        "end_local_scope",
+        "reset_grind_attrs%",
+        "run_cmd",
+    ] {
+        assert!(core.contains(w), "{w} not found: {core:?}");
+    }
+    for w in [
+        "theorem", "by", "in", "with", "where", "simp", "private", "_", "if", "package",
+    ] {
+        assert!(
+            !core.contains(w),
+            "{w} is no command keyword of Init/Std/Lean"
+        );
+    }
+    let init = found.words_for(&[]);
+    assert!(init.contains("register_try?_tactic") && !init.contains("reprove"));
+    let lake = found.words_for(&["Lake".into()]);
+    assert!(lake.contains("package") && lake.contains("lean_lib") && !lake.contains("if"));
+    let unlisted: Vec<_> = core
+        .iter()
+        .filter(|w| !COMMAND_WORDS.contains(&w.as_str()))
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "core commands the scan finds and vocab::CORE_COMMAND_WORDS lacks: {unlisted:?}"
+    );
+}
+
+/// The guard refuses a library's command keyword written after a term
+/// (where no command-start rule looks), in a document that imports it,
+/// when it screens with the scan: Lake's `lean_lib`, which no static list
+/// has. Without the scan (a bare `&GuardPolicy`) the same text passes:
+/// the rule is the scan's. And the word stays an identifier for a
+/// document that does not import Lake.
+#[test]
+fn a_library_command_after_a_term_is_refused_with_the_scan() {
+    use leanpool_screen::{screen, GuardPolicy, Screening};
+    let scan = LibraryCommands::scan(&[wasm_dir().join("lib")]).unwrap();
+    let policy = GuardPolicy::default();
+    let screening = Screening {
+        library: &scan,
+        ..Screening::from(&policy)
+    };
+    let attack = "import Lake\nexample : True := trivial lean_lib Evil where\n";
+    let r = screen(attack, screening).unwrap_err();
+    assert_eq!(r.construct, "lean_lib", "{r}");
+    assert!(r.reason.contains("imported libraries"), "{r}");
+    assert!(
+        screen(attack, &policy).is_ok(),
+        "the static vocabulary alone does not know `lean_lib`"
+    );
+    let honest = "theorem t (lean_lib package : Nat) : lean_lib + package = package + lean_lib := \
+                  Nat.add_comm _ _\n";
+    assert!(
+        screen(honest, screening).is_ok(),
+        "{:?}",
+        screen(honest, screening).err()
+    );
+    let unknown = LibraryCommands::for_lean_path(Some("/nonexistent-dir-is-skipped"));
+    assert!(
+        unknown.failed().is_none(),
+        "a missing LEAN_PATH entry is skipped, as Lean does"
     );
 }

@@ -27,21 +27,22 @@
 //! wins over an identifier, so `gen_injective_theorems%` is one keyword,
 //! not the identifier `gen_injective_theorems` ([`crate::vocab::command_at`]).
 //!
-//! What remains (documented in the guard's threat model): a command
-//! keyword unknown to [`crate::vocab::COMMAND_WORDS`] written after a
-//! term in the middle of a declaration; telling it from an identifier
-//! needs the token table of the imported libraries. For core Lean 4.28
-//! (`Init`, `Std`, `Lean`), [`crate::vocab::CORE_COMMAND_WORDS`] is
-//! taken from Lean's parsers and `.olean`s (issue 20; its doc says how),
-//! and `tests/vocab_oleans.rs` checks it against the installed Lean
-//! without running it (every listed keyword is still there; every command
-//! kind Lean generated for a `syntax … : command` starts with a listed
-//! keyword). Left: commands of imported libraries that
-//! [`crate::vocab::LIBRARY_COMMAND_WORDS`] does not list (Batteries and
-//! Mathlib commands added since, a `[projects]` library's own), and a core
-//! command declared with an explicit `(name := …)` that the sources read
-//! missed or a later Lean adds (Lean's own table of the category's leading
-//! tokens was not listed: `#eval` of library code fails on the WASM build).
+//! Rule 1 knows two vocabularies: the static one
+//! ([`crate::vocab::COMMAND_WORDS`]: core Lean 4.28, checked against the
+//! installed Lean by `tests/vocab_oleans.rs`, and the Batteries/Mathlib
+//! commands listed by hand) and the command keywords of the libraries the
+//! text imports, read from their `.olean`s when the pool is made
+//! ([`crate::vocab::LibraryCommands`]: every `syntax … : command` /
+//! `macro` / `elab` of every module on the workers' `LEAN_PATH`, Mathlib
+//! and a `[projects]` library's own commands included; a failed read
+//! refuses every text). What remains (documented in the guard's threat
+//! model): a library command whose syntax starts with no keyword, or
+//! whose keyword is also a token of another category's parser or a
+//! builtin term keyword (`LibraryCommands::words_for`), written after a
+//! term; builtin commands of a later Lean not in the static list (the
+//! scan sees `syntax` declarations, not `@[builtin_command_parser]`s); and
+//! screening paths that do not pass the pool's scan (`leanpool lsp`'s own
+//! documents screen with the static list only).
 
 use super::lexer::{Kind, Token};
 use super::rules::{refuse, Check, MAX_SCAN};
@@ -78,20 +79,58 @@ fn accepted_list() -> String {
         .join(", ")
 }
 
-/// Rule 1: a known command keyword leanpool does not accept, anywhere.
-pub(crate) fn known_command(src: &str, t: &Token) -> Check {
+/// The command keywords of the libraries one text imports, as read from
+/// their `.olean`s ([`crate::vocab::LibraryCommands::words_for`]).
+pub(crate) struct LibraryWords {
+    words: std::sync::Arc<std::collections::BTreeSet<String>>,
+    /// Those holding a character no identifier has (`reset_grind_attrs%`).
+    glued: Vec<String>,
+}
+
+impl LibraryWords {
+    pub(crate) fn new(words: std::sync::Arc<std::collections::BTreeSet<String>>) -> Self {
+        let glued = words
+            .iter()
+            .filter(|w| !w.chars().all(crate::lex::is_id_rest))
+            .cloned()
+            .collect();
+        LibraryWords { words, glued }
+    }
+
+    /// The library command keyword Lean reads at identifier token `t`.
+    fn at<'a>(&'a self, src: &str, t: &Token) -> Option<&'a str> {
+        if let Some(w) = word(src, t).and_then(|w| self.words.get(w)) {
+            return Some(w);
+        }
+        let rest = src.get(t.start..)?;
+        (t.kind == Kind::Ident)
+            .then(|| self.glued.iter().find(|w| rest.starts_with(w.as_str())))
+            .flatten()
+            .map(String::as_str)
+    }
+}
+
+/// Rule 1: a known command keyword leanpool does not accept, anywhere:
+/// one of [`COMMAND_WORDS`], or of the imported libraries' ([`LibraryWords`]).
+pub(crate) fn known_command(src: &str, t: &Token, library: &LibraryWords) -> Check {
     // `meta` has a rule of its own (refused after the imports).
-    let Some(word) =
-        crate::vocab::command_at(src, t).filter(|w| !LINE_START_WORDS.contains(w) && *w != "meta")
-    else {
-        return Ok(());
+    let unaccepted = |w: &&str| !LINE_START_WORDS.contains(w) && *w != "meta";
+    let (word, whence) = match crate::vocab::command_at(src, t).filter(unaccepted) {
+        Some(w) => (w, ""),
+        None => match library.at(src, t).filter(unaccepted) {
+            Some(w) => (
+                w,
+                " of the imported libraries (read from their .olean files)",
+            ),
+            None => return Ok(()),
+        },
     };
     refuse(
         t,
         word,
         format!(
-            "`{word}` is a command leanpool does not accept (accepted: {}); a command is \
-             refused wherever it starts, in the middle of a line too",
+            "`{word}` is a command{whence} leanpool does not accept (accepted: {}); a command \
+             is refused wherever it starts, in the middle of a line too",
             accepted_list()
         ),
     )

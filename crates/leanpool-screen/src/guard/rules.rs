@@ -146,8 +146,20 @@ pub(crate) fn header(toks: &[Token]) -> Header {
 
 pub(crate) fn check_all(src: &str, toks: &[Token], screening: Screening<'_>) -> Check {
     let policy = screening.policy;
+    if let Some(e) = screening.library.failed() {
+        return Err(Finding {
+            offset: 0,
+            construct: "library".into(),
+            reason: format!("the workers' library is unknown, so no text is accepted: {e}"),
+        });
+    }
     let h = header(toks);
     import_names(src, &toks[..h.imports_end])?;
+    let library = super::commands::LibraryWords::new(
+        screening
+            .library
+            .words_for(&imported_modules(src, &toks[..h.imports_end])),
+    );
     let hook = super::config::declares_elaboration_hooks(toks);
     let heads = super::tactic_heads::heads(src, toks);
     // Tokens before this index were read as a known tactic's configuration.
@@ -157,7 +169,7 @@ pub(crate) fn check_all(src: &str, toks: &[Token], screening: Screening<'_>) -> 
             Kind::HashCmd => hash_command(t, policy)?,
             Kind::Ident | Kind::NameLit => {
                 ident(toks, i, &h, screening)?;
-                super::commands::known_command(src, t)?;
+                super::commands::known_command(src, t, &library)?;
                 line_start(src, toks, i)?;
                 if t.kind == Kind::Ident && i >= config_end {
                     config_end =
@@ -169,6 +181,22 @@ pub(crate) fn check_all(src: &str, toks: &[Token], screening: Screening<'_>) -> 
         }
     }
     super::commands::positions(src, toks)
+}
+
+/// The modules a header imports (the identifier after each `import` /
+/// `import all`), for [`crate::vocab::LibraryCommands::words_for`].
+fn imported_modules(src: &str, header: &[Token]) -> Vec<String> {
+    let plain = |t: &Token| crate::vocab::keyword(src, t);
+    header
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| plain(t) == Some("import"))
+        .filter_map(|(k, _)| {
+            let k = k + usize::from(header.get(k + 1).and_then(plain) == Some("all")) + 1;
+            header.get(k).filter(|t| t.kind == Kind::Ident)
+        })
+        .map(|t| t.text.clone())
+        .collect()
 }
 
 /// The header's module names read as plain dotted identifiers: Lean

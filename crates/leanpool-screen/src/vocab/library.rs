@@ -1,0 +1,336 @@
+//! The command keywords of the libraries a pool's workers import, read
+//! from their `.olean`s when the pool is made (issue 20): what closes
+//! the guard's residual of "a library command the static vocabulary does
+//! not list, written after a term in the middle of a line".
+//!
+//! Every `syntax … : command` (and `macro`/`elab`/`notation` of that
+//! category) of every module on `LEAN_PATH` leaves a `parser` entry of
+//! category `command` in its module's `.olean`, after the tokens of its
+//! syntax ([`olean`](super::olean)). The command's keyword is the first
+//! word-shaped token of its syntax that is not a declaration modifier or
+//! an attribute kind (`private`, `scoped`, …, which come first when the
+//! syntax starts with `declModifiers`/`attrKind`); a token starting with
+//! `#` makes it a `#` command (the guard's `#` allowlist judges those).
+//! A keyword is a token of Lean's token table once the module is
+//! imported, so it is never an identifier there: refusing it anywhere
+//! refuses no honest text.
+//!
+//! A word is a keyword only in a document that imports its module
+//! (transitively): [`LibraryCommands::words_for`] answers for one
+//! document's imports (`Init` unless `prelude`), so `target` stays an
+//! identifier in a document that does not import `Lake`. A word that is
+//! also a token of a parser of another category in those modules
+//! (`open`, a Mathlib tactic of the same name), or a keyword of Lean's
+//! builtin terms ([`TERM_KEYWORDS`]: Lake's `meta if … then` command has
+//! `if` after `meta`), is not taken: honest text writes it as that.
+//!
+//! Not covered (documented in the guard's threat model): a command whose
+//! syntax starts with no keyword at all (an identifier or a term):
+//! [`LibraryCommands::keywordless`] lists them; and those words.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use super::olean::{read_module, ParserEntry};
+
+/// The command keywords a set of libraries declares (see the module
+/// docs). Empty for a pool whose workers have no `LEAN_PATH`.
+#[derive(Debug, Default)]
+pub struct LibraryCommands {
+    modules: BTreeMap<String, ModuleWords>,
+    keywordless: Vec<String>,
+    /// The scan failed: every text is refused with this error.
+    failed: Option<ScanError>,
+    /// [`LibraryCommands::words_for`]'s answers, by import list.
+    cache: Mutex<HashMap<Vec<String>, Arc<BTreeSet<String>>>>,
+}
+
+/// One module's share.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct ModuleWords {
+    imports: Vec<String>,
+    /// Leading keywords of its command parsers.
+    commands: BTreeSet<String>,
+    /// Word tokens of its parsers of other categories.
+    others: BTreeSet<String>,
+}
+
+impl PartialEq for LibraryCommands {
+    fn eq(&self, other: &Self) -> bool {
+        self.modules == other.modules && self.failed == other.failed
+    }
+}
+
+impl Eq for LibraryCommands {}
+
+/// Keywords of Lean's builtin term syntax (compiled into Lean, so in no
+/// `.olean`): never taken as a library command's keyword.
+pub const TERM_KEYWORDS: &[&str] = &[
+    "if", "then", "else", "fun", "have", "show", "from", "let", "do", "match", "with", "at", "by",
+    "in", "using", "where", "only", "Type", "Sort", "Prop", "forall", "exists",
+];
+
+/// Why the libraries could not be read; a pool with this error refuses
+/// every text (it fails closed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScanError {
+    /// A directory or `.olean` could not be read, or an `.olean` does not
+    /// have the layout this reader knows.
+    #[error(
+        "cannot read the command keywords of {path}: {reason} (leanpool reads every .olean on \
+         the workers' LEAN_PATH to know the library's commands; rebuild the library with the \
+         Lean it is served with, or fix LEAN_PATH)"
+    )]
+    Unreadable {
+        /// The file or directory.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// `.olean`s were found but none had a parser extension: the format
+    /// changed (a Lean this reader does not know).
+    #[error(
+        "none of the {0} .olean files on LEAN_PATH has Lean.Parser.parserExtension entries: an \
+         .olean layout leanpool does not know (update leanpool_screen::vocab::library)"
+    )]
+    NoParserEntries(usize),
+}
+
+/// Words that come before a command's keyword in its syntax
+/// (`declModifiers`, `attrKind`).
+const PREFIX_WORDS: &[&str] = &[
+    "private",
+    "protected",
+    "public",
+    "noncomputable",
+    "partial",
+    "nonrec",
+    "unsafe",
+    "meta",
+    "scoped",
+    "local",
+    "_",
+];
+
+impl LibraryCommands {
+    /// Reads every `.olean` under each of `dirs` (a `LEAN_PATH`'s
+    /// entries; a missing entry is skipped, as Lean skips it).
+    pub fn scan(dirs: &[PathBuf]) -> Result<LibraryCommands, ScanError> {
+        let mut files = vec![];
+        for d in dirs.iter().filter(|d| d.is_dir()) {
+            oleans(d, d, &mut files)?;
+        }
+        let mut out = LibraryCommands::default();
+        let mut with_entries = 0;
+        for (name, f) in &files {
+            let unreadable = |e: super::olean::Malformed| ScanError::Unreadable {
+                path: f.display().to_string(),
+                reason: e.0,
+            };
+            let m = read_module(f).map_err(unreadable)?;
+            let mut words = ModuleWords {
+                imports: m.imports,
+                ..ModuleWords::default()
+            };
+            if let Some(entries) = m.entries {
+                with_entries += 1;
+                words.add(&entries, &mut out.keywordless);
+            }
+            // The first of a name on LEAN_PATH wins, as for Lean.
+            out.modules.entry(name.clone()).or_insert(words);
+        }
+        if !files.is_empty() && with_entries == 0 {
+            return Err(ScanError::NoParserEntries(files.len()));
+        }
+        Ok(out)
+    }
+
+    /// The scan of a `LEAN_PATH` value (`None`: the workers have none,
+    /// nothing beyond Lean's own library to read: empty), or, when it
+    /// fails, a value that makes the guard refuse every text with the
+    /// error (fail closed: a pool whose libraries' commands are unknown
+    /// answers nothing).
+    pub fn for_lean_path(lean_path: Option<&str>) -> LibraryCommands {
+        match lean_path.map(LibraryCommands::scan_lean_path) {
+            None => LibraryCommands::default(),
+            Some(Ok(l)) => l,
+            Some(Err(e)) => LibraryCommands {
+                failed: Some(e),
+                ..LibraryCommands::default()
+            },
+        }
+    }
+
+    /// Why the scan failed, if it did (see [`LibraryCommands::for_lean_path`]).
+    pub fn failed(&self) -> Option<&ScanError> {
+        self.failed.as_ref()
+    }
+
+    /// The directories of a `LEAN_PATH` value.
+    pub fn scan_lean_path(lean_path: &str) -> Result<LibraryCommands, ScanError> {
+        LibraryCommands::scan(&std::env::split_paths(lean_path).collect::<Vec<_>>())
+    }
+
+    /// The command keywords of a document importing `imports` (module
+    /// names; `Init` is added, since a document without `prelude`
+    /// imports it): those of every module they import transitively,
+    /// less the words that are tokens of those modules' other parsers or
+    /// [`TERM_KEYWORDS`]. A module not on `LEAN_PATH` adds nothing (Lean
+    /// refuses to import it).
+    pub fn words_for(&self, imports: &[String]) -> Arc<BTreeSet<String>> {
+        let mut key = imports.to_vec();
+        key.sort();
+        key.dedup();
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(w) = cache.get(&key) {
+            return w.clone();
+        }
+        let mut seen = BTreeSet::new();
+        let mut todo: Vec<&str> = key.iter().map(String::as_str).chain(["Init"]).collect();
+        let (mut commands, mut others) = (BTreeSet::new(), BTreeSet::new());
+        while let Some(m) = todo.pop() {
+            let Some(w) = self.modules.get(m).filter(|_| seen.insert(m)) else {
+                continue;
+            };
+            commands.extend(w.commands.iter().cloned());
+            others.extend(w.others.iter().cloned());
+            todo.extend(w.imports.iter().map(String::as_str));
+        }
+        commands.retain(|w| !others.contains(w) && !TERM_KEYWORDS.contains(&w.as_str()));
+        let words = Arc::new(commands);
+        if cache.len() < MAX_CACHED_HEADERS {
+            cache.insert(key, words.clone());
+        }
+        words
+    }
+
+    /// Every command keyword of every module read, sorted.
+    pub fn words(&self) -> BTreeSet<&str> {
+        self.modules
+            .values()
+            .flat_map(|m| m.commands.iter().map(String::as_str))
+            .collect()
+    }
+
+    /// How many modules were read.
+    pub fn modules(&self) -> usize {
+        self.modules.len()
+    }
+
+    /// The command parsers whose syntax starts with no keyword (an
+    /// identifier, a term): the guard cannot refuse them by a word.
+    pub fn keywordless(&self) -> &[String] {
+        &self.keywordless
+    }
+}
+
+/// Import lists remembered by [`LibraryCommands::words_for`] (a pool
+/// serves few headers; past this they are recomputed).
+const MAX_CACHED_HEADERS: usize = 256;
+
+impl ModuleWords {
+    fn add(&mut self, entries: &[ParserEntry], keywordless: &mut Vec<String>) {
+        let mut tokens: Vec<&str> = vec![];
+        for e in entries {
+            match e {
+                ParserEntry::Token(t) => tokens.push(t),
+                ParserEntry::Parser { category, decl } if category == "command" => {
+                    match leading_keyword(&tokens) {
+                        Some(w) if !w.starts_with('#') => {
+                            self.commands.insert(w.to_string());
+                        }
+                        Some(_) => {}
+                        None => keywordless.push(decl.clone()),
+                    }
+                    tokens.clear();
+                }
+                ParserEntry::Parser { .. } => {
+                    let words = tokens
+                        .iter()
+                        .filter(|t| t.starts_with(crate::lex::is_id_first));
+                    self.others.extend(words.map(|t| t.to_string()));
+                    tokens.clear();
+                }
+            }
+        }
+    }
+}
+
+/// The first word-shaped token (or `#` word) of a command's syntax after
+/// its modifiers.
+fn leading_keyword<'a>(tokens: &[&'a str]) -> Option<&'a str> {
+    tokens.iter().copied().find(|t| {
+        let word = t.starts_with(crate::lex::is_id_first)
+            || (t.starts_with('#') && t.len() > 1 && t[1..].starts_with(crate::lex::is_id_first));
+        word && !PREFIX_WORDS.contains(t)
+    })
+}
+
+/// Every `.olean` under `dir` with its module name (its path under
+/// `root`, `/` read as `.`).
+fn oleans(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Result<(), ScanError> {
+    let unreadable = |e: std::io::Error| ScanError::Unreadable {
+        path: dir.display().to_string(),
+        reason: e.to_string(),
+    };
+    let mut entries = std::fs::read_dir(dir)
+        .map_err(unreadable)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(unreadable)?;
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            oleans(root, &p, out)?;
+        } else if p.extension().is_some_and(|x| x == "olean") {
+            let rel = p.strip_prefix(root).unwrap_or(&p).with_extension("");
+            let name = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(".");
+            out.push((name, p));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fail closed: a `LEAN_PATH` whose `.olean` cannot be read makes the
+    /// guard refuse every text, naming the file.
+    #[test]
+    fn an_unreadable_library_refuses_every_text() {
+        let dir = std::env::temp_dir().join(format!("leanpool-vocab-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("Evil")).unwrap();
+        std::fs::write(dir.join("Evil/Cmd.olean"), b"olean but not really").unwrap();
+        let lib = LibraryCommands::for_lean_path(Some(dir.to_str().unwrap()));
+        let e = lib
+            .failed()
+            .expect("a damaged .olean is an error")
+            .to_string();
+        assert!(e.contains("Evil/Cmd.olean"), "{e}");
+        let policy = crate::GuardPolicy::default();
+        let screening = crate::Screening {
+            library: &lib,
+            ..crate::Screening::from(&policy)
+        };
+        let r = crate::screen("theorem t : True := trivial\n", screening).unwrap_err();
+        assert_eq!(r.construct, "library", "{r}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_keyword_is_the_first_word_after_modifiers() {
+        let k = |t: &[&'static str]| leading_keyword(t);
+        assert_eq!(
+            k(&["$", "/--", "@[", "scoped", "local", "simproc", "("]),
+            Some("simproc")
+        );
+        assert_eq!(k(&["#check_tactic", "in", "by"]), Some("#check_tactic"));
+        assert_eq!(k(&["$", "(", ":="]), None);
+    }
+}
