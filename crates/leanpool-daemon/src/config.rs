@@ -93,17 +93,23 @@ pub struct DaemonConfig {
 }
 
 impl Default for DaemonConfig {
+    /// The transport's caps are [`ServerOptions`]' defaults, the `gted`
+    /// caps [`GtedLimits`]', the lease caps [`LeaseLimits::DEFAULT`]'s, the
+    /// tables their types' `Default`: each default is written once, there.
+    ///
+    /// [`LeaseLimits::DEFAULT`]: leanpool_lean::leased::LeaseLimits::DEFAULT
     fn default() -> Self {
+        let transport = ServerOptions::new("");
         DaemonConfig {
-            socket_mode: 0o600,
+            socket_mode: transport.socket_mode,
             allowed_uids: None,
-            max_request_bytes: 4 << 20,
-            max_inflight_per_connection: 1024,
-            max_unsent_bytes_per_connection: 64 << 20,
-            max_connections: 256,
+            max_request_bytes: transport.max_request_bytes,
+            max_inflight_per_connection: transport.max_inflight_per_connection,
+            max_unsent_bytes_per_connection: transport.max_unsent_bytes_per_connection,
+            max_connections: transport.max_connections,
             gted_max_nodes: GtedLimits::default().max_nodes,
             gted_max_depth: GtedLimits::default().max_depth,
-            shutdown_deadline_ms: 10_000,
+            shutdown_deadline_ms: transport.shutdown_deadline.as_millis() as u64,
             max_leases: crate::handler::DEFAULT_MAX_LEASES,
             lease_request_timeout_ms: LEASE.request.as_millis() as u64,
             lease_idle_timeout_ms: LEASE.idle.as_millis() as u64,
@@ -413,6 +419,38 @@ mod tests {
         assert!(e.to_string().contains("enable"), "{e}");
         // Set from `[verdict]`, never from `[guard]`.
         assert!(load("d.toml", "[guard]\ntrust_compiler = true\n").is_err());
+    }
+
+    /// The transport's defaults are written once, in `ServerOptions::new`:
+    /// a daemon started with no config serves with exactly them.
+    #[test]
+    fn default_transport_caps_are_the_transports() {
+        let p = Path::new("/tmp/s.sock");
+        let (d, t) = (
+            DaemonConfig::default().server_options(p),
+            ServerOptions::new(p),
+        );
+        assert_eq!(
+            (d.socket_mode, d.allowed_uids, d.max_request_bytes),
+            (t.socket_mode, t.allowed_uids, t.max_request_bytes)
+        );
+        assert_eq!(
+            (
+                d.max_inflight_per_connection,
+                d.max_unsent_bytes_per_connection
+            ),
+            (
+                t.max_inflight_per_connection,
+                t.max_unsent_bytes_per_connection
+            )
+        );
+        assert_eq!(
+            (d.max_connections, d.shutdown_deadline),
+            (t.max_connections, t.shutdown_deadline)
+        );
+        let d = DaemonConfig::default();
+        assert_eq!(d.gted_limits(), GtedLimits::default());
+        assert_eq!(d.lease_limits(), LEASE);
     }
 
     #[test]

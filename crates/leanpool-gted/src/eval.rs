@@ -13,6 +13,10 @@
 use crate::tree::OpTree;
 use std::path::{Path, PathBuf};
 
+/// The GTED paper's threshold: a similarity at or above it counts as the
+/// same statement (the CLI's `--threshold` default).
+pub const PAPER_THRESHOLD: f64 = 0.754;
+
 /// One label/prediction pair.
 #[derive(Debug, Clone)]
 pub struct Pair {

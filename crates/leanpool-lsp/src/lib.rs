@@ -277,9 +277,15 @@ pub fn capabilities() -> Value {
 /// The error for a request about a document that is not open (Lean's
 /// watchdog answers the same way).
 pub(crate) fn not_open(uri: &str) -> Error {
+    invalid_params(format!("Cannot process request to closed file '{uri}'"))
+}
+
+/// An `INVALID_PARAMS` answer (the code from `leanpool_protocol::lsp_error`,
+/// as every code leanpool answers with).
+pub(crate) fn invalid_params(message: String) -> Error {
     Error {
         code: ErrorCode::from(leanpool_protocol::lsp_error::INVALID_PARAMS),
-        message: format!("Cannot process request to closed file '{uri}'").into(),
+        message: message.into(),
         data: None,
     }
 }
@@ -301,7 +307,7 @@ impl Bridge {
     /// `textDocument.uri`, or `uri` for `$/lean/rpc/connect`).
     async fn forward_value(&self, method: &str, params: Value) -> Result<Value> {
         let uri = convert::request_uri(&params)
-            .ok_or_else(|| Error::invalid_params("no document URI in the params"))?;
+            .ok_or_else(|| invalid_params("no document URI in the params".into()))?;
         let doc = self.doc(&uri).ok_or_else(|| not_open(&uri))?;
         doc.request(method, params).await
     }
@@ -311,7 +317,7 @@ impl Bridge {
         method: &str,
         params: P,
     ) -> Result<R> {
-        let v = serde_json::to_value(params).map_err(|e| Error::invalid_params(e.to_string()))?;
+        let v = serde_json::to_value(params).map_err(|e| invalid_params(e.to_string()))?;
         let r = self.forward_value(method, v).await?;
         serde_json::from_value(r)
             .map_err(|e| failed(format!("unexpected answer from Lean to {method}: {e}")))
@@ -436,7 +442,7 @@ impl LanguageServer for Bridge {
     }
     async fn completion_resolve(&self, item: CompletionItem) -> Result<CompletionItem> {
         // Lean puts the document into the item's `data`.
-        let v = serde_json::to_value(&item).map_err(|e| Error::invalid_params(e.to_string()))?;
+        let v = serde_json::to_value(&item).map_err(|e| invalid_params(e.to_string()))?;
         match convert::request_uri(&v["data"]["params"])
             .or_else(|| convert::request_uri(&v["data"]))
         {
@@ -479,7 +485,7 @@ impl LanguageServer for Bridge {
         self.forward("textDocument/codeAction", p).await
     }
     async fn code_action_resolve(&self, a: CodeAction) -> Result<CodeAction> {
-        let v = serde_json::to_value(&a).map_err(|e| Error::invalid_params(e.to_string()))?;
+        let v = serde_json::to_value(&a).map_err(|e| invalid_params(e.to_string()))?;
         match convert::request_uri(&v["data"])
             .or_else(|| convert::request_uri(&v["data"]["params"]))
         {

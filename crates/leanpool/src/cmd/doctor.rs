@@ -1,5 +1,12 @@
 //! `leanpool doctor`: which Lean leanpool would run, and does it work.
+//!
+//! Everything it reports and runs is taken from one daemon config:
+//! `--config`'s, else `DaemonConfig::default()` (the daemon's defaults):
+//! worker limits, `[sandbox]` (its mode unless `--sandbox` says
+//! otherwise), `[verdict]`, and for `--deep` `[pool]`'s worker start-up
+//! settings and `default_timeout_ms`.
 
+use leanpool_daemon::DaemonConfig;
 use leanpool_lean::sandbox::{landlock_abi, Plan};
 use leanpool_lean::{LeanCommand, SandboxConfig, SandboxMode, WorkerConfig};
 use leanpool_methods::check_once;
@@ -12,14 +19,16 @@ pub struct Args {
     /// Also start a worker and check `theorem t : 1 + 1 = 2 := rfl`.
     #[arg(long)]
     pub deep: bool,
-    /// The daemon config whose worker limits to report (default: none,
-    /// i.e. sized to this machine).
+    /// The daemon config to report on (worker limits, `[sandbox]`,
+    /// `[verdict]`) and to run `--deep` with (default: the daemon's
+    /// defaults, worker limits sized to this machine).
     #[arg(long, value_name = "FILE")]
     pub config: Option<std::path::PathBuf>,
     /// The sandbox mode to report on (and use for --deep): required,
-    /// best-effort or off. The daemon's is `[sandbox] mode` in its config.
-    #[arg(long, value_name = "MODE", default_value_t = leanpool_daemon::DaemonConfig::default().sandbox.mode)]
-    pub sandbox: SandboxMode,
+    /// best-effort or off (default: `[sandbox] mode` of --config, else the
+    /// daemon's default).
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<SandboxMode>,
     /// Report on this Lean project (`[NAME=]DIR`, as `leanpool serve
     /// --project`) instead of the backend's own library: its toolchain,
     /// Lean version, LEAN_PATH and library identity. Repeatable.
@@ -39,13 +48,31 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         }
     };
     let mut problems: Vec<String> = vec![];
+    let cfg = match &args.config {
+        Some(p) => match DaemonConfig::load(p) {
+            Ok(c) => c,
+            Err(e) => {
+                println!("verdict:   NOT OK: {e}");
+                return Ok(1);
+            }
+        },
+        None => DaemonConfig::default(),
+    };
+    let setup = Setup {
+        sandbox: SandboxConfig {
+            mode: args.sandbox.unwrap_or(cfg.sandbox.mode),
+            ..cfg.sandbox.clone()
+        },
+        cfg,
+        deep: args.deep,
+    };
     if args.project.is_empty() {
         let base = command.clone();
         let project = tokio::task::spawn_blocking(move || {
             leanpool_lean::project::Project::from_backend("default", base)
         })
         .await?;
-        report(&project, &args, &mut problems).await;
+        report(&project, &setup, &mut problems).await;
     }
     for p in &args.project {
         let base = command.clone();
@@ -56,7 +83,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         })
         .await?;
         match resolved {
-            Ok(project) => report(&project, &args, &mut problems).await,
+            Ok(project) => report(&project, &setup, &mut problems).await,
             Err(e) => {
                 println!("  NOT SERVABLE: {e}");
                 problems.push(e.to_string());
@@ -77,24 +104,36 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     }
 }
 
+/// What every project's report reads: the config, the sandbox asked for
+/// (the config's with `--sandbox`'s mode) and `--deep`.
+struct Setup {
+    cfg: DaemonConfig,
+    sandbox: SandboxConfig,
+    deep: bool,
+}
+
 /// The report on one project's Lean: program, version, LEAN_PATH,
 /// library, sandbox, worker limits, axiom policy, and with `--deep` a
 /// checked theorem.
 async fn report(
     project: &leanpool_lean::project::Project,
-    args: &Args,
+    setup: &Setup,
     problems: &mut Vec<String>,
 ) {
-    report_lean(project, problems).await;
-    let sandbox = report_sandbox(&project.command, args, problems);
-    report_policies(&project.command, args, problems);
-    if args.deep && problems.is_empty() {
-        deep_check(&project.command, sandbox, problems).await;
+    report_lean(project, &setup.cfg, problems).await;
+    report_sandbox(&project.command, &setup.sandbox, problems);
+    report_policies(&project.command, &setup.cfg);
+    if setup.deep && problems.is_empty() {
+        deep_check(&project.command, setup, problems).await;
     }
 }
 
 /// Which Lean: backend, program, version, LEAN_PATH, library identity.
-async fn report_lean(project: &leanpool_lean::project::Project, problems: &mut Vec<String>) {
+async fn report_lean(
+    project: &leanpool_lean::project::Project,
+    cfg: &DaemonConfig,
+    problems: &mut Vec<String>,
+) {
     let command = &project.command;
     println!(
         "backend:   {} (from {})",
@@ -113,7 +152,8 @@ async fn report_lean(project: &leanpool_lean::project::Project, problems: &mut V
             command.program.display()
         ));
     }
-    match command.version(leanpool_lean::DEFAULT_START_TIMEOUT).await {
+    let start_timeout = Duration::from_millis(cfg.pool.start_timeout_ms);
+    match command.version(start_timeout).await {
         Ok(v) => {
             let how = if command.version.is_some() {
                 "recorded at set-up"
@@ -154,14 +194,10 @@ async fn report_lean(project: &leanpool_lean::project::Project, problems: &mut V
     }
 }
 
-/// The sandbox `--sandbox` asks for, as planned for `command`: what it
-/// allows, or why it cannot be had.
-fn report_sandbox(command: &LeanCommand, args: &Args, problems: &mut Vec<String>) -> SandboxConfig {
-    let sandbox = SandboxConfig {
-        mode: args.sandbox,
-        ..SandboxConfig::default()
-    };
-    match Plan::new(command, &sandbox) {
+/// The sandbox asked for, as planned for `command`: what it allows, or
+/// why it cannot be had.
+fn report_sandbox(command: &LeanCommand, sandbox: &SandboxConfig, problems: &mut Vec<String>) {
+    match Plan::new(command, sandbox) {
         Ok(plan) => {
             println!("sandbox:   {}", plan.summary());
             if plan.mode != SandboxMode::Off {
@@ -180,32 +216,21 @@ fn report_sandbox(command: &LeanCommand, args: &Args, problems: &mut Vec<String>
         Err(e) => {
             println!(
                 "sandbox:   {} (Landlock ABI {}): unavailable",
-                args.sandbox.as_str(),
+                sandbox.mode.as_str(),
                 landlock_abi()
             );
             problems.push(e.to_string());
         }
     }
-    sandbox
 }
 
-/// The worker limits (of `--config`, else the default's) and the axiom
-/// policy.
-fn report_policies(command: &LeanCommand, args: &Args, problems: &mut Vec<String>) {
-    match &args.config {
-        Some(p) => match leanpool_daemon::DaemonConfig::load(p) {
-            Ok(c) => println!("workers:   {}", worker_limits(&c.pool)),
-            Err(e) => problems.push(e.to_string()),
-        },
-        None => println!(
-            "workers:   {}",
-            worker_limits(&leanpool_daemon::DaemonConfig::default().pool)
-        ),
-    }
-    let policy = leanpool_methods::verdict::VerdictPolicy::default();
+/// The config's worker limits and `[verdict]` axiom policy.
+fn report_policies(command: &LeanCommand, cfg: &DaemonConfig) {
+    println!("workers:   {}", worker_limits(&cfg.pool));
+    let policy = &cfg.verdict;
     let unlisted = policy.unlisted_axioms.resolve(command.backend);
     println!(
-        "axioms:    ok/proved may rest on {}; unlisted axioms: {} (default [verdict] policy{})",
+        "axioms:    ok/proved may rest on {}; unlisted axioms: {} ([verdict] policy{})",
         policy.allowed_axioms.join(", "),
         unlisted.as_str(),
         if command.backend == leanpool_lean::BackendKind::Wasm {
@@ -216,13 +241,21 @@ fn report_policies(command: &LeanCommand, args: &Args, problems: &mut Vec<String
     );
 }
 
-/// `--deep`: start a worker under `sandbox` and check a theorem.
-async fn deep_check(command: &LeanCommand, sandbox: SandboxConfig, problems: &mut Vec<String>) {
+/// `--deep`: start a worker as the config's `[pool]` starts one (no
+/// warm-up), under the sandbox asked for, and check a theorem within
+/// `[pool] default_timeout_ms`.
+async fn deep_check(command: &LeanCommand, setup: &Setup, problems: &mut Vec<String>) {
     let started = Instant::now();
     let params = CheckParams::new(DEEP_TEXT);
-    let mut cfg = WorkerConfig::new(command.clone());
-    cfg.sandbox = sandbox;
-    match check_once(&cfg, &params, Duration::from_secs(120)).await {
+    let worker = WorkerConfig {
+        warmup: None,
+        ..setup
+            .cfg
+            .pool
+            .worker_config(command.clone(), &setup.sandbox)
+    };
+    let limit = Duration::from_millis(setup.cfg.pool.default_timeout_ms);
+    match check_once(&worker, &params, limit).await {
         Ok(r) if r.status == CheckStatus::Ok => {
             println!(
                 "deep:      `{}` ok in {:.1} s (start + check)",

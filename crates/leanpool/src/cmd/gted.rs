@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 pub enum Command {
     /// Similarity of two tree files: prints one number.
     Score {
-        #[arg(long, value_enum, default_value_t = ModeArg::Alpha)]
+        #[arg(long, value_enum, default_value_t = ModeArg::default())]
         mode: ModeArg,
         /// Print distance, similarity, sizes and exactness as JSON instead.
         #[arg(long)]
@@ -26,10 +26,10 @@ pub enum Command {
     /// Score every pair of a data directory (laid out like the GTED paper's
     /// miniF2F set) and compare with the human judgements.
     Eval {
-        #[arg(long, value_enum, default_value_t = ModeArg::Alpha)]
+        #[arg(long, value_enum, default_value_t = ModeArg::default())]
         mode: ModeArg,
         /// Scores >= this count as "same".
-        #[arg(long, default_value_t = 0.754)]
+        #[arg(long, default_value_t = leanpool_gted::eval::PAPER_THRESHOLD)]
         threshold: f64,
         dir: PathBuf,
     },
@@ -48,6 +48,17 @@ pub enum ModeArg {
     Paper,
     /// Unit costs on labels, no free renaming.
     Plain,
+}
+
+impl Default for ModeArg {
+    /// `leanpool_gted::Mode::default()`, the library's and the daemon's.
+    fn default() -> ModeArg {
+        match Mode::default() {
+            Mode::Alpha => ModeArg::Alpha,
+            Mode::Paper => ModeArg::Paper,
+            Mode::Plain => ModeArg::Plain,
+        }
+    }
 }
 
 impl From<ModeArg> for Mode {

@@ -37,10 +37,10 @@ pub struct Args {
     /// The daemon's Unix socket.
     #[arg(long, value_name = "PATH")]
     pub socket: PathBuf,
-    #[arg(long, value_enum, default_value_t = ModeArg::Alpha)]
+    #[arg(long, value_enum, default_value_t = ModeArg::default())]
     pub mode: ModeArg,
-    /// Similarities >= this count as "same" (the paper's 0.754).
-    #[arg(long, default_value_t = 0.754)]
+    /// Similarities >= this count as "same" (default: the paper's threshold).
+    #[arg(long, default_value_t = leanpool_gted::eval::PAPER_THRESHOLD)]
     pub threshold: f64,
     /// Also ask the daemon's `equiv` for each pair (the summary then
     /// reports `equiv` alone and combined with GTED).

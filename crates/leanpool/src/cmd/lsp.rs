@@ -2,8 +2,8 @@
 //! documents are served by warm Lean workers (crate `leanpool-lsp`).
 //!
 //! Runs its own in-process pool (config: the `[pool]`, `[guard]` and
-//! `[sandbox]` tables and the `lease_*` caps of the daemon's config file,
-//! docs/protocol.md), or
+//! `[sandbox]` tables, the `lease_*` caps and
+//! `shutdown_deadline_ms` of the daemon's config file, docs/protocol.md), or
 //! with `--socket` leases each document's worker from a running daemon
 //! (its `lease` method; the daemon's config and guard apply). `--project`
 //! picks the Lean project: one of the daemon's by name with `--socket`,
@@ -18,8 +18,9 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     /// Daemon-style config file (TOML, or JSON with `.json`); its `[pool]`,
-    /// `[guard]` and `[sandbox]` tables and its `lease_*` caps (each
-    /// document's worker is a lease) are used.
+    /// `[guard]` and `[sandbox]` tables, its `lease_*` caps
+    /// (each document's worker is a lease) and `shutdown_deadline_ms` (how
+    /// long the pool's work may finish when the editor exits) are used.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Keep a warm spare for this header (repeatable), e.g.
@@ -108,7 +109,8 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         limits: cfg.lease_limits(),
     };
     let code = leanpool_lsp::serve_stdio(Source::Pool(pool.clone()), bridge).await;
-    pool.shutdown(std::time::Duration::from_secs(5)).await;
+    let deadline = std::time::Duration::from_millis(cfg.shutdown_deadline_ms);
+    pool.shutdown(deadline).await;
     Ok(code)
 }
 
