@@ -19,7 +19,9 @@ use leanpool_lean::LeanCommand;
 use leanpool_pool::{Pool, PoolConfig, PoolError, PrewarmEntry, WorkerState};
 use leanpool_protocol::method;
 use leanpool_protocol::{CheckParams, CheckStatus};
+use leanpool_testkit::poll::wait_until;
 use leanpool_testkit::procs;
+use leanpool_testkit::workers::{pids, roles};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -53,32 +55,12 @@ fn lean_workers_on_machine() -> usize {
         .count()
 }
 
-fn pids_of(pool: &Pool, header: &str) -> Vec<u32> {
-    pool.status()
-        .keys
-        .iter()
-        .filter(|k| k.header == header)
-        .flat_map(|k| k.workers.iter().filter_map(|w| w.pid))
-        .collect()
-}
-
 fn state_of(pool: &Pool, header: &str) -> Option<WorkerState> {
     pool.status()
         .keys
         .iter()
         .find(|k| k.header == header)
         .and_then(|k| k.workers.first().map(|w| w.state))
-}
-
-async fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
-    let end = Instant::now() + limit;
-    while Instant::now() < end {
-        if cond() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out ({limit:?}) waiting for: {what}");
 }
 
 /// Waits until `serving` (the former spare) is the header's one idle
@@ -229,7 +211,7 @@ async fn sigkill_mid_request_is_answered_from_the_retry(pool: &Pool) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let victim = pids_of(pool, K_H)[0];
+    let victim = pids(pool, K_H)[0];
     assert_eq!(
         state_of(pool, K_H),
         Some(WorkerState::Busy),
@@ -246,7 +228,7 @@ async fn sigkill_mid_request_is_answered_from_the_retry(pool: &Pool) {
     let c = pool.status().counters;
     assert_eq!((c.crashes, c.retries, c.worker_failed), (1, 1, 0), "{c:?}");
     assert!(!procs::alive(victim));
-    assert!(!pids_of(pool, K_H).contains(&victim));
+    assert!(!pids(pool, K_H).contains(&victim));
     log("kill mid-request answered");
 }
 
@@ -301,7 +283,7 @@ async fn two_headers_and_an_overload(pool: &Pool) -> Vec<u32> {
         .unwrap();
     assert_eq!(a.status, CheckStatus::Ok);
     assert_eq!(b1.await.unwrap().unwrap().status, CheckStatus::Ok);
-    let (p_h, p_nat) = (pids_of(pool, K_H), pids_of(pool, K_NAT));
+    let (p_h, p_nat) = (pids(pool, K_H), pids(pool, K_NAT));
     assert_eq!((p_h.len(), p_nat.len()), (1, 1));
     assert_ne!(p_h, p_nat);
     assert_eq!(pool.status().counters.overloaded, 1);
@@ -349,7 +331,7 @@ async fn max_uses_recycles(pool: &Pool, p_nat: &[u32]) {
         !procs::alive(p_nat[0])
     })
     .await;
-    assert!(!pids_of(pool, K_NAT).contains(&p_nat[0]));
+    assert!(!pids(pool, K_NAT).contains(&p_nat[0]));
     log("recycled after max_uses");
 }
 
@@ -357,7 +339,7 @@ async fn max_uses_recycles(pool: &Pool, p_nat: &[u32]) {
 /// answered `timeout`; the worker is killed and a replacement started.
 /// (No spare here: memory is short.)
 async fn timeout_kills_and_replaces(pool: &Pool) {
-    let before = pids_of(pool, K_H);
+    let before = pids(pool, K_H);
     let p = CheckParams::new(format!("{H}{}", decide_cases(4))).with_timeout_ms(3000);
     let r = pool.call::<method::Check>(p).await.unwrap();
     assert_eq!(r.status, CheckStatus::Timeout);
@@ -380,23 +362,6 @@ async fn timeout_kills_and_replaces(pool: &Pool) {
 }
 
 /// `(serving, spare)` pids of `header` whose process is up and idle.
-fn roles(pool: &Pool, header: &str) -> (Vec<u32>, Vec<u32>) {
-    let st = pool.status();
-    let ws: Vec<_> = st
-        .keys
-        .into_iter()
-        .filter(|k| k.header == header)
-        .flat_map(|k| k.workers)
-        .collect();
-    let up = |spare: bool| {
-        ws.iter()
-            .filter(|w| w.spare == spare && w.state == WorkerState::Idle)
-            .filter_map(|w| w.pid)
-            .collect()
-    };
-    (up(false), up(true))
-}
-
 /// Hot spares on real Lean: a recycled worker's and a timed-out worker's
 /// next request is served by the ready spare, without waiting for a start
 /// (`cold_waits` stays 0), and the replacement comes up as the new spare.

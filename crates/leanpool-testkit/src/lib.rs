@@ -13,7 +13,10 @@
 //! - [`harness`]: the runner and setup of the test binaries that are also
 //!   the fake (`harness = false`): per-test temp dir and fake command, the
 //!   fake pool's base config (features `lean`, `pool`).
+//! - [`poll`]: waiting, with a bound, for a condition polled.
 //! - [`procs`]: a test process's worker processes in `/proc`.
+//! - [`workers`]: a pool's workers of one header as its status shows them
+//!   (feature `pool`).
 //!
 //! The `fake-lean` executable (`src/bin/fake-lean.rs`) is [`fake_lean`]
 //! alone, for the Python tests that point a daemon at the fake.
@@ -24,4 +27,7 @@ pub mod daemon;
 pub mod data;
 pub mod fake_lean;
 pub mod harness;
+pub mod poll;
 pub mod procs;
+#[cfg(feature = "pool")]
+pub mod workers;

@@ -4,9 +4,7 @@ use super::*;
 
 pub(crate) async fn crash_once_is_retried_on_a_fresh_worker(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
+    warm(&pool).await;
     let before = pids(&pool, "");
     assert_eq!(status_of(&pool, &crash_once(&cx)).await, CheckStatus::Ok);
     let c = pool.status().counters;
@@ -34,10 +32,7 @@ pub(crate) async fn crash_twice_is_worker_failed(cx: Ctx) {
     let c = pool.status().counters;
     assert_eq!((c.crashes, c.retries, c.worker_failed), (2, 1, 1));
     // The header is still served.
-    assert_eq!(
-        status_of(&pool, "theorem b : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    assert_ok(&pool, "theorem b : True := trivial\n").await;
     finish(pool).await;
 }
 
@@ -49,9 +44,7 @@ pub(crate) async fn crash_twice_is_worker_failed(cx: Ctx) {
 /// fresh worker with a correct verdict.
 pub(crate) async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
+    warm(&pool).await;
     for (n, verb) in [(1, "forge_version"), (2, "forge_answer")] {
         let before = pids(&pool, "");
         let e = pool
@@ -95,9 +88,7 @@ pub(crate) async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
 /// suspect, so it is replaced, and the next check gets a fresh one.
 pub(crate) async fn unreadable_answer_is_unexpected_answer(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
+    warm(&pool).await;
     let before = pids(&pool, "");
     let p = leanpool_protocol::StatementParams {
         text: "theorem a : True := sorry\n".into(),
@@ -115,10 +106,7 @@ pub(crate) async fn unreadable_answer_is_unexpected_answer(cx: Ctx) {
     let c = pool.status().counters;
     assert_eq!((c.crashes, c.retries, c.worker_failed), (0, 0, 1));
     wait_until("the worker replaced", || !procs::alive(before[0])).await;
-    assert_eq!(
-        status_of(&pool, "theorem b : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    assert_ok(&pool, "theorem b : True := trivial\n").await;
     assert_ne!(pids(&pool, ""), before);
     finish(pool).await;
 }

@@ -7,10 +7,7 @@ use super::*;
 /// the pool's (requests go to the refill), and killing it leaves nothing.
 pub(crate) async fn lease_takes_the_spare_and_the_pool_refills(cx: Ctx) {
     let cfg = PoolConfig {
-        prewarm: vec![PrewarmEntry {
-            header: "import P\n".into(),
-            min: 1,
-        }],
+        prewarm: prewarm_one("import P\n"),
         ..base_cfg()
     };
     let pool = cx.fake_pool(cfg);
@@ -30,10 +27,7 @@ pub(crate) async fn lease_takes_the_spare_and_the_pool_refills(cx: Ctx) {
         pids(&pool, "import P\n").len() == 1 && pids(&pool, "import P\n") != spare
     })
     .await;
-    assert_eq!(
-        status_of(&pool, "import P\ntheorem t : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    assert_ok(&pool, "import P\ntheorem t : True := trivial\n").await;
     assert_eq!(
         pool.status().workers,
         1,
@@ -76,10 +70,7 @@ pub(crate) async fn lease_never_takes_a_used_worker(cx: Ctx) {
         "the serving worker stays"
     );
     let cold = pool.status().counters.cold_waits;
-    assert_eq!(
-        status_of(&pool, "import P\ntheorem t : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    assert_ok(&pool, "import P\ntheorem t : True := trivial\n").await;
     let c = pool.status().counters;
     assert_eq!(c.cold_waits, cold, "the next check waited for a start");
     assert_eq!((c.leases_fresh, c.leases_pristine), (1, 0));
@@ -99,10 +90,7 @@ pub(crate) async fn dropped_lease_leaves_the_worker_in_the_pool(cx: Ctx) {
         })
     })
     .await;
-    assert_eq!(
-        status_of(&pool, "import R\ntheorem t : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    assert_ok(&pool, "import R\ntheorem t : True := trivial\n").await;
     assert_eq!(pool.status().counters.spawns, 1);
     finish(pool).await;
 }

@@ -12,10 +12,7 @@ pub(crate) async fn lru_idle_worker_evicted_for_new_header(cx: Ctx) {
         .unwrap();
     let pb = pids(&pool, "import B\n");
     // Global max (2) reached; A has been idle longest.
-    assert_eq!(
-        status_of(&pool, "import C\ntheorem c : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    assert_ok(&pool, "import C\ntheorem c : True := trivial\n").await;
     assert!(pids(&pool, "import A\n").is_empty());
     assert_eq!(pids(&pool, "import B\n"), pb);
     assert_eq!(pids(&pool, "import C\n").len(), 1);
@@ -27,10 +24,7 @@ pub(crate) async fn lru_idle_worker_evicted_for_new_header(cx: Ctx) {
 pub(crate) async fn idle_timeout_keeps_prewarm_minimum(cx: Ctx) {
     let cfg = PoolConfig {
         idle_timeout_ms: 200,
-        prewarm: vec![PrewarmEntry {
-            header: "-- warm\n\nimport P   \n".into(),
-            min: 1,
-        }],
+        prewarm: prewarm_one("-- warm\n\nimport P   \n"),
         ..base_cfg()
     };
     let pool = cx.fake_pool(cfg);
@@ -53,10 +47,7 @@ pub(crate) async fn memory_cap_kills_the_worker(cx: Ctx) {
     });
     assert_memory_cap_kill(&pool, "theorem a : True := trivial\n-- FAKE alloc 400\n").await;
     assert_eq!(pool.status().counters.memory_kills, 1);
-    assert_eq!(
-        status_of(&pool, "theorem b : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    assert_ok(&pool, "theorem b : True := trivial\n").await;
     finish(pool).await;
 }
 
@@ -68,10 +59,7 @@ pub(crate) async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
         rss_headroom_bytes: Some(150 << 20),
         ..base_cfg()
     });
-    assert_eq!(
-        status_of(&pool, "theorem a : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    assert_ok(&pool, "theorem a : True := trivial\n").await;
     let w = pool
         .status()
         .keys
@@ -86,10 +74,7 @@ pub(crate) async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
     );
     assert_memory_cap_kill(&pool, "theorem b : True := trivial\n-- FAKE alloc 400\n").await;
     assert_eq!(pool.status().counters.memory_kills, 1);
-    assert_eq!(
-        status_of(&pool, "theorem c : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    assert_ok(&pool, "theorem c : True := trivial\n").await;
     finish(pool).await;
 }
 
@@ -102,10 +87,7 @@ pub(crate) async fn failed_start_is_answered(cx: Ctx) {
         .await
         .unwrap_err();
     assert!(matches!(e, PoolError::SpawnFailed(_)), "{e:?}");
-    assert_eq!(
-        status_of(&pool, "theorem b : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    assert_ok(&pool, "theorem b : True := trivial\n").await;
     assert_eq!(pool.status().counters.spawn_failures, 1);
     finish(pool).await;
 }
@@ -129,12 +111,11 @@ pub(crate) async fn graceful_shutdown_finishes_queued_work(cx: Ctx) {
 
 pub(crate) async fn shutdown_deadline_answers_in_flight(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    let a = spawn_check(&pool, "theorem a : True := trivial\n-- FAKE sleep 5000\n");
-    wait_busy("a busy", &pool).await;
-    let b = spawn_check(&pool, "theorem b : True := trivial\n");
-    wait_until("b queued", || {
-        pool.status().keys.iter().any(|k| k.queue_depth == 1)
-    })
+    let (a, b) = busy_and_one_queued(
+        &pool,
+        "theorem a : True := trivial\n-- FAKE sleep 5000\n",
+        "theorem b : True := trivial\n",
+    )
     .await;
     pool.shutdown(Duration::from_millis(100)).await;
     assert_eq!(a.await.unwrap().unwrap_err(), PoolError::ShuttingDown);

@@ -14,9 +14,10 @@
 
 use leanpool_pool::{Pool, PoolConfig, PoolError, PrewarmEntry, WorkerState};
 use leanpool_protocol::method;
-use leanpool_protocol::{CheckParams, CheckStatus, ErrorCode, FailureCause};
+use leanpool_protocol::{CheckParams, CheckResult, CheckStatus, ErrorCode, FailureCause};
 use leanpool_testkit::harness::{fake_pool_config, Ctx};
 use leanpool_testkit::procs;
+use leanpool_testkit::workers::{pids, roles};
 use std::time::Duration;
 
 fn base_cfg() -> PoolConfig {
@@ -41,21 +42,6 @@ fn spares_cfg() -> PoolConfig {
     }
 }
 
-/// (serving pids, spare pids) of `header`, counting only workers with a
-/// process up and idle.
-fn roles(pool: &Pool, header: &str) -> (Vec<u32>, Vec<u32>) {
-    let st = pool.status();
-    let k = st.keys.iter().find(|k| k.header == header);
-    let ws: Vec<_> = k.map(|k| k.workers.clone()).unwrap_or_default();
-    let up = |spare: bool| {
-        ws.iter()
-            .filter(|w| w.spare == spare && w.state == WorkerState::Idle)
-            .filter_map(|w| w.pid)
-            .collect()
-    };
-    (up(false), up(true))
-}
-
 /// The pid that served the last request (the fake logs "<pid> <line>").
 /// A worker's warm-up edit at its start is logged too and is no request:
 /// skipped (a replacement starting beside a retry would otherwise pass for
@@ -77,24 +63,9 @@ fn last_served(cx: &Ctx) -> u32 {
         .unwrap()
 }
 
-/// Pids of the workers of `header` (canonical form), in slot order.
-fn pids(pool: &Pool, header: &str) -> Vec<u32> {
-    pool.status()
-        .keys
-        .iter()
-        .filter(|k| k.header == header)
-        .flat_map(|k| k.workers.iter().filter_map(|w| w.pid))
-        .collect()
-}
-
-async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    for _ in 0..500 {
-        if cond() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("timed out waiting for: {what}");
+/// Waits (up to 10 s: fake workers start in milliseconds) until `cond`.
+async fn wait_until(what: &str, cond: impl FnMut() -> bool) {
+    leanpool_testkit::poll::wait_until(what, Duration::from_secs(10), cond).await
 }
 
 /// A fake pool with `base_cfg()` but `timeout_grace_ms`, warmed by one
@@ -104,9 +75,7 @@ async fn warm_pool(cx: &Ctx, timeout_grace_ms: u64) -> (Pool, u32) {
         timeout_grace_ms,
         ..base_cfg()
     });
-    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
+    warm(&pool).await;
     let first = last_served(cx);
     (pool, first)
 }
@@ -119,20 +88,87 @@ async fn status_of(pool: &Pool, text: &str) -> CheckStatus {
         .status
 }
 
+/// Checks `text` on `pool` and asserts the answer is `ok`.
+async fn assert_ok(pool: &Pool, text: &str) {
+    assert_eq!(status_of(pool, text).await, CheckStatus::Ok, "{text}");
+}
+
+/// The first request of `pool` (its header's first worker starts for it).
+async fn warm(pool: &Pool) {
+    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
+        .await
+        .unwrap();
+}
+
+/// Warms `pool` (spares on) and waits for the header's spare: (serving
+/// pids, spare pids).
+async fn warm_with_a_spare(pool: &Pool) -> (Vec<u32>, Vec<u32>) {
+    warm(pool).await;
+    wait_until("a spare up", || roles(pool, "").1.len() == 1).await;
+    roles(pool, "")
+}
+
+/// A prewarm minimum of one worker for `header`.
+fn prewarm_one(header: &str) -> Vec<PrewarmEntry> {
+    vec![PrewarmEntry {
+        header: header.into(),
+        min: 1,
+    }]
+}
+
+/// The answer to `text` checked on `pool` with a `timeout_ms` limit.
+async fn check_within(pool: &Pool, text: &str, timeout_ms: u64) -> CheckResult {
+    let p = CheckParams::new(text).with_timeout_ms(timeout_ms);
+    pool.call::<method::Check>(p).await.unwrap()
+}
+
 /// The status of `text` checked on `pool` with a `timeout_ms` limit.
 async fn status_within(pool: &Pool, text: &str, timeout_ms: u64) -> CheckStatus {
-    let p = CheckParams::new(text).with_timeout_ms(timeout_ms);
-    pool.call::<method::Check>(p).await.unwrap().status
+    check_within(pool, text, timeout_ms).await.status
 }
+
+/// Checks `text` on `pool` with a `timeout_ms` limit and asserts it timed
+/// out; the answer.
+async fn assert_times_out(pool: &Pool, text: &str, timeout_ms: u64) -> CheckResult {
+    let r = check_within(pool, text, timeout_ms).await;
+    assert_eq!(r.status, CheckStatus::Timeout, "{r:?}");
+    r
+}
+
+/// A check running in a task of its own.
+type Checking = tokio::task::JoinHandle<Result<CheckResult, PoolError>>;
 
 /// Checks `text` on `pool` in a task of its own (a caller that may go
 /// away: abort the task).
-fn spawn_check(
-    pool: &Pool,
-    text: &'static str,
-) -> tokio::task::JoinHandle<Result<leanpool_protocol::CheckResult, PoolError>> {
+fn spawn_check(pool: &Pool, text: &'static str) -> Checking {
     let pool = pool.clone();
     tokio::spawn(async move { pool.call::<method::Check>(CheckParams::new(text)).await })
+}
+
+/// A caller of `text` that goes away mid-request: its check runs, the
+/// caller's task is aborted once a worker is busy with it.
+async fn abort_while_busy(pool: &Pool, text: &'static str) {
+    let a = spawn_check(pool, text);
+    wait_busy("a busy", pool).await;
+    a.abort();
+    let _ = a.await;
+}
+
+/// `busy` running on the header's one worker and `queued` waiting behind
+/// it: their callers' tasks.
+async fn busy_and_one_queued(
+    pool: &Pool,
+    busy: &'static str,
+    queued: &'static str,
+) -> (Checking, Checking) {
+    let a = spawn_check(pool, busy);
+    wait_busy("a busy", pool).await;
+    let b = spawn_check(pool, queued);
+    wait_until("b queued", || {
+        pool.status().keys.iter().any(|k| k.queue_depth == 1)
+    })
+    .await;
+    (a, b)
 }
 
 /// Waits until some worker of `pool` is busy.

@@ -39,12 +39,11 @@ pub(crate) async fn full_queue_is_overloaded(cx: Ctx) {
         max_queue_per_key: 1,
         ..base_cfg()
     });
-    let a = spawn_check(&pool, "theorem a : True := trivial\n-- FAKE sleep 800\n");
-    wait_busy("a busy", &pool).await;
-    let b = spawn_check(&pool, "theorem b : True := trivial\n");
-    wait_until("b queued", || {
-        pool.status().keys.iter().any(|k| k.queue_depth == 1)
-    })
+    let (a, b) = busy_and_one_queued(
+        &pool,
+        "theorem a : True := trivial\n-- FAKE sleep 800\n",
+        "theorem b : True := trivial\n",
+    )
     .await;
     let e = pool
         .call::<method::Check>(CheckParams::new("theorem c : True := trivial\n"))
@@ -96,17 +95,13 @@ pub(crate) async fn dropped_request_is_skipped(cx: Ctx) {
 /// quiet, the same worker serves the next caller (`cancel_kills` 0).
 pub(crate) async fn disconnect_interrupt_keeps_a_quiet_worker(cx: Ctx) {
     let (pool, first) = warm_pool(&cx, 5_000).await;
-    let a = spawn_check(
+    // The caller goes away mid-request.
+    abort_while_busy(
         &pool,
         "theorem gone : True := trivial\n-- FAKE sleep 3000\n",
-    );
-    wait_busy("a busy", &pool).await;
-    a.abort(); // the caller goes away mid-request
-    let _ = a.await;
-    assert_eq!(
-        status_of(&pool, "theorem b : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    )
+    .await;
+    assert_ok(&pool, "theorem b : True := trivial\n").await;
     assert_eq!(
         last_served(&cx),
         first,
@@ -125,20 +120,12 @@ pub(crate) async fn disconnect_interrupt_keeps_a_quiet_worker(cx: Ctx) {
 /// is over and the next caller is served by a new worker.
 pub(crate) async fn attack_disconnect_leaving_lean_computing_kills_the_worker(cx: Ctx) {
     let (pool, first) = warm_pool(&cx, 1_500).await;
-    let p1 = pool.clone();
-    let a = tokio::spawn(async move {
-        p1.call::<method::Check>(CheckParams::new(
-            "theorem gone : True := trivial\n-- FAKE spin_bg\n-- FAKE sleep 400\n",
-        ))
-        .await
-    });
-    wait_busy("a busy", &pool).await;
-    a.abort();
-    let _ = a.await;
-    assert_eq!(
-        status_of(&pool, "theorem b : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    abort_while_busy(
+        &pool,
+        "theorem gone : True := trivial\n-- FAKE spin_bg\n-- FAKE sleep 400\n",
+    )
+    .await;
+    assert_ok(&pool, "theorem b : True := trivial\n").await;
     assert_ne!(
         last_served(&cx),
         first,

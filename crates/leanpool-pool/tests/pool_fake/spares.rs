@@ -6,9 +6,7 @@ use super::*;
 /// waited for), and the replacement comes up as the new spare.
 pub(crate) async fn crash_retry_goes_to_the_ready_spare(cx: Ctx) {
     let pool = cx.fake_pool(spares_cfg());
-    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
+    warm(&pool).await;
     let first = last_served(&cx);
     // The first worker marks itself idle after its answer is sent: wait
     // for both roles, not for a snapshot taken at once.
@@ -66,22 +64,17 @@ pub(crate) async fn timeout_and_recycle_served_by_the_spare(cx: Ctx) {
         timeout_grace_ms: 0,
         ..spares_cfg()
     });
-    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
+    warm(&pool).await;
     let cold = pool.status().counters.cold_waits;
     assert_eq!(cold, 1, "the very first request waited for the first start");
     wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
     let victim = roles(&pool, "").0[0];
-    assert_eq!(
-        status_within(
-            &pool,
-            "theorem a : True := trivial\n-- FAKE sleep 5000\n",
-            200
-        )
-        .await,
-        CheckStatus::Timeout
-    );
+    assert_times_out(
+        &pool,
+        "theorem a : True := trivial\n-- FAKE sleep 5000\n",
+        200,
+    )
+    .await;
     pool.call::<method::Check>(CheckParams::new("theorem b : True := trivial\n"))
         .await
         .unwrap();
@@ -115,9 +108,7 @@ pub(crate) async fn no_spare_when_memory_is_short(cx: Ctx) {
         spare_memory_margin_bytes: u64::MAX / 4,
         ..spares_cfg()
     });
-    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
+    warm(&pool).await;
     // The event: the supervisor has planned this key's spare and refused it.
     wait_until("the spare refused for memory", || {
         pool.status()
@@ -141,15 +132,8 @@ pub(crate) async fn spare_yields_to_another_header(cx: Ctx) {
         max_workers: Some(2),
         ..spares_cfg()
     });
-    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
-    wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
-    let (serving, _) = roles(&pool, "");
-    assert_eq!(
-        status_of(&pool, "import B\ntheorem b : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    let (serving, _) = warm_with_a_spare(&pool).await;
+    assert_ok(&pool, "import B\ntheorem b : True := trivial\n").await;
     assert_eq!(roles(&pool, "").0, serving);
     let st = pool.status();
     assert_eq!(st.counters.evictions, 1);

@@ -9,14 +9,14 @@ pub(crate) async fn timeout_replaces_the_worker(cx: Ctx) {
         timeout_grace_ms: 0,
         ..base_cfg()
     });
-    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
+    warm(&pool).await;
     let before = pids(&pool, "");
-    let p =
-        CheckParams::new("theorem a : True := trivial\n-- FAKE sleep 5000\n").with_timeout_ms(200);
-    let r = pool.call::<method::Check>(p).await.unwrap();
-    assert_eq!(r.status, CheckStatus::Timeout);
+    let r = assert_times_out(
+        &pool,
+        "theorem a : True := trivial\n-- FAKE sleep 5000\n",
+        200,
+    )
+    .await;
     assert!(r.reason.unwrap().contains("200 ms"));
     wait_until("replacement worker", || {
         let p = pids(&pool, "");
@@ -24,10 +24,7 @@ pub(crate) async fn timeout_replaces_the_worker(cx: Ctx) {
     })
     .await;
     assert!(!procs::alive(before[0]));
-    assert_eq!(
-        status_of(&pool, "theorem b : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    assert_ok(&pool, "theorem b : True := trivial\n").await;
     let c = pool.status().counters;
     assert_eq!((c.timeouts, c.timeout_kills), (1, 1), "{c:?}");
     finish(pool).await;
@@ -41,11 +38,13 @@ pub(crate) async fn timeout_replaces_the_worker(cx: Ctx) {
 /// answer).
 pub(crate) async fn timeout_interrupted_keeps_the_worker(cx: Ctx) {
     let (pool, first) = warm_pool(&cx, 5_000).await;
-    let p = CheckParams::new("theorem a : True := trivial\n-- FAKE error\n-- FAKE sleep 1500\n")
-        .with_timeout_ms(200);
     let t = std::time::Instant::now();
-    let r = pool.call::<method::Check>(p).await.unwrap();
-    assert_eq!(r.status, CheckStatus::Timeout, "{r:?}");
+    assert_times_out(
+        &pool,
+        "theorem a : True := trivial\n-- FAKE error\n-- FAKE sleep 1500\n",
+        200,
+    )
+    .await;
     assert!(
         t.elapsed() < Duration::from_millis(1500),
         "the time-out waited for the interrupt: {:?}",
@@ -95,22 +94,15 @@ pub(crate) async fn timeout_interrupt_lets_the_spare_serve(cx: Ctx) {
         timeout_grace_ms: 8_000,
         ..spares_cfg()
     });
-    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
-    wait_until("a spare up", || roles(&pool, "").1.len() == 1).await;
-    let (serving, spare) = roles(&pool, "");
-    let p =
-        CheckParams::new("theorem a : True := trivial\n-- FAKE sleep 3000\n").with_timeout_ms(200);
+    let (serving, spare) = warm_with_a_spare(&pool).await;
     let t = std::time::Instant::now();
-    assert_eq!(
-        pool.call::<method::Check>(p).await.unwrap().status,
-        CheckStatus::Timeout
-    );
-    assert_eq!(
-        status_of(&pool, "theorem b : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    assert_times_out(
+        &pool,
+        "theorem a : True := trivial\n-- FAKE sleep 3000\n",
+        200,
+    )
+    .await;
+    assert_ok(&pool, "theorem b : True := trivial\n").await;
     assert_eq!(last_served(&cx), spare[0], "not served by the spare");
     assert!(
         t.elapsed() < Duration::from_millis(2500),
@@ -136,19 +128,13 @@ pub(crate) async fn timeout_interrupt_lets_the_spare_serve(cx: Ctx) {
 /// forged frame), and the worker is kept.
 pub(crate) async fn timeout_in_the_barrier_keeps_the_worker(cx: Ctx) {
     let (pool, first) = warm_pool(&cx, 5_000).await;
-    assert_eq!(
-        status_within(
-            &pool,
-            "theorem a : True := trivial\n-- FAKE slow_barrier 1500\n",
-            300
-        )
-        .await,
-        CheckStatus::Timeout
-    );
-    assert_eq!(
-        status_of(&pool, "theorem b : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    assert_times_out(
+        &pool,
+        "theorem a : True := trivial\n-- FAKE slow_barrier 1500\n",
+        300,
+    )
+    .await;
+    assert_ok(&pool, "theorem b : True := trivial\n").await;
     assert_eq!(last_served(&cx), first);
     let c = pool.status().counters;
     assert_eq!(
@@ -165,23 +151,20 @@ pub(crate) async fn timeout_in_the_barrier_keeps_the_worker(cx: Ctx) {
 /// killed and replaced, and the next request is answered by the new one.
 pub(crate) async fn timeout_grace_expires_kills_and_replaces(cx: Ctx) {
     let (pool, first) = warm_pool(&cx, 1_000).await;
-    let p =
-        CheckParams::new("theorem a : True := trivial\n-- FAKE sleep 30000\n").with_timeout_ms(200);
     let t = std::time::Instant::now();
-    assert_eq!(
-        pool.call::<method::Check>(p).await.unwrap().status,
-        CheckStatus::Timeout
-    );
+    assert_times_out(
+        &pool,
+        "theorem a : True := trivial\n-- FAKE sleep 30000\n",
+        200,
+    )
+    .await;
     assert!(
         t.elapsed() < Duration::from_millis(1000),
         "the time-out waited for the grace: {:?}",
         t.elapsed()
     );
     assert!(procs::alive(first), "killed before its grace was over");
-    assert_eq!(
-        status_of(&pool, "theorem b : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    assert_ok(&pool, "theorem b : True := trivial\n").await;
     assert_ne!(last_served(&cx), first);
     assert!(!procs::alive(first));
     let c = pool.status().counters;
@@ -194,19 +177,13 @@ pub(crate) async fn timeout_grace_expires_kills_and_replaces(cx: Ctx) {
 /// not taken for an idle worker, killed when the grace is over.
 pub(crate) async fn timeout_while_lean_keeps_computing_kills(cx: Ctx) {
     let (pool, first) = warm_pool(&cx, 1_500).await;
-    assert_eq!(
-        status_within(
-            &pool,
-            "theorem a : True := trivial\n-- FAKE spin_bg\n-- FAKE sleep 400\n",
-            200
-        )
-        .await,
-        CheckStatus::Timeout
-    );
-    assert_eq!(
-        status_of(&pool, "theorem b : True := trivial\n").await,
-        CheckStatus::Ok
-    );
+    assert_times_out(
+        &pool,
+        "theorem a : True := trivial\n-- FAKE spin_bg\n-- FAKE sleep 400\n",
+        200,
+    )
+    .await;
+    assert_ok(&pool, "theorem b : True := trivial\n").await;
     assert_ne!(last_served(&cx), first, "a worker still computing was kept");
     let c = pool.status().counters;
     assert_eq!((c.timeouts, c.timeout_kills), (1, 1), "{c:?}");
@@ -225,20 +202,19 @@ pub(crate) async fn timeout_ms_is_clamped_to_the_configured_range(cx: Ctx) {
         ..base_cfg()
     };
     let pool = cx.fake_pool(cfg);
-    pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
-        .await
-        .unwrap();
+    warm(&pool).await;
     let before = pids(&pool, "");
-    let p = CheckParams::new("theorem a : True := trivial\n-- FAKE sleep 300\n").with_timeout_ms(1);
     assert_eq!(
-        pool.call::<method::Check>(p).await.unwrap().status,
+        status_within(&pool, "theorem a : True := trivial\n-- FAKE sleep 300\n", 1).await,
         CheckStatus::Ok
     );
     assert_eq!(pids(&pool, ""), before, "the worker was killed");
-    let p = CheckParams::new("theorem b : True := trivial\n-- FAKE sleep 10000\n")
-        .with_timeout_ms(u64::MAX);
-    let r = pool.call::<method::Check>(p).await.unwrap();
-    assert_eq!(r.status, CheckStatus::Timeout);
+    let r = assert_times_out(
+        &pool,
+        "theorem b : True := trivial\n-- FAKE sleep 10000\n",
+        u64::MAX,
+    )
+    .await;
     assert!(r.reason.as_deref().unwrap().contains("2000 ms"), "{r:?}");
     finish(pool).await;
 }
