@@ -258,6 +258,15 @@ impl Pool {
                     k.caller = caller.map(str::to_string);
                     Arc::new(k)
                 });
+            // Looked at under the map entry: `shutdown` raises `hard_stop`
+            // before it collects the keys to drain, so a job is either
+            // drained by it or refused here, never left in a queue nobody
+            // serves (a request still in its opening step when the drain
+            // ran used to wait forever).
+            if *inner.hard_stop.borrow() {
+                job.fail(PoolError::ShuttingDown);
+                return Err(PoolError::ShuttingDown);
+            }
             match entry.queue.try_push(job) {
                 Ok(()) => entry.idle.load(Ordering::SeqCst) == 0,
                 Err(PushError::Full(job, e)) => {
@@ -378,6 +387,9 @@ impl Pool {
     /// Stops taking work (new requests: `ShuttingDown`), lets queued and
     /// running requests finish until `deadline`, then answers what is left
     /// `ShuttingDown`, kills every worker and waits until they are reaped.
+    /// A request accepted earlier but still in its opening step (being
+    /// screened) when the queues are drained is answered `ShuttingDown`
+    /// too, when it reaches its queue.
     pub async fn shutdown(&self, deadline: Duration) {
         let inner = &self.inner;
         inner.shutting_down.store(true, Ordering::SeqCst);

@@ -271,6 +271,7 @@ fn main() {
         memory_headroom_is_relative_to_ready_rss,
         failed_start_is_answered,
         graceful_shutdown_finishes_queued_work,
+        request_opening_at_shutdown_is_answered,
         shutdown_deadline_answers_in_flight,
         dropping_the_pool_kills_workers,
         rlimit_as_is_applied,
