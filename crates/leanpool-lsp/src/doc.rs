@@ -8,11 +8,13 @@
 //! editor's text arrives as version `w + 1`. Messages of older versions
 //! (the pool's texts) are dropped on the way back.
 
+mod forward;
+
 use crate::conn::{Conn, Sink, Started};
 use crate::convert::apply_changes;
-use crate::forward::{forward, send_notification};
 use crate::remote::RemoteLease;
 use crate::{failed, not_open, Shared, Source};
+use forward::{forward, send_notification};
 use leanpool_lean::leased::Gate;
 use leanpool_lean::{proc, Worker};
 use leanpool_screen::{guard, header_key};

@@ -21,7 +21,6 @@
 mod conn;
 mod convert;
 mod doc;
-mod forward;
 mod remote;
 
 use doc::{DocHandle, DocMsg};

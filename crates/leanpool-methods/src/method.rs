@@ -10,10 +10,9 @@
 //! text once, which builds the document and its import header, the
 //! worker's key) is [`open`].
 
-use crate::verify::Assembled;
 use leanpool_lean::{Worker, WorkerError};
 use leanpool_protocol::method;
-use leanpool_protocol::{CheckParams, StatementParams, VerifyParams};
+use leanpool_protocol::{CheckParams, StatementParams};
 use leanpool_screen::{Screened, Screening};
 use std::future::Future;
 use std::time::Duration;
@@ -126,22 +125,6 @@ impl Input for StatementParams {
     }
     fn limit_ms(&self) -> Option<u64> {
         self.timeout_ms
-    }
-}
-
-/// `verify`'s params and the text they assemble to.
-impl Input for (VerifyParams, Box<Assembled>) {
-    fn text(&self) -> &str {
-        &self.1.text
-    }
-    fn limit_ms_mut(&mut self) -> &mut Option<u64> {
-        &mut self.0.timeout_ms
-    }
-    fn limit_ms(&self) -> Option<u64> {
-        self.0.timeout_ms
-    }
-    fn timings(&self) -> bool {
-        self.0.timings
     }
 }
 

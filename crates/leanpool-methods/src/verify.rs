@@ -382,11 +382,27 @@ pub fn header_key(params: &VerifyParams) -> Option<String> {
 /// The pool's `verify`: the params and the text they assemble to.
 mod pooled {
     use super::{assemble, verify_screened, Assembled};
-    use crate::method::PoolMethod;
+    use crate::method::{Input, PoolMethod};
     use leanpool_lean::{Worker, WorkerError};
     use leanpool_protocol::{method, VerifyParams, VerifyResult, VerifyStatus};
     use leanpool_screen::Screened;
     use std::time::Duration;
+
+    /// `verify`'s params and the text they assemble to.
+    impl Input for (VerifyParams, Box<Assembled>) {
+        fn text(&self) -> &str {
+            &self.1.text
+        }
+        fn limit_ms_mut(&mut self) -> &mut Option<u64> {
+            &mut self.0.timeout_ms
+        }
+        fn limit_ms(&self) -> Option<u64> {
+            self.0.timeout_ms
+        }
+        fn timings(&self) -> bool {
+            self.0.timings
+        }
+    }
 
     impl PoolMethod for method::Verify {
         /// The params and the text they assemble to (what is screened and

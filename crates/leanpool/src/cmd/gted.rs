@@ -4,7 +4,9 @@
 //! apart by their keys); `eval` scores a directory laid out like the GTED
 //! paper's miniF2F data against its human judgements; `pairs` elaborates
 //! new statement pairs through a daemon and scores them
-//! ([`crate::cmd::gted_pairs`]).
+//! ([`pairs`]).
+
+pub mod pairs;
 
 use anyhow::Context;
 use leanpool_gted::eval::{best_threshold, load_dir, sweep, Confusion};
@@ -36,7 +38,7 @@ pub enum Command {
     /// Score reference/candidate statement pairs of a JSONL file through a
     /// running daemon (`opt` per statement, optionally `equiv` per pair),
     /// resumably, and summarize against their labels.
-    Pairs(crate::cmd::gted_pairs::Args),
+    Pairs(pairs::Args),
 }
 
 /// Cost regime (see `leanpool_gted::Mode`).
@@ -79,7 +81,7 @@ pub async fn run(c: Command) -> anyhow::Result<i32> {
             threshold,
             dir,
         } => eval_dir(mode.into(), threshold, &dir),
-        Command::Pairs(args) => crate::cmd::gted_pairs::run(args).await,
+        Command::Pairs(args) => pairs::run(args).await,
     }
 }
 

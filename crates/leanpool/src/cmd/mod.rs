@@ -5,7 +5,6 @@ pub mod check;
 pub mod doctor;
 pub mod equiv;
 pub mod gted;
-pub mod gted_pairs;
 pub mod lean_args;
 pub mod lsp;
 pub mod normalize;

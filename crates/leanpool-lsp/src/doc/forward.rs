@@ -6,9 +6,9 @@
 //! limit and idle limit, and the one memory/CPU watch of a worker in this
 //! process (`leanpool_lean::proc::LeaseWatch`).
 
+use super::DocMsg;
 use crate::conn::{Conn, Sink};
 use crate::convert::{replace_uri, shift_version};
-use crate::doc::DocMsg;
 use crate::Shared;
 use leanpool_lean::leased::FromLean;
 use leanpool_lean::proc;

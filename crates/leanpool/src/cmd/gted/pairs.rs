@@ -15,8 +15,8 @@
 //! is (the same machinery: [`crate::cmd::batch::run_ordered`]); the summary
 //! at the end is computed from every line of OUT.
 
+use super::ModeArg;
 use crate::cmd::batch::{self, Answered, HasId};
-use crate::cmd::gted::ModeArg;
 use anyhow::{bail, Context};
 use leanpool_gted::eval::Confusion;
 use leanpool_gted::{score, Mode, OpTree, Options};
