@@ -31,7 +31,7 @@ pub(crate) use crate::frames::Violation;
 use crate::framing::encode;
 use crate::lsp;
 use crate::proc::{self, RingLog};
-use crate::raw_sender::RawSender;
+use crate::raw_sender::{Liveness, RawSender};
 use leanpool_protocol::pending::Pending;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
@@ -102,12 +102,6 @@ impl<N> Shared<N> {
         self.compromised.get_or_insert(what.clone());
         self.die(format!("protocol violation: {what}"));
     }
-}
-
-/// Whether a connection is dead, without knowing its handler type (for
-/// [`RawSender`]).
-pub(crate) trait Liveness: Send + Sync {
-    fn is_dead(&self) -> bool;
 }
 
 impl<N: Send> Liveness for Mutex<Shared<N>> {

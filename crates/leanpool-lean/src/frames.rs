@@ -10,8 +10,24 @@
 //! Whose answers are awaited and which versions were sent is the caller's
 //! state (its `Pending`, its record of versions).
 
-use crate::session::IGNORED_NOTIFICATIONS;
 use serde_json::{Map, Value};
+
+/// Notifications Lean's file worker sends besides progress and
+/// diagnostics; accepted and ignored. Any other notification is out of
+/// place.
+pub const IGNORED_NOTIFICATIONS: &[&str] = &[
+    // Lean's file worker reports its reference index (`.ilean`) and import
+    // information to the watchdog with these; none carries a verdict.
+    // (Names from the Lean 4.28 server; `$/lean/ileanHeaderInfo` is sent
+    // after the header is processed, seen on the WASM build.)
+    "$/lean/ileanHeaderInfo",
+    "$/lean/ileanHeaderSetupInfo",
+    "$/lean/ileanInfoUpdate",
+    "$/lean/ileanInfoFinal",
+    "$/lean/importClosure",
+    "$/lean/staleDependency",
+    "window/logMessage",
+];
 
 /// A frame on the worker's stdout that the driver did not ask for. Each
 /// one marks the worker compromised; the text (`Display`) is what

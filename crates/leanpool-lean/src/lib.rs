@@ -21,7 +21,7 @@ pub mod provenance;
 mod raw_sender;
 pub mod sandbox;
 mod session;
-pub use session::IGNORED_NOTIFICATIONS;
+pub use frames::IGNORED_NOTIFICATIONS;
 pub mod worker;
 
 pub use backend::{BackendKind, LeanCommand, LeanError};

@@ -1,7 +1,6 @@
 //! [`RawSender`]: the one way to write to a passthrough (leased) worker's
 //! Lean, which lets document text through only as screened text.
 
-use crate::connection::Liveness;
 use crate::framing::encode;
 use leanpool_screen::guard::LeanText;
 use serde_json::Value;
@@ -21,6 +20,12 @@ use tokio::sync::mpsc;
 pub struct RawSender {
     out: mpsc::UnboundedSender<Vec<u8>>,
     liveness: Arc<dyn Liveness>,
+}
+
+/// Whether a connection is dead, without knowing its handler type (the
+/// connection implements it for its shared state).
+pub(crate) trait Liveness: Send + Sync {
+    fn is_dead(&self) -> bool;
 }
 
 /// The LSP methods whose messages carry document text: only

@@ -35,23 +35,6 @@ pub(crate) type Conn = Connection<DocState>;
 /// sessions that receive no keep-alive for about 30 s.
 const RPC_SESSION_IDLE: Duration = Duration::from_secs(20);
 
-/// Notifications Lean's file worker sends besides progress and
-/// diagnostics; accepted and ignored. Any other notification is out of
-/// place.
-pub const IGNORED_NOTIFICATIONS: &[&str] = &[
-    // Lean's file worker reports its reference index (`.ilean`) and import
-    // information to the watchdog with these; none carries a verdict.
-    // (Names from the Lean 4.28 server; `$/lean/ileanHeaderInfo` is sent
-    // after the header is processed, seen on the WASM build.)
-    "$/lean/ileanHeaderInfo",
-    "$/lean/ileanHeaderSetupInfo",
-    "$/lean/ileanInfoUpdate",
-    "$/lean/ileanInfoFinal",
-    "$/lean/importClosure",
-    "$/lean/staleDependency",
-    "window/logMessage",
-];
-
 /// What Lean has said about the document: kept by the connection's reader
 /// (as its [`Notifications`] handler), read by the session.
 pub(crate) struct DocState {
@@ -400,6 +383,7 @@ pub fn collect_rpc_refs(v: &Value, out: &mut Vec<Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::frames::IGNORED_NOTIFICATIONS;
 
     fn doc() -> DocState {
         Session::new("import Init\n").1
