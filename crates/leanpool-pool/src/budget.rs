@@ -19,8 +19,6 @@
 //! queued keeps serving them, so under load on every project a project
 //! without a worker waits until another project's queue drains.
 
-use crate::shared::Inner;
-use crate::status::{bump, WorkerState};
 use leanpool_protocol::{WorkerLimit, WorkerTotal};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -41,9 +39,34 @@ struct Budget {
     /// Idle workers stopped to make room for another pool or a lease.
     evictions: AtomicU64,
     /// The pools sharing the budget (woken when a permit comes back).
-    pools: Mutex<Vec<Weak<Inner>>>,
+    pools: Mutex<Vec<Weak<dyn Member>>>,
     /// Wakes a lease waiting for a permit.
     released: Notify,
+}
+
+/// A pool sharing a budget, as the budget sees it (a pool's shared state
+/// implements it): what to wake when a permit comes back, and which of its
+/// workers may be stopped to make room.
+pub(crate) trait Member: Send + Sync {
+    /// Wakes the pool's supervisor: a permit came back.
+    fn wake(&self);
+    /// The pool's workers stopping now (their permits are on their way
+    /// back), and its idle workers of import sets with nothing queued.
+    fn evictable(&self) -> (usize, Vec<Idle<'_>>);
+}
+
+/// An idle worker of a [`Member`] that the budget may stop for room.
+pub(crate) struct Idle<'a> {
+    /// Not a spare.
+    pub serving: bool,
+    /// Serving, and its import set is at (or under) its prewarm minimum.
+    pub at_min: bool,
+    /// Idle since.
+    pub since: Instant,
+    /// Its slot's id (ties broken by it).
+    pub id: u64,
+    /// Stops it and counts the eviction in its pool's counters.
+    pub stop: Box<dyn FnOnce() + 'a>,
 }
 
 /// One place in the total, held by one worker process (starting, serving,
@@ -89,7 +112,7 @@ impl Drop for WorkerPermit {
         }
         self.budget.held.fetch_sub(1, Ordering::SeqCst);
         for pool in self.budget.live_pools() {
-            pool.wake.notify_one();
+            pool.wake();
         }
         self.budget.released.notify_waiters();
     }
@@ -136,7 +159,7 @@ impl WorkerBudget {
             .saturating_sub(self.0.held.load(Ordering::SeqCst))
     }
 
-    pub(crate) fn register(&self, pool: Weak<Inner>) {
+    pub(crate) fn register(&self, pool: Weak<dyn Member>) {
         let mut pools = self.0.pools.lock().unwrap();
         pools.retain(|p| p.strong_count() > 0);
         pools.push(pool);
@@ -185,48 +208,27 @@ impl WorkerBudget {
     /// spares first, then workers whose import set stays at its prewarm
     /// minimum, then any. Returns how many were stopped.
     pub(crate) fn evict_for(&self, needed: usize) -> usize {
-        let mut stopping = 0usize;
-        // (serving, below its minimum, idle since, slot).
-        let mut cand = Vec::new();
         let pools = self.0.live_pools();
+        let mut stopping = 0usize;
+        let mut cand = Vec::new();
         for pool in &pools {
-            for k in pool.keys.iter() {
-                let queued = k.queue.depth();
-                let slots = k.slots.lock().unwrap();
-                let serving = slots
-                    .values()
-                    .filter(|s| !s.is_spare() && s.state() != WorkerState::Stopping)
-                    .count();
-                for s in slots.values() {
-                    match s.state() {
-                        WorkerState::Stopping => stopping += 1,
-                        WorkerState::Idle if queued == 0 => {
-                            let since = s.idle_since_ms.load(Ordering::Relaxed);
-                            cand.push((
-                                !s.is_spare(),
-                                !s.is_spare() && serving <= k.min,
-                                pool.instant_at(since),
-                                s.clone(),
-                                pool.clone(),
-                            ));
-                        }
-                        _ => {}
-                    }
-                }
-            }
+            let (n, idle) = pool.evictable();
+            stopping += n;
+            cand.extend(idle);
         }
         let needed = needed.saturating_sub(stopping);
-        cand.sort_by_key(|c| (c.0, c.1, c.2, c.3.id));
+        cand.sort_by_key(|c| (c.serving, c.at_min, c.since, c.id));
         let mut stopped = 0;
-        for (_, _, since, slot, pool) in cand.into_iter().take(needed) {
-            bump(&pool.counters.evictions);
+        for idle in cand.into_iter().take(needed) {
             self.0.evictions.fetch_add(1, Ordering::SeqCst);
             tracing::info!(
-                slot = slot.id,
-                idle_ms = Instant::now().saturating_duration_since(since).as_millis() as u64,
+                slot = idle.id,
+                idle_ms = Instant::now()
+                    .saturating_duration_since(idle.since)
+                    .as_millis() as u64,
                 "evicting an idle worker: the machine-wide worker total is reached"
             );
-            slot.request_stop();
+            (idle.stop)();
             stopped += 1;
         }
         stopped
@@ -234,7 +236,7 @@ impl WorkerBudget {
 }
 
 impl Budget {
-    fn live_pools(&self) -> Vec<Arc<Inner>> {
+    fn live_pools(&self) -> Vec<Arc<dyn Member>> {
         self.pools
             .lock()
             .unwrap()

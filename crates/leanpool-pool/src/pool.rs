@@ -102,7 +102,8 @@ impl Pool {
             cfg, worker_cfg, policy, machine, sources, budget,
         ));
         if let Some(b) = &inner.budget {
-            b.register(Arc::downgrade(&inner));
+            let pool: std::sync::Weak<Inner> = Arc::downgrade(&inner);
+            b.register(pool);
         }
         // Prewarm headers are canonicalized like request headers; entries
         // with the same canonical header keep the larger minimum.

@@ -228,6 +228,44 @@ pub(crate) struct KeyState {
     pub spare_note: Mutex<Option<String>>,
 }
 
+impl crate::budget::Member for Inner {
+    fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    fn evictable(&self) -> (usize, Vec<crate::budget::Idle<'_>>) {
+        let (mut stopping, mut idle) = (0, Vec::new());
+        for k in self.keys.iter() {
+            let queued = k.queue.depth();
+            let slots = k.slots.lock().unwrap();
+            let serving = slots
+                .values()
+                .filter(|s| !s.is_spare() && s.state() != WorkerState::Stopping)
+                .count();
+            for s in slots.values() {
+                match s.state() {
+                    WorkerState::Stopping => stopping += 1,
+                    WorkerState::Idle if queued == 0 => {
+                        let slot = s.clone();
+                        idle.push(crate::budget::Idle {
+                            serving: !s.is_spare(),
+                            at_min: !s.is_spare() && serving <= k.min,
+                            since: self.instant_at(s.idle_since_ms.load(Ordering::Relaxed)),
+                            id: s.id,
+                            stop: Box::new(move || {
+                                crate::status::bump(&self.counters.evictions);
+                                slot.request_stop();
+                            }),
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        (stopping, idle)
+    }
+}
+
 impl KeyState {
     pub(crate) fn new(header: String, min: usize, queue_limit: usize) -> Self {
         KeyState {

@@ -76,7 +76,7 @@ impl Machine {
     /// Reads the cores and memory of this machine (and cgroup) now.
     pub fn probe() -> Machine {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let avail = crate::supervisor::mem_available_bytes();
+        let avail = mem_available_bytes();
         let memory_bytes = match (avail, cgroup_memory_left()) {
             (Some(a), Some(c)) => Some(a.min(c)),
             (a, c) => a.or(c),
@@ -86,6 +86,17 @@ impl Machine {
             memory_bytes,
         }
     }
+}
+
+/// `MemAvailable` from `/proc/meminfo`.
+pub(crate) fn mem_available_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    line.split_whitespace()
+        .nth(1)?
+        .parse::<u64>()
+        .ok()
+        .map(|kb| kb * 1024)
 }
 
 /// The cgroup's memory limit minus its usage (v2 `memory.max` /

@@ -8,6 +8,7 @@
 
 use crate::plan::{plan, KeySnap, Limits, Retire};
 use crate::shared::{Inner, KeyState};
+use crate::sizing::mem_available_bytes;
 use crate::slot::start_slot;
 use crate::status::bump;
 use crate::status::WorkerState;
@@ -111,17 +112,6 @@ pub(crate) fn rebalance(inner: &Arc<Inner>) {
         tracing::info!(header = %keys[ki].header.trim_end(), "starting a spare");
         start_slot(inner, &keys[ki], true, permit);
     }
-}
-
-/// `MemAvailable` from `/proc/meminfo`.
-pub(crate) fn mem_available_bytes() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    line.split_whitespace()
-        .nth(1)?
-        .parse::<u64>()
-        .ok()
-        .map(|kb| kb * 1024)
 }
 
 /// Sets how many spares each key may have now (`KeySnap::spares`) and
