@@ -1,31 +1,9 @@
 //! `gted` (no Lean): two operator trees compared, within caps checked on
 //! the request's JSON before any tree or matrix is built.
 
-use crate::handler::PoolHandler;
-use crate::methods::Served;
-use leanpool_protocol::method;
 use leanpool_protocol::{ErrorCode, GtedParams, GtedResult, RpcError};
-use leanpool_rpc::handler::{rpc_error, CallContext};
+use leanpool_rpc::handler::rpc_error;
 use serde_json::Value;
-
-impl Served for method::Gted {
-    /// Exact TED is cubic in the worst case: it runs off the async
-    /// threads so one big pair cannot stall every connection.
-    async fn serve(
-        h: &PoolHandler,
-        p: GtedParams,
-        _ctx: &CallContext,
-    ) -> Result<GtedResult, RpcError> {
-        let limits = h.gted_limits();
-        match tokio::task::spawn_blocking(move || run_gted(&p, &limits)).await {
-            Ok(r) => r,
-            Err(e) => Err(rpc_error(
-                ErrorCode::InternalError,
-                format!("gted task failed: {e}"),
-            )),
-        }
-    }
-}
 
 /// Caps on the trees of one `gted` call, checked on the request's JSON
 /// before any tree or distance matrix is built: exact TED allocates

@@ -1,14 +1,17 @@
-//! The daemon's [`Handler`]: pool methods, `gted`, and `status`.
+//! [`PoolHandler`], the daemon's state: its projects and their pools, the
+//! result cache, the lease slots, `gted`'s caps; what `status` reports,
+//! the pool methods' one path through the cache, a lease's start. The
+//! transport's `Handler` impl that routes requests to it is in
+//! [`crate::methods`], the methods the daemon runs itself in `served.rs`.
 
 use crate::cache::{self, CacheSlot};
 use crate::gted::GtedLimits;
 use crate::lease::{LeaseTunnel, Leases};
-use crate::methods::{dispatch, Served};
 use crate::projects::{self, NoPool, ServedProject};
 use leanpool_pool::{Pool, PoolConfig, PoolError, PoolStatus};
-use leanpool_protocol::method::{self, Method, NoParams};
+use leanpool_protocol::method::{self, Method};
 use leanpool_protocol::{BackendInfoKind, ErrorCode, RpcError};
-use leanpool_rpc::handler::{params, result, rpc_error, CallContext, Handler};
+use leanpool_rpc::handler::{params, result, rpc_error, CallContext};
 use leanpool_rpc::tunnel::Upgrade;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -52,9 +55,7 @@ pub struct PoolHandler {
     lease_limits: leanpool_lean::leased::LeaseLimits,
 }
 
-/// Default `max_leases`: each lease holds a whole worker (GBs) outside the
-/// pool's `max_workers`.
-pub const DEFAULT_MAX_LEASES: usize = 2;
+pub use crate::lease::DEFAULT_MAX_LEASES;
 
 impl PoolHandler {
     /// A handler serving `pool` on `socket` (reported by `status`) as
@@ -252,30 +253,16 @@ pub(crate) fn pool_error(e: PoolError) -> RpcError {
     }
 }
 
-impl Handler for PoolHandler {
-    async fn call(
+impl PoolHandler {
+    /// Starts a `lease` (the transport's upgrade): a worker of the params'
+    /// import header from the project they name, as a tunnel for `ctx`'s
+    /// connection; `OVERLOADED` at `max_leases`.
+    pub(crate) async fn start_lease(
         &self,
         method: &str,
-        p: Value,
-        ctx: &CallContext,
-    ) -> Result<Box<RawValue>, RpcError> {
-        dispatch(self, method, p, ctx).await
-    }
-
-    fn upgrades(&self, method: &str) -> bool {
-        method == method::Lease::NAME
-    }
-
-    async fn upgrade(
-        &self,
-        method: &str,
-        p: Value,
+        mut p: Value,
         ctx: &CallContext,
     ) -> Result<Upgrade, RpcError> {
-        if method != method::Lease::NAME {
-            return Err(leanpool_rpc::handler::method_not_found(method));
-        }
-        let mut p = p;
         let project = self.project(&mut p)?;
         let p: <method::Lease as Method>::Params = params(method, p)?;
         let pool = project.pool_for(ctx)?;
@@ -304,7 +291,8 @@ impl Handler for PoolHandler {
         })
     }
 
-    async fn shutdown(&self, deadline: Duration) {
+    /// Shuts every project's pool down at once, each within `deadline`.
+    pub(crate) async fn shutdown_pools(&self, deadline: Duration) {
         // Every project's pool at once, each within the same deadline.
         let pools: Vec<Pool> = self
             .projects
@@ -318,16 +306,6 @@ impl Handler for PoolHandler {
         for t in tasks {
             let _ = t.await;
         }
-    }
-}
-
-impl Served for method::Status {
-    async fn serve(
-        h: &PoolHandler,
-        _: NoParams,
-        _ctx: &CallContext,
-    ) -> Result<StatusResult, RpcError> {
-        h.status()
     }
 }
 

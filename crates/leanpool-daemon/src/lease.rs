@@ -33,6 +33,10 @@ use std::time::{Duration, Instant};
 
 pub use leanpool_protocol::{LeaseParams, LeaseResult, LeaseStatus};
 
+/// Default `max_leases`: each lease holds a whole worker (GBs) outside the
+/// pool's `max_workers`.
+pub const DEFAULT_MAX_LEASES: usize = 2;
+
 /// The daemon's lease book: the cap and the counters.
 #[derive(Debug)]
 pub struct Leases {

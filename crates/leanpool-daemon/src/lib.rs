@@ -3,14 +3,16 @@
 //!
 //! - [`serve`]: the daemon as a library, [`serve()`]`(config, socket,
 //!   shutdown)`; `leanpool serve` parses its arguments and calls it.
-//! - [`handler`]: [`PoolHandler`], the [`leanpool_rpc::Handler`] serving the
-//!   pool methods (`check`, `verify`, `normalize`, `opt`), `gted` and
-//!   `status`.
+//! - [`handler`]: [`PoolHandler`], the daemon's state (projects, pools,
+//!   cache, leases, `status`); the [`leanpool_rpc::Handler`] serving the
+//!   pool methods (`check`, `verify`, `normalize`, `opt`), `gted`,
+//!   `status` and `cache_clear` through [`methods`].
 //! - [`lease`]: `lease`, a worker leased to a connection that becomes a
 //!   guarded tunnel to its LSP (the transport's `Tunnel`).
 //! - [`methods`]: the dispatch table, one route per method derived from
 //!   its `leanpool_protocol::method` type (the fuzz test drives the exact
-//!   decoding the daemon uses).
+//!   decoding the daemon uses) and `PoolHandler`'s `Handler` impl; the
+//!   methods the daemon runs itself are served in `served.rs`.
 //! - [`gted`]: `gted` and the caps on its trees.
 //! - [`cache`]: the result cache (`leanpool_cache`) around every pool
 //!   method, opened at start, reported by `status`.
@@ -30,6 +32,7 @@ pub mod lease;
 pub mod methods;
 pub mod projects;
 pub mod serve;
+mod served;
 
 pub use config::DaemonConfig;
 pub use handler::{BackendInfo, DaemonStatus, PoolHandler, SandboxInfo, StatusResult, VerdictInfo};

@@ -4,18 +4,22 @@
 //! [`leanpool_pool::Pool::call`]; the others implement [`Served`].
 //!
 //! Adding a method: its type in `leanpool_protocol::method`, its
-//! implementation (a `leanpool_pool::PoolMethod` impl, or a [`Served`]
-//! impl in its own file here), and its line in [`ROUTES`].
+//! implementation (a `leanpool_pool::PoolMethod` impl, or its work in a
+//! file of its own here and its [`Served`] impl in `served.rs`), and its
+//! line in [`ROUTES`]. [`PoolHandler`]'s `leanpool_rpc::Handler` impl,
+//! the transport's way in, is here too: a request goes to [`dispatch`].
 
 use crate::handler::PoolHandler;
 use leanpool_pool::PoolMethod;
 use leanpool_protocol::method::{self, Method};
 use leanpool_protocol::{ErrorCode, RpcError};
-use leanpool_rpc::handler::{method_not_found, params, result, rpc_error, CallContext};
+use leanpool_rpc::handler::{method_not_found, params, result, rpc_error, CallContext, Handler};
+use leanpool_rpc::tunnel::Upgrade;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 /// Every method the daemon serves (`ping` and `shutdown` are answered by
 /// the server itself, `lease` takes its connection over; see
@@ -124,6 +128,39 @@ pub(crate) fn dispatch<'a>(
             let e = method_not_found(method);
             Box::pin(async move { Err(e) })
         }
+    }
+}
+
+/// The transport's seam: requests go through [`dispatch`], `lease`
+/// upgrades to a tunnel ([`PoolHandler::start_lease`]).
+impl Handler for PoolHandler {
+    async fn call(
+        &self,
+        method: &str,
+        p: Value,
+        ctx: &CallContext,
+    ) -> Result<Box<RawValue>, RpcError> {
+        dispatch(self, method, p, ctx).await
+    }
+
+    fn upgrades(&self, method: &str) -> bool {
+        method == method::Lease::NAME
+    }
+
+    async fn upgrade(
+        &self,
+        method: &str,
+        p: Value,
+        ctx: &CallContext,
+    ) -> Result<Upgrade, RpcError> {
+        if method != method::Lease::NAME {
+            return Err(method_not_found(method));
+        }
+        self.start_lease(method, p, ctx).await
+    }
+
+    async fn shutdown(&self, deadline: Duration) {
+        self.shutdown_pools(deadline).await
     }
 }
 
