@@ -167,12 +167,11 @@
 //! doc comment in term position, comments or strings — which it lets through.
 //!
 //! The rules, with the reason for each, are in `guard/tables.rs` and
-//! `guard/rules.rs`; the tokenizer and its reasoning in `guard/lexer.rs`.
+//! `guard/rules.rs`; the tokenizer and its reasoning in `lex.rs`.
 
-mod chars;
+mod check;
 mod commands;
 mod config;
-pub(crate) mod lexer;
 mod options;
 mod rules;
 mod screened;
@@ -337,8 +336,8 @@ mod tests {
 
     #[test]
     fn lexer_hides_exactly_comments_and_literals() {
-        use lexer::Kind::*;
-        let toks = lexer::tokenize(
+        use crate::lex::Kind::*;
+        let toks = crate::lex::tokenize(
             "/- a /- b -/ c -/ x \"s{1}\" 'c' «d e».f -- g\n`n r#\"q\"# /-- doc -/",
         )
         .unwrap();
@@ -363,7 +362,7 @@ mod tests {
 
     #[test]
     fn header_covers_imports_options_and_opens_but_not_in_forms() {
-        let toks = lexer::tokenize(
+        let toks = crate::lex::tokenize(
             "import Mathlib\nimport Aesop\nset_option maxHeartbeats 0\nopen Real Nat\nset_option maxHeartbeats 0 in\ntheorem x : True := trivial",
         )
         .unwrap();

@@ -12,11 +12,7 @@
 
 pub mod guard;
 pub mod header;
-/// Lean's lexical rules: the one token stream the guard screens and the
-/// documents sent to Lean are built from.
-pub mod lex {
-    pub use crate::guard::lexer::{is_id_first, is_id_rest, tokenize, Kind, LexError, Token};
-}
+pub mod lex;
 pub mod text;
 pub mod vocab;
 

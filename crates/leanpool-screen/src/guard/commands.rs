@@ -44,9 +44,9 @@
 //! screening paths that do not pass the pool's scan (`leanpool lsp`'s own
 //! documents screen with the static list only).
 
-use super::lexer::{Kind, Token};
-use super::rules::{refuse, Check, MAX_SCAN};
+use super::check::{refuse, Check, MAX_SCAN};
 use super::tables::LINE_START_WORDS;
+use crate::lex::{Kind, Token};
 use crate::vocab::{COMMAND_WORDS, DECLARATION_MODIFIERS};
 
 /// Words of [`LINE_START_WORDS`] that continue a declaration or are
@@ -173,7 +173,7 @@ fn chains_to(
     toks: &[Token],
     i: usize,
     commanding: bool,
-) -> Result<Option<usize>, super::rules::Finding> {
+) -> Result<Option<usize>, super::check::Finding> {
     let t = &toks[i];
     match t.kind {
         Kind::DocComment if t.text == "/-!" => return Ok(Some(i + 1)),

@@ -29,8 +29,8 @@
 //! Tactics whose configuration is a tactic (`disch := omega`) have that
 //! value scanned as code like the rest of the text.
 
-use super::lexer::{Kind, Token};
-use super::rules::{Check, Finding};
+use super::check::{Check, Finding};
+use crate::lex::{Kind, Token};
 
 /// Fields of `Lean.Meta.Simp.Config` with Boolean or number values (the
 /// enum-valued ones, `etaStruct`, are left out: their values are names).
@@ -220,7 +220,7 @@ impl Ctx<'_> {
 /// tactic inside is scanned as code by the other rules).
 fn close_of(toks: &[Token], mut k: usize) -> Result<usize, Finding> {
     let mut depth = 0u32;
-    let limit = k + super::rules::MAX_SCAN;
+    let limit = k + super::check::MAX_SCAN;
     while let Some(t) = toks.get(k).filter(|_| k < limit) {
         if t.kind == Kind::Symbol {
             match t.text.as_str() {

@@ -13,9 +13,9 @@
 //! request's wall-clock timeout and the worker's memory cap bound the
 //! work whatever the option says).
 
-use super::lexer::{Kind, Token};
-use super::rules::{refuse, Check, Header};
+use super::check::{refuse, Check, Header};
 use super::GuardPolicy;
+use crate::lex::{Kind, Token};
 
 /// What values an allowed option takes.
 #[derive(Debug, Clone, Copy)]

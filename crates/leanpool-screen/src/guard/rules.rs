@@ -1,4 +1,4 @@
-//! The checks, run over the token stream from [`super::lexer`].
+//! The checks, run over the token stream from [`crate::lex`].
 //!
 //! Every check looks at *all* code tokens, wherever they are: inside
 //! `open … in`, `set_option … in`, `#guard_msgs in`, attribute arguments,
@@ -6,28 +6,11 @@
 //! strings. Position-dependent rules (imports, header options) use the
 //! header found by [`header`].
 
-use super::lexer::{Kind, Token};
+use super::check::{refuse, Check, Header, MAX_SCAN};
 use super::tables::*;
 use super::{GuardPolicy, Screening};
+use crate::lex::{Kind, Token};
 use crate::vocab::COMMAND_WORDS;
-
-/// A refused construct, located by the byte offset of its first token.
-#[derive(Debug)]
-pub(crate) struct Finding {
-    pub offset: usize,
-    pub construct: String,
-    pub reason: String,
-}
-
-pub(crate) type Check = Result<(), Finding>;
-
-pub(crate) fn refuse(t: &Token, construct: impl Into<String>, reason: impl Into<String>) -> Check {
-    Err(Finding {
-        offset: t.start,
-        construct: construct.into(),
-        reason: reason.into(),
-    })
-}
 
 fn lookup<'a>(table: &'a [(&str, &'a str)], key: &str) -> Option<&'a str> {
     table.iter().find(|(k, _)| *k == key).map(|(_, r)| *r)
@@ -50,15 +33,6 @@ fn is_sym(t: Option<&Token>, text: &str) -> bool {
 /// word, or `open`'s own `in` / `hiding` / `renaming`.
 fn ends_open_run(word: &str) -> bool {
     COMMAND_WORDS.contains(&word) || matches!(word, "in" | "hiding" | "renaming")
-}
-
-/// Where the header ends, in token indices.
-#[derive(Debug, Default)]
-pub(crate) struct Header {
-    /// Tokens before this index are the leading `import` commands.
-    pub imports_end: usize,
-    /// Indices of `set_option` tokens that are header commands (not `… in`).
-    pub options: Vec<usize>,
 }
 
 /// The header: optional `module`/`prelude`, the `import`s, then
@@ -267,7 +241,7 @@ pub(crate) fn escaped_component_is_plain(content: &str) -> bool {
     let mut chars = content.chars();
     chars
         .next()
-        .is_some_and(|c| super::chars::is_id_first(c) && chars.all(super::chars::is_id_rest))
+        .is_some_and(|c| crate::lex::is_id_first(c) && chars.all(crate::lex::is_id_rest))
 }
 
 /// A plainly written word at column 0 starts a command (or continues a
@@ -389,12 +363,6 @@ fn symbol(toks: &[Token], i: usize, policy: &GuardPolicy, config_end: usize) -> 
         _ => Ok(()),
     }
 }
-
-/// How far forward a construct's own scan may look (attribute list,
-/// notation atoms, configuration value). Keeps screening linear on
-/// adversarial input such as thousands of unclosed `@[`; no legitimate
-/// construct comes near it.
-pub(crate) const MAX_SCAN: usize = 1024;
 
 fn too_long(t: &Token, what: &str) -> Check {
     refuse(

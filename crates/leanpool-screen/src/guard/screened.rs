@@ -17,7 +17,7 @@
 //! elaborates exactly what was screened" is a property of the types, not
 //! of the call sites.
 
-use super::{lexer, rules, Rejection, Screening};
+use super::{rules, Rejection, Screening};
 use crate::header::{assemble, Document, DocumentError, Piece};
 use crate::lex::Token;
 
@@ -68,8 +68,8 @@ impl LeanText {
 /// text's length; never panics.
 pub fn screen<'a>(text: &str, screening: impl Into<Screening<'a>>) -> Result<Screened, Rejection> {
     let screening = screening.into();
-    let tokens =
-        lexer::tokenize(text).map_err(|e| Rejection::at(text, e.offset, e.construct, e.reason))?;
+    let tokens = crate::lex::tokenize(text)
+        .map_err(|e| Rejection::at(text, e.offset, e.construct, e.reason))?;
     if screening.policy.enabled {
         rules::check_all(text, &tokens, screening)
             .map_err(|f| Rejection::at(text, f.offset, f.construct, f.reason))?;

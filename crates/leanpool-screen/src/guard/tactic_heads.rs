@@ -20,7 +20,7 @@
 //! body, on a continuation line indented deeper than its block) are not
 //! heads, so their named arguments stay arguments.
 
-use super::lexer::{Kind, Token};
+use crate::lex::{Kind, Token};
 
 /// Combinators after which a tactic starts.
 const TAKES_TACTIC: &[&str] = &[

@@ -1,3 +1,6 @@
+//! Lean's lexical rules: the one token stream the guard screens and the
+//! documents sent to Lean are built from.
+//!
 //! A tokenizer that follows Lean 4's own token functions
 //! (`Lean.Parser.Basic`: `whitespace`, `finishCommentBlock`, `tokenFnAux`,
 //! `strLitFnAux`, `charLitFnAux`, `rawStrLitFnAux`, `identFnAux`,
@@ -35,11 +38,11 @@
 //! not end exactly at its `}` makes Lean's error recovery read the rest of
 //! the string as code).
 
+mod chars;
 mod literals;
 
-pub(crate) use super::chars::is_invisible;
-use super::chars::CORE_UNICODE_TOKENS;
-pub use super::chars::{is_id_first, is_id_rest};
+pub use chars::{is_id_first, is_id_rest};
+use chars::{is_invisible, CORE_UNICODE_TOKENS};
 
 /// What a token is, as far as the guard's rules care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
