@@ -6,7 +6,7 @@
 //! strings. Position-dependent rules (imports, header options) use the
 //! header found by [`header`].
 
-use super::check::{refuse, Check, Header, MAX_SCAN};
+use super::check::{refuse, Check, Finding, Header, MAX_SCAN};
 use super::tables::*;
 use super::{GuardPolicy, Screening};
 use crate::lex::{Kind, Token};
