@@ -7,8 +7,9 @@ from typing import Any, Optional, Tuple, Union
 
 from .errors import InternalError, LeanpoolError, error_from_wire
 
-#: Default bound on one connection's unanswered requests (the daemon stops
-#: reading a connection past its ``max_inflight_per_connection``, 1024).
+#: Default bound on one connection's unanswered requests, the client's own
+#: (kept below the daemon's default ``max_inflight_per_connection``, past
+#: which the daemon stops reading a connection: docs/protocol.md).
 DEFAULT_MAX_IN_FLIGHT = 256
 
 

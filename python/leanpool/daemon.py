@@ -28,7 +28,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 #: worker before the first request, so this is process start only).
 START_TIMEOUT_S = 60.0
 #: Seconds a graceful ``shutdown`` may take before SIGTERM, then SIGKILL
-#: (the daemon's own ``shutdown_deadline_ms`` defaults to 10 s).
+#: (longer than the daemon's default ``shutdown_deadline_ms``,
+#: docs/protocol.md).
 STOP_TIMEOUT_S = 30.0
 
 
