@@ -80,9 +80,11 @@ pub struct PoolConfig {
     /// the spare, and the replacement starts in the background as the new
     /// spare. A spare takes requests only while its key has no other
     /// worker up. Started only once a worker of the header has become ready
-    /// (its RSS is the estimate of the spare's), while `MemAvailable`
-    /// covers that RSS plus `spare_memory_margin_bytes` for every spare
-    /// starting, and within `max_workers`. 0 = no spares.
+    /// (its RSS is the estimate of the spare's), while the memory
+    /// available (`MemAvailable` lowered to the cgroup's room: the measure
+    /// the worker limits are sized by, [`crate::sizing`]) covers that RSS
+    /// plus `spare_memory_margin_bytes` for every spare starting, and
+    /// within `max_workers`. 0 = no spares.
     pub spares_per_key: usize,
     /// Whose requests may share a worker: `none` (every caller shares the
     /// warm workers of an import set), `uid` (callers of the same Unix
@@ -90,7 +92,7 @@ pub struct PoolConfig {
     /// started for it). Applied by the daemon, which knows the caller.
     pub isolate_by: IsolateBy,
     /// Memory left over (beyond the header's measured worker RSS) before a
-    /// spare is started, read from `/proc/meminfo` `MemAvailable`.
+    /// spare is started, of the memory available (`spares_per_key`).
     pub spare_memory_margin_bytes: u64,
     /// Resident-set cap per worker, polled from `/proc/<pid>/status` while a
     /// request runs and after it. Above it the worker is killed: a request

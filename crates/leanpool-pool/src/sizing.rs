@@ -76,20 +76,26 @@ impl Machine {
     /// Reads the cores and memory of this machine (and cgroup) now.
     pub fn probe() -> Machine {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let avail = mem_available_bytes();
-        let memory_bytes = match (avail, cgroup_memory_left()) {
-            (Some(a), Some(c)) => Some(a.min(c)),
-            (a, c) => a.or(c),
-        };
         Machine {
             cores,
-            memory_bytes,
+            memory_bytes: memory_available(),
         }
     }
 }
 
+/// Memory available for new workers now: `MemAvailable`, lowered to the
+/// cgroup's limit minus its usage. The one measure of free memory: the
+/// worker limits are sized by it ([`Machine::probe`]) and a spare starts
+/// only while it covers the spare (`[pool] spare_memory_margin_bytes`).
+pub(crate) fn memory_available() -> Option<u64> {
+    match (mem_available_bytes(), cgroup_memory_left()) {
+        (Some(a), Some(c)) => Some(a.min(c)),
+        (a, c) => a.or(c),
+    }
+}
+
 /// `MemAvailable` from `/proc/meminfo`.
-pub(crate) fn mem_available_bytes() -> Option<u64> {
+fn mem_available_bytes() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
     line.split_whitespace()

@@ -8,7 +8,7 @@
 
 use crate::plan::{plan, KeySnap, Limits, Retire};
 use crate::shared::{Inner, KeyState};
-use crate::sizing::mem_available_bytes;
+use crate::sizing::memory_available;
 use crate::slot::start_slot;
 use crate::status::bump;
 use crate::status::WorkerState;
@@ -55,7 +55,7 @@ pub(crate) fn rebalance(inner: &Arc<Inner>) {
             }
         })
         .collect();
-    allow_spares(inner, &keys, &mut snaps, mem_available_bytes(), now);
+    allow_spares(inner, &keys, &mut snaps, memory_available(), now);
     let sized = inner.limits();
     let own = inner.total.load(Ordering::SeqCst);
     // With a shared budget, this pool may grow only by what the
@@ -164,7 +164,7 @@ fn allow_spares(
                 .saturating_add(margin)
                 .saturating_add(promised);
             match avail {
-                None => Some("MemAvailable not readable".to_string()),
+                None => Some("available memory not readable (/proc/meminfo, cgroup)".to_string()),
                 Some(a) if a < need => Some(format!(
                     "memory short: {} MB available, a spare needs {} MB ({} MB worker RSS{} + {} MB spare_memory_margin_bytes)",
                     a >> 20,
