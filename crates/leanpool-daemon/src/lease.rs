@@ -277,7 +277,7 @@ impl Session {
                 for ((), a) in self.gate.close(why) {
                     let _ = out.send(line(&a)).await;
                 }
-                let msg = json!({ "jsonrpc": "2.0", "method": "$/leanpool/leaseEnded", "params": { "reason": why } });
+                let msg = json!({ "jsonrpc": "2.0", "method": leanpool_protocol::LEASE_ENDED_NOTIFICATION, "params": { "reason": why } });
                 let _ = out.send(line(&msg)).await;
             }
             End::ClientClosed => {
@@ -458,6 +458,6 @@ fn client_message(l: TunnelLine) -> Result<Option<Value>, Value> {
 
 /// Tells the client a notification was not passed to Lean.
 async fn refused(out: &TunnelOut, method: &str, why: &str) -> Result<(), ()> {
-    let msg = json!({ "jsonrpc": "2.0", "method": "$/leanpool/refused", "params": { "method": method, "message": why } });
+    let msg = json!({ "jsonrpc": "2.0", "method": leanpool_protocol::LEASE_REFUSED_NOTIFICATION, "params": { "method": method, "message": why } });
     out.send(line(&msg)).await
 }

@@ -19,6 +19,14 @@ pub struct LeaseParams {
     pub project: Option<String>,
 }
 
+/// The daemon's last message on a lease tunnel: the lease has ended
+/// (`params.reason` says why: a limit, a forged frame, the worker's end).
+pub const LEASE_ENDED_NOTIFICATION: &str = "$/leanpool/leaseEnded";
+
+/// The daemon's note on a lease tunnel that it did not pass a holder's
+/// message on (`params.method`, `params.message`).
+pub const LEASE_REFUSED_NOTIFICATION: &str = "$/leanpool/refused";
+
 /// `lease` result, the connection's last JSON-RPC line from the daemon.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LeaseResult {

@@ -12,7 +12,7 @@ use crate::convert::{replace_uri, shift_version};
 use crate::Shared;
 use leanpool_lean::leased::FromLean;
 use leanpool_lean::proc;
-use leanpool_protocol::lsp_error;
+use leanpool_protocol::{lsp_error, LEASE_ENDED_NOTIFICATION, LEASE_REFUSED_NOTIFICATION};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -107,7 +107,7 @@ async fn forward_one(
 ) -> Option<Ended> {
     if matches!(conn.raw, Sink::Remote(_)) {
         match m.get("method").and_then(Value::as_str) {
-            Some("$/leanpool/leaseEnded") => {
+            Some(LEASE_ENDED_NOTIFICATION) => {
                 let why = m["params"]["reason"].as_str().unwrap_or("no reason given");
                 // The daemon ended it for a reason (a limit, a forged
                 // frame, the worker's end): the next edit re-opens.
@@ -116,7 +116,7 @@ async fn forward_one(
                     reopen: false,
                 });
             }
-            Some("$/leanpool/refused") => {
+            Some(LEASE_REFUSED_NOTIFICATION) => {
                 tracing::warn!(uri = %conn.editor_uri, "the daemon did not pass a message on: {}", m["params"]);
                 return None;
             }
