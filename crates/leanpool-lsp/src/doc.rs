@@ -240,7 +240,7 @@ impl Actor {
             self.state = ConnState::Failed(why);
             return;
         }
-        let screened = guard::screen(&self.text, &self.shared.cfg.guard);
+        let screened = self.screen();
         match (self.conn.clone(), screened) {
             (Some(c), Ok(screened)) if self.in_sync => {
                 // The worker gets the screened text whole, never the
@@ -254,10 +254,26 @@ impl Actor {
         }
     }
 
+    /// Screens the current text: `[guard]`, and on a local pool the
+    /// command keywords of its workers' libraries (`Screening::library`;
+    /// through a daemon, its lease tunnel screens with its pool's).
+    fn screen(&self) -> std::result::Result<guard::Screened, guard::Rejection> {
+        let none = Default::default();
+        let library = match &self.shared.source {
+            Source::Pool(pool) => &pool.policy().library,
+            _ => &none,
+        };
+        let screening = guard::Screening {
+            library,
+            ..guard::Screening::from(&self.shared.cfg.guard)
+        };
+        guard::screen(&self.text, screening)
+    }
+
     /// Brings the worker's document to the current text: screens it,
     /// leases a worker if there is none, sends the whole text.
     async fn refresh(&mut self) {
-        let screened = match guard::screen(&self.text, &self.shared.cfg.guard) {
+        let screened = match self.screen() {
             Ok(s) => s,
             Err(rej) => {
                 self.refuse(rej).await;

@@ -41,7 +41,8 @@ pub struct Policy {
     /// The command keywords of the workers' libraries, read from their
     /// `.olean`s (`leanpool_screen::vocab::LibraryCommands::for_lean_path`
     /// of the workers' `LEAN_PATH`, when the pool is made; a failed read
-    /// refuses every text). Default: none beyond the static vocabulary.
+    /// refuses the texts importing that module). Default: none beyond the
+    /// static vocabulary.
     pub library: std::sync::Arc<leanpool_screen::vocab::LibraryCommands>,
 }
 

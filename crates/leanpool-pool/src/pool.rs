@@ -93,7 +93,8 @@ impl Pool {
         cfg.max_uses = cfg.effective_max_uses(command.backend);
         let mut policy = policies.method_policy(command.backend);
         // The libraries' command keywords (issue 20): read once, here,
-        // from the workers' LEAN_PATH; a failed read refuses every text.
+        // from the workers' LEAN_PATH; a module that cannot be read refuses
+        // the texts importing it.
         policy.library = Arc::new(leanpool_screen::vocab::LibraryCommands::for_lean_path(
             command.lean_path().as_deref(),
         ));

@@ -139,13 +139,12 @@
 //!   anywhere, and so is every command keyword of the libraries a text
 //!   imports, read from their `.olean`s when the pool is made
 //!   ([`crate::vocab::LibraryCommands`]: Mathlib's, a `[projects]`
-//!   library's own `syntax … : command`; a failed read refuses every
-//!   text). What is left: a library command whose syntax starts with no
-//!   keyword, or whose keyword is also another category's token or a
-//!   builtin term keyword, written after a term; builtin (compiled-in)
-//!   commands of a later Lean the static list lacks; `leanpool lsp`'s
-//!   own documents, screened with the static list only
-//!   (`guard/commands.rs`). Tactic
+//!   library's own `syntax … : command`; a module whose `.olean` cannot
+//!   be read refuses every text importing it). What is left: a library
+//!   command whose syntax starts with no keyword, or whose keyword is
+//!   also another category's token or a builtin term keyword, written
+//!   after a term; builtin (compiled-in) commands of a later Lean the
+//!   static list lacks (`guard/commands.rs`). Tactic
 //!   configuration is default-deny at every tactic head
 //!   (`guard/tactic_heads.rs`: after `by`, at a tactic block's column,
 //!   after `;`, `<;>`, `·`, `try`/`all_goals`/…, `case … =>`): a tactic

@@ -34,15 +34,17 @@
 //! text imports, read from their `.olean`s when the pool is made
 //! ([`crate::vocab::LibraryCommands`]: every `syntax … : command` /
 //! `macro` / `elab` of every module on the workers' `LEAN_PATH`, Mathlib
-//! and a `[projects]` library's own commands included; a failed read
-//! refuses every text). What remains (documented in the guard's threat
-//! model): a library command whose syntax starts with no keyword, or
-//! whose keyword is also a token of another category's parser or a
-//! builtin term keyword (`LibraryCommands::words_for`), written after a
-//! term; builtin commands of a later Lean not in the static list (the
-//! scan sees `syntax` declarations, not `@[builtin_command_parser]`s); and
-//! screening paths that do not pass the pool's scan (`leanpool lsp`'s own
-//! documents screen with the static list only).
+//! and a `[projects]` library's own commands included; a module whose
+//! `.olean` cannot be read refuses every text importing it). Every
+//! screening path of a pool passes its scan (the pool's methods, the
+//! `lease` tunnel, `leanpool lsp` on a local pool; `leanpool lsp
+//! --socket` through the daemon's tunnel). What remains (documented in
+//! the guard's threat model): a library command whose syntax starts with
+//! no keyword, or whose keyword is also a token of another category's
+//! parser or a builtin term keyword (`LibraryCommands::words_for`),
+//! written after a term; builtin commands of a later Lean not in the
+//! static list (the scan sees `syntax` declarations, not
+//! `@[builtin_command_parser]`s).
 
 use super::check::{refuse, Check, MAX_SCAN};
 use super::tables::LINE_START_WORDS;

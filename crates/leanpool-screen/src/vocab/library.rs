@@ -43,8 +43,13 @@ pub struct LibraryCommands {
     /// The scan failed: every text is refused with this error.
     failed: Option<ScanError>,
     /// [`LibraryCommands::words_for`]'s answers, by import list.
-    cache: Mutex<HashMap<Vec<String>, Arc<BTreeSet<String>>>>,
+    cache: Mutex<HashMap<Vec<String>, Imported>>,
 }
+
+/// [`LibraryCommands::words_for`]'s answer: the command keywords of a
+/// document's imports, or why they are unknown (an imported module whose
+/// `.olean` could not be read: the text is refused).
+pub type Imported = Result<Arc<BTreeSet<String>>, String>;
 
 /// One module's share.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -54,6 +59,8 @@ struct ModuleWords {
     commands: BTreeSet<String>,
     /// Word tokens of its parsers of other categories.
     others: BTreeSet<String>,
+    /// Its `.olean` starts with `olean` but could not be read: why.
+    unreadable: Option<String>,
 }
 
 impl PartialEq for LibraryCommands {
@@ -122,33 +129,43 @@ impl LibraryCommands {
             oleans(d, d, &mut files)?;
         }
         let mut out = LibraryCommands::default();
-        let mut with_entries = 0;
+        let (mut read, mut with_entries) = (0, 0);
         for (name, f) in &files {
-            let unreadable = |e: super::olean::Malformed| ScanError::Unreadable {
-                path: f.display().to_string(),
-                reason: e.0,
-            };
-            let m = read_module(f).map_err(unreadable)?;
-            let mut words = ModuleWords {
-                imports: m.imports,
-                ..ModuleWords::default()
-            };
-            if let Some(entries) = m.entries {
-                with_entries += 1;
-                words.add(&entries, &mut out.keywordless);
+            let mut words = ModuleWords::default();
+            match read_module(f) {
+                // Not an .olean at all: Lean cannot import it either.
+                Ok(None) => continue,
+                Ok(Some(m)) => {
+                    read += 1;
+                    words.imports = m.imports;
+                    if let Some(entries) = m.entries {
+                        with_entries += 1;
+                        words.add(&entries, &mut out.keywordless);
+                    }
+                }
+                Err(e) => {
+                    let e = ScanError::Unreadable {
+                        path: f.display().to_string(),
+                        reason: e.0,
+                    };
+                    words.unreadable = Some(e.to_string());
+                }
             }
             // The first of a name on LEAN_PATH wins, as for Lean.
             out.modules.entry(name.clone()).or_insert(words);
         }
-        if !files.is_empty() && with_entries == 0 {
-            return Err(ScanError::NoParserEntries(files.len()));
+        if read > 0 && with_entries == 0 {
+            return Err(ScanError::NoParserEntries(read));
         }
         Ok(out)
     }
 
     /// The scan of a `LEAN_PATH` value (`None`: the workers have none,
-    /// nothing beyond Lean's own library to read: empty), or, when it
-    /// fails, a value that makes the guard refuse every text with the
+    /// nothing beyond Lean's own library to read: empty; an `.olean` that
+    /// cannot be read refuses the texts importing it: [`Self::words_for`]),
+    /// or, when the scan as a whole fails (a directory that cannot be
+    /// listed, no parser entries at all), a value that makes the guard
+    /// refuse every text with the
     /// error (fail closed: a pool whose libraries' commands are unknown
     /// answers nothing).
     pub fn for_lean_path(lean_path: Option<&str>) -> LibraryCommands {
@@ -177,8 +194,9 @@ impl LibraryCommands {
     /// imports it): those of every module they import transitively,
     /// less the words that are tokens of those modules' other parsers or
     /// [`TERM_KEYWORDS`]. A module not on `LEAN_PATH` adds nothing (Lean
-    /// refuses to import it).
-    pub fn words_for(&self, imports: &[String]) -> Arc<BTreeSet<String>> {
+    /// refuses to import it); one whose `.olean` could not be read makes
+    /// the answer `Err` (fail closed: its commands are unknown).
+    pub fn words_for(&self, imports: &[String]) -> Imported {
         let mut key = imports.to_vec();
         key.sort();
         key.dedup();
@@ -193,12 +211,15 @@ impl LibraryCommands {
             let Some(w) = self.modules.get(m).filter(|_| seen.insert(m)) else {
                 continue;
             };
+            if let Some(e) = &w.unreadable {
+                return Err(e.clone());
+            }
             commands.extend(w.commands.iter().cloned());
             others.extend(w.others.iter().cloned());
             todo.extend(w.imports.iter().map(String::as_str));
         }
         commands.retain(|w| !others.contains(w) && !TERM_KEYWORDS.contains(&w.as_str()));
-        let words = Arc::new(commands);
+        let words = Ok(Arc::new(commands));
         if cache.len() < MAX_CACHED_HEADERS {
             cache.insert(key, words.clone());
         }
@@ -300,26 +321,28 @@ fn oleans(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Result<(
 mod tests {
     use super::*;
 
-    /// Fail closed: a `LEAN_PATH` whose `.olean` cannot be read makes the
-    /// guard refuse every text, naming the file.
+    /// Fail closed: an `.olean` on `LEAN_PATH` that cannot be read makes
+    /// the guard refuse every text importing it, naming the file; a file
+    /// that is no `.olean` at all (Lean cannot import it) is no module.
     #[test]
-    fn an_unreadable_library_refuses_every_text() {
+    fn an_unreadable_module_refuses_the_texts_importing_it() {
         let dir = std::env::temp_dir().join(format!("leanpool-vocab-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("Evil")).unwrap();
         std::fs::write(dir.join("Evil/Cmd.olean"), b"olean but not really").unwrap();
+        std::fs::write(dir.join("Evil/Junk.olean"), b"no magic").unwrap();
         let lib = LibraryCommands::for_lean_path(Some(dir.to_str().unwrap()));
-        let e = lib
-            .failed()
-            .expect("a damaged .olean is an error")
-            .to_string();
-        assert!(e.contains("Evil/Cmd.olean"), "{e}");
+        assert!(lib.failed().is_none());
+        assert_eq!(lib.modules(), 1, "Junk is no module");
         let policy = crate::GuardPolicy::default();
         let screening = crate::Screening {
             library: &lib,
             ..crate::Screening::from(&policy)
         };
-        let r = crate::screen("theorem t : True := trivial\n", screening).unwrap_err();
+        let r =
+            crate::screen("import Evil.Cmd\ntheorem t : True := trivial\n", screening).unwrap_err();
         assert_eq!(r.construct, "library", "{r}");
+        assert!(r.reason.contains("Evil/Cmd.olean"), "{r}");
+        assert!(crate::screen("theorem t : True := trivial\n", screening).is_ok());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

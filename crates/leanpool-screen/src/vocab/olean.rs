@@ -41,6 +41,7 @@ pub(crate) enum ParserEntry {
 pub(crate) struct Malformed(pub String);
 
 const HEADER: u64 = 0x50;
+const NO_MAGIC: &str = "not an .olean (no `olean` magic)";
 const STRING_TAG: u8 = 249;
 const ARRAY_TAG: u8 = 246;
 const MAX_CTOR_TAG: u8 = 244;
@@ -75,7 +76,7 @@ impl Region {
             width: 8,
         };
         if r.bytes(0, 5)? != b"olean" {
-            return Err(bad("not an .olean (no `olean` magic)"));
+            return Err(bad(NO_MAGIC));
         }
         let h = r.bytes(HEADER, 16)?;
         let u64_at = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().unwrap());
@@ -200,9 +201,13 @@ pub(crate) struct Module {
     pub entries: Option<Vec<ParserEntry>>,
 }
 
-/// Reads the module at `path`.
-pub(crate) fn read_module(path: &Path) -> Result<Module, Malformed> {
-    let r = Region::open(path)?;
+/// Reads the module at `path`; `None` for a file that does not start with
+/// `olean` (Lean refuses to import it: no module).
+pub(crate) fn read_module(path: &Path) -> Result<Option<Module>, Malformed> {
+    let r = match Region::open(path) {
+        Err(Malformed(m)) if m == NO_MAGIC => return Ok(None),
+        r => r?,
+    };
     let (_, module) = r.ctor(r.root)?;
     let (Some(&imports), Some(&entries)) = (module.first(), module.last()) else {
         return Err(bad("the root object (ModuleData) has no fields"));
@@ -233,15 +238,15 @@ pub(crate) fn read_module(path: &Path) -> Result<Module, Malformed> {
             .map(|e| entry(&r, e))
             .filter_map(Result::transpose)
             .collect::<Result<_, _>>()?;
-        return Ok(Module {
+        return Ok(Some(Module {
             imports,
             entries: Some(entries),
-        });
+        }));
     }
-    Ok(Module {
+    Ok(Some(Module {
         imports,
         entries: None,
-    })
+    }))
 }
 
 /// The parser extension's name.
