@@ -243,15 +243,6 @@ impl<N: Notifications> Connection<N> {
         Ok(())
     }
 
-    /// Writes one LSP message to Lean as is (passthrough mode); refused
-    /// once the worker is dead.
-    pub fn send_raw(&mut self, msg: &Value) -> Result<(), WorkerError> {
-        if self.shared.lock().unwrap().dead.is_some() {
-            return Err(self.died());
-        }
-        self.send(msg)
-    }
-
     /// Waits until `done` holds for the handler's record, or the worker
     /// dies, or `deadline` passes ([`WorkerError::Timeout`]; nothing is
     /// killed).

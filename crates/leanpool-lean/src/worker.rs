@@ -194,13 +194,22 @@ impl Worker {
 
     /// A request about the current document (`self.uri()`), answered
     /// within `timeout`; on timeout the worker is killed, since a request
-    /// still running in Lean would delay everything queued after it.
+    /// still running in Lean would delay everything queued after it. A
+    /// method that carries document text ([`crate::raw_sender::TEXT_METHODS`])
+    /// is refused: text reaches Lean only as a `LeanText`
+    /// ([`Worker::elaborate`], [`RawSender::send_text`]).
     pub async fn request(
         &mut self,
         method: &str,
         params: Value,
         timeout: Duration,
     ) -> Result<Value, WorkerError> {
+        if crate::raw_sender::TEXT_METHODS.contains(&method) {
+            return Err(WorkerError::Internal(format!(
+                "`{method}` carries document text: a worker is sent text only as a screened \
+                 LeanText (Worker::elaborate)"
+            )));
+        }
         let deadline = TokioInstant::now() + timeout;
         let r = self.conn.call(method, params, deadline).await;
         self.after(r)
@@ -238,20 +247,16 @@ impl Worker {
 
     /// Switches the worker to passthrough (an editor's document,
     /// `leanpool lsp`): from now on every message Lean sends (notifications,
-    /// its own requests, answers to requests sent with
-    /// [`Worker::send_raw`]) comes out of the returned receiver as is,
-    /// instead of being interpreted here; the server's own requests are no
+    /// its own requests, answers to requests sent with [`RawSender::send`],
+    /// which refuses the messages that carry document text: those go as a
+    /// `LeanText` through [`RawSender::send_text`]) comes out of the
+    /// returned receiver as is, instead of being interpreted here; the server's own requests are no
     /// longer answered by the worker. The receiver ends when the worker
     /// dies (stdout closed, `INTERNAL PANIC`, killed). The caller's
     /// request ids must not collide with the worker's own (small positive
     /// integers); the worker's own methods should not be used afterwards.
     pub fn passthrough(&mut self) -> mpsc::UnboundedReceiver<Value> {
         self.conn.passthrough()
-    }
-
-    /// Writes one LSP message to Lean as is (passthrough mode).
-    pub fn send_raw(&mut self, msg: &Value) -> Result<(), WorkerError> {
-        self.conn.send_raw(msg)
     }
 
     /// A handle that can write to Lean and kill the process from other

@@ -324,6 +324,13 @@ async fn rejected_texts_never_reach_the_worker(cx: Ctx) {
             "textDocument": { "uri": w.uri(), "version": 7, "text": "#eval 1" },
             "contentChanges": [{ "text": "#eval IO.println \"hi\"" }] } });
         assert!(!raw.send(&forged), "{method} sent as a raw message");
+        // Nor as a request of the worker's own (issue 20: the one other
+        // way a message reached Lean; `Worker::send_raw` is gone).
+        let e = w.request(method, forged["params"].clone(), T).await;
+        assert!(
+            matches!(e, Err(WorkerError::Internal(_))),
+            "{method}: {e:?}"
+        );
     }
     let screened =
         leanpool_screen::screen("theorem t : True := trivial\n", &Default::default()).unwrap();
