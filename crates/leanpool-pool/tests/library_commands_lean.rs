@@ -19,20 +19,15 @@ use leanpool_pool::{GuardPolicy, Policies, Pool, PoolConfig};
 use leanpool_protocol::{method, CheckParams, CheckResult, CheckStatus};
 
 /// The project's module: a command of its own, whose expansion Lean's
-/// answer shows (`#check (4242424242 : Nat)`).
-const EVIL_CMD: &str = "module
-
-public import Init
-
-public section
-
-/-- leanpool's test of issue 20: a library's own command. -/
+/// answer shows (`#check (4242424242 : Nat)`). A plain (non-`module`)
+/// file, as most projects have them: in a `module` file the parser's
+/// compiled closed terms stay private, and importing it fails with
+/// `(interpreter) unknown declaration 'commandLeanpool_evil_cmd._closed_4'`.
+const EVIL_CMD: &str = "/-- leanpool's test of issue 20: a library's own command. -/
 syntax \"leanpool_evil_cmd\" : command
 
 macro_rules
   | `(leanpool_evil_cmd) => `(#check (4242424242 : Nat))
-
-end
 ";
 
 /// The attack: the library's command after a term, mid-line.
