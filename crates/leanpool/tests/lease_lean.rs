@@ -2,8 +2,9 @@
 //! WASM build installed by `scripts/setup`; FAILS when it is missing),
 //! one daemon and three worker starts for all of them: caller A's `check`
 //! (a secret in its text) on the pool's worker; caller B's lease on the
-//! same imports (a process started for it) for the gate's rules and the
-//! per-request time limit; a second lease for the CPU budget. Each rule
+//! same imports (a process started for it) for the gate's rules (every
+//! method Lean 4.28 knows: served by Lean or refused), the per-request
+//! time limit and the grace after it; a second lease for the CPU budget. Each rule
 //! is checked by name ([`Rules`]) so that a run with rules disabled shows
 //! every one failing. The same rules through `leanpool lsp` (stdio and
 //! `--socket`): `lsp_lean.rs`.
@@ -11,8 +12,9 @@
 mod daemon_support;
 
 use daemon_support::{
-    alive, quiet_or_gone, slow_theorems, slow_theorems_round, Daemon, Lean, Rules,
+    alive, quiet_or_gone, slow_theorems_round, slower_theorems, Daemon, Lean, Rules,
 };
+use leanpool_lean::leased::rules::{request_rule, Rule, LEAN_CLIENT_METHODS, NOTIFICATIONS};
 use leanpool_protocol::lsp_error;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -21,11 +23,12 @@ use std::time::{Duration, Instant};
 
 const HEADER: &str = "import Lean.Server.CodeActions.Basic\n";
 const SECRET: &str = "hunter2-SECRET-7781";
-/// The daemon's lease caps here: 15 s per request, 45 s of CPU per lease
-/// (the gate's rules use some 8 s of it before the time-limit check,
-/// which must end at its own limit, not at the budget: 20 s did not
-/// leave room for it on the CI machine).
-const CONFIG: &str = "max_leases = 1\nlease_request_timeout_ms = 15000\nlease_cpu_ms = 45000\n[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n";
+/// The daemon's lease caps here: 15 s per request (then the default 10 s
+/// grace), 60 s of CPU per lease (the gate's rules use some 8 s of it
+/// before the time-limit check, which must end at its own limit and the
+/// grace's, not at the budget: 20 s did not leave room for it on the CI
+/// machine, 45 s left a few seconds at the grace's end).
+const CONFIG: &str = "max_leases = 1\nlease_request_timeout_ms = 15000\nlease_cpu_ms = 60000\n[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n";
 
 /// One JSON-RPC call on a fresh connection; the whole answer.
 fn call(socket: &std::path::Path, method: &str, params: Value) -> Value {
@@ -228,6 +231,7 @@ const SHORT: Duration = Duration::from_secs(60);
 fn gate_rules(b: &mut Tunnel, uri: &str, v0: i64, rules: &mut Rules) {
     before_first_text(b, uri, rules);
     holders_text(b, uri, v0 + 1);
+    every_lean_method(b, uri, v0 + 1, rules);
     method_and_param_rules(b, uri, rules);
     resolve_and_rpc_rules(b, uri, rules);
     imports_and_positions(b, uri, v0 + 2, rules);
@@ -287,6 +291,75 @@ fn holders_text(b: &mut Tunnel, uri: &str, version: i64) {
         SHORT,
     );
     assert!(syms.to_string().contains("mine"), "{syms}");
+}
+
+/// Every client-to-server method Lean 4.28 knows
+/// (`leased::rules::LEAN_CLIENT_METHODS`): each one the lease serves,
+/// sent with good params, is answered by Lean (a completion item resolved
+/// as Lean issued it; `codeAction/resolve` needs an action Lean issued
+/// with `data`, which this text has none of: its refusal of the caller's
+/// own data is `resolve_and_rpc_rules`'); every other one, as a request
+/// and as a notification, is refused by the gate and never reaches Lean.
+fn every_lean_method(b: &mut Tunnel, uri: &str, version: i64, rules: &mut Rules) {
+    let s = b.request("e-c", "$/lean/rpc/connect", json!({ "uri": uri }), SHORT);
+    let session = s["result"]["sessionId"].clone();
+    for (i, &m) in LEAN_CLIENT_METHODS.iter().enumerate() {
+        let id = format!("e{i}");
+        let rule = request_rule(m);
+        if matches!(rule, Some(Rule::Resolve(_))) {
+            continue;
+        }
+        if rule.is_some() {
+            let ans = b.request(&id, m, lean_params(rule, uri, version, &session), SHORT);
+            rules.check(
+                "every Lean 4.28 method: each one a lease serves is answered by Lean",
+                ans.get("result").is_some(),
+                format!("{m}: {ans}"),
+            );
+        } else if !NOTIFICATIONS.contains(&m) {
+            let ans = b.request(&id, m, json!({ "textDocument": { "uri": uri } }), SHORT);
+            b.send(&json!({ "jsonrpc": "2.0", "method": m, "params": { "uri": uri } }));
+            let note = b.until(Duration::from_secs(10), |n| {
+                n["method"] == "$/leanpool/refused" && n["params"]["method"] == m
+            });
+            rules.check(
+                "every Lean 4.28 method: each other one is refused by the gate",
+                is_error(&ans, lsp_error::METHOD_NOT_FOUND)
+                    && ans.to_string().contains("lease")
+                    && note.is_some(),
+                format!("{m}: {ans}, as a notification: {note:?}"),
+            );
+        }
+    }
+    // A completion item Lean issued (`IO.ge|t`: IO's names), resolved.
+    let items = b.request("e-i", "textDocument/completion", at(uri, 3, 17), SHORT);
+    let item = items["result"]["items"][0].clone();
+    let ans = b.request("e-r", "completionItem/resolve", item, SHORT);
+    rules.check(
+        "every Lean 4.28 method: each one a lease serves is answered by Lean",
+        ans.get("result").is_some(),
+        format!("completionItem/resolve of {items}: {ans}"),
+    );
+}
+
+/// Good params of a request by its rule, about B's text (its line 5:
+/// `theorem mine : 2 + 2 = 4 := by`).
+fn lean_params(rule: Option<Rule>, uri: &str, version: i64, session: &Value) -> Value {
+    let td = json!({ "uri": uri });
+    let position = json!({ "line": 5, "character": 10 });
+    let range =
+        json!({ "start": { "line": 5, "character": 0 }, "end": { "line": 5, "character": 5 } });
+    match rule {
+        Some(Rule::WaitForDiagnostics) => json!({ "uri": uri, "version": version }),
+        Some(Rule::RpcConnect) => json!({ "uri": uri }),
+        Some(Rule::RpcCall) => json!({ "textDocument": td, "position": position,
+            "sessionId": session, "method": "Lean.Widget.getInteractiveDiagnostics", "params": {} }),
+        Some(Rule::DocRange) => json!({ "textDocument": td, "range": range }),
+        Some(Rule::CodeAction) => {
+            json!({ "textDocument": td, "range": range, "context": { "diagnostics": [] } })
+        }
+        _ => json!({ "textDocument": td, "position": position }),
+    }
 }
 
 /// A method one Lean's file worker answers but a lease does not serve;
@@ -382,9 +455,13 @@ fn imports_and_positions(b: &mut Tunnel, uri: &str, version: i64, rules: &mut Ru
 }
 
 /// A request past the lease's limit (15 s) is answered `RequestFailed` at
-/// the limit and cancelled in Lean; the worker stops, or the lease ends.
+/// the limit and cancelled in Lean; Lean computes on (the text lasts over
+/// a minute: a `waitForDiagnostics` is answered only when the text is
+/// elaborated), so the grace (10 s) ends the lease, before the CPU budget
+/// would (60 s; with the grace removed the budget ends it, its reason
+/// named).
 fn time_limit(b: &mut Tunnel, uri: &str, version: i64, pid: u64, rules: &mut Rules) {
-    b.change(uri, version, &format!("{HEADER}{}", slow_theorems()));
+    b.change(uri, version, &format!("{HEADER}{}", slower_theorems()));
     let t = Instant::now();
     let ans = b.request(
         "t1",
@@ -403,9 +480,21 @@ fn time_limit(b: &mut Tunnel, uri: &str, version: i64, pid: u64, rules: &mut Rul
             && took < Duration::from_secs(30),
         format!("after {took:?}: {ans}"),
     );
-    // Lean was asked to cancel. Either Lean ends the elaboration there
-    // (the worker falls quiet) or it goes on and the lease's limits end
-    // the worker (the cancel's grace, 10 s, or the CPU budget, 45 s).
+    let ended = b.until(Duration::from_secs(60), |m| {
+        m["method"] == "$/leanpool/leaseEnded"
+    });
+    let after = t.elapsed();
+    eprintln!("lease ended {after:?} after the request: {ended:?}");
+    rules.check(
+        "grace: a cancelled request Lean goes on computing ends the lease",
+        ended.as_ref().is_some_and(|m| {
+            m["params"]["reason"]
+                .to_string()
+                .contains("past its time limit after it was cancelled")
+        }) && after < Duration::from_secs(45),
+        format!("{after:?} after the request: {ended:?}"),
+    );
+    // Whatever ended it, the worker does not go on computing.
     let quiet = quiet_or_gone(pid, Duration::from_secs(120));
     eprintln!(
         "after the time limit: worker {pid} {}",

@@ -112,7 +112,9 @@ pub const RPC_METHODS: &[&str] = &[
 ];
 
 /// Every client-to-server method a Lean 4.28 process knows (read from
-/// the 4.28 WASM build's method strings and `Lean.Server`'s sources):
+/// the 4.28 WASM build's method strings and `Lean.Server`'s sources;
+/// `$/lean/staleDependency` is the watchdog's notification to a file
+/// worker, which `FileWorker.handleNotification` handles):
 /// what the tests walk to show each is either on [`REQUESTS`] /
 /// [`NOTIFICATIONS`] with a rule, or refused. The watchdog's methods
 /// (references, rename, call hierarchy, workspace symbols, module
@@ -159,6 +161,7 @@ pub const LEAN_CLIENT_METHODS: &[&str] = &[
     "$/lean/rpc/call",
     "$/lean/rpc/release",
     "$/lean/rpc/keepAlive",
+    "$/lean/staleDependency",
     "$/lean/waitForILeans",
     "$/lean/queryModule",
     "$/lean/prepareModuleHierarchy",

@@ -154,6 +154,28 @@ pub fn slow_theorems() -> String {
         .collect()
 }
 
+/// A text that keeps Lean computing well past a request limit plus its
+/// grace (the grace checks: 15 s + 10 s): 240 theorems closed by `omega`
+/// over a chain of twelve variables. Measured on real Lean here
+/// (2026-11-27): over 60 s of elaboration (`leanpool check` timed out at
+/// 60 s), where [`slow_theorems`] took 24 s in a lease, short of the 25 s
+/// at which the grace ends a worker.
+pub fn slower_theorems() -> String {
+    (0..240)
+        .map(|k| {
+            let vars: Vec<String> = (0..12).map(|i| format!("x{i}")).collect();
+            let hyps: Vec<String> = (0..11)
+                .map(|i| format!("(h{i} : x{i} < x{})", i + 1))
+                .collect();
+            format!(
+                "theorem slower{k} ({} : Nat) {} : x0 + 11 <= x11 + {k} := by omega\n",
+                vars.join(" "),
+                hyps.join(" ")
+            )
+        })
+        .collect()
+}
+
 /// [`slow_theorems`] with every theorem renamed for `round`: a leased
 /// document edited to it is elaborated anew (Lean reuses nothing), so
 /// edits of successive rounds spend CPU until a budget ends the lease.

@@ -10,7 +10,7 @@ use serde_json::json;
 use std::time::{Duration, Instant};
 
 pub(crate) fn attack_editor_bridge_refuses_callers_providers_and_far_positions() {
-    let caps = "lease_request_timeout_ms = 15000\nlease_cpu_ms = 45000\n";
+    let caps = "lease_request_timeout_ms = 15000\nlease_cpu_ms = 60000\n";
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("lp.toml");
     std::fs::write(&cfg, format!("{caps}{CONFIG}")).unwrap();

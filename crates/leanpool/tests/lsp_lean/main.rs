@@ -162,8 +162,8 @@ fn neovim_headless_session() {
 /// behind edits see the edited text; a text with other imports is
 /// refused (no new worker) and served again with the lease's; a slow
 /// text's `waitForDiagnostics` (right behind its edit) is answered `RequestFailed` at the request limit
-/// (15 s) and the worker is ended (the cancel's grace or the lease's CPU
-/// budget, 45 s); re-opened by the next edit on a fresh worker, the slow
+/// (15 s) and the worker is ended by the cancel's grace (10 s; the text
+/// lasts over a minute, the lease's CPU budget is 60 s); re-opened by the next edit on a fresh worker, the slow
 /// text alone ends it by the CPU budget. With `--socket` the daemon first
 /// checks another caller's secret: the file's worker is never that one.
 /// Two worker starts per path. Rules are checked by name ([`Rules`]).
