@@ -7,23 +7,29 @@
 #[macro_use]
 mod stdout;
 mod cmd;
+#[cfg(test)]
+mod docs_agree;
 
 use clap::{Parser, Subcommand};
 
-/// The exit codes, shown by `--help` (README.md has the same table).
+/// The exit codes, shown by `--help` (README.md has the same table; the
+/// test `docs_agree::exit_codes_are_the_readmes` keeps them so).
 const EXIT_CODES: &str = "\
 Exit codes:
-  0    done; check: status ok; verify: proved; normalize/opt: ok or sorry;
-       doctor: verdict OK; batch: every line answered (per-item errors
-       included); lsp: exit after shutdown
+  0    done; check: status ok; verify: proved; equiv: equivalent;
+       normalize/opt: ok or sorry; doctor: verdict OK; batch, gted pairs:
+       every line answered (per-item errors included); lsp: exit after
+       shutdown
   1    check: any other status (error, sorry, timeout, rejected);
-       verify: not proved; normalize/opt: not ok/sorry; doctor: NOT OK;
-       lsp: exit without shutdown, or stdin closed first
+       verify: not proved; equiv: not equivalent; normalize/opt: not
+       ok/sorry; doctor: NOT OK; lsp: exit without shutdown, or stdin
+       closed first
   2    leanpool could not do the work (bad arguments, unreadable file,
-       no daemon at --socket, no Lean, a daemon error)
-  3    batch: the daemon went away mid-run; rerun the same command to resume
-  141  stdout was closed before everything was written (e.g. `| head`):
-       leanpool stops quietly, never with 0";
+       no daemon at --socket, no Lean, a daemon error); equiv: unknown
+  3    batch, gted pairs: the daemon went away mid-run; rerun the same
+       command to resume
+  141  stdout was closed before everything was written (e.g. `leanpool
+       opt F | head -c 100`): leanpool stops quietly, never with 0";
 
 #[derive(Parser)]
 #[command(
