@@ -45,9 +45,12 @@ fn case(rule: &'static str, text: &str, construct: &str, lean: Evidence) -> Case
     }
 }
 
-/// Every `pp` option of Lean 4.28's pretty printer
-/// (`Lean/PrettyPrinter/Delaborator/Options.lean`, plus `pp.raw*` and
-/// `pp.oneline` of `Lean/Util/PPExt.lean`), with a value of its type.
+/// Every `pp` option of Lean 4.28, with a value of its type: the
+/// pretty printer's (`Lean/PrettyPrinter/Delaborator/Options.lean`,
+/// `pp.raw*` and `pp.oneline` of `Lean/Util/PPExt.lean`), and (issue 20,
+/// seventh session) every other declaration `*.pp.*` of the installed
+/// 4.28 `.olean`s' constant names (`pp.sorrySource`, `pp.analyze.*`,
+/// `pp.showLetValues*`, `pp.macroStack`, ...: 24 were missing).
 const PP_OPTIONS: &[(&str, &str)] = &[
     ("pp.maxSteps", "10"),
     ("pp.all", "true"),
@@ -98,6 +101,30 @@ const PP_OPTIONS: &[(&str, &str)] = &[
     ("pp.raw.maxDepth", "3"),
     ("pp.rawOnError", "true"),
     ("pp.oneline", "true"),
+    ("pp.sorrySource", "true"),
+    ("pp.analyze", "true"),
+    ("pp.analyze.checkInstances", "true"),
+    ("pp.analyze.explicitHoles", "true"),
+    ("pp.analyze.knowsType", "false"),
+    ("pp.analyze.omitMax", "false"),
+    ("pp.analyze.trustId", "false"),
+    ("pp.analyze.trustKnownFOType2TypeHOFuns", "false"),
+    ("pp.analyze.trustOfNat", "false"),
+    ("pp.analyze.trustOfScientific", "false"),
+    ("pp.analyze.trustSubst", "true"),
+    ("pp.analyze.trustSubtypeMk", "false"),
+    ("pp.analyze.typeAscriptions", "false"),
+    ("pp.auxDecls", "true"),
+    ("pp.exprSizes", "true"),
+    ("pp.implementationDetailHyps", "true"),
+    ("pp.inaccessibleNames", "true"),
+    ("pp.macroStack", "true"),
+    ("pp.piBinderNames.hygienic", "true"),
+    ("pp.sanitizeNames", "false"),
+    ("pp.showLetValues", "true"),
+    ("pp.showLetValues.threshold", "0"),
+    ("pp.showLetValues.tactic.threshold", "0"),
+    ("pp.structureInstances.defaults", "false"),
 ];
 
 /// Tactic configuration that would run the caller's code, or `native_decide`.
