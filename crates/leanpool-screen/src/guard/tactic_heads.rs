@@ -96,8 +96,8 @@ pub(crate) fn heads(src: &str, toks: &[Token]) -> Vec<bool> {
         opened: Vec::new(),
         bar: None,
     };
-    for i in 0..toks.len() {
-        if !toks[i].nested {
+    for (i, t) in toks.iter().enumerate() {
+        if !t.nested {
             s.step(i);
         }
     }
