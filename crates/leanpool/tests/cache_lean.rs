@@ -12,8 +12,7 @@
 
 mod daemon_support;
 
-use daemon_support::{children_of, connect_expecting_lean, Daemon, Lean, BIN};
-use leanpool_protocol::method::{self, NoParams};
+use daemon_support::{children_of, connect_expecting_lean, status, Daemon, Lean, BIN};
 use leanpool_protocol::CacheStatus;
 use leanpool_rpc::Client;
 use nix::sys::signal::Signal;
@@ -115,7 +114,7 @@ async fn restarted_daemon_answers_from_the_cache_without_lean() {
         assert!(again.ends_with(",\"cached\":true}"), "{m} {p}: {again}");
         assert_eq!(comparable(&again), comparable(a), "{m} {p}");
     }
-    let st = c.request::<method::Status>(&NoParams).await.unwrap();
+    let st = status(&c).await;
     let s = st.cache.clone().unwrap();
     assert_eq!((s.hits, s.misses, s.entries), (5, 0, 5), "{s:?}");
     assert_eq!(st.pool.counters.spawns, 0, "a worker was started: {st:?}");

@@ -22,7 +22,9 @@
 
 mod daemon_support;
 
-use daemon_support::{alive, call_surviving, connect_expecting_lean, Daemon, Lean};
+use daemon_support::{
+    alive, call_surviving, connect_expecting_lean, counters, status, Daemon, Lean,
+};
 use leanpool_pool::WorkerState;
 use leanpool_protocol::method::{self, NoParams};
 use leanpool_protocol::{CheckParams, CheckStatus, ErrorCode, StatusResult};
@@ -74,7 +76,7 @@ async fn wait_for(
 ) -> StatusResult {
     let t = Instant::now();
     loop {
-        let st = c.request::<method::Status>(&NoParams).await.unwrap();
+        let st = status(&c).await;
         if f(&workers(&st)) {
             return st;
         }
@@ -170,7 +172,7 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
     let m = worker_failed(&e);
     assert!(m.contains("memory limit"), "{m}\n{}", d.logs());
     eprintln!("memory cap {cap} B: answered after {:?}: {m}", t.elapsed());
-    let st = c.request::<method::Status>(&NoParams).await.unwrap();
+    let st = status(&c).await;
     assert_eq!(
         (st.pool.counters.memory_kills, st.pool.counters.retries),
         (1, 0),
@@ -200,12 +202,7 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
         let m = worker_failed(&e);
         assert!(m.contains("INTERNAL PANIC"), "{m}");
         eprintln!("panic: answered after {:?}: {m}", t.elapsed());
-        let counters = c
-            .request::<method::Status>(&NoParams)
-            .await
-            .unwrap()
-            .pool
-            .counters;
+        let counters = counters(&c).await;
         assert_eq!((counters.crashes, counters.retries), (1, 0), "{counters:?}");
         let st = wait_for(c, "worker after the panic", READY, |w| {
             idle_pid(w).is_some_and(|p| p != second)
@@ -224,12 +221,7 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
 /// varies so the signal hits different phases of elaboration.
 async fn sigkill_mid_request(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
     let n = kills();
-    let start = c
-        .request::<method::Status>(&NoParams)
-        .await
-        .unwrap()
-        .pool
-        .counters;
+    let start = counters(&c).await;
     let (mut landed, mut attempts) = (0usize, 0usize);
     while landed < n {
         attempts += 1;
@@ -282,12 +274,7 @@ async fn sigkill_mid_request(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
         }
         eprintln!("kill {i}: pid {victim}, mid-request {mid} ({landed}/{n})");
     }
-    let counters = c
-        .request::<method::Status>(&NoParams)
-        .await
-        .unwrap()
-        .pool
-        .counters;
+    let counters = counters(&c).await;
     assert!(
         counters.crashes - start.crashes >= landed as u64,
         "{counters:?}"
@@ -353,7 +340,7 @@ async fn timeout_interrupts_lean_and_keeps_the_worker(
         r.diagnostics.iter().all(|d| d.range.start.line == 0),
         "{r:?}"
     );
-    let st = c.request::<method::Status>(&NoParams).await.unwrap();
+    let st = status(&c).await;
     let now: Vec<u32> = workers(&st).iter().filter_map(|w| w.0).collect();
     assert_eq!(
         now,
@@ -390,7 +377,7 @@ async fn daemon_restart_while_clients_check(
         js.spawn(keep_checking(k, socket, stop));
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let old = workers(&c.request::<method::Status>(&NoParams).await.unwrap())
+    let old = workers(&status(&c).await)
         .iter()
         .filter_map(|w| w.0)
         .collect::<Vec<_>>();
@@ -428,11 +415,7 @@ async fn daemon_restart_while_clients_check(
         total_reconnects += reconnects;
     }
     eprintln!("daemon restart: {total_reconnects} reconnects over 3 clients");
-    seen.extend(
-        workers(&c2.request::<method::Status>(&NoParams).await.unwrap())
-            .iter()
-            .filter_map(|w| w.0),
-    );
+    seen.extend(workers(&status(&c2).await).iter().filter_map(|w| w.0));
     (d2, c2)
 }
 

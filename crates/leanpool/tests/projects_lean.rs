@@ -30,9 +30,8 @@
 mod daemon_support;
 
 use daemon_support::editor::{self, Editor};
-use daemon_support::{connect_expecting_lean, Daemon, Lean};
+use daemon_support::{connect_expecting_lean, status, Daemon, Lean};
 use leanpool_lean::LeanCommand;
-use leanpool_protocol::method::{self, NoParams};
 use leanpool_protocol::{CheckResult, CheckStatus, ErrorCode, LimitSource, ProjectStatus};
 use leanpool_rpc::Client;
 use serde_json::{json, Value};
@@ -182,7 +181,7 @@ async fn one_daemon_serves_the_core_library_and_a_judge_project() {
 
     // `status` reports both, each with its Lean and library, and their
     // workers are disjoint.
-    let st = c.request::<method::Status>(&NoParams).await.unwrap();
+    let st = status(&c).await;
     let names: Vec<&str> = st.projects.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["core", "judge"]);
     let (core, judge_st) = (&st.projects[0], &st.projects[1]);
@@ -392,7 +391,7 @@ fn lay_out_projects(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
 /// is less than one each for the two others: borrowed from the total
 /// (issue 25: the total of 2 is a hard cap over all three).
 async fn worker_limits_per_project(c: &Client) {
-    let st = c.request::<method::Status>(&NoParams).await.unwrap();
+    let st = status(&c).await;
     let names: Vec<&str> = st.projects.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["core", "judge", "other"]);
     let limit = |i: usize| st.projects[i].pool.limits.clone().unwrap().max_workers;

@@ -14,7 +14,7 @@
 
 mod daemon_support;
 
-use daemon_support::{connect_expecting_lean, Daemon, Lean};
+use daemon_support::{connect_expecting_lean, counters, status, Daemon, Lean};
 use leanpool_protocol::method::{self, NoParams};
 use leanpool_protocol::{CheckParams, CheckResult, CheckStatus, ErrorCode};
 use leanpool_rpc::Client;
@@ -104,17 +104,13 @@ async fn guard_off_code_cannot_escape_the_worker_sandbox() {
             .flat_map(|k| k.workers.iter().map(|w| w.pid))
             .collect()
     };
-    let before = pids(&c.request::<method::Status>(&NoParams).await.unwrap());
+    let before = pids(&status(&c).await);
     assert_eq!(before.len(), 1, "{before:?}");
     let r = check(&c, "theorem after_ok : 2 + 2 = 4 := by decide").await;
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
     let r = check(&c, "theorem after_bad : 2 + 2 = 5 := by decide").await;
     assert_eq!(r.status, CheckStatus::Error, "{r:?}");
-    assert_eq!(
-        pids(&c.request::<method::Status>(&NoParams).await.unwrap()),
-        before,
-        "the worker was replaced"
-    );
+    assert_eq!(pids(&status(&c).await), before, "the worker was replaced");
 
     // Last (it costs the worker): the frame forgery of issue 10.
     forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
@@ -137,12 +133,7 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
     c: &Client,
     pid: u32,
 ) {
-    let before = c
-        .request::<method::Status>(&NoParams)
-        .await
-        .unwrap()
-        .pool
-        .counters;
+    let before = counters(&c).await;
     assert_eq!(before.compromised, 0, "{before:?}");
     let forge = forged_frame_text();
     let e = c
@@ -159,12 +150,7 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
         Some(serde_json::json!({"cause": "protocol_violation"})),
         "{rpc:?}"
     );
-    let after = c
-        .request::<method::Status>(&NoParams)
-        .await
-        .unwrap()
-        .pool
-        .counters;
+    let after = counters(&c).await;
     assert_eq!(after.compromised, 1, "{after:?}");
     assert_eq!(
         after.retries, before.retries,
@@ -229,7 +215,7 @@ async fn fresh_worker_judges_the_next_callers(c: &Client, pid: u32) {
     assert_eq!(r.status, CheckStatus::Error, "{r:?}");
     let r = check(c, "theorem good : 2 + 2 = 4 := by decide").await;
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
-    let st = c.request::<method::Status>(&NoParams).await.unwrap();
+    let st = status(&c).await;
     let now: Vec<Option<u32>> = st
         .pool
         .keys

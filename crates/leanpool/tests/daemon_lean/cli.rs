@@ -12,28 +12,12 @@ pub(crate) fn cli_opt_and_normalize_through_the_daemon(d: &Daemon, dir: &std::pa
         "theorem t (a b : Nat) (h : a < b) : ∀ c, a + c < b + c := by\n  omega\n",
     )
     .unwrap();
-    let run = |args: &[&str]| {
-        let out = Command::new(BIN)
-            .args(args)
-            .arg(&f)
-            .arg("--socket")
-            .arg(&d.socket)
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<Value>(&out.stdout).unwrap()
-    };
-    let g = run(&["opt", "--gted"]);
+    let g = cli_json(&d.socket, &[&"opt", &"--gted", &f], 0);
     assert_eq!(g["content"], "theorem");
     assert_eq!(g["children"][0]["children"][0]["variable_freecost"], true);
     assert_eq!(g["children"][2]["children"][0]["hypothesis_freecost"], true);
 
-    let n = run(&["normalize", "--json"]);
+    let n = cli_json(&d.socket, &[&"normalize", &"--json", &f], 0);
     assert_eq!(n["check"]["status"], "ok");
     assert_eq!(
         n["normalized"]["statement"],
@@ -50,21 +34,7 @@ pub(crate) fn cli_check_exit_codes(d: &Daemon, dir: &std::path::Path) {
     ] {
         let f = dir.join(name);
         std::fs::write(&f, &text).unwrap();
-        let out = Command::new(BIN)
-            .arg("check")
-            .arg(&f)
-            .arg("--socket")
-            .arg(&d.socket)
-            .arg("--json")
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(code),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let r = cli_json(&d.socket, &[&"check", &f, &"--json"], code);
         assert_eq!(r["status"], status);
     }
 }

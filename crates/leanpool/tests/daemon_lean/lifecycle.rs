@@ -5,21 +5,17 @@ use super::*;
 /// `status`: the one worker, with its uses counted (also by `leanpool
 /// status`). Returns the worker's pid.
 pub(crate) async fn status_counts_the_one_worker(d: &Daemon, c: &Client) -> i32 {
-    let st = c.request::<method::Status>(&NoParams).await.unwrap();
+    let st = status(&c).await;
     assert_eq!(st.pool.workers, 1, "{st:?}");
     let w = &st.pool.keys[0].workers[0];
     let pid = w.pid.expect("worker pid") as i32;
     let sent = 4 + 2 + 12 + 3 + 1 + 2; // batch, resumed batch, clients, determinism, Python, CLI
     assert!(st.pool.counters.requests >= sent, "{:?}", st.pool.counters);
     assert!(alive(pid));
-    let human = Command::new(BIN)
-        .args(["status", "--socket"])
-        .arg(&d.socket)
-        .output()
-        .unwrap();
+    let human = cli_via(&d.socket, &[&"status"], 0);
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(
-        human.status.success() && text.contains(&pid.to_string()) && text.contains("check"),
+        text.contains(&pid.to_string()) && text.contains("check"),
         "{text}"
     );
     pid
@@ -29,21 +25,11 @@ pub(crate) async fn status_counts_the_one_worker(d: &Daemon, c: &Client) -> i32 
 /// queue behind the start of a worker for a new header (tens of seconds),
 /// and the client disconnects while they wait.
 pub(crate) async fn departed_client_requests_are_cancelled(d: &Daemon, c: &Client) {
-    let before = c
-        .request::<method::Status>(&NoParams)
-        .await
-        .unwrap()
-        .pool
-        .counters;
+    let before = counters(&c).await;
     queue_three_then_disconnect(d, c).await;
     let t0 = std::time::Instant::now();
     loop {
-        let now = c
-            .request::<method::Status>(&NoParams)
-            .await
-            .unwrap()
-            .pool
-            .counters;
+        let now = counters(&c).await;
         if now.cancelled >= before.cancelled + 3 {
             assert_eq!(now.requests, before.requests + 3);
             break;
@@ -72,7 +58,7 @@ async fn queue_three_then_disconnect(d: &Daemon, c: &Client) {
     s.write_all(lines.as_bytes()).await.unwrap();
     let t0 = std::time::Instant::now();
     loop {
-        let st = c.request::<method::Status>(&NoParams).await.unwrap();
+        let st = status(&c).await;
         if st
             .pool
             .keys
@@ -92,7 +78,7 @@ async fn queue_three_then_disconnect(d: &Daemon, c: &Client) {
 /// SIGTERM: graceful, socket removed, no Lean process left (`pid`: the
 /// worker `status` reported earlier).
 pub(crate) async fn sigterm_leaves_no_lean_process(d: &mut Daemon, c: Client, pid: i32) {
-    let st = c.request::<method::Status>(&NoParams).await.unwrap();
+    let st = status(&c).await;
     let pids: Vec<i32> = st
         .pool
         .keys

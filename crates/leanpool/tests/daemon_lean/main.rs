@@ -13,8 +13,11 @@ mod daemon_support;
 mod lifecycle;
 mod verify;
 
-use daemon_support::{alive, children_of, connect_expecting_lean, Daemon, Lean, BIN};
-use leanpool_protocol::method::{self, NoParams};
+use daemon_support::{
+    alive, children_of, cli_json, cli_via, connect_expecting_lean, counters, status, Daemon, Lean,
+    BIN,
+};
+use leanpool_protocol::method;
 use leanpool_protocol::{CheckParams, CheckStatus, VerifyParams, VerifyStatus};
 use leanpool_rpc::Client;
 use nix::sys::signal::Signal;

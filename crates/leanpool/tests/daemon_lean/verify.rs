@@ -102,22 +102,7 @@ fn verify_from_the_cli(d: &Daemon, dir: &std::path::Path, stmt: &str) {
     let (sf, pf) = (dir.join("stmt.lean"), dir.join("proof.lean"));
     std::fs::write(&sf, stmt).unwrap();
     std::fs::write(&pf, "by simp\n").unwrap();
-    let out = Command::new(BIN)
-        .arg("verify")
-        .arg(&sf)
-        .arg(&pf)
-        .arg("--socket")
-        .arg(&d.socket)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    cli_via(&d.socket, &[&"verify", &sf, &pf, &"--json"], 0);
 }
 
 /// `batch --method verify`: a proof, then an escape (rejected).
@@ -132,20 +117,10 @@ fn verify_in_batch(d: &Daemon, dir: &std::path::Path, stmt: &str) {
         items.iter().map(|v| format!("{v}\n")).collect::<String>(),
     )
     .unwrap();
-    let out = Command::new(BIN)
-        .arg("batch")
-        .arg(&input)
-        .arg(&output)
-        .arg("--socket")
-        .arg(&d.socket)
-        .args(["--method", "verify"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    cli_via(
+        &d.socket,
+        &[&"batch", &input, &output, &"--method", &"verify"],
+        0,
     );
     let got: Vec<Value> = lines(&output)
         .iter()

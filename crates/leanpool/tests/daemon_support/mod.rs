@@ -98,11 +98,55 @@ pub async fn call_surviving(
     }
 }
 
+/// The daemon's `status`.
+pub async fn status(c: &leanpool_rpc::Client) -> leanpool_protocol::StatusResult {
+    c.request::<method::Status>(&NoParams).await.unwrap()
+}
+
+/// The pool's counters from the daemon's `status`.
+pub async fn counters(c: &leanpool_rpc::Client) -> leanpool_protocol::Counters {
+    status(c).await.pool.counters
+}
+
+/// Runs `leanpool ARGS --socket SOCKET` (a CLI command through the
+/// daemon) and asserts its exit code is `code` (showing its output when
+/// not); the output.
+pub fn cli_via(
+    socket: &Path,
+    args: &[&dyn AsRef<std::ffi::OsStr>],
+    code: i32,
+) -> std::process::Output {
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+    let out = std::process::Command::new(BIN)
+        .args(&args)
+        .arg("--socket")
+        .arg(socket)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "leanpool {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// [`cli_via`] for a command printing JSON: the value it printed.
+pub fn cli_json(
+    socket: &Path,
+    args: &[&dyn AsRef<std::ffi::OsStr>],
+    code: i32,
+) -> serde_json::Value {
+    serde_json::from_slice(&cli_via(socket, args, code).stdout).unwrap()
+}
+
 /// Connects to a daemon started with [`Lean::Real`] and fails the test
 /// (never skips) when the daemon found no Lean backend.
 pub async fn connect_expecting_lean(d: &Daemon) -> leanpool_rpc::Client {
     let c = leanpool_rpc::Client::connect(&d.socket).await.unwrap();
-    let st = c.request::<method::Status>(&NoParams).await.unwrap();
+    let st = status(&c).await;
     assert_ne!(
         st.daemon.backend.kind,
         leanpool_protocol::BackendInfoKind::Unavailable,
