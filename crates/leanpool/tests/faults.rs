@@ -76,7 +76,7 @@ async fn wait_for(
 ) -> StatusResult {
     let t = Instant::now();
     loop {
-        let st = status(&c).await;
+        let st = status(c).await;
         if f(&workers(&st)) {
             return st;
         }
@@ -172,7 +172,7 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
     let m = worker_failed(&e);
     assert!(m.contains("memory limit"), "{m}\n{}", d.logs());
     eprintln!("memory cap {cap} B: answered after {:?}: {m}", t.elapsed());
-    let st = status(&c).await;
+    let st = status(c).await;
     assert_eq!(
         (st.pool.counters.memory_kills, st.pool.counters.retries),
         (1, 0),
@@ -202,7 +202,7 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
         let m = worker_failed(&e);
         assert!(m.contains("INTERNAL PANIC"), "{m}");
         eprintln!("panic: answered after {:?}: {m}", t.elapsed());
-        let counters = counters(&c).await;
+        let counters = counters(c).await;
         assert_eq!((counters.crashes, counters.retries), (1, 0), "{counters:?}");
         let st = wait_for(c, "worker after the panic", READY, |w| {
             idle_pid(w).is_some_and(|p| p != second)
@@ -221,7 +221,7 @@ async fn memory_cap_and_panic(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
 /// varies so the signal hits different phases of elaboration.
 async fn sigkill_mid_request(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
     let n = kills();
-    let start = counters(&c).await;
+    let start = counters(c).await;
     let (mut landed, mut attempts) = (0usize, 0usize);
     while landed < n {
         attempts += 1;
@@ -274,7 +274,7 @@ async fn sigkill_mid_request(d: &mut Daemon, c: &Client, seen: &mut Vec<u32>) {
         }
         eprintln!("kill {i}: pid {victim}, mid-request {mid} ({landed}/{n})");
     }
-    let counters = counters(&c).await;
+    let counters = counters(c).await;
     assert!(
         counters.crashes - start.crashes >= landed as u64,
         "{counters:?}"
@@ -340,7 +340,7 @@ async fn timeout_interrupts_lean_and_keeps_the_worker(
         r.diagnostics.iter().all(|d| d.range.start.line == 0),
         "{r:?}"
     );
-    let st = status(&c).await;
+    let st = status(c).await;
     let now: Vec<u32> = workers(&st).iter().filter_map(|w| w.0).collect();
     assert_eq!(
         now,

@@ -391,7 +391,7 @@ fn lay_out_projects(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
 /// is less than one each for the two others: borrowed from the total
 /// (issue 25: the total of 2 is a hard cap over all three).
 async fn worker_limits_per_project(c: &Client) {
-    let st = status(&c).await;
+    let st = status(c).await;
     let names: Vec<&str> = st.projects.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["core", "judge", "other"]);
     let limit = |i: usize| st.projects[i].pool.limits.clone().unwrap().max_workers;

@@ -133,7 +133,7 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
     c: &Client,
     pid: u32,
 ) {
-    let before = counters(&c).await;
+    let before = counters(c).await;
     assert_eq!(before.compromised, 0, "{before:?}");
     let forge = forged_frame_text();
     let e = c
@@ -150,7 +150,7 @@ async fn forged_diagnostics_frame_kills_the_worker_and_the_next_verdict_is_true(
         Some(serde_json::json!({"cause": "protocol_violation"})),
         "{rpc:?}"
     );
-    let after = counters(&c).await;
+    let after = counters(c).await;
     assert_eq!(after.compromised, 1, "{after:?}");
     assert_eq!(
         after.retries, before.retries,
@@ -215,7 +215,7 @@ async fn fresh_worker_judges_the_next_callers(c: &Client, pid: u32) {
     assert_eq!(r.status, CheckStatus::Error, "{r:?}");
     let r = check(c, "theorem good : 2 + 2 = 4 := by decide").await;
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
-    let st = status(&c).await;
+    let st = status(c).await;
     let now: Vec<Option<u32>> = st
         .pool
         .keys

@@ -8,7 +8,7 @@ use super::*;
 /// with a new edit (counted `cancelled`), and the same warm worker (no new
 /// spawn, no time-out kill) answers the victim.
 pub(crate) async fn attack_disconnect_does_not_stall_the_next_caller(d: &Daemon, c: &Client) {
-    let before = status(&c).await.pool;
+    let before = status(c).await.pool;
     let victim = before
         .keys
         .iter()
@@ -25,7 +25,7 @@ pub(crate) async fn attack_disconnect_does_not_stall_the_next_caller(d: &Daemon,
     let running = tokio::spawn(async move { attacker.request::<method::Check>(&p).await });
     // Wait for the event (the worker busy with it), not for a fixed time.
     loop {
-        let s = status(&c).await.pool;
+        let s = status(c).await.pool;
         if s.keys
             .iter()
             .flat_map(|k| &k.workers)
@@ -43,7 +43,7 @@ pub(crate) async fn attack_disconnect_does_not_stall_the_next_caller(d: &Daemon,
         .await
         .unwrap();
     assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
-    let after = status(&c).await.pool;
+    let after = status(c).await.pool;
     assert_eq!(
         after.counters.cancelled,
         before.counters.cancelled + 1,

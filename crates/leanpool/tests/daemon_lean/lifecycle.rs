@@ -5,7 +5,7 @@ use super::*;
 /// `status`: the one worker, with its uses counted (also by `leanpool
 /// status`). Returns the worker's pid.
 pub(crate) async fn status_counts_the_one_worker(d: &Daemon, c: &Client) -> i32 {
-    let st = status(&c).await;
+    let st = status(c).await;
     assert_eq!(st.pool.workers, 1, "{st:?}");
     let w = &st.pool.keys[0].workers[0];
     let pid = w.pid.expect("worker pid") as i32;
@@ -25,11 +25,11 @@ pub(crate) async fn status_counts_the_one_worker(d: &Daemon, c: &Client) -> i32 
 /// queue behind the start of a worker for a new header (tens of seconds),
 /// and the client disconnects while they wait.
 pub(crate) async fn departed_client_requests_are_cancelled(d: &Daemon, c: &Client) {
-    let before = counters(&c).await;
+    let before = counters(c).await;
     queue_three_then_disconnect(d, c).await;
     let t0 = std::time::Instant::now();
     loop {
-        let now = counters(&c).await;
+        let now = counters(c).await;
         if now.cancelled >= before.cancelled + 3 {
             assert_eq!(now.requests, before.requests + 3);
             break;
@@ -58,7 +58,7 @@ async fn queue_three_then_disconnect(d: &Daemon, c: &Client) {
     s.write_all(lines.as_bytes()).await.unwrap();
     let t0 = std::time::Instant::now();
     loop {
-        let st = status(&c).await;
+        let st = status(c).await;
         if st
             .pool
             .keys
