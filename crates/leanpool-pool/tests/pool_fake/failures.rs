@@ -18,12 +18,7 @@ pub(crate) async fn crash_once_is_retried_on_a_fresh_worker(cx: Ctx) {
 
 pub(crate) async fn crash_twice_is_worker_failed(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    let e = pool
-        .call::<method::Check>(CheckParams::new(
-            "theorem a : True := trivial\n-- FAKE crash\n",
-        ))
-        .await
-        .unwrap_err();
+    let e = error_of(&pool, "theorem a : True := trivial\n-- FAKE crash\n").await;
     assert!(
         matches!(e, PoolError::WorkerFailed { cause: FailureCause::DiedTwice, ref message } if message.contains("twice")),
         "{e:?}"
@@ -47,12 +42,11 @@ pub(crate) async fn forged_frame_kills_the_worker_without_retry(cx: Ctx) {
     warm(&pool).await;
     for (n, verb) in [(1, "forge_version"), (2, "forge_answer")] {
         let before = pids(&pool, "");
-        let e = pool
-            .call::<method::Check>(CheckParams::new(format!(
-                "theorem a : True := trivial\n-- FAKE {verb}\n"
-            )))
-            .await
-            .unwrap_err();
+        let e = error_of(
+            &pool,
+            format!("theorem a : True := trivial\n-- FAKE {verb}\n"),
+        )
+        .await;
         assert_eq!(
             e.cause(),
             Some(FailureCause::ProtocolViolation),

@@ -80,12 +80,7 @@ pub(crate) async fn memory_headroom_is_relative_to_ready_rss(cx: Ctx) {
 
 pub(crate) async fn failed_start_is_answered(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
-    let e = pool
-        .call::<method::Check>(CheckParams::new(
-            "import FakeDieOnOpen\ntheorem a : True := trivial\n",
-        ))
-        .await
-        .unwrap_err();
+    let e = error_of(&pool, "import FakeDieOnOpen\ntheorem a : True := trivial\n").await;
     assert!(matches!(e, PoolError::SpawnFailed(_)), "{e:?}");
     assert_ok(&pool, "theorem b : True := trivial\n").await;
     assert_eq!(pool.status().counters.spawn_failures, 1);

@@ -88,6 +88,13 @@ async fn status_of(pool: &Pool, text: &str) -> CheckStatus {
         .status
 }
 
+/// The error `pool` answers `text` with (it must answer with one).
+async fn error_of(pool: &Pool, text: impl Into<String>) -> PoolError {
+    pool.call::<method::Check>(CheckParams::new(text))
+        .await
+        .unwrap_err()
+}
+
 /// Checks `text` on `pool` and asserts the answer is `ok`.
 async fn assert_ok(pool: &Pool, text: &str) {
     assert_eq!(status_of(pool, text).await, CheckStatus::Ok, "{text}");
@@ -185,10 +192,7 @@ async fn wait_busy(what: &str, pool: &Pool) {
 /// Checks `text` (which allocates past the cap) on `pool`: the worker is
 /// killed for its memory and the caller is told so.
 async fn assert_memory_cap_kill(pool: &Pool, text: &str) {
-    let e = pool
-        .call::<method::Check>(CheckParams::new(text))
-        .await
-        .unwrap_err();
+    let e = error_of(pool, text).await;
     assert!(
         matches!(e, PoolError::WorkerFailed { cause: FailureCause::MemoryCap, ref message } if message.contains("memory limit")),
         "{e:?}"

@@ -45,10 +45,7 @@ pub(crate) async fn full_queue_is_overloaded(cx: Ctx) {
         "theorem b : True := trivial\n",
     )
     .await;
-    let e = pool
-        .call::<method::Check>(CheckParams::new("theorem c : True := trivial\n"))
-        .await
-        .unwrap_err();
+    let e = error_of(&pool, "theorem c : True := trivial\n").await;
     assert_eq!(
         e,
         PoolError::Overloaded {
