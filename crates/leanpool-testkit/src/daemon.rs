@@ -221,6 +221,18 @@ impl Daemon {
         }
     }
 
+    /// Sends `sig` and asserts the daemon exits with success within
+    /// `within` (its log shown when it does not): a graceful stop.
+    pub fn exits_cleanly_on(&mut self, sig: nix::sys::signal::Signal, within: Duration) {
+        self.signal(sig);
+        let st = self.wait_exit(within);
+        assert!(
+            st.success(),
+            "{sig} ended the daemon with {st}:\n{}",
+            self.logs()
+        );
+    }
+
     /// Whether the daemon is still running.
     pub fn is_running(&mut self) -> bool {
         match &mut self.run {

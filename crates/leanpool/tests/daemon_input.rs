@@ -192,8 +192,7 @@ fn live_fuzz() {
     assert!(d.is_running(), "daemon died:\n{}", d.logs());
     eprintln!("live fuzz: {N} frames, {expected} answers");
     drop(w);
-    d.signal(nix::sys::signal::Signal::SIGTERM);
-    assert!(d.wait_exit(Duration::from_secs(15)).success());
+    d.exits_cleanly_on(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(15));
 }
 
 /// Two attacks on the live daemon that need no Lean. One `gted` request

@@ -40,18 +40,12 @@ fn socket_mode_default_and_configured_and_sigterm_removes_it() {
     let dir = tempfile::tempdir().unwrap();
     let mut d = Daemon::start(dir.path(), "", Lean::Off);
     assert_eq!(mode(&d.socket), 0o600);
-    d.signal(Signal::SIGTERM);
-    assert!(
-        d.wait_exit(Duration::from_secs(15)).success(),
-        "{}",
-        d.logs()
-    );
+    d.exits_cleanly_on(Signal::SIGTERM, Duration::from_secs(15));
     assert!(!d.socket.exists(), "SIGTERM left the socket behind");
 
     let mut d = Daemon::start(dir.path(), "socket_mode = \"0660\"\n", Lean::Off);
     assert_eq!(mode(&d.socket), 0o660);
-    d.signal(Signal::SIGINT);
-    assert!(d.wait_exit(Duration::from_secs(15)).success());
+    d.exits_cleanly_on(Signal::SIGINT, Duration::from_secs(15));
     assert!(!d.socket.exists());
 }
 

@@ -125,12 +125,7 @@ async fn sigkill_timeout_daemon_restart_memory_cap_and_panic_on_real_lean() {
     memory_cap_and_panic(&mut d2, &c2, &mut seen).await;
     // SIGTERM: graceful, and no Lean process of either daemon is left.
     drop(c2);
-    d2.signal(Signal::SIGTERM);
-    assert!(
-        d2.wait_exit(Duration::from_secs(60)).success(),
-        "{}",
-        d2.logs()
-    );
+    d2.exits_cleanly_on(Signal::SIGTERM, Duration::from_secs(60));
     for pid in seen {
         assert!(!alive(pid as i32), "Lean worker {pid} survived the daemon");
     }

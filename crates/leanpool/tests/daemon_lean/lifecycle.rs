@@ -91,12 +91,7 @@ pub(crate) async fn sigterm_leaves_no_lean_process(d: &mut Daemon, c: Client, pi
         pids.iter().all(|p| spawned.contains(p)),
         "workers {pids:?} are not children of the daemon: {spawned:?}"
     );
-    d.signal(Signal::SIGTERM);
-    assert!(
-        d.wait_exit(Duration::from_secs(60)).success(),
-        "{}",
-        d.logs()
-    );
+    d.exits_cleanly_on(Signal::SIGTERM, Duration::from_secs(60));
     assert!(!d.socket.exists(), "socket left behind");
     assert!(!alive(pid), "Lean worker {pid} survived the daemon");
     assert!(
