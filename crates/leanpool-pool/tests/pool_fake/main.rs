@@ -100,6 +100,13 @@ async fn assert_ok(pool: &Pool, text: &str) {
     assert_eq!(status_of(pool, text).await, CheckStatus::Ok, "{text}");
 }
 
+/// The next caller's check (`theorem b`) is answered `ok`: the pid of the
+/// worker that served it.
+async fn next_served_by(cx: &Ctx, pool: &Pool) -> u32 {
+    assert_ok(pool, "theorem b : True := trivial\n").await;
+    last_served(cx)
+}
+
 /// The first request of `pool` (its header's first worker starts for it).
 async fn warm(pool: &Pool) {
     pool.call::<method::Check>(CheckParams::new("theorem warm : True := trivial\n"))
