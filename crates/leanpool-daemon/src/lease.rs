@@ -29,7 +29,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub use leanpool_protocol::{LeaseParams, LeaseResult, LeaseStatus};
 
@@ -90,10 +90,6 @@ impl Drop for LeaseSlot {
         self.0.active.fetch_sub(1, Ordering::SeqCst);
     }
 }
-
-/// How often the memory cap, the CPU budget and the gate's time limits
-/// are checked.
-const POLL: Duration = Duration::from_millis(500);
 
 /// A leased worker and what its tunnel needs.
 pub struct LeaseTunnel {
@@ -206,7 +202,7 @@ impl LeaseTunnel {
         let pid = worker.pid();
         tracing::info!(conn, pid, uri = %uri, "worker leased to a connection");
         let watch = proc::LeaseWatch::start(pid, rss_cap, cpu);
-        let mut tick = tokio::time::interval(POLL);
+        let mut tick = tokio::time::interval(LeaseLimits::POLL);
         let end = loop {
             let backlog = io.out.backlogged();
             tokio::select! {

@@ -32,6 +32,10 @@ pub struct LeaseLimits {
 }
 
 impl LeaseLimits {
+    /// How often a lease's owner (the daemon's tunnel, `leanpool lsp`'s
+    /// document) checks these limits, the memory cap and the CPU budget.
+    pub const POLL: Duration = Duration::from_millis(500);
+
     /// The defaults: 60 s per request (then 10 s grace), 30 min idle,
     /// 1 h of CPU, 256 pending requests, 64 of Lean's requests waiting,
     /// 64 RPC sessions.

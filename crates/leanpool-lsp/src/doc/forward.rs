@@ -10,18 +10,15 @@ use super::DocMsg;
 use crate::conn::{Conn, Sink};
 use crate::convert::{replace_uri, shift_version};
 use crate::Shared;
-use leanpool_lean::leased::FromLean;
+use leanpool_lean::leased::{FromLean, LeaseLimits};
 use leanpool_lean::proc;
 use leanpool_protocol::{lsp_error, LEASE_ENDED_NOTIFICATION, LEASE_REFUSED_NOTIFICATION};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::mpsc;
 use tower_lsp::jsonrpc::Request;
 use tower_service::Service;
-
-/// How often the limits are checked.
-const POLL: Duration = Duration::from_millis(500);
 
 /// Why the forwarder stopped.
 struct Ended {
@@ -47,7 +44,7 @@ pub(crate) async fn forward(
     notes: Arc<Mutex<Vec<Value>>>,
     watch: Option<proc::LeaseWatch>,
 ) {
-    let mut tick = tokio::time::interval(POLL);
+    let mut tick = tokio::time::interval(LeaseLimits::POLL);
     let ended = loop {
         tokio::select! {
             m = rx.recv() => match m {
