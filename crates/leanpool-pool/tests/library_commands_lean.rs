@@ -17,6 +17,7 @@ use std::time::Duration;
 use leanpool_lean::LeanCommand;
 use leanpool_pool::{GuardPolicy, Policies, Pool, PoolConfig};
 use leanpool_protocol::{method, CheckParams, CheckResult, CheckStatus};
+use leanpool_testkit::answers::messages;
 
 /// The project's module: a command of its own, whose expansion Lean's
 /// answer shows (`#check (4242424242 : Nat)`). A plain (non-`module`)
@@ -80,14 +81,6 @@ async fn check(pool: &Pool, text: &str) -> CheckResult {
     pool.call::<method::Check>(CheckParams::new(text))
         .await
         .unwrap()
-}
-
-fn messages(r: &CheckResult) -> String {
-    r.diagnostics
-        .iter()
-        .map(|d| d.message.as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

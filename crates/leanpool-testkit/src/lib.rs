@@ -1,6 +1,7 @@
 //! Test support shared by leanpool's crates: a dev-dependency only, never
 //! part of a library's API (`publish = false`).
 //!
+//! - [`answers`]: reading answers in asserts (a check's messages).
 //! - [`daemon`]: the one daemon fixture of the tests and benches (the
 //!   `leanpool serve` process, or `leanpool_daemon::serve` in-process).
 //! - [`data`]: where the shared test data lives (the GTED paper's miniF2F
@@ -23,6 +24,7 @@
 
 #![deny(missing_docs)]
 
+pub mod answers;
 pub mod daemon;
 pub mod data;
 pub mod fake_lean;

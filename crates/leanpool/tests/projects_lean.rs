@@ -34,6 +34,7 @@ use daemon_support::{connect_expecting_lean, status, Daemon, Lean};
 use leanpool_lean::LeanCommand;
 use leanpool_protocol::{CheckResult, CheckStatus, ErrorCode, LimitSource, ProjectStatus};
 use leanpool_rpc::Client;
+use leanpool_testkit::answers::messages;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Command;
@@ -116,14 +117,6 @@ async fn check(c: &Client, project: Option<&str>, text: &str) -> Result<CheckRes
     c.call_typed::<_, CheckResult>("check", &p)
         .await
         .map_err(|e| e.code().expect("an RPC error"))
-}
-
-fn messages(r: &CheckResult) -> String {
-    r.diagnostics
-        .iter()
-        .map(|d| d.message.as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// An `#eval` that reads `path` and reports `RAN` or `DENIED: <error>`.

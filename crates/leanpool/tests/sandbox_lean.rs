@@ -18,6 +18,7 @@ use daemon_support::{connect_expecting_lean, counters, status, Daemon, Lean};
 use leanpool_protocol::method::{self, NoParams};
 use leanpool_protocol::{CheckParams, CheckResult, CheckStatus, ErrorCode};
 use leanpool_rpc::Client;
+use leanpool_testkit::answers::messages;
 use std::path::Path;
 
 /// Every request uses this header, so all share one worker.
@@ -31,14 +32,6 @@ async fn check(c: &Client, body: &str) -> CheckResult {
     c.request::<method::Check>(&CheckParams::new(text))
         .await
         .unwrap()
-}
-
-fn messages(r: &CheckResult) -> String {
-    r.diagnostics
-        .iter()
-        .map(|d| d.message.as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// An `#eval` that runs `action` (an `IO Unit`) and reports `RAN` or
