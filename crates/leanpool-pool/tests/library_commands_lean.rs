@@ -21,10 +21,12 @@ use leanpool_testkit::answers::messages;
 
 /// The project's module: a command of its own, whose expansion Lean's
 /// answer shows (`#check (4242424242 : Nat)`). A plain (non-`module`)
-/// file, as most projects have them: in a `module` file the parser's
-/// compiled closed terms stay private, and importing it fails with
-/// `(interpreter) unknown declaration 'commandLeanpool_evil_cmd._closed_4'`.
-const EVIL_CMD: &str = "/-- leanpool's test of issue 20: a library's own command. -/
+/// file, as most projects have them, with closed-term extraction off:
+/// otherwise importing it on the WASM build fails with `(interpreter)
+/// unknown declaration 'commandLeanpool_evil_cmd._closed_4'`.
+const EVIL_CMD: &str = "set_option compiler.extract_closed false
+
+/-- leanpool's test of issue 20: a library's own command. -/
 syntax \"leanpool_evil_cmd\" : command
 
 macro_rules
