@@ -34,16 +34,21 @@
 
 use crate::lex::{Kind, Token};
 
-/// Combinators after which a tactic starts.
-const TAKES_TACTIC: &[&str] = &[
+/// Combinators after which a tactic starts, wherever they stand.
+const ALWAYS_TAKE_TACTIC: &[&str] = &[
     "try",
     "repeat",
     "repeat'",
     "all_goals",
     "any_goals",
     "focus",
-    "iterate",
     "first",
+];
+
+/// Combinators after which a tactic starts when they stand at a tactic
+/// head themselves.
+const HEAD_TAKES_TACTIC: &[&str] = &[
+    "iterate",
     "with_reducible",
     "with_reducible_and_instances",
     "with_unfolding_all",
@@ -162,16 +167,8 @@ impl<'a> Scan<'a> {
                 && self.sym(i - 2, "|")
                 && self.sym(i - 3, "<")
                 && tactic_block)
-            || (word(TAKES_TACTIC) && prev_head)
-            || word(&[
-                "try",
-                "repeat",
-                "repeat'",
-                "all_goals",
-                "any_goals",
-                "focus",
-                "first",
-            ])
+            || (word(HEAD_TAKES_TACTIC) && prev_head)
+            || word(ALWAYS_TAKE_TACTIC)
             || (p.kind == Kind::Num && i >= 2 && self.toks[i - 2].text == "iterate")
             || (after("|") && at(Opened::Alternatives))
             || (after("|") && i >= 2 && self.toks[i - 2].text == "first")

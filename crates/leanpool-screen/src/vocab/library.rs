@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::olean::{read_module, ParserEntry};
+use super::DECLARATION_MODIFIERS;
 
 /// The command keywords a set of libraries declares (see the module
 /// docs). Empty for a pool whose workers have no `LEAN_PATH`.
@@ -104,21 +105,9 @@ pub enum ScanError {
     NoParserEntries(usize),
 }
 
-/// Words that come before a command's keyword in its syntax
-/// (`declModifiers`, `attrKind`).
-const PREFIX_WORDS: &[&str] = &[
-    "private",
-    "protected",
-    "public",
-    "noncomputable",
-    "partial",
-    "nonrec",
-    "unsafe",
-    "meta",
-    "scoped",
-    "local",
-    "_",
-];
+/// Words, besides [`DECLARATION_MODIFIERS`], that come before a command's
+/// keyword in its syntax (`meta`, `attrKind`).
+const OTHER_PREFIX_WORDS: &[&str] = &["meta", "scoped", "local", "_"];
 
 impl LibraryCommands {
     /// Reads every `.olean` under each of `dirs` (a `LEAN_PATH`'s
@@ -284,7 +273,7 @@ fn leading_keyword<'a>(tokens: &[&'a str]) -> Option<&'a str> {
     tokens.iter().copied().find(|t| {
         let word = t.starts_with(crate::lex::is_id_first)
             || (t.starts_with('#') && t.len() > 1 && t[1..].starts_with(crate::lex::is_id_first));
-        word && !PREFIX_WORDS.contains(t)
+        word && !DECLARATION_MODIFIERS.contains(t) && !OTHER_PREFIX_WORDS.contains(t)
     })
 }
 
