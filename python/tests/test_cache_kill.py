@@ -110,9 +110,12 @@ def test_daemon_sigkilled_while_writing_its_cache_never_answers_wrong(tmp_path: 
     killed.stop()
     assert KILL_AFTER <= len(before) < N, f"the kill did not land mid-run: {len(before)} answers"
     # Its workers do not outlive it (they read EOF on their stdin).
-    # (Log lines of two workers may interleave: take the ones led by a pid.)
+    # (Log lines of two workers may interleave: take the ones led by a pid;
+    # interleaving can also glue two pids' digits into one word, so keep
+    # only numbers that can be pids, <= the kernel's pid_max.)
+    pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
     words = [line.split(" ", 1)[0] for line in log.read_text().splitlines()]
-    pids = {int(w) for w in words if w.isdigit()}
+    pids = {int(w) for w in words if w.isdigit() and int(w) <= pid_max}
     assert pids and all(gone(p, 30) for p in pids), f"workers left behind: {pids}"
 
     with leanpool.Daemon(cfg, lean=lean, env=env) as again:
