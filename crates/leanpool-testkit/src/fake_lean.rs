@@ -410,7 +410,10 @@ fn log_edit(text: &str) {
         .append(true)
         .open(path)
         .unwrap();
-    writeln!(f, "{} {last}", std::process::id()).unwrap();
+    // One write(2) per line: with O_APPEND, workers' lines never
+    // interleave (writeln! on a File may write the pid and the rest apart).
+    let line = format!("{} {last}\n", std::process::id());
+    f.write_all(line.as_bytes()).unwrap();
 }
 
 /// Holds `mib` MiB resident, then waits (for the memory cap to act).
