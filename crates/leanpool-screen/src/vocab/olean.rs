@@ -1,17 +1,19 @@
 //! A reader of the one part of a Lean 4 `.olean` that says which parsers
 //! the module adds: the entries of `Lean.Parser.parserExtension`.
 //!
-//! An `.olean` is Lean's compacted region: a header (`olean`, version,
-//! Lean's version and githash), the address the region was written for
-//! (`base`), the root object's address, then the objects, each at
-//! `base + offset in the file`. Every object has Lean's 8-byte header
-//! (`rc: i32`, `cs_sz: u16`, `other: u8`, `tag: u8`); a constructor
-//! (`tag <= 244`) has `other` pointer fields of the platform's width (4
-//! bytes for the WASM build's 32-bit `.olean`s, 8 natively), a string
-//! (`249`) `size`, `capacity`, `length` then its bytes, an array (`246`)
-//! `size`, `capacity` then its pointers; a pointer with its low bit set
-//! is a boxed scalar. The root is `ModuleData`, whose last pointer field
-//! is `entries : Array (Name × Array EnvExtensionEntry)`. The parser
+//! An `.olean` is Lean's compacted region: a header (`olean`, format
+//! version 2, flags, Lean's version and githash: 80 bytes), the address
+//! the region was written for (`base`), the root object's address, then
+//! the objects, each at `base + offset in the file`. Every object has
+//! Lean's 8-byte header (`rc: i32`, `cs_sz: u16`, `other: u8`, `tag:
+//! u8`); a constructor (`tag <= 244`) has `other` pointer fields of the
+//! platform's width (4 bytes for the WASM build's 32-bit `.olean`s, 8
+//! natively), a string (`249`) `size`, `capacity`, `length` then its
+//! bytes, an array (`246`) `size`, `capacity` then its pointers; a
+//! pointer with its low bit set is a boxed scalar. The 64-bit layout is
+//! tested on a file that native Lean wrote (`tests/vocab_oleans.rs`).
+//! The root is `ModuleData`, whose last pointer field is `entries : Array
+//! (Name × Array EnvExtensionEntry)`. The parser
 //! extension's entries are `ScopedEnvExtension.Entry`s (`global e`,
 //! `scoped ns e`) of `OLeanEntry`: `token s` (tag 0), `kind k` (1),
 //! `category c d b` (2), `parser cat decl prio` (3). Lean adds a
@@ -41,6 +43,9 @@ pub(crate) enum ParserEntry {
 pub(crate) struct Malformed(pub String);
 
 const HEADER: u64 = 0x50;
+/// The header's format version this reader knows (Lean 4.12 to at least
+/// 4.35 write it for a module's data).
+const FORMAT_VERSION: u8 = 2;
 const NO_MAGIC: &str = "not an .olean (no `olean` magic)";
 const STRING_TAG: u8 = 249;
 const ARRAY_TAG: u8 = 246;
@@ -77,6 +82,12 @@ impl Region {
         };
         if r.bytes(0, 5)? != b"olean" {
             return Err(bad(NO_MAGIC));
+        }
+        let version = r.bytes(5, 1)?[0];
+        if version != FORMAT_VERSION {
+            return Err(bad(format!(
+                ".olean format version {version}, not {FORMAT_VERSION} (the layout this reader knows)"
+            )));
         }
         let h = r.bytes(HEADER, 16)?;
         let u64_at = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().unwrap());
