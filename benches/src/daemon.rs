@@ -265,8 +265,9 @@ async fn timeouts(c: &Client, n: usize, limit_ms: u64) -> anyhow::Result<Timeout
         // own work (kill, reap, answer), not a worker start.
         let st = wait_idle(c, 1, Duration::from_secs(900)).await?;
         let before: Vec<u32> = workers(&st).iter().filter_map(|w| w.0).collect();
-        let mut p = CheckParams::new(slow_text(&format!("to{i}"), 400)).with_timings();
-        p.timeout_ms = Some(limit_ms);
+        let p = CheckParams::new(slow_text(&format!("to{i}"), 400))
+            .with_timings()
+            .with_timeout_ms(limit_ms);
         let t = Instant::now();
         let r = c.request::<method::Check>(&p).await?;
         out.rtt.push(ms(t.elapsed()));

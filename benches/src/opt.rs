@@ -59,10 +59,7 @@ struct Measured {
 }
 
 async fn measure(worker: &mut Worker, s: &str, timeout: Duration) -> anyhow::Result<Measured> {
-    let p = StatementParams {
-        text: s.to_owned(),
-        timeout_ms: None,
-    };
+    let p = StatementParams::new(s);
     eprintln!("opt: {s}");
     let start = Instant::now();
     let r = leanpool_methods::opt::opt_on(worker, &p, timeout).await?;
@@ -118,10 +115,7 @@ async fn main() -> anyhow::Result<()> {
     eprintln!("worker ready in {:.1} s", t0.elapsed().as_secs_f64());
     // V8 warms its code paths on the first requests; not measured.
     for _ in 0..2 {
-        let p = StatementParams {
-            text: STATEMENTS[0].to_owned(),
-            timeout_ms: None,
-        };
+        let p = StatementParams::new(STATEMENTS[0]);
         leanpool_methods::opt::opt_on(&mut worker, &p, timeout).await?;
     }
     println!("| statement | opt requests | opt ms | opt nodes | hover requests | hover ms | hover nodes |");

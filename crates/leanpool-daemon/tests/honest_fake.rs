@@ -136,14 +136,7 @@ fn requests() -> (Vec<Req>, Vec<String>) {
         if r["n_decls"].as_u64() == Some(1) {
             out.push(Req::Verify(
                 id,
-                VerifyParams {
-                    header: field("header"),
-                    context: String::new(),
-                    statement: field("statement"),
-                    proof: field("proof"),
-                    timeout_ms: None,
-                    timings: false,
-                },
+                VerifyParams::new(field("statement"), field("proof")).with_header(field("header")),
             ));
         }
     }

@@ -30,7 +30,7 @@ pub async fn check_on_with(
 ) -> Result<CheckResult, WorkerError> {
     let started = Instant::now();
     let with_time = |mut r: CheckResult| {
-        if params.timings {
+        if params.options.timings {
             r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
         }
         r
@@ -55,7 +55,7 @@ pub async fn check_screened(
 ) -> Result<CheckResult, WorkerError> {
     let started = Instant::now();
     let with_time = |mut r: CheckResult| {
-        if params.timings {
+        if params.options.timings {
             r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
         }
         r
@@ -68,10 +68,7 @@ pub async fn check_screened(
             doc.header
         )));
     }
-    let timeout = params
-        .timeout_ms
-        .map(Duration::from_millis)
-        .unwrap_or(default_timeout);
+    let timeout = params.options.limit_or(default_timeout);
     let body = &doc.text[doc.header.len()..];
     let doc_index = LineIndex::new(&doc.text);
     let scan = match verdict::scan_tokens(&doc.text, screened.body_tokens()) {
@@ -99,6 +96,7 @@ pub async fn check_screened(
     // Lean's share of the request, so that callers (the daemon bench) can
     // tell it from leanpool's own overhead.
     let worker_us = params
+        .options
         .timings
         .then(|| on_worker.elapsed().as_micros() as u64);
     let with_time = |r: CheckResult| CheckResult {

@@ -371,14 +371,9 @@ impl Plan {
     /// The `verify` request of attempt `i`.
     pub fn verify_params(&self, i: usize, timeout_ms: Option<u64>) -> VerifyParams {
         let (_, statement, proof) = &self.attempts[i];
-        VerifyParams {
-            context: String::new(),
-            header: self.header.clone(),
-            statement: statement.clone(),
-            proof: proof.clone(),
-            timeout_ms,
-            timings: false,
-        }
+        let mut p = VerifyParams::new(statement.clone(), proof.clone()).with_header(&self.header);
+        p.options.timeout_ms = timeout_ms;
+        p
     }
 }
 
@@ -399,7 +394,7 @@ pub async fn equiv_on_with(
 ) -> Result<EquivResult, leanpool_lean::WorkerError> {
     let started = Instant::now();
     let mut r = run_plan(worker, params, default_timeout, policy, started).await?;
-    if params.timings {
+    if params.options.timings {
         r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
     }
     Ok(r)
@@ -416,10 +411,7 @@ async fn run_plan(
         Ok(plan) => plan,
         Err(e) => return Ok(EquivResult::rejected(e.reason)),
     };
-    let limit = params
-        .timeout_ms
-        .map(Duration::from_millis)
-        .unwrap_or(default_timeout);
+    let limit = params.options.limit_or(default_timeout);
     let mut attempts = Vec::new();
     for i in 0..plan.attempts.len() {
         let name = plan.attempts[i].0;
@@ -535,29 +527,15 @@ pub fn header_key(params: &EquivParams) -> Option<String> {
 /// The pool's `equiv`: the params and the text of the first attempt.
 mod pooled {
     use super::*;
-    use crate::method::{Input, PoolMethod};
+    use crate::method::PoolMethod;
     use leanpool_lean::{Worker, WorkerError};
     use leanpool_protocol::method;
     use leanpool_screen::Screened;
 
-    /// `equiv`'s params and the text of its first attempt (what is screened
-    /// and keys the worker; every attempt is screened again, as a `verify`).
-    impl Input for (EquivParams, String) {
-        fn text(&self) -> &str {
-            &self.1
-        }
-        fn limit_ms_mut(&mut self) -> &mut Option<u64> {
-            &mut self.0.timeout_ms
-        }
-        fn limit_ms(&self) -> Option<u64> {
-            self.0.timeout_ms
-        }
-        fn timings(&self) -> bool {
-            self.0.timings
-        }
-    }
-
     impl PoolMethod for method::Equiv {
+        /// The params and the text of the first attempt (what is screened
+        /// and keys the worker; every attempt is screened again, as a
+        /// `verify`).
         type Input = (EquivParams, String);
         fn prepare(p: EquivParams) -> Result<(EquivParams, String), EquivResult> {
             match first_text(&p) {

@@ -12,9 +12,10 @@
 
 use leanpool_lean::{Worker, WorkerError};
 use leanpool_protocol::method;
-use leanpool_protocol::{CheckParams, StatementParams};
+use leanpool_protocol::{CheckParams, LeanParams, RequestOptions, StatementParams};
 use leanpool_screen::{Screened, Screening};
 use std::future::Future;
+use std::ops::Deref;
 use std::time::Duration;
 
 /// A method the pool runs on a warm worker of the request's import header.
@@ -34,7 +35,7 @@ pub trait PoolMethod: method::Method + Sized + 'static {
     /// Whether `result` is a time-out answer.
     fn is_timeout(result: &Self::Result) -> bool;
     /// Records the request's whole time in leanpool (queue wait, retries)
-    /// in `result`, for inputs that asked for timings ([`Input::timings`]).
+    /// in `result`, for inputs that asked for timings ([`RequestOptions::timings`]).
     fn stamp_elapsed(_result: &mut Self::Result, _elapsed: Duration) {}
     /// Runs the request on `worker` (whose header is the request's key).
     /// The worker elaborates `screened` (the input's text as the guard
@@ -87,44 +88,66 @@ pub fn open<M: PoolMethod>(
 }
 
 /// What a queued request holds: the text that is screened and whose
-/// header keys the worker, and the request's own time limit.
+/// header keys the worker, and the request's options (its own time limit,
+/// to read and to clamp, and whether it asked for timings), read from its
+/// params' one [`RequestOptions`]. Two impls serve every pool method:
+/// params that are their own text ([`OwnText`]: `check`, `normalize`,
+/// `opt`), and a pair of params and the text derived from them (`verify`'s
+/// assembled theorem, `equiv`'s first attempt).
 pub trait Input: Send + Sync + 'static {
     /// The text that is screened and whose header keys the worker.
     fn text(&self) -> &str;
-    /// The request's own time limit, to read and to clamp.
-    fn limit_ms_mut(&mut self) -> &mut Option<u64>;
-    /// The same, read only.
-    fn limit_ms(&self) -> Option<u64>;
-    /// Whether the caller asked for timings (`elapsed_ms`).
-    fn timings(&self) -> bool {
-        false
+    /// The request's time limit and timings flag.
+    fn options(&self) -> &RequestOptions;
+    /// The same, to change (the pool clamps the limit).
+    fn options_mut(&mut self) -> &mut RequestOptions;
+}
+
+/// Params whose own text is what is screened and keys the worker.
+pub trait OwnText: LeanParams + Send + Sync + 'static {
+    /// That text.
+    fn own_text(&self) -> &str;
+}
+
+impl OwnText for CheckParams {
+    fn own_text(&self) -> &str {
+        &self.text
     }
 }
 
-impl Input for CheckParams {
-    fn text(&self) -> &str {
+impl OwnText for StatementParams {
+    fn own_text(&self) -> &str {
         &self.text
-    }
-    fn limit_ms_mut(&mut self) -> &mut Option<u64> {
-        &mut self.timeout_ms
-    }
-    fn limit_ms(&self) -> Option<u64> {
-        self.timeout_ms
-    }
-    fn timings(&self) -> bool {
-        self.timings
     }
 }
 
-impl Input for StatementParams {
+impl<P: OwnText> Input for P {
     fn text(&self) -> &str {
-        &self.text
+        self.own_text()
     }
-    fn limit_ms_mut(&mut self) -> &mut Option<u64> {
-        &mut self.timeout_ms
+    fn options(&self) -> &RequestOptions {
+        LeanParams::options(self)
     }
-    fn limit_ms(&self) -> Option<u64> {
-        self.timeout_ms
+    fn options_mut(&mut self) -> &mut RequestOptions {
+        LeanParams::options_mut(self)
+    }
+}
+
+/// Params and the text derived from them (what is screened and keys the
+/// worker).
+impl<P, T> Input for (P, T)
+where
+    P: LeanParams + Send + Sync + 'static,
+    T: Deref<Target: AsRef<str>> + Send + Sync + 'static,
+{
+    fn text(&self) -> &str {
+        (*self.1).as_ref()
+    }
+    fn options(&self) -> &RequestOptions {
+        self.0.options()
+    }
+    fn options_mut(&mut self) -> &mut RequestOptions {
+        self.0.options_mut()
     }
 }
 
@@ -161,15 +184,9 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(refused.status, CheckStatus::Rejected);
-        let refused = open::<method::Opt>(
-            StatementParams {
-                text: "#eval 1\n".into(),
-                timeout_ms: None,
-            },
-            (&guard).into(),
-        )
-        .err()
-        .unwrap();
+        let refused = open::<method::Opt>(StatementParams::new("#eval 1\n"), (&guard).into())
+            .err()
+            .unwrap();
         assert_eq!(refused.check.status, CheckStatus::Rejected);
     }
 }

@@ -28,6 +28,9 @@ impl TermsAnswer for NormalizeResult {
     fn check(&self) -> &CheckResult {
         &self.check
     }
+    fn check_mut(&mut self) -> &mut CheckResult {
+        &mut self.check
+    }
 }
 
 terms_pool_method!(method::Normalize, NormalizeResult);

@@ -34,6 +34,9 @@ impl TermsAnswer for OptResult {
     fn check(&self) -> &CheckResult {
         &self.check
     }
+    fn check_mut(&mut self) -> &mut CheckResult {
+        &mut self.check
+    }
 }
 
 terms_pool_method!(method::Opt, OptResult);

@@ -193,10 +193,7 @@ pub async fn analyze_screened(
         ))
         .into());
     }
-    let timeout = params
-        .timeout_ms
-        .map(Duration::from_millis)
-        .unwrap_or(default_timeout);
+    let timeout = params.options.limit_or(default_timeout);
     let diags = match worker.elaborate(doc.lean_text(), timeout).await {
         Ok(d) => d,
         Err(WorkerError::Timeout) => {
@@ -463,6 +460,8 @@ pub trait TermsAnswer: Sized + Send + 'static {
     fn from_check(check: CheckResult) -> Self;
     /// Its check (status and diagnostics).
     fn check(&self) -> &CheckResult;
+    /// The same, to change (`timings` stamps `check.elapsed_ms`).
+    fn check_mut(&mut self) -> &mut CheckResult;
 }
 
 /// The answer `R` for `params` on `worker`, the text screened with `guard`
@@ -516,6 +515,11 @@ macro_rules! terms_pool_method {
             fn is_timeout(r: &$r) -> bool {
                 $crate::terms::TermsAnswer::check(r).status
                     == leanpool_protocol::CheckStatus::Timeout
+            }
+            /// `timings`: the request's time is its check's `elapsed_ms`.
+            fn stamp_elapsed(r: &mut $r, elapsed: std::time::Duration) {
+                $crate::terms::TermsAnswer::check_mut(r).elapsed_ms =
+                    Some(elapsed.as_millis() as u64);
             }
             async fn run(
                 w: &mut leanpool_lean::Worker,

@@ -223,7 +223,7 @@ pub async fn verify_on_with(
     use leanpool_protocol::VerifyResult;
     let started = std::time::Instant::now();
     let with_time = |mut r: VerifyResult| {
-        if params.timings {
+        if params.options.timings {
             r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
         }
         r
@@ -331,7 +331,7 @@ pub async fn verify_fixed(
     use leanpool_protocol::VerifyResult;
     let started = std::time::Instant::now();
     let with_time = |mut r: VerifyResult| {
-        if params.timings {
+        if params.options.timings {
             r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
         }
         r
@@ -344,10 +344,7 @@ pub async fn verify_fixed(
             doc.header
         )));
     }
-    let timeout = params
-        .timeout_ms
-        .map(std::time::Duration::from_millis)
-        .unwrap_or(default_timeout);
+    let timeout = params.options.limit_or(default_timeout);
     let first_line = doc.text.matches('\n').count() as u32;
     let sent = match sent_text(params, a, screened, fixed) {
         Ok(sent) => sent,
@@ -371,6 +368,13 @@ pub async fn verify_fixed(
 
 mod judge;
 
+/// The assembled text (what is screened and keys the pool's worker).
+impl AsRef<str> for Assembled {
+    fn as_ref(&self) -> &str {
+        &self.text
+    }
+}
+
 /// The worker header a `verify` request needs (the pool's key), or `None`
 /// when the request is refused before Lean.
 pub fn header_key(params: &VerifyParams) -> Option<String> {
@@ -382,27 +386,11 @@ pub fn header_key(params: &VerifyParams) -> Option<String> {
 /// The pool's `verify`: the params and the text they assemble to.
 mod pooled {
     use super::{assemble, verify_screened, Assembled};
-    use crate::method::{Input, PoolMethod};
+    use crate::method::PoolMethod;
     use leanpool_lean::{Worker, WorkerError};
     use leanpool_protocol::{method, VerifyParams, VerifyResult, VerifyStatus};
     use leanpool_screen::Screened;
     use std::time::Duration;
-
-    /// `verify`'s params and the text they assemble to.
-    impl Input for (VerifyParams, Box<Assembled>) {
-        fn text(&self) -> &str {
-            &self.1.text
-        }
-        fn limit_ms_mut(&mut self) -> &mut Option<u64> {
-            &mut self.0.timeout_ms
-        }
-        fn limit_ms(&self) -> Option<u64> {
-            self.0.timeout_ms
-        }
-        fn timings(&self) -> bool {
-            self.0.timings
-        }
-    }
 
     impl PoolMethod for method::Verify {
         /// The params and the text they assemble to (what is screened and

@@ -17,13 +17,7 @@ use std::time::Duration;
 const LIMIT: Duration = Duration::from_secs(300);
 
 async fn equiv(w: &mut Worker, name: &str, header: &str, a: &str, b: &str) -> EquivResult {
-    let p = EquivParams {
-        header: header.into(),
-        a: a.into(),
-        b: b.into(),
-        timeout_ms: None,
-        timings: false,
-    };
+    let p = EquivParams::new(header, a, b);
     let r = equiv_on_with(w, &p, LIMIT, &Policy::default())
         .await
         .unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -285,13 +285,8 @@ async fn run_check_cases(w: &mut Worker) -> HashMap<&'static str, CheckResult> {
 /// Verifies the `verify` cases; each answer printed.
 async fn run_verify_cases(w: &mut Worker) -> HashMap<&'static str, VerifyResult> {
     let policy = leanpool_methods::Policy::default();
-    let vp = |statement: &str, proof: &str| leanpool_protocol::VerifyParams {
-        context: String::new(),
-        header: HEADER.into(),
-        statement: statement.into(),
-        proof: proof.into(),
-        timeout_ms: None,
-        timings: false,
+    let vp = |statement: &str, proof: &str| {
+        leanpool_protocol::VerifyParams::new(statement, proof).with_header(HEADER)
     };
     let vcases = [
         (

@@ -48,17 +48,6 @@ const CHECKS: &[(&str, &str)] = &[
     ("exact?", "theorem lp20 : 2 + 2 = 5 := by exact?"),
 ];
 
-fn vp(context: &str, statement: &str, proof: &str) -> VerifyParams {
-    VerifyParams {
-        header: String::new(),
-        context: context.into(),
-        statement: statement.into(),
-        proof: proof.into(),
-        timeout_ms: None,
-        timings: false,
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attack_classes_are_never_ok_or_proved() {
     let command = LeanCommand::detect()
@@ -94,48 +83,37 @@ async fn verify_attacks(w: &mut Worker, policy: &Policy, wrong: &mut Vec<String>
     let verifies = [
         (
             "helper axiom in context",
-            vp("axiom lpVx : 2 + 2 = 5\n", false_stmt, "lpVx"),
+            VerifyParams::new(false_stmt, "lpVx").with_context("axiom lpVx : 2 + 2 = 5\n"),
         ),
         (
             "helper with an attribute other than simp",
-            vp(
-                "@[reducible, instance] def lpVi : OfNat Nat 5 := ⟨4⟩\n",
-                false_stmt,
-                "rfl",
-            ),
+            VerifyParams::new(false_stmt, "rfl")
+                .with_context("@[reducible, instance] def lpVi : OfNat Nat 5 := ⟨4⟩\n"),
         ),
         (
             "helper declared mid-line after a term",
-            vp(
-                "theorem lpVh : True := trivial unseal Nat.add\n",
-                false_stmt,
-                "by decide",
-            ),
+            VerifyParams::new(false_stmt, "by decide")
+                .with_context("theorem lpVh : True := trivial unseal Nat.add\n"),
         ),
         (
             "statement closing a bracket it did not open",
-            vp("", "theorem lpv : True) ∨ (2 + 2 = 5", "Or.inl trivial"),
+            VerifyParams::new("theorem lpv : True) ∨ (2 + 2 = 5", "Or.inl trivial"),
         ),
         (
             "proof closing the theorem early",
-            vp("", false_stmt, "sorry)\n(theorem x : True := trivial"),
+            VerifyParams::new(false_stmt, "sorry)\n(theorem x : True := trivial"),
         ),
         (
             "proof with a Decidable instance inline",
-            vp(
-                "",
-                false_stmt,
-                "@decide _ (.isTrue sorry) |> of_decide_eq_true",
-            ),
+            VerifyParams::new(false_stmt, "@decide _ (.isTrue sorry) |> of_decide_eq_true"),
         ),
         (
             "proof through Classical.ofNonempty",
-            vp("", false_stmt, "Classical.ofNonempty"),
+            VerifyParams::new(false_stmt, "Classical.ofNonempty"),
         ),
         (
             "proof with an unlisted tactic's configuration",
-            vp(
-                "",
+            VerifyParams::new(
                 "theorem lpv (x : Int) (h : x > 2) : x > 1",
                 "by lia (gen := 7)",
             ),

@@ -60,10 +60,7 @@ fn with_worker<T>(
 }
 
 fn opt(text: &str) -> OptResult {
-    let p = StatementParams {
-        text: text.to_owned(),
-        timeout_ms: None,
-    };
+    let p = StatementParams::new(text);
     with_worker(move |w| {
         Box::pin(async move {
             leanpool_methods::opt::opt_on(w, &p, TIMEOUT)
@@ -318,10 +315,7 @@ fn configured_guard_policy_is_honoured() {
         extra_attributes: vec!["my_tag".into()],
         ..Default::default()
     };
-    let p = StatementParams {
-        text: text.to_owned(),
-        timeout_ms: None,
-    };
+    let p = StatementParams::new(text);
     let r = with_worker(move |w| {
         Box::pin(async move {
             leanpool_methods::opt::opt_on_with(w, &p, TIMEOUT, &policy)
@@ -350,10 +344,7 @@ fn rpc_references_are_released() {
     let text = "theorem rel (a b : Nat) (h : a ≤ b) : a < b + 1 := by sorry";
     let (released, first, second) = with_worker(move |w| {
         Box::pin(async move {
-            let p = StatementParams {
-                text: text.to_owned(),
-                timeout_ms: None,
-            };
+            let p = StatementParams::new(text);
             let before = w.rpc_refs_released();
             let first = leanpool_methods::opt::opt_on(w, &p, TIMEOUT)
                 .await
@@ -523,10 +514,7 @@ async fn send_as(
     text: &str,
 ) -> (CheckStatus, Vec<leanpool_protocol::Diagnostic>) {
     use leanpool_protocol::CheckParams;
-    let sp = StatementParams {
-        text: text.into(),
-        timeout_ms: None,
-    };
+    let sp = StatementParams::new(text);
     match method {
         "check" => {
             let p = CheckParams::new(text);

@@ -42,17 +42,6 @@ async fn check(w: &mut Worker, name: &str, text: &str) -> CheckResult {
     r
 }
 
-fn vp(context: &str, statement: &str, proof: &str) -> VerifyParams {
-    VerifyParams {
-        header: String::new(),
-        context: context.into(),
-        statement: statement.into(),
-        proof: proof.into(),
-        timeout_ms: None,
-        timings: false,
-    }
-}
-
 async fn verify(w: &mut Worker, name: &str, p: &VerifyParams) -> VerifyResult {
     let r = verify_on_with(w, p, LIMIT, &guard_off())
         .await
@@ -103,7 +92,7 @@ async fn attack_unapplied_sorry_ax(w: &mut Worker) {
         let r = verify(
             w,
             &format!("sorry_ax_verify_{i}"),
-            &vp("", "theorem t : 2 + 2 = 5", proof),
+            &VerifyParams::new("theorem t : 2 + 2 = 5", *proof),
         )
         .await;
         assert_eq!(r.status, VerifyStatus::Sorry, "{r:?}");
@@ -239,15 +228,14 @@ async fn honest_helpers_and_let_statements(w: &mut Worker) {
     let r = verify(
         w,
         "context_honest",
-        &vp(helper, statement, "by\n  rw [double]\n  omega"),
+        &VerifyParams::new(statement, "by\n  rw [double]\n  omega").with_context(helper),
     )
     .await;
     assert_eq!(r.status, VerifyStatus::Proved, "{r:?}");
     let r = verify(
         w,
         "statement_with_let",
-        &vp(
-            "",
+        &VerifyParams::new(
             "theorem tl : let n := 5; n + n = 10",
             "by\n  intro n\n  rfl",
         ),
@@ -257,8 +245,7 @@ async fn honest_helpers_and_let_statements(w: &mut Worker) {
     let r = verify(
         w,
         "statement_with_let_false",
-        &vp(
-            "",
+        &VerifyParams::new(
             "theorem tl : let n := 5; n + n = 11",
             "by\n  intro n\n  rfl",
         ),
@@ -291,7 +278,12 @@ async fn cheating_helpers_are_not_proved(w: &mut Worker) {
         ),
     ];
     for (name, context, proof, want) in cheats {
-        let r = verify(w, name, &vp(context, "theorem t : 2 + 2 = 5", proof)).await;
+        let r = verify(
+            w,
+            name,
+            &VerifyParams::new("theorem t : 2 + 2 = 5", proof).with_context(context),
+        )
+        .await;
         assert_eq!(r.status, want, "{name}: {r:?}");
         assert!(
             !r.context_diagnostics.is_empty() || want == VerifyStatus::Sorry,
@@ -324,7 +316,12 @@ async fn rewording_helpers_are_refused(w: &mut Worker) {
         ),
     ];
     for (name, context, statement, proof) in rewording {
-        let r = verify(w, name, &vp(context, statement, proof)).await;
+        let r = verify(
+            w,
+            name,
+            &VerifyParams::new(statement, proof).with_context(context),
+        )
+        .await;
         assert_eq!(r.status, VerifyStatus::Rejected, "{name}: {r:?}");
     }
 }
@@ -407,10 +404,7 @@ async fn universe_polymorphic_statements_are_proved(w: &mut Worker) {
     ];
     for (i, (header, statement, proof)) in cases.into_iter().enumerate() {
         let name = format!("universe_honest_{i}");
-        let p = VerifyParams {
-            header: header.into(),
-            ..vp("", statement, proof)
-        };
+        let p = VerifyParams::new(statement, proof).with_header(header);
         let r = verify_on_with(w, &p, LIMIT, &Policy::default())
             .await
             .unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -76,10 +76,7 @@ impl<M: PoolMethod> Request<M> {
     }
 
     pub(crate) fn timeout(&self, default: Duration) -> Duration {
-        self.input
-            .limit_ms()
-            .map(Duration::from_millis)
-            .unwrap_or(default)
+        self.input.options().limit_or(default)
     }
 }
 
@@ -305,10 +302,7 @@ mod tests {
     async fn a_failed_job_answers_its_own_method() {
         let (reply, rx) = Reply::new();
         let job: Job = Request::<method::Opt>::new(
-            StatementParams {
-                text: String::new(),
-                timeout_ms: None,
-            },
+            StatementParams::new(""),
             screened(""),
             reply,
             Instant::now(),
@@ -337,10 +331,7 @@ mod tests {
 
     #[test]
     fn request_limits_are_clamped() {
-        let p = StatementParams {
-            text: "theorem t : True := trivial".into(),
-            timeout_ms: Some(5),
-        };
+        let p = StatementParams::new("theorem t : True := trivial").with_timeout_ms(5);
         let (reply, _rx) = Reply::new();
         let mut i = Request::<method::Opt>::new(
             p,
@@ -349,7 +340,7 @@ mod tests {
             Instant::now(),
         );
         assert_eq!(i.timeout(Duration::from_secs(9)), Duration::from_millis(5));
-        clamp_timeout(i.input.limit_ms_mut(), 1_000, 600_000);
+        clamp_timeout(&mut i.input.options_mut().timeout_ms, 1_000, 600_000);
         assert_eq!(i.timeout(Duration::from_secs(9)), Duration::from_secs(1));
         let (reply, _rx) = Reply::new();
         let mut big = Request::<method::Check>::new(
@@ -358,7 +349,7 @@ mod tests {
             reply,
             Instant::now(),
         );
-        clamp_timeout(big.input.limit_ms_mut(), 1_000, 600_000);
+        clamp_timeout(&mut big.input.options_mut().timeout_ms, 1_000, 600_000);
         assert_eq!(
             big.timeout(Duration::from_secs(9)),
             Duration::from_secs(600)

@@ -160,7 +160,7 @@ impl Pool {
             Ok(input) => input,
             Err(answer) => return Ok(answer),
         };
-        let timings = input.timings();
+        let timings = input.options().timings;
         let mut r = self.submit::<M>(input).await?;
         // `elapsed_ms` is the request's whole time in leanpool (queue
         // wait, retries), not only Lean's.
@@ -174,7 +174,7 @@ impl Pool {
     async fn submit<M: PoolMethod>(&self, mut input: M::Input) -> Result<M::Result, PoolError> {
         let inner = &self.inner;
         clamp_timeout(
-            input.limit_ms_mut(),
+            &mut input.options_mut().timeout_ms,
             inner.cfg.min_timeout_ms,
             inner.cfg.max_timeout_ms,
         );

@@ -1,5 +1,6 @@
 //! `check`: does a Lean snippet elaborate?
 
+use crate::options::RequestOptions;
 use serde::{Deserialize, Serialize};
 
 /// Outcome of a check, from best to worst as far as the caller is concerned.
@@ -104,14 +105,12 @@ pub struct DeclarationInfo {
 pub struct CheckParams {
     /// Full text of a Lean file (header and body).
     pub text: String,
-    /// Per-request limit in milliseconds; the daemon's default when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
-    /// Include `elapsed_ms` in the answer (off by default on the RPC so
-    /// that identical requests give identical bytes).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub timings: bool,
+    /// Its time limit and timings (`timeout_ms`, `timings` on the wire).
+    #[serde(flatten)]
+    pub options: RequestOptions,
 }
+
+crate::options::lean_params!(CheckParams);
 
 impl CheckParams {
     /// A `check` of `text` with the daemon's default time limit and no
@@ -120,27 +119,14 @@ impl CheckParams {
     /// ```
     /// use leanpool_protocol::CheckParams;
     /// let p = CheckParams::new("theorem t : 1 = 1 := rfl").with_timeout_ms(60_000);
-    /// assert_eq!(p.timeout_ms, Some(60_000));
-    /// assert!(!p.timings);
+    /// assert_eq!(p.options.timeout_ms, Some(60_000));
+    /// assert!(!p.options.timings);
     /// ```
     pub fn new(text: impl Into<String>) -> Self {
         CheckParams {
             text: text.into(),
-            timeout_ms: None,
-            timings: false,
+            options: RequestOptions::default(),
         }
-    }
-
-    /// The same request with its own time limit in milliseconds.
-    pub fn with_timeout_ms(mut self, ms: u64) -> Self {
-        self.timeout_ms = Some(ms);
-        self
-    }
-
-    /// The same request asking for `elapsed_ms` and `worker_us`.
-    pub fn with_timings(mut self) -> Self {
-        self.timings = true;
-        self
     }
 }
 

@@ -2,6 +2,7 @@
 //! Lean checked, either way.
 
 use crate::check::Diagnostic;
+use crate::options::RequestOptions;
 use crate::verify::VerifyStatus;
 use serde::{Deserialize, Serialize};
 
@@ -18,15 +19,28 @@ pub struct EquivParams {
     pub a: String,
     /// The second statement (the candidate), in the same form.
     pub b: String,
-    /// Limit in milliseconds for the whole request (every attempt); the
-    /// daemon's default when absent. Each attempt is also bounded by Lean
-    /// heartbeats, which decide the answer; this limit only stops a request
-    /// that would not end.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
-    /// Include `elapsed_ms` in the answer.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub timings: bool,
+    /// Its time limit and timings (`timeout_ms`, `timings` on the wire).
+    /// The limit is for the whole request (every attempt). Each attempt is
+    /// also bounded by Lean heartbeats, which decide the answer; this limit
+    /// only stops a request that would not end.
+    #[serde(flatten)]
+    pub options: RequestOptions,
+}
+
+crate::options::lean_params!(EquivParams);
+
+impl EquivParams {
+    /// An `equiv` of statements `a` (the reference) and `b` (the
+    /// candidate) under `header`, with the daemon's default time limit and
+    /// no timings.
+    pub fn new(header: impl Into<String>, a: impl Into<String>, b: impl Into<String>) -> Self {
+        EquivParams {
+            header: header.into(),
+            a: a.into(),
+            b: b.into(),
+            options: RequestOptions::default(),
+        }
+    }
 }
 
 /// Outcome of `equiv`.

@@ -2,6 +2,7 @@
 
 #![deny(missing_docs)]
 
+use crate::options::RequestOptions;
 use crate::{BinderKind, CheckResult, GtedNode, Node};
 use serde::{Deserialize, Serialize};
 
@@ -11,9 +12,23 @@ use serde::{Deserialize, Serialize};
 pub struct StatementParams {
     /// Full text of the Lean file (header and body).
     pub text: String,
-    /// Per-request limit in milliseconds; the daemon's default when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
+    /// Its time limit and timings (`timeout_ms`, `timings` on the wire;
+    /// timings: `check.elapsed_ms`).
+    #[serde(flatten)]
+    pub options: RequestOptions,
+}
+
+crate::options::lean_params!(StatementParams);
+
+impl StatementParams {
+    /// A `normalize` or `opt` of `text` with the daemon's default time
+    /// limit and no timings.
+    pub fn new(text: impl Into<String>) -> Self {
+        StatementParams {
+            text: text.into(),
+            options: RequestOptions::default(),
+        }
+    }
 }
 
 /// One binder of the elaborated statement, in order.

@@ -1,6 +1,7 @@
 //! `verify`: a proof judged against a fixed statement.
 
 use crate::check::Diagnostic;
+use crate::options::RequestOptions;
 use serde::{Deserialize, Serialize};
 
 /// Parameters of `verify`.
@@ -27,12 +28,48 @@ pub struct VerifyParams {
     pub statement: String,
     /// A term or a tactic block (`by ...`): the text after `:=`.
     pub proof: String,
-    /// Per-request limit in milliseconds; the daemon's default when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
-    /// Include `elapsed_ms` in the answer.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub timings: bool,
+    /// Its time limit and timings (`timeout_ms`, `timings` on the wire).
+    #[serde(flatten)]
+    pub options: RequestOptions,
+}
+
+crate::options::lean_params!(VerifyParams);
+
+impl VerifyParams {
+    /// A `verify` of `proof` (the text after `:=`) for `statement`, with
+    /// no header and no helper declarations, the daemon's default time
+    /// limit and no timings; [`VerifyParams::with_header`] and
+    /// [`VerifyParams::with_context`] add the others.
+    ///
+    /// ```
+    /// use leanpool_protocol::VerifyParams;
+    /// let p = VerifyParams::new("theorem t : 1 = 1 := sorry", "rfl")
+    ///     .with_context("theorem h : True := trivial")
+    ///     .with_timeout_ms(60_000);
+    /// assert_eq!((p.header.as_str(), p.options.timeout_ms), ("", Some(60_000)));
+    /// ```
+    pub fn new(statement: impl Into<String>, proof: impl Into<String>) -> Self {
+        VerifyParams {
+            header: String::new(),
+            context: String::new(),
+            statement: statement.into(),
+            proof: proof.into(),
+            options: RequestOptions::default(),
+        }
+    }
+
+    /// The same request under `header` (`import`s, `open` ...).
+    pub fn with_header(mut self, header: impl Into<String>) -> Self {
+        self.header = header.into();
+        self
+    }
+
+    /// The same request with helper declarations `context` between the
+    /// header and the theorem.
+    pub fn with_context(mut self, context: impl Into<String>) -> Self {
+        self.context = context.into();
+        self
+    }
 }
 
 /// Outcome of a `verify`.

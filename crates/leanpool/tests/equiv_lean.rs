@@ -70,13 +70,7 @@ async fn gted_pairs_and_equiv_on_real_lean() {
 }
 
 fn eq(a: &str, b: &str) -> EquivParams {
-    EquivParams {
-        header: String::new(),
-        a: a.into(),
-        b: b.into(),
-        timeout_ms: None,
-        timings: false,
-    }
+    EquivParams::new("", a, b)
 }
 
 async fn equiv(c: &Client, a: &str, b: &str) -> EquivResult {

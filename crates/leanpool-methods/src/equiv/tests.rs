@@ -3,13 +3,7 @@
 use super::*;
 
 fn params(a: &str, b: &str) -> EquivParams {
-    EquivParams {
-        header: String::new(),
-        a: a.into(),
-        b: b.into(),
-        timeout_ms: None,
-        timings: false,
-    }
+    EquivParams::new("", a, b)
 }
 
 #[test]

@@ -6,14 +6,7 @@ use leanpool_protocol::{method, VerifyStatus};
 
 #[test]
 fn verify_that_does_not_assemble_is_answered_without_queueing() {
-    let p = VerifyParams {
-        context: String::new(),
-        header: String::new(),
-        statement: "theorem t : True".into(),
-        proof: "trivial\n#eval 1".into(),
-        timeout_ms: None,
-        timings: false,
-    };
+    let p = VerifyParams::new("theorem t : True", "trivial\n#eval 1");
     match method::Verify::prepare(p) {
         Err(r) => assert_eq!(r.status, VerifyStatus::Rejected, "{r:?}"),
         Ok((_, a)) => panic!("assembled: {}", a.text),
@@ -21,14 +14,7 @@ fn verify_that_does_not_assemble_is_answered_without_queueing() {
 }
 
 fn params(statement: &str, proof: &str) -> VerifyParams {
-    VerifyParams {
-        context: String::new(),
-        header: "import Init\n".into(),
-        statement: statement.into(),
-        proof: proof.into(),
-        timeout_ms: None,
-        timings: false,
-    }
+    VerifyParams::new(statement, proof).with_header("import Init\n")
 }
 
 #[test]
@@ -104,10 +90,7 @@ fn assembles_and_strips_sorry() {
 
 #[test]
 fn context_goes_between_header_and_statement() {
-    let p = VerifyParams {
-        context: "theorem aux : True := trivial".into(),
-        ..params("theorem t : True", "aux")
-    };
+    let p = params("theorem t : True", "aux").with_context("theorem aux : True := trivial");
     let a = assemble(&p).unwrap();
     assert_eq!(
         a.text,
@@ -145,11 +128,7 @@ fn statements_must_be_one_theorem() {
 #[test]
 fn a_refusal_names_the_part_at_fault() {
     let part = |p: VerifyParams| assemble(&p).unwrap_err().part;
-    let bad_header = VerifyParams {
-        context: String::new(),
-        header: "#eval 1\n".into(),
-        ..params("theorem t : True", "trivial")
-    };
+    let bad_header = params("theorem t : True", "trivial").with_header("#eval 1\n");
     assert_eq!(part(bad_header), Part::Header);
     assert_eq!(part(params("def t : Nat", "1")), Part::Statement);
     assert_eq!(
@@ -165,11 +144,7 @@ fn a_refusal_names_the_part_at_fault() {
 
 #[test]
 fn headers_declaring_things_are_refused() {
-    let with = |h: &str| VerifyParams {
-        context: String::new(),
-        header: h.into(),
-        ..params("theorem t : True", "trivial")
-    };
+    let with = |h: &str| params("theorem t : True", "trivial").with_header(h);
     for h in [
         "import Init
 axiom cheat : False

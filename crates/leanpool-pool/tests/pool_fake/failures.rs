@@ -84,10 +84,7 @@ pub(crate) async fn unreadable_answer_is_unexpected_answer(cx: Ctx) {
     let pool = cx.fake_pool(base_cfg());
     warm(&pool).await;
     let before = pids(&pool, "");
-    let p = leanpool_protocol::StatementParams {
-        text: "theorem a : True := sorry\n".into(),
-        timeout_ms: None,
-    };
+    let p = leanpool_protocol::StatementParams::new("theorem a : True := sorry\n");
     let e = pool.call::<method::Normalize>(p).await.unwrap_err();
     assert_eq!(
         (e.code(), e.cause()),

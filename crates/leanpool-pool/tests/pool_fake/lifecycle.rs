@@ -166,14 +166,13 @@ pub(crate) async fn guard_rejection_touches_no_worker(cx: Ctx) {
         assert_eq!(r.status, CheckStatus::Rejected, "{text}");
         assert!(r.reason.is_some_and(|m| !m.is_empty()));
     }
-    let p = leanpool_protocol::StatementParams {
-        text: "#eval 1\ntheorem t : True := trivial\n".into(),
-        timeout_ms: None,
-    };
-    assert_eq!(
-        pool.call::<method::Opt>(p).await.unwrap().check.status,
-        CheckStatus::Rejected
-    );
+    // With `timings`, `opt` carries its time in `check.elapsed_ms` as
+    // every Lean method does (the refused answer too).
+    let p = leanpool_protocol::StatementParams::new("#eval 1\ntheorem t : True := trivial\n")
+        .with_timings();
+    let opt = pool.call::<method::Opt>(p).await.unwrap();
+    assert_eq!(opt.check.status, CheckStatus::Rejected);
+    assert!(opt.check.elapsed_ms.is_some(), "{opt:?}");
     let s = pool.status();
     assert_eq!(
         (s.counters.rejections, s.counters.spawns, s.workers),

@@ -23,11 +23,8 @@ pub struct Args {
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
     let text = read_text(&args.file)?;
-    let params = CheckParams {
-        text,
-        timeout_ms: args.via.timeout_ms,
-        timings: true,
-    };
+    let mut params = CheckParams::new(text).with_timings();
+    params.options.timeout_ms = args.via.timeout_ms;
     let started = Instant::now();
     let mut result = match &args.via.socket {
         Some(socket) => {

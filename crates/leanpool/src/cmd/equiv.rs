@@ -33,13 +33,8 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
             args.b.display()
         );
     }
-    let params = EquivParams {
-        header,
-        a,
-        b,
-        timeout_ms: args.via.timeout_ms,
-        timings: true,
-    };
+    let mut params = EquivParams::new(header, a, b).with_timings();
+    params.options.timeout_ms = args.via.timeout_ms;
     let result = match &args.via.socket {
         Some(socket) => {
             let project = args.via.project.as_deref();

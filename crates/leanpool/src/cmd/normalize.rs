@@ -21,10 +21,9 @@ pub struct Args {
 
 /// The statement request for `file` with the command's options.
 pub fn read_params(file: &Path, via: &Via) -> anyhow::Result<StatementParams> {
-    Ok(StatementParams {
-        text: read_text(file)?,
-        timeout_ms: via.timeout_ms,
-    })
+    let mut params = StatementParams::new(read_text(file)?);
+    params.options.timeout_ms = via.timeout_ms;
+    Ok(params)
 }
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {

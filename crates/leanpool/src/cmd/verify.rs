@@ -33,14 +33,11 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         Some(path) => read_text(path)?.trim_end().to_string(),
         None => String::new(),
     };
-    let params = VerifyParams {
-        header,
-        context,
-        statement,
-        proof: read_text(&args.proof)?.trim_end().to_string(),
-        timeout_ms: args.via.timeout_ms,
-        timings: true,
-    };
+    let mut params = VerifyParams::new(statement, read_text(&args.proof)?.trim_end())
+        .with_header(header)
+        .with_context(context)
+        .with_timings();
+    params.options.timeout_ms = args.via.timeout_ms;
     let result = match &args.via.socket {
         Some(socket) => {
             crate::cmd::remote::request::<leanpool_protocol::method::Verify>(

@@ -3,14 +3,7 @@
 use super::*;
 
 pub(crate) fn vp(statement: &str, proof: &str) -> VerifyParams {
-    VerifyParams {
-        context: String::new(),
-        header: String::new(),
-        statement: statement.into(),
-        proof: proof.into(),
-        timeout_ms: None,
-        timings: false,
-    }
+    VerifyParams::new(statement, proof)
 }
 
 /// `verify` (issue 11 part 2) through the daemon, its CLI, batch and the
