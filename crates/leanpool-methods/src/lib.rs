@@ -40,9 +40,10 @@ pub struct Policy {
     pub native_backend: bool,
     /// The command keywords of the workers' libraries, read from their
     /// `.olean`s (`leanpool_screen::vocab::LibraryCommands::for_lean_path`
-    /// of the workers' `LEAN_PATH`, when the pool is made; a failed read
-    /// refuses the texts importing that module). Default: none beyond the
-    /// static vocabulary.
+    /// of the workers' `LEAN_PATH`, when the pool is made, on a blocking
+    /// thread, one reading shared by the pools of one `LEAN_PATH`; a
+    /// failed read refuses the texts importing that module). Default: none
+    /// beyond the static vocabulary.
     pub library: std::sync::Arc<leanpool_screen::vocab::LibraryCommands>,
 }
 

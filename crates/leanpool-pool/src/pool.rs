@@ -51,7 +51,8 @@ impl Pool {
     /// `cfg` is the `[pool]` table (as read, or as the daemon shared it out
     /// between its projects); `sources` says where its worker limits came
     /// from, for `status` (`LimitSources::default()`: the `[pool]` table).
-    /// Must be called inside a tokio runtime. Invalid limits are raised to
+    /// Must be called inside a tokio runtime; blocks it for no I/O (the
+    /// workers' libraries are read on a blocking thread). Invalid limits are raised to
     /// 1 (see [`PoolConfig::validate`] to refuse them instead).
     pub fn new(
         command: LeanCommand,
@@ -92,12 +93,17 @@ impl Pool {
         cfg.cap_prewarm(per_key.value);
         cfg.max_uses = cfg.effective_max_uses(command.backend);
         let mut policy = policies.method_policy(command.backend);
-        // The libraries' command keywords (issue 20): read once, here,
-        // from the workers' LEAN_PATH; a module that cannot be read refuses
+        // The libraries' command keywords (issue 20), from the workers'
+        // LEAN_PATH: read on a blocking thread, starting now, once per
+        // process for one LEAN_PATH whose .oleans are unchanged (pools
+        // share it); a request screened before it is done waits for it on
+        // its own blocking thread. A module that cannot be read refuses
         // the texts importing it.
         policy.library = Arc::new(leanpool_screen::vocab::LibraryCommands::for_lean_path(
             command.lean_path().as_deref(),
         ));
+        let library = policy.library.clone();
+        tokio::task::spawn_blocking(move || library.load());
         let worker_cfg = cfg.worker_config(command, &policies.sandbox);
         let inner = Arc::new(Inner::new(
             cfg, worker_cfg, policy, machine, sources, budget,
@@ -433,5 +439,71 @@ impl Pool {
                 k.queue.depth() > 0 && slots.values().any(|s| s.state() != WorkerState::Stopping);
             !busy && !servable
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// A Lean command that never runs (no request is made, no worker
+    /// starts) with `lean_path` as its workers' `LEAN_PATH`.
+    fn command(lean_path: &Path) -> LeanCommand {
+        LeanCommand {
+            program: "/nonexistent/lean".into(),
+            args: vec![],
+            env: vec![("LEAN_PATH".into(), lean_path.display().to_string())],
+            cwd: None,
+            backend: leanpool_lean::BackendKind::Native,
+            version: None,
+            source: "pool unit test (never started)".into(),
+        }
+    }
+
+    /// A library directory holding one module that declares the command
+    /// `grind_annotated` (the screen crate's 64-bit `.olean` fixture).
+    fn library(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("leanpool-pool-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("Init/Grind")).unwrap();
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../leanpool-screen/tests/fixtures/olean64/Init/Grind/Annotated.olean");
+        std::fs::copy(fixture, dir.join("Init/Grind/Annotated.olean")).unwrap();
+        dir
+    }
+
+    /// Issue 20: pools whose workers have one `LEAN_PATH` share one
+    /// reading of its `.olean`s (the second `Pool::new` reads nothing),
+    /// a pool with another `LEAN_PATH` reads its own; each finds the
+    /// library's command.
+    #[tokio::test(flavor = "current_thread")]
+    async fn pools_with_one_lean_path_share_one_reading_of_its_oleans() {
+        let (one, other) = (library("one"), library("other"));
+        let pool = |d: &Path| {
+            Pool::new(
+                command(d),
+                PoolConfig::default(),
+                LimitSources::default(),
+                Policies::default(),
+            )
+        };
+        let (a, b, c) = (pool(&one), pool(&one), pool(&other));
+        let (la, lb, lc) = (
+            &a.policy().library,
+            &b.policy().library,
+            &c.policy().library,
+        );
+        assert!(la.shares_reading_with(lb), "one LEAN_PATH was read twice");
+        assert!(
+            !lc.shares_reading_with(la),
+            "another LEAN_PATH shared a reading"
+        );
+        for l in [la, lc] {
+            let words = l.words_for(&["Init.Grind.Annotated".into()]).unwrap();
+            assert!(words.contains("grind_annotated"), "{words:?}");
+        }
+        drop((a, b, c));
+        std::fs::remove_dir_all(one).unwrap();
+        std::fs::remove_dir_all(other).unwrap();
     }
 }

@@ -8,6 +8,7 @@ use crate::lex::{Kind, Token};
 
 mod library;
 mod olean;
+mod readings;
 
 pub use library::{LibraryCommands, ScanError, TERM_KEYWORDS};
 

@@ -29,22 +29,43 @@
 //! [`LibraryCommands::keywordless`] lists them; and those words.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::olean::{read_module, ParserEntry};
+use super::readings::{oleans, Shelf};
 use super::DECLARATION_MODIFIERS;
 
 /// The command keywords a set of libraries declares (see the module
 /// docs). Empty for a pool whose workers have no `LEAN_PATH`.
+///
+/// [`LibraryCommands::for_lean_path`] reads nothing when it is made: the
+/// `.olean`s are read on first use (or [`LibraryCommands::load`], which a
+/// pool calls on a blocking thread when it is made), once per process
+/// for one list of directories whose `.olean`s have not changed
+/// (`vocab/readings.rs`): pools with the same `LEAN_PATH` share one
+/// reading.
 #[derive(Debug, Default)]
 pub struct LibraryCommands {
+    /// The directories to read on first use (`for_lean_path`); `None`:
+    /// nothing to read (empty, or `read` was set when made).
+    source: Option<Vec<PathBuf>>,
+    /// The reading, made on first use.
+    read: OnceLock<Arc<Scanned>>,
+    /// [`LibraryCommands::words_for`]'s answers, by import list.
+    cache: Mutex<HashMap<Vec<String>, Imported>>,
+}
+
+/// The process's readings, one per `LEAN_PATH` ([`super::readings`]).
+static READINGS: Shelf<Scanned> = Shelf::new();
+
+/// One reading of a set of libraries' `.olean`s.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Scanned {
     modules: BTreeMap<String, ModuleWords>,
     keywordless: Vec<String>,
     /// The scan failed: every text is refused with this error.
     failed: Option<ScanError>,
-    /// [`LibraryCommands::words_for`]'s answers, by import list.
-    cache: Mutex<HashMap<Vec<String>, Imported>>,
 }
 
 /// [`LibraryCommands::words_for`]'s answer: the command keywords of a
@@ -66,7 +87,7 @@ struct ModuleWords {
 
 impl PartialEq for LibraryCommands {
     fn eq(&self, other: &Self) -> bool {
-        self.modules == other.modules && self.failed == other.failed
+        self.scanned() == other.scanned()
     }
 }
 
@@ -111,13 +132,132 @@ const OTHER_PREFIX_WORDS: &[&str] = &["meta", "scoped", "local", "_"];
 
 impl LibraryCommands {
     /// Reads every `.olean` under each of `dirs` (a `LEAN_PATH`'s
-    /// entries; a missing entry is skipped, as Lean skips it).
+    /// entries; a missing entry is skipped, as Lean skips it), now and
+    /// not shared with any other reading.
     pub fn scan(dirs: &[PathBuf]) -> Result<LibraryCommands, ScanError> {
+        let read = OnceLock::new();
+        let _ = read.set(Arc::new(Scanned::read(dirs)?));
+        Ok(LibraryCommands {
+            read,
+            ..LibraryCommands::default()
+        })
+    }
+
+    /// The command keywords of a `LEAN_PATH` value, read on first use
+    /// (see the type's docs; this reads nothing). `None`: the workers have
+    /// none, nothing beyond Lean's own library to read: empty. An `.olean`
+    /// that cannot be read refuses the texts importing it
+    /// ([`Self::words_for`]); when the reading as a whole fails (a
+    /// directory that cannot be listed, no parser entries at all), the
+    /// guard refuses every text with the error (fail closed: a pool whose
+    /// libraries' commands are unknown answers nothing).
+    pub fn for_lean_path(lean_path: Option<&str>) -> LibraryCommands {
+        LibraryCommands {
+            source: lean_path.map(|p| std::env::split_paths(p).collect()),
+            ..LibraryCommands::default()
+        }
+    }
+
+    /// Reads the `.olean`s now if they have not been read (blocking: call
+    /// it off the async threads; every other method reads them too, on
+    /// first use).
+    pub fn load(&self) {
+        self.scanned();
+    }
+
+    /// Whether `self` and `other` rest on one reading of the `.olean`s
+    /// (the same `LEAN_PATH`, its files unchanged between the two first
+    /// uses): what the per-process sharing promises. Reads both.
+    pub fn shares_reading_with(&self, other: &LibraryCommands) -> bool {
+        Arc::ptr_eq(self.scanned(), other.scanned())
+    }
+
+    fn scanned(&self) -> &Arc<Scanned> {
+        self.read.get_or_init(|| match &self.source {
+            None => Arc::default(),
+            Some(dirs) => READINGS.get(dirs, Scanned::read_or_failed),
+        })
+    }
+
+    /// Why the scan failed, if it did (see [`LibraryCommands::for_lean_path`]).
+    pub fn failed(&self) -> Option<&ScanError> {
+        self.scanned().failed.as_ref()
+    }
+
+    /// The directories of a `LEAN_PATH` value.
+    pub fn scan_lean_path(lean_path: &str) -> Result<LibraryCommands, ScanError> {
+        LibraryCommands::scan(&std::env::split_paths(lean_path).collect::<Vec<_>>())
+    }
+
+    /// The command keywords of a document importing `imports` (module
+    /// names; `Init` is added, since a document without `prelude`
+    /// imports it): those of every module they import transitively,
+    /// less the words that are tokens of those modules' other parsers or
+    /// [`TERM_KEYWORDS`]. A module not on `LEAN_PATH` adds nothing (Lean
+    /// refuses to import it); one whose `.olean` could not be read makes
+    /// the answer `Err` (fail closed: its commands are unknown).
+    pub fn words_for(&self, imports: &[String]) -> Imported {
+        let mut key = imports.to_vec();
+        key.sort();
+        key.dedup();
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(w) = cache.get(&key) {
+            return w.clone();
+        }
+        let mut seen = BTreeSet::new();
+        let mut todo: Vec<&str> = key.iter().map(String::as_str).chain(["Init"]).collect();
+        let (mut commands, mut others) = (BTreeSet::new(), BTreeSet::new());
+        while let Some(m) = todo.pop() {
+            let Some(w) = self.scanned().modules.get(m).filter(|_| seen.insert(m)) else {
+                continue;
+            };
+            if let Some(e) = &w.unreadable {
+                return Err(e.clone());
+            }
+            commands.extend(w.commands.iter().cloned());
+            others.extend(w.others.iter().cloned());
+            todo.extend(w.imports.iter().map(String::as_str));
+        }
+        commands.retain(|w| !others.contains(w) && !TERM_KEYWORDS.contains(&w.as_str()));
+        let words = Ok(Arc::new(commands));
+        if cache.len() < MAX_CACHED_HEADERS {
+            cache.insert(key, words.clone());
+        }
+        words
+    }
+
+    /// Every command keyword of every module read, sorted.
+    pub fn words(&self) -> BTreeSet<&str> {
+        self.scanned()
+            .modules
+            .values()
+            .flat_map(|m| m.commands.iter().map(String::as_str))
+            .collect()
+    }
+
+    /// How many modules were read.
+    pub fn modules(&self) -> usize {
+        self.scanned().modules.len()
+    }
+
+    /// The command parsers whose syntax starts with no keyword (an
+    /// identifier, a term): the guard cannot refuse them by a word.
+    pub fn keywordless(&self) -> &[String] {
+        &self.scanned().keywordless
+    }
+}
+
+impl Scanned {
+    /// Reads every `.olean` under each of `dirs` (see [`LibraryCommands::scan`]).
+    fn read(dirs: &[PathBuf]) -> Result<Scanned, ScanError> {
         let mut files = vec![];
         for d in dirs.iter().filter(|d| d.is_dir()) {
-            oleans(d, d, &mut files)?;
+            oleans(d, d, &mut files).map_err(|(dir, e)| ScanError::Unreadable {
+                path: dir.display().to_string(),
+                reason: e.to_string(),
+            })?;
         }
-        let mut out = LibraryCommands::default();
+        let mut out = Scanned::default();
         let (mut read, mut with_entries) = (0, 0);
         for (name, f) in &files {
             let mut words = ModuleWords::default();
@@ -149,89 +289,13 @@ impl LibraryCommands {
         Ok(out)
     }
 
-    /// The scan of a `LEAN_PATH` value (`None`: the workers have none,
-    /// nothing beyond Lean's own library to read: empty; an `.olean` that
-    /// cannot be read refuses the texts importing it: [`Self::words_for`]),
-    /// or, when the scan as a whole fails (a directory that cannot be
-    /// listed, no parser entries at all), a value that makes the guard
-    /// refuse every text with the
-    /// error (fail closed: a pool whose libraries' commands are unknown
-    /// answers nothing).
-    pub fn for_lean_path(lean_path: Option<&str>) -> LibraryCommands {
-        match lean_path.map(LibraryCommands::scan_lean_path) {
-            None => LibraryCommands::default(),
-            Some(Ok(l)) => l,
-            Some(Err(e)) => LibraryCommands {
-                failed: Some(e),
-                ..LibraryCommands::default()
-            },
-        }
-    }
-
-    /// Why the scan failed, if it did (see [`LibraryCommands::for_lean_path`]).
-    pub fn failed(&self) -> Option<&ScanError> {
-        self.failed.as_ref()
-    }
-
-    /// The directories of a `LEAN_PATH` value.
-    pub fn scan_lean_path(lean_path: &str) -> Result<LibraryCommands, ScanError> {
-        LibraryCommands::scan(&std::env::split_paths(lean_path).collect::<Vec<_>>())
-    }
-
-    /// The command keywords of a document importing `imports` (module
-    /// names; `Init` is added, since a document without `prelude`
-    /// imports it): those of every module they import transitively,
-    /// less the words that are tokens of those modules' other parsers or
-    /// [`TERM_KEYWORDS`]. A module not on `LEAN_PATH` adds nothing (Lean
-    /// refuses to import it); one whose `.olean` could not be read makes
-    /// the answer `Err` (fail closed: its commands are unknown).
-    pub fn words_for(&self, imports: &[String]) -> Imported {
-        let mut key = imports.to_vec();
-        key.sort();
-        key.dedup();
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(w) = cache.get(&key) {
-            return w.clone();
-        }
-        let mut seen = BTreeSet::new();
-        let mut todo: Vec<&str> = key.iter().map(String::as_str).chain(["Init"]).collect();
-        let (mut commands, mut others) = (BTreeSet::new(), BTreeSet::new());
-        while let Some(m) = todo.pop() {
-            let Some(w) = self.modules.get(m).filter(|_| seen.insert(m)) else {
-                continue;
-            };
-            if let Some(e) = &w.unreadable {
-                return Err(e.clone());
-            }
-            commands.extend(w.commands.iter().cloned());
-            others.extend(w.others.iter().cloned());
-            todo.extend(w.imports.iter().map(String::as_str));
-        }
-        commands.retain(|w| !others.contains(w) && !TERM_KEYWORDS.contains(&w.as_str()));
-        let words = Ok(Arc::new(commands));
-        if cache.len() < MAX_CACHED_HEADERS {
-            cache.insert(key, words.clone());
-        }
-        words
-    }
-
-    /// Every command keyword of every module read, sorted.
-    pub fn words(&self) -> BTreeSet<&str> {
-        self.modules
-            .values()
-            .flat_map(|m| m.commands.iter().map(String::as_str))
-            .collect()
-    }
-
-    /// How many modules were read.
-    pub fn modules(&self) -> usize {
-        self.modules.len()
-    }
-
-    /// The command parsers whose syntax starts with no keyword (an
-    /// identifier, a term): the guard cannot refuse them by a word.
-    pub fn keywordless(&self) -> &[String] {
-        &self.keywordless
+    /// [`Scanned::read`], or a reading that refuses every text with its
+    /// error.
+    pub(super) fn read_or_failed(dirs: &[PathBuf]) -> Scanned {
+        Scanned::read(dirs).unwrap_or_else(|e| Scanned {
+            failed: Some(e),
+            ..Scanned::default()
+        })
     }
 }
 
@@ -275,35 +339,6 @@ fn leading_keyword<'a>(tokens: &[&'a str]) -> Option<&'a str> {
             || (t.starts_with('#') && t.len() > 1 && t[1..].starts_with(crate::lex::is_id_first));
         word && !DECLARATION_MODIFIERS.contains(t) && !OTHER_PREFIX_WORDS.contains(t)
     })
-}
-
-/// Every `.olean` under `dir` with its module name (its path under
-/// `root`, `/` read as `.`).
-fn oleans(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Result<(), ScanError> {
-    let unreadable = |e: std::io::Error| ScanError::Unreadable {
-        path: dir.display().to_string(),
-        reason: e.to_string(),
-    };
-    let mut entries = std::fs::read_dir(dir)
-        .map_err(unreadable)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(unreadable)?;
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            oleans(root, &p, out)?;
-        } else if p.extension().is_some_and(|x| x == "olean") {
-            let rel = p.strip_prefix(root).unwrap_or(&p).with_extension("");
-            let name = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join(".");
-            out.push((name, p));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
