@@ -105,7 +105,7 @@ fn quoted_flag_defaults_are_the_clis() {
         (
             "protocol.md",
             &protocol,
-            format!("pairs in flight (default {};", pairs.concurrency),
+            format!("pairs in flight (default {};", pairs.io.concurrency),
         ),
         (
             "protocol.md",
@@ -117,7 +117,7 @@ fn quoted_flag_defaults_are_the_clis() {
             &protocol,
             format!(
                 "requests in flight at once on one connection (default {})",
-                batch.concurrency
+                batch.io.concurrency
             ),
         ),
         (

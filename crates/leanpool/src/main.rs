@@ -77,6 +77,9 @@ enum Command {
     /// Ask a running daemon for its pool status.
     Status(cmd::status::Args),
     /// Send a JSONL file of statements through a daemon.
+    ///
+    /// Input lines: the method's params plus `"id"`, e.g. `{"id", "text"}`;
+    /// `{"id", "header", "statement"}` stands for `text`.
     Batch(cmd::batch::Args),
     /// The daemon's result cache: `stats` (a running daemon's counters, or
     /// a stopped daemon's store), `clear` (daemon stopped).

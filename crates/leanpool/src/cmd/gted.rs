@@ -38,6 +38,8 @@ pub enum Command {
     /// Score reference/candidate statement pairs of a JSONL file through a
     /// running daemon (`opt` per statement, optionally `equiv` per pair),
     /// resumably, and summarize against their labels.
+    ///
+    /// Input lines: `{"id", "header"?, "reference", "candidate", "label"?}`.
     Pairs(pairs::Args),
 }
 

@@ -5,6 +5,7 @@ pub mod check;
 pub mod doctor;
 pub mod equiv;
 pub mod gted;
+pub mod jsonl;
 pub mod lean_args;
 pub mod lsp;
 pub mod normalize;

@@ -12,11 +12,11 @@
 //! `rejected`) scores 0, as in the GTED paper; a reference that does not
 //! elaborate, a time-out or a method error makes the line `{"id", "error":
 //! {"message", "code"}, ...}` (not scored). Resumable as `leanpool batch`
-//! is (the same machinery: [`crate::cmd::batch::run_ordered`]); the summary
+//! is (the same machinery: [`crate::cmd::jsonl`]); the summary
 //! at the end is computed from every line of OUT.
 
 use super::ModeArg;
-use crate::cmd::batch::{self, Answered, HasId};
+use crate::cmd::jsonl::{self, Answered, HasId, JsonlIo};
 use anyhow::{bail, Context};
 use leanpool_gted::eval::Confusion;
 use leanpool_gted::{score, Mode, OpTree, Options};
@@ -25,18 +25,13 @@ use leanpool_protocol::{CheckStatus, Diagnostic, EquivResult, ErrorCode, Node, O
 use leanpool_rpc::{Client, ClientError};
 use serde::Serialize;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input JSONL: `{"id", "header"?, "reference", "candidate", "label"?}` per line.
-    pub input: PathBuf,
-    /// Output JSONL; appended to, and ids already in it are skipped.
-    pub output: PathBuf,
-    /// The daemon's Unix socket.
-    #[arg(long, value_name = "PATH")]
-    pub socket: PathBuf,
+    #[command(flatten)]
+    pub io: JsonlIo,
     #[arg(long, value_enum, default_value_t = ModeArg::default())]
     pub mode: ModeArg,
     /// Similarities >= this count as "same" (default: the paper's threshold).
@@ -46,12 +41,6 @@ pub struct Args {
     /// reports `equiv` alone and combined with GTED).
     #[arg(long)]
     pub equiv: bool,
-    /// Pairs in flight at once (pipelined on one connection).
-    #[arg(long, default_value_t = 4)]
-    pub concurrency: usize,
-    /// Per-request limit passed to the daemon.
-    #[arg(long, value_name = "N")]
-    pub timeout_ms: Option<u64>,
 }
 
 /// One input line.
@@ -157,40 +146,35 @@ struct Scoring {
 }
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
-    let pairs = batch::read_input(&args.input, parse_pair)?;
-    let done = batch::prepare_output(&args.output)?;
-    let todo: Vec<Pair> = pairs
-        .into_iter()
-        .filter(|p| !done.contains(&batch::key(&p.id)))
-        .collect();
-    let client = batch::connect(&args.socket).await?;
-    let before = batch::pool_counters(&client).await;
+    let mut run = args.io.start(parse_pair).await?;
     let scoring = Scoring {
         mode: args.mode.into(),
         threshold: args.threshold,
         equiv: args.equiv,
-        timeout_ms: args.timeout_ms,
+        timeout_ms: args.io.timeout_ms,
     };
-    let todo = Arc::new(todo);
-    let run = {
-        let (client, todo) = (client.clone(), todo.clone());
-        batch::run_ordered(&args.output, todo.len(), args.concurrency, move |i| {
+    let (client, todo) = (run.client.clone(), Arc::new(std::mem::take(&mut run.todo)));
+    let ran = args
+        .io
+        .run(todo.len(), move |i| {
             let (c, todo) = (client.clone(), todo.clone());
             async move { score_pair(&c, &todo[i], scoring).await }
         })
-        .await?
-    };
+        .await?;
     eprintln!(
         "leanpool gted pairs: {} answered now ({} errors), {} already in {}, {} left",
-        run.written,
-        run.errors,
-        done.len(),
-        args.output.display(),
-        todo.len() - run.written
+        ran.written,
+        ran.errors,
+        run.skipped,
+        args.io.output.display(),
+        run.count - ran.written
     );
-    batch::report_counters("gted pairs", &client, before).await;
-    print!("{}", summary(&args.output, args.threshold, scoring.mode)?);
-    Ok(run.exit_code("gted pairs"))
+    jsonl::report_counters("gted pairs", &run.client, run.before).await;
+    print!(
+        "{}",
+        summary(&args.io.output, args.threshold, scoring.mode)?
+    );
+    Ok(ran.exit_code("gted pairs"))
 }
 
 /// A call's answer: `Ok(Err)` is a method error (recorded on the line),
@@ -198,7 +182,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
 type Called<T> = Result<Result<T, LineError>, ClientError>;
 
 async fn call<T: serde::de::DeserializeOwned>(c: &Client, m: &str, params: Value) -> Called<T> {
-    match batch::call_with_retry(c, m, params).await {
+    match jsonl::call_with_retry(c, m, params).await {
         Ok(raw) => match serde_json::from_str(raw.get()) {
             Ok(t) => Ok(Ok(t)),
             Err(e) => Ok(Err(LineError {
@@ -206,7 +190,7 @@ async fn call<T: serde::de::DeserializeOwned>(c: &Client, m: &str, params: Value
                 message: format!("the daemon's `{m}` answer is unreadable: {e}"),
             })),
         },
-        Err(ClientError::Rpc(e)) if !batch::transient(e.code) => Ok(Err(LineError {
+        Err(ClientError::Rpc(e)) if !jsonl::transient(e.code) => Ok(Err(LineError {
             code: Some(e.code),
             message: e.message,
         })),
