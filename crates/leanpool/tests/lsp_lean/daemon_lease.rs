@@ -3,7 +3,9 @@
 
 use crate::daemon_support::editor::Editor;
 use crate::daemon_support::{alive, children_of, Daemon};
-use crate::{first_error, messages, pos, rpc, wait_for, SHORT, TEXT, URI};
+use crate::{
+    assert_goal_at_the_sorry, first_error, messages, pos, rpc, wait_for, SHORT, TEXT, URI,
+};
 use serde_json::json;
 use std::time::Duration;
 
@@ -28,14 +30,7 @@ pub(crate) fn open_through(daemon: &Daemon) -> Editor {
     );
     let h = lsp.result("textDocument/hover", pos(1, 22), SHORT);
     assert!(h["contents"].to_string().contains("Nat"), "{h}");
-    let g = lsp.result("$/lean/plainGoal", pos(2, 2), SHORT);
-    assert!(
-        g["goals"][0]
-            .as_str()
-            .unwrap_or_default()
-            .contains("⊢ n + 0 = n"),
-        "{g}"
-    );
+    assert_goal_at_the_sorry(&mut lsp, SHORT);
     lsp
 }
 

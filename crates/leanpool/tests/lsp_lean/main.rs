@@ -21,6 +21,7 @@ mod limits;
 mod nvim;
 mod session;
 
+use daemon_support::editor::Editor;
 use daemon_support::{Daemon, Lean};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -63,6 +64,17 @@ fn first_error(d: &Value) -> Value {
 
 fn pos(line: u32, character: u32) -> Value {
     json!({ "textDocument": { "uri": URI }, "position": { "line": line, "character": character } })
+}
+
+/// Asks for the goal at `TEXT`'s `sorry` and checks it is `sorried`'s:
+/// `n : Nat ⊢ n + 0 = n`.
+fn assert_goal_at_the_sorry(lsp: &mut Editor, within: Duration) {
+    let g = lsp.result("$/lean/plainGoal", pos(2, 2), within);
+    let goal = g["goals"][0].as_str().unwrap_or_default();
+    assert!(
+        goal.contains("n : Nat") && goal.contains("⊢ n + 0 = n"),
+        "{g}"
+    );
 }
 
 fn wait_for(what: &str, within: Duration, mut cond: impl FnMut() -> bool) {

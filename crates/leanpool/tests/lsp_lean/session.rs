@@ -3,7 +3,9 @@
 
 use crate::daemon_support::editor::Editor;
 use crate::daemon_support::{alive, children_of};
-use crate::{first_error, messages, pos, wait_for, CONFIG, SHORT, TEXT, URI};
+use crate::{
+    assert_goal_at_the_sorry, first_error, messages, pos, wait_for, CONFIG, SHORT, TEXT, URI,
+};
 use leanpool_protocol::lsp_error;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -75,12 +77,7 @@ pub(crate) fn answers(lsp: &mut Editor) {
     let h = lsp.result("textDocument/hover", pos(1, 22), short);
     assert!(h["contents"].to_string().contains("Nat"), "{h}");
     assert_eq!(h["range"]["start"]["line"], 1, "{h}");
-    let g = lsp.result("$/lean/plainGoal", pos(2, 2), short);
-    let goal = g["goals"][0].as_str().unwrap_or_default().to_string();
-    assert!(
-        goal.contains("n : Nat") && goal.contains("⊢ n + 0 = n"),
-        "{g}"
-    );
+    assert_goal_at_the_sorry(lsp, short);
 
     // The infoview's RPC: connect, then a call at the sorry.
     let s = lsp.result("$/lean/rpc/connect", json!({ "uri": URI }), short);
@@ -206,14 +203,7 @@ pub(crate) fn worker_killed(lsp: &mut Editor) -> i32 {
     let replacement = lsp.leased_pid();
     assert_ne!(replacement, first, "a new worker serves the file");
     assert!(!alive(first));
-    let g = lsp.result("$/lean/plainGoal", pos(2, 2), short);
-    assert!(
-        g["goals"][0]
-            .as_str()
-            .unwrap_or_default()
-            .contains("⊢ n + 0 = n"),
-        "{g}"
-    );
+    assert_goal_at_the_sorry(lsp, short);
     assert!(alive(replacement));
 
     replacement
