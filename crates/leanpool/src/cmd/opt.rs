@@ -5,9 +5,10 @@
 //! `--json` the whole `OptResult`, or with `--gted` only the tree in GTED's
 //! format. Local worker or `--socket` as for `normalize`.
 
-use crate::cmd::lean_args::{default_timeout, with_local_worker, Via};
-use crate::cmd::normalize::{exit_code, human_diagnostics, read_params};
-use leanpool_protocol::{BinderKind, Node, NodeKind, OptResult};
+use crate::cmd::lean_args::Via;
+use crate::cmd::normalize::{exit_code, human_diagnostics, statement_answer};
+use leanpool_protocol::method;
+use leanpool_protocol::{BinderKind, Node, NodeKind};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -25,26 +26,7 @@ pub struct Args {
 }
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
-    let params = read_params(&args.file, &args.via)?;
-    let result: OptResult = match &args.via.socket {
-        Some(socket) => {
-            crate::cmd::remote::request::<leanpool_protocol::method::Opt>(
-                socket,
-                params,
-                args.via.project.as_deref(),
-            )
-            .await?
-        }
-        None => {
-            let p = params.clone();
-            with_local_worker(&args.via, &params.text, move |w| {
-                Box::pin(async move {
-                    Ok(leanpool_methods::opt::opt_on(w, &p, default_timeout()).await?)
-                })
-            })
-            .await?
-        }
-    };
+    let result = statement_answer::<method::Opt>(&args.file, &args.via).await?;
     if args.gted {
         match &result.gted_tree {
             Some(g) => println!("{}", serde_json::to_string(g)?),
