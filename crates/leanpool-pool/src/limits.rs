@@ -31,22 +31,10 @@ pub(crate) fn set_address_space_limit(pid: u32, bytes: u64) -> io::Result<()> {
     }
 }
 
-/// Reads `Max address space` (soft) from `/proc/<pid>/limits`; `None` for
-/// unlimited or unreadable.
-#[cfg(test)]
-pub(crate) fn address_space_limit(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
-    let line = text.lines().find(|l| l.starts_with("Max address space"))?;
-    line["Max address space".len()..]
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use leanpool_testkit::procs::address_space_limit;
 
     #[test]
     fn limit_is_applied_to_a_child() {
