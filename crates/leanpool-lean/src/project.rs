@@ -395,15 +395,7 @@ fn identity(
         });
     }
     let lean_path = command.lean_path().unwrap_or_default();
-    let roots: Vec<PathBuf> = std::env::split_paths(&lean_path).collect();
-    let (digest, n) = provenance::olean_digest(&roots).map_err(err)?;
-    Ok(LibraryIdentity {
-        kind: "oleans".into(),
-        mathlib_rev: None,
-        manifest: None,
-        oleans_sha256: Some(digest),
-        olean_files: Some(n),
-    })
+    provenance::oleans_identity(&lean_path).map_err(err)
 }
 
 /// Runs `program args` in `root` (stdin closed) and returns its stdout;

@@ -53,11 +53,19 @@ pub fn library_identity(command: &LeanCommand) -> Result<LibraryIdentity, Proven
         }
     }
     let lean_path = command.lean_path().ok_or(ProvenanceError::NoLeanPath)?;
-    let roots: Vec<PathBuf> = std::env::split_paths(&lean_path).collect();
-    let (digest, n) = olean_digest(&roots)?;
-    if n == 0 {
+    let identity = oleans_identity(&lean_path)?;
+    if identity.olean_files == Some(0) {
         return Err(ProvenanceError::NoOleans(lean_path));
     }
+    Ok(identity)
+}
+
+/// The identity of the library on `lean_path` (directories as `LEAN_PATH`
+/// lists them) by its `.olean`s alone: their digest and how many there
+/// are (kind `oleans`). Blocking (reads every `.olean`).
+pub(crate) fn oleans_identity(lean_path: &str) -> Result<LibraryIdentity, ProvenanceError> {
+    let roots: Vec<PathBuf> = std::env::split_paths(lean_path).collect();
+    let (digest, n) = olean_digest(&roots)?;
     Ok(LibraryIdentity {
         kind: "oleans".into(),
         mathlib_rev: None,
