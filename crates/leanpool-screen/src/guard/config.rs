@@ -30,6 +30,7 @@
 //! value scanned as code like the rest of the text.
 
 use super::check::{Check, Finding};
+use super::tables::NOTATION_WORDS;
 use crate::lex::{Kind, Token};
 
 /// Fields of `Lean.Meta.Simp.Config` with Boolean or number values (the
@@ -88,21 +89,12 @@ pub(crate) fn fields_of(tactic: &str) -> Option<&'static [&'static str]> {
 /// whose parent projections are instances) or a notation (which can make
 /// a word such as `true` a token of its own). Computed once per text.
 pub(crate) fn declares_elaboration_hooks(toks: &[Token]) -> Option<&Token> {
-    const HOOKS: &[&str] = &[
-        "instance",
-        "default_instance",
-        "deriving",
-        "class",
-        "notation",
-        "notation3",
-        "infix",
-        "infixl",
-        "infixr",
-        "prefix",
-        "postfix",
-    ];
-    toks.iter()
-        .find(|t| t.kind == Kind::Ident && HOOKS.contains(&t.text.as_str()))
+    // Besides the notation commands (`NOTATION_WORDS`).
+    const HOOKS: &[&str] = &["instance", "default_instance", "deriving", "class"];
+    toks.iter().find(|t| {
+        let w = t.text.as_str();
+        t.kind == Kind::Ident && (HOOKS.contains(&w) || NOTATION_WORDS.contains(&w))
+    })
 }
 
 fn is_sym(t: Option<&Token>, s: &str) -> bool {
