@@ -69,29 +69,25 @@ impl Answer for VerifyResult {
     }
 }
 
-impl Answer for NormalizeResult {
-    fn storable(&self) -> bool {
-        self.check.storable()
-    }
-    fn clear_timings(&mut self) {
-        self.check.clear_timings()
-    }
-    fn set_elapsed_ms(&mut self, ms: u64) {
-        self.check.set_elapsed_ms(ms)
-    }
+/// [`Answer`] for results around a `check` (`normalize`'s, `opt`'s): the
+/// check decides whether it is stored and carries the timings.
+macro_rules! answer_by_its_check {
+    ($($result:ty),+) => {$(
+        impl Answer for $result {
+            fn storable(&self) -> bool {
+                self.check.storable()
+            }
+            fn clear_timings(&mut self) {
+                self.check.clear_timings()
+            }
+            fn set_elapsed_ms(&mut self, ms: u64) {
+                self.check.set_elapsed_ms(ms)
+            }
+        }
+    )+};
 }
 
-impl Answer for OptResult {
-    fn storable(&self) -> bool {
-        self.check.storable()
-    }
-    fn clear_timings(&mut self) {
-        self.check.clear_timings()
-    }
-    fn set_elapsed_ms(&mut self, ms: u64) {
-        self.check.set_elapsed_ms(ms)
-    }
-}
+answer_by_its_check!(NormalizeResult, OptResult);
 
 impl Answer for EquivResult {
     fn storable(&self) -> bool {
