@@ -1,5 +1,5 @@
 //! The gate's rules without Lean (each also attacked on real Lean in
-//! `crates/leanpool/tests/lease_lean.rs`).
+//! `crates/leanpool/tests/lease_lean/`).
 
 use super::rules::{Rule, LEAN_CLIENT_METHODS, NOTIFICATIONS, REQUESTS};
 use super::*;
@@ -282,7 +282,7 @@ fn lean_reports_on_versions_never_sent_are_forged() {
         .is_err());
 }
 
-/// The real-Lean attacks (`lease_lean.rs`, `lsp_lean/`) declare a
+/// The real-Lean attacks (`lease_lean/`, `lsp_lean/`) declare a
 /// code-action provider in a plain `def`: the guard lets it through, so
 /// the gate's rules are what stop its use.
 #[test]

@@ -48,7 +48,7 @@ pub(crate) async fn lease_takes_the_spare_and_the_pool_refills(cx: Ctx) {
 /// started for it (never that worker), while the used worker stays and
 /// keeps serving the header with no cold wait. Fake Lean: the claim here
 /// is which process the pool hands out (the leak itself is tested on real
-/// Lean in `crates/leanpool/tests/lease_lean.rs`).
+/// Lean in `crates/leanpool/tests/lease_lean/`).
 pub(crate) async fn lease_never_takes_a_used_worker(cx: Ctx) {
     let pool = cx.fake_pool(PoolConfig {
         spares_per_key: 0,

@@ -1,5 +1,5 @@
-//! `attack_editor_bridge_refuses_callers_providers_and_far_positions`:
-//! issue 26's attacks through the editor bridge (stdio and `--socket`).
+//! `attack_editor_bridge_*`: issue 26's attacks through the editor
+//! bridge, on stdio ([`on_stdio`]) and with `--socket` ([`on_socket`]).
 
 use crate::daemon_support::editor::Editor;
 use crate::daemon_support::{Daemon, Lean, Rules};
@@ -9,33 +9,56 @@ use leanpool_protocol::lsp_error;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
-pub(crate) fn attack_editor_bridge_refuses_callers_providers_and_far_positions() {
-    let caps = "lease_request_timeout_ms = 15000\nlease_cpu_ms = 60000\n";
+/// The caps of both paths: 15 s per request (then the default 10 s
+/// grace), 60 s of CPU per lease.
+const CAPS: &str = "lease_request_timeout_ms = 15000\nlease_cpu_ms = 60000\n";
+
+/// On stdio: the bridge's own gate, its editor's pool serving leases only.
+pub(crate) fn on_stdio() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("lp.toml");
-    std::fs::write(&cfg, format!("{caps}{CONFIG}")).unwrap();
+    std::fs::write(&cfg, format!("{CAPS}{CONFIG}")).unwrap();
     let mut rules = Rules::default();
     let mut lsp = Editor::spawn(&["lsp", "--config", cfg.to_str().unwrap(), "--no-prewarm"]);
-    bridge_attacks(&mut lsp, &mut rules, "stdio");
-    drop(lsp);
+    bridge_attacks(&mut lsp, &mut rules, "stdio", &[]);
+    rules.assert_all();
+}
+
+/// With `--socket`: the daemon first checks another caller's secret on
+/// its pool's one worker; the file's lease must not get that worker
+/// (pids compared: the bridge sends the whole text before any request,
+/// so no request could show the secret).
+pub(crate) fn on_socket() {
+    let dir = tempfile::tempdir().unwrap();
     let daemon = Daemon::start(
         dir.path(),
-        &format!("{caps}[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n"),
+        &format!("{CAPS}[pool]\nmax_workers = 1\nspares_per_key = 0\nstart_timeout_ms = 600000\n"),
         Lean::Real,
     );
     let secret = format!("{HEADER}def victimPassword : String := \"hunter2-SECRET-7781\"\n");
     let a = rpc(&daemon.socket, "check", json!({ "text": secret }));
     assert_eq!(a["status"], "ok", "{a}");
+    let st = rpc(&daemon.socket, "status", json!({}));
+    let ran_secret: Vec<i32> = st["pool"]["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|k| k["workers"].as_array().unwrap().iter())
+        .filter_map(|w| w["pid"].as_i64().map(|p| p as i32))
+        .collect();
+    assert_eq!(ran_secret.len(), 1, "the worker that ran the secret: {st}");
+    let mut rules = Rules::default();
     let mut lsp = Editor::spawn(&["lsp", "--socket", daemon.socket.to_str().unwrap()]);
-    bridge_attacks(&mut lsp, &mut rules, "--socket");
+    bridge_attacks(&mut lsp, &mut rules, "--socket", &ran_secret);
     rules.assert_all();
 }
 
 /// Every check of the bridge on one `leanpool lsp` (`path` names it in
-/// the rules' details), then `shutdown` and `exit`.
-fn bridge_attacks(lsp: &mut Editor, rules: &mut Rules, path: &str) {
+/// the rules' details; `ran_secret`: the pids of workers that ran another
+/// caller's text), then `shutdown` and `exit`.
+fn bridge_attacks(lsp: &mut Editor, rules: &mut Rules, path: &str, ran_secret: &[i32]) {
     lsp.initialize();
-    let text = open_provider_file(lsp, rules, path);
+    let text = open_provider_file(lsp, rules, path, ran_secret);
     forged_provider(lsp, rules, path);
     far_positions(lsp, rules, path);
     let v = bridge_order_and_imports(lsp, rules, path, HEADER, &text);
@@ -48,8 +71,14 @@ const HEADER: &str = "import Lean.Server.CodeActions.Basic\n";
 
 /// Opens a file declaring a code-action provider that reads the
 /// environment (it must elaborate, for the attacks to mean anything):
-/// the lease holds no other caller's text. The file's text.
-fn open_provider_file(lsp: &mut Editor, rules: &mut Rules, path: &str) -> String {
+/// the lease holds no other caller's text, and its worker is none that
+/// ran one (`ran_secret`). The file's text.
+fn open_provider_file(
+    lsp: &mut Editor,
+    rules: &mut Rules,
+    path: &str,
+    ran_secret: &[i32],
+) -> String {
     let text = format!("{HEADER}open Lean Server in\npublic def rtlMin : CodeActionProvider := fun _ _ => do\n  let h ← (IO.getEnv \"HOME\" : IO _)\n  return #[{{ eager := {{ title := s!\"env:{{h}}\" }} }}]\ntheorem mine : 2 + 2 = 4 := by\n  sorry\n");
     lsp.open(URI, &text);
     let d = lsp.diagnostics_where(URI, 0, Duration::from_secs(900), |p| {
@@ -77,6 +106,12 @@ fn open_provider_file(lsp: &mut Editor, rules: &mut Rules, path: &str) -> String
         "clean lease: no other caller's text",
         !syms.to_string().contains("victim"),
         format!("{path}: {syms}"),
+    );
+    let leased = lsp.leased_pid();
+    rules.check(
+        "clean lease: never the worker that ran another caller's text",
+        !ran_secret.contains(&leased),
+        format!("{path}: leased pid {leased}, the secret ran on {ran_secret:?}"),
     );
     text
 }

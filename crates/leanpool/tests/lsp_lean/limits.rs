@@ -1,7 +1,8 @@
 //! The lease's bounds in time through the editor bridge (issue 26): the
-//! per-request time limit, the grace after a cancel, the CPU budget.
-//! The caps are the test's `lease_request_timeout_ms = 15000` (the grace
-//! is the default 10 s) and `lease_cpu_ms = 60000`.
+//! per-request time limit, the grace after a cancel, the CPU budget
+//! (caps: the attack tests' `lease_request_timeout_ms = 15000`, the
+//! default 10 s grace, `lease_cpu_ms = 60000`), and the idle limit (its
+//! own test, `lease_idle_timeout_ms = 20000`).
 
 use crate::daemon_support::editor::Editor;
 use crate::daemon_support::{self, alive, Rules};
@@ -71,8 +72,14 @@ fn grace(lsp: &mut Editor, rules: &mut Rules, path: &str, pid: i32, asked: Insta
     let until = asked + Duration::from_secs(90);
     let mut seen = "nothing".to_string();
     let mut held = false;
+    // The worker's CPU at the last reading while it was there (once it
+    // is gone there is nothing to read: `cpu_of` says zero).
+    let mut last_read = None;
     while Instant::now() < until {
         let cpu = cpu_of(pid);
+        if let Some(read) = leanpool_lean::proc::group_cpu_time(pid as u32) {
+            last_read = Some(read);
+        }
         let ended = lsp.try_diagnostics_where(URI, mark, Duration::from_secs(3), was_ended);
         if let Some(note) = ended {
             let text = note["diagnostics"].to_string();
@@ -89,10 +96,12 @@ fn grace(lsp: &mut Editor, rules: &mut Rules, path: &str, pid: i32, asked: Insta
             break;
         }
     }
-    eprintln!(
-        "{path}: after the time limit, worker {pid} ({:?} of CPU in all): {seen}",
-        cpu_of(pid)
-    );
+    let measured = match (leanpool_lean::proc::group_cpu_time(pid as u32), last_read) {
+        (Some(cpu), _) => format!("{cpu:?} of CPU in all"),
+        (None, Some(cpu)) => format!("gone; {cpu:?} of CPU at its last reading, within 3 s before"),
+        (None, None) => "gone before any reading".to_string(),
+    };
+    eprintln!("{path}: after the time limit, worker {pid} ({measured}): {seen}");
     rules.check(
         "grace: a cancelled request Lean goes on computing ends the worker",
         held,
@@ -171,4 +180,66 @@ fn was_ended(p: &Value) -> bool {
 /// CPU time of the worker's process group so far (zero once it is gone).
 fn cpu_of(pid: i32) -> Duration {
     leanpool_lean::proc::group_cpu_time(pid as u32).unwrap_or_default()
+}
+
+/// The idle test's `lease_idle_timeout_ms`.
+const IDLE: Duration = Duration::from_secs(20);
+
+/// `attack_editor_bridge_idle_file_loses_its_worker`: on stdio, a file
+/// the editor asks about every quarter of the idle limit, for twice the
+/// limit, keeps its worker; then, nothing sent, its worker is ended one
+/// limit after the last request, the note naming the idle limit, and
+/// killed.
+pub(crate) fn bridge_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("lp.toml");
+    let caps = format!("lease_idle_timeout_ms = {}\n", IDLE.as_millis());
+    std::fs::write(&cfg, format!("{caps}{}", crate::CONFIG)).unwrap();
+    let mut rules = Rules::default();
+    let mut lsp = Editor::spawn(&["lsp", "--config", cfg.to_str().unwrap(), "--no-prewarm"]);
+    lsp.initialize();
+    lsp.open(URI, crate::TEXT);
+    lsp.diagnostics_where(URI, 0, Duration::from_secs(900), |p| {
+        p["version"] == 1 && p["diagnostics"].as_array().unwrap().len() >= 2
+    });
+    let pid = lsp.leased_pid();
+    let active = Instant::now();
+    let (mut asked, mut answered) = (0, 0);
+    let mut last = Instant::now();
+    while active.elapsed() < IDLE * 2 {
+        std::thread::sleep(IDLE / 4);
+        asked += 1;
+        last = Instant::now();
+        let h = lsp.try_request("textDocument/hover", crate::pos(1, 22), crate::SHORT);
+        answered += usize::from(h.is_some_and(|h| !h["result"].is_null()));
+    }
+    let ended_early = lsp.seen.iter().any(|m| was_ended(&m["params"]));
+    rules.check(
+        "idle limit: a file the editor keeps asking about keeps its worker",
+        !ended_early && answered == asked && alive(pid),
+        format!(
+            "{asked} hovers in {:?}, {answered} answered, ended: {ended_early}",
+            active.elapsed()
+        ),
+    );
+    let mark = lsp.seen.len();
+    let ended = lsp.try_diagnostics_where(URI, mark, IDLE + Duration::from_secs(20), was_ended);
+    let after = last.elapsed();
+    eprintln!("stdio: idle file's worker {pid} ended {after:?} after the last request: {ended:?}");
+    rules.check(
+        "idle limit: an idle file's worker is ended, the limit named",
+        ended
+            .as_ref()
+            .is_some_and(|e| e.to_string().contains("idle limit"))
+            && after >= IDLE - Duration::from_secs(1)
+            && after < IDLE + Duration::from_secs(10),
+        format!("{after:?} after the last request: {ended:?}"),
+    );
+    rules.check(
+        "idle limit: an idle file's worker is killed",
+        ended.is_some() && wait_until(Duration::from_secs(30), || !alive(pid)),
+        format!("pid {pid} alive: {}", alive(pid)),
+    );
+    lsp.exit();
+    rules.assert_all();
 }

@@ -165,21 +165,42 @@ fn neovim_headless_session() {
 }
 
 /// Issue 26's attacks through the editor bridge, on real Lean: the same
-/// rules as the daemon's `lease` tunnel (`lease_lean.rs`) hold on stdio
-/// (`leanpool lsp`, the gate in the bridge) and with `--socket` (the
-/// daemon's gate behind the bridge's). The file declares a code-action
-/// provider reading the environment; `codeAction/resolve` naming it and
-/// an RPC call of it are refused, a hover far outside the text is
-/// answered at once and the worker keeps answering; requests right
-/// behind edits see the edited text; a text with other imports is
-/// refused (no new worker) and served again with the lease's; a slow
-/// text's `waitForDiagnostics` (right behind its edit) is answered `RequestFailed` at the request limit
-/// (15 s) and the worker is ended by the cancel's grace (10 s; the text
-/// lasts over a minute, the lease's CPU budget is 60 s); re-opened by the next edit on a fresh worker, the slow
-/// text alone ends it by the CPU budget. With `--socket` the daemon first
-/// checks another caller's secret: the file's worker is never that one.
-/// Two worker starts per path. Rules are checked by name ([`Rules`]).
+/// rules as the daemon's `lease` tunnel (`lease_lean/`) hold on stdio
+/// (`leanpool lsp`, the gate in the bridge; here) and with `--socket`
+/// (the daemon's gate behind the bridge's:
+/// [`attack_editor_bridge_through_a_daemon_starts_clean_and_refuses_the_same`]).
+/// The file declares a code-action provider reading the environment;
+/// `codeAction/resolve` naming it and an RPC call of it are refused, a
+/// hover far outside the text is answered at once and the worker keeps
+/// answering; requests right behind edits see the edited text; a text
+/// with other imports is refused (no new worker) and served again with
+/// the lease's; a slow text's `waitForDiagnostics` (right behind its
+/// edit) is answered `RequestFailed` at the request limit (15 s) and the
+/// worker is ended by the cancel's grace (10 s; the text lasts over a
+/// minute, the lease's CPU budget is 60 s); re-opened by the next edit on
+/// a fresh worker, the slow text alone ends it by the CPU budget. Two
+/// worker starts. Rules are checked by name (`daemon_support::Rules`).
 #[test]
 fn attack_editor_bridge_refuses_callers_providers_and_far_positions() {
-    bridge::attack_editor_bridge_refuses_callers_providers_and_far_positions();
+    bridge::on_stdio();
+}
+
+/// The attacks of
+/// [`attack_editor_bridge_refuses_callers_providers_and_far_positions`]
+/// through `leanpool lsp --socket`, after the daemon checked another
+/// caller's secret on its pool's worker: the file's lease never gets that
+/// worker (pids compared). Three worker starts (the check's, two leases).
+#[test]
+fn attack_editor_bridge_through_a_daemon_starts_clean_and_refuses_the_same() {
+    bridge::on_socket();
+}
+
+/// Issue 26's idle limit through the editor bridge on stdio (here
+/// `lease_idle_timeout_ms = 20000`; the same gate as the daemon's, whose
+/// idle test is `lease_lean/`'s): a file the editor keeps asking about
+/// keeps its worker; left idle, the worker is ended (the note names the
+/// limit) and killed. One worker start.
+#[test]
+fn attack_editor_bridge_idle_file_loses_its_worker() {
+    limits::bridge_idle();
 }
