@@ -29,11 +29,9 @@ pub async fn check_on_with(
     policy: &Policy,
 ) -> Result<CheckResult, WorkerError> {
     let started = Instant::now();
-    let with_time = |mut r: CheckResult| {
-        if params.options.timings {
-            r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
-        }
-        r
+    let with_time = |r: CheckResult| CheckResult {
+        elapsed_ms: params.options.elapsed_ms(started),
+        ..r
     };
     match screen(&params.text, policy.screening()) {
         Ok(screened) => {
@@ -54,11 +52,9 @@ pub async fn check_screened(
     policy: &VerdictPolicy,
 ) -> Result<CheckResult, WorkerError> {
     let started = Instant::now();
-    let with_time = |mut r: CheckResult| {
-        if params.options.timings {
-            r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
-        }
-        r
+    let with_time = |r: CheckResult| CheckResult {
+        elapsed_ms: params.options.elapsed_ms(started),
+        ..r
     };
     let doc = screened.document();
     if doc.header != worker.header() {

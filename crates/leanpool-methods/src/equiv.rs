@@ -393,11 +393,11 @@ pub async fn equiv_on_with(
     policy: &crate::Policy,
 ) -> Result<EquivResult, leanpool_lean::WorkerError> {
     let started = Instant::now();
-    let mut r = run_plan(worker, params, default_timeout, policy, started).await?;
-    if params.options.timings {
-        r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
-    }
-    Ok(r)
+    let r = run_plan(worker, params, default_timeout, policy, started).await?;
+    Ok(EquivResult {
+        elapsed_ms: params.options.elapsed_ms(started),
+        ..r
+    })
 }
 
 async fn run_plan(

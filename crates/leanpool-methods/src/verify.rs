@@ -222,11 +222,9 @@ pub async fn verify_on_with(
 ) -> Result<leanpool_protocol::VerifyResult, leanpool_lean::WorkerError> {
     use leanpool_protocol::VerifyResult;
     let started = std::time::Instant::now();
-    let with_time = |mut r: VerifyResult| {
-        if params.options.timings {
-            r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
-        }
-        r
+    let with_time = |r: VerifyResult| VerifyResult {
+        elapsed_ms: params.options.elapsed_ms(started),
+        ..r
     };
     let a = match assemble(params) {
         Ok(a) => a,
@@ -330,11 +328,9 @@ pub async fn verify_fixed(
 ) -> Result<leanpool_protocol::VerifyResult, leanpool_lean::WorkerError> {
     use leanpool_protocol::VerifyResult;
     let started = std::time::Instant::now();
-    let with_time = |mut r: VerifyResult| {
-        if params.options.timings {
-            r.elapsed_ms = Some(started.elapsed().as_millis() as u64);
-        }
-        r
+    let with_time = |r: VerifyResult| VerifyResult {
+        elapsed_ms: params.options.elapsed_ms(started),
+        ..r
     };
     let doc = screened.document();
     if doc.header != worker.header() {

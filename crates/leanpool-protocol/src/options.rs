@@ -8,7 +8,7 @@
 //! `with_timings`) from one macro, `lean_params!`, invoked next to it.
 
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A request's own time limit and whether it asked for timings; flattened
 /// into each Lean method's params (`"timeout_ms"` and `"timings"` are keys
@@ -31,6 +31,12 @@ impl RequestOptions {
         self.timeout_ms
             .map(Duration::from_millis)
             .unwrap_or(default)
+    }
+
+    /// The milliseconds since `started` when the request asked for
+    /// timings (an answer's `elapsed_ms`), else `None`.
+    pub fn elapsed_ms(&self, started: Instant) -> Option<u64> {
+        self.timings.then(|| started.elapsed().as_millis() as u64)
     }
 }
 
@@ -77,7 +83,26 @@ pub(crate) use lean_params;
 
 #[cfg(test)]
 mod tests {
+    use super::RequestOptions;
     use crate::{CheckParams, StatementParams};
+    use std::time::{Duration, Instant};
+
+    /// The limit is the request's own or the default; `elapsed_ms` only
+    /// when timings were asked for.
+    #[test]
+    fn limit_and_elapsed_follow_the_options() {
+        let asked = RequestOptions {
+            timeout_ms: Some(7),
+            timings: true,
+        };
+        let plain = RequestOptions::default();
+        let nine = Duration::from_secs(9);
+        assert_eq!(asked.limit_or(nine), Duration::from_millis(7));
+        assert_eq!(plain.limit_or(nine), nine);
+        let t = Instant::now();
+        assert!(asked.elapsed_ms(t).is_some());
+        assert_eq!(plain.elapsed_ms(t), None);
+    }
     use serde_json::json;
 
     /// The options are keys of the params object itself, absent at their
