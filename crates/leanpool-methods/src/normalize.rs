@@ -4,12 +4,11 @@
 //! the path `normalize` shares with `opt`).
 
 use crate::terms::{
-    answer_on_with, answer_screened, terms_pool_method, Analysis, Statement, TermsAnswer,
-    TermsError,
+    answer_on_with, terms_pool_method, Analysis, Statement, TermsAnswer, TermsError,
 };
 use leanpool_lean::Worker;
 use leanpool_protocol::{method, CheckResult, NormalizeResult, StatementParams};
-use leanpool_screen::{GuardPolicy, Screened};
+use leanpool_screen::GuardPolicy;
 use std::time::Duration;
 
 impl TermsAnswer for NormalizeResult {
@@ -52,14 +51,4 @@ pub async fn normalize_on_with(
     guard: &GuardPolicy,
 ) -> Result<NormalizeResult, TermsError> {
     answer_on_with(worker, params, timeout, guard).await
-}
-
-/// [`normalize_on_with`] for a text already screened (the pool's path).
-pub async fn normalize_screened(
-    worker: &mut Worker,
-    screened: &Screened,
-    params: &StatementParams,
-    timeout: Duration,
-) -> Result<NormalizeResult, TermsError> {
-    answer_screened(worker, screened, params, timeout).await
 }

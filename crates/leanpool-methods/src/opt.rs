@@ -3,12 +3,11 @@
 //! for the mechanism and the path `opt` shares with `normalize`).
 
 use crate::terms::{
-    answer_on_with, answer_screened, terms_pool_method, Analysis, Statement, TermsAnswer,
-    TermsError,
+    answer_on_with, terms_pool_method, Analysis, Statement, TermsAnswer, TermsError,
 };
 use leanpool_lean::Worker;
 use leanpool_protocol::{method, CheckResult, GtedNode, OptResult, StatementParams};
-use leanpool_screen::{GuardPolicy, Screened};
+use leanpool_screen::GuardPolicy;
 use std::time::Duration;
 
 impl TermsAnswer for OptResult {
@@ -59,14 +58,4 @@ pub async fn opt_on_with(
     guard: &GuardPolicy,
 ) -> Result<OptResult, TermsError> {
     answer_on_with(worker, params, timeout, guard).await
-}
-
-/// [`opt_on_with`] for a text already screened (the pool's path).
-pub async fn opt_screened(
-    worker: &mut Worker,
-    screened: &Screened,
-    params: &StatementParams,
-    timeout: Duration,
-) -> Result<OptResult, TermsError> {
-    answer_screened(worker, screened, params, timeout).await
 }
