@@ -2,10 +2,6 @@
 
 use super::*;
 
-pub(crate) fn vp(statement: &str, proof: &str) -> VerifyParams {
-    VerifyParams::new(statement, proof)
-}
-
 /// `verify` (issue 11 part 2) through the daemon, its CLI, batch and the
 /// Python client: a good proof, and proofs that try to escape their slot.
 pub(crate) async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) {
@@ -21,7 +17,7 @@ pub(crate) async fn verify_cases(d: &Daemon, c: &Client, dir: &std::path::Path) 
 /// `sorry` inside a `have`, and a proof of a different statement.
 async fn verify_answers_over_rpc(c: &Client, stmt: &str) {
     let r = c
-        .request::<method::Verify>(&vp(stmt, "by\n  simp"))
+        .request::<method::Verify>(&VerifyParams::new(stmt, "by\n  simp"))
         .await
         .unwrap();
     assert_eq!(r.status, VerifyStatus::Proved, "{r:?}");
@@ -32,7 +28,7 @@ async fn verify_answers_over_rpc(c: &Client, stmt: &str) {
     // A wrong proof: the error is positioned in the proof's own text.
     // (`exact rfl` would be right: `n + 0` reduces to `n`; `0 + n` does not.)
     let r = c
-        .request::<method::Verify>(&vp(stmt, "by\n  exact Nat.zero_add n"))
+        .request::<method::Verify>(&VerifyParams::new(stmt, "by\n  exact Nat.zero_add n"))
         .await
         .unwrap();
     assert_eq!(r.status, VerifyStatus::Error, "{r:?}");
@@ -45,7 +41,7 @@ async fn verify_answers_over_rpc(c: &Client, stmt: &str) {
     // `sorry` inside a `have`: the warning is on the theorem's name, in
     // the statement's coordinates.
     let r = c
-        .request::<method::Verify>(&vp(
+        .request::<method::Verify>(&VerifyParams::new(
             "theorem v2 : 1 = 1 := sorry",
             "by\n  have h : 1 = 1 := sorry\n  exact h",
         ))
@@ -55,7 +51,10 @@ async fn verify_answers_over_rpc(c: &Client, stmt: &str) {
     assert_eq!(r.statement_diagnostics[0].range.start.character, 8, "{r:?}");
     // A different statement: the proof proves `2 + 2 = 4`, the statement says 5.
     let r = c
-        .request::<method::Verify>(&vp("theorem v3 : 2 + 2 = 5", "(by decide : 2 + 2 = 4)"))
+        .request::<method::Verify>(&VerifyParams::new(
+            "theorem v3 : 2 + 2 = 5",
+            "(by decide : 2 + 2 = 4)",
+        ))
         .await
         .unwrap();
     assert_eq!(r.status, VerifyStatus::Error, "{r:?}");
@@ -77,14 +76,17 @@ async fn verify_escapes_are_rejected(c: &Client) {
         ("unbalanced", "(by decide))\ntheorem w : True := trivial"),
     ] {
         let r = c
-            .request::<method::Verify>(&vp("theorem v3 : 2 + 2 = 5", proof))
+            .request::<method::Verify>(&VerifyParams::new("theorem v3 : 2 + 2 = 5", proof))
             .await
             .unwrap();
         assert_eq!(r.status, VerifyStatus::Rejected, "{name}: {r:?}");
     }
     // A statement with a proof already attached is not a statement.
     let r = c
-        .request::<method::Verify>(&vp("theorem v4 : True := trivial", "trivial"))
+        .request::<method::Verify>(&VerifyParams::new(
+            "theorem v4 : True := trivial",
+            "trivial",
+        ))
         .await
         .unwrap();
     assert_eq!(r.status, VerifyStatus::Rejected, "{r:?}");
