@@ -297,6 +297,19 @@ fn adversarial_unclosed_constructs_stay_fast() {
     assert!(start.elapsed() < std::time::Duration::from_secs(60));
 }
 
+/// A group's end is looked for within the scan cap: an unclosed
+/// discharger is refused where the scan stopped (here the last token), and
+/// a closed one with nested brackets passes.
+#[test]
+fn unclosed_discharger_is_refused_where_its_scan_ends() {
+    let r = assert_rejected(
+        "example : True := by simp (disch := (omega)",
+        "(disch := …)",
+    );
+    assert_eq!((r.line, r.character), (0, 42));
+    assert_passes("example : True := by simp (disch := (first | omega | simp [Nat.add_comm]))");
+}
+
 #[test]
 fn rejection_positions_are_utf16() {
     // `ℝ` is one UTF-16 unit (3 bytes), `𝓝` two units (4 bytes).

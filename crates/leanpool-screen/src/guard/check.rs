@@ -1,11 +1,11 @@
 //! What every check of the guard shares: its result ([`Check`], a
 //! [`Finding`] made by [`refuse`]), how far a construct's scan may look
-//! ([`MAX_SCAN`]) and where the header ends ([`Header`], found by
+//! ([`MAX_SCAN`]; [`closing`] finds a group's end within it) and where the header ends ([`Header`], found by
 //! `rules::header`). The checks live in `rules.rs` (the walk over every
 //! token) and the modules it calls (`commands`, `config`, `options`,
 //! `tactic_heads`).
 
-use crate::lex::Token;
+use crate::lex::{Kind, Token};
 
 /// A refused construct, located by the byte offset of its first token.
 #[derive(Debug)]
@@ -39,3 +39,23 @@ pub(crate) struct Header {
 /// adversarial input such as thousands of unclosed `@[`; no legitimate
 /// construct comes near it.
 pub(crate) const MAX_SCAN: usize = 1024;
+
+/// The `closer` (`)` or `]`) that closes a group whose contents start at
+/// token `k`, brackets `(` `[` `{` `⟨` nested inside counted; `None` when
+/// it is not found within [`MAX_SCAN`] tokens.
+pub(crate) fn closing(toks: &[Token], mut k: usize, closer: &str) -> Option<usize> {
+    let limit = k + MAX_SCAN;
+    let mut depth = 0u32;
+    while let Some(t) = toks.get(k).filter(|_| k < limit) {
+        if t.kind == Kind::Symbol {
+            match t.text.as_str() {
+                "(" | "[" | "{" | "⟨" => depth += 1,
+                c if c == closer && depth == 0 => return Some(k),
+                ")" | "]" | "}" | "⟩" => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        k += 1;
+    }
+    None
+}

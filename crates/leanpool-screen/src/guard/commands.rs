@@ -46,7 +46,7 @@
 //! static list (the scan sees `syntax` declarations, not
 //! `@[builtin_command_parser]`s).
 
-use super::check::{refuse, Check, MAX_SCAN};
+use super::check::{closing, refuse, Check, MAX_SCAN};
 use super::tables::LINE_START_WORDS;
 use crate::lex::{Kind, Token};
 use crate::vocab::{COMMAND_WORDS, DECLARATION_MODIFIERS};
@@ -184,7 +184,7 @@ fn chains_to(
             return Ok(None);
         }
         Kind::Symbol if t.text == "@" && is_sym(toks.get(i + 1), "[") => {
-            return Ok(attribute_block_end(toks, i + 2).map(|k| k + 1));
+            return Ok(closing(toks, i + 2, "]").map(|k| k + 1));
         }
         _ => {}
     }
@@ -207,24 +207,6 @@ fn chains_to(
         return Ok(in_of(src, toks, i).map(|k| k + 1));
     }
     Ok(None)
-}
-
-/// The `]` closing an attribute block whose contents start at `k`.
-fn attribute_block_end(toks: &[Token], mut k: usize) -> Option<usize> {
-    let limit = k + MAX_SCAN;
-    let mut depth = 0u32;
-    while let Some(t) = toks.get(k).filter(|_| k < limit) {
-        if t.kind == Kind::Symbol {
-            match t.text.as_str() {
-                "(" | "[" | "{" | "⟨" => depth += 1,
-                "]" if depth == 0 => return Some(k),
-                ")" | "]" | "}" | "⟩" => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-        }
-        k += 1;
-    }
-    None
 }
 
 /// The `in` ending the command-level `set_option`/`open`/… at `i`, if

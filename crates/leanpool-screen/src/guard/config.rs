@@ -29,7 +29,7 @@
 //! Tactics whose configuration is a tactic (`disch := omega`) have that
 //! value scanned as code like the rest of the text.
 
-use super::check::{Check, Finding};
+use super::check::{closing, Check, Finding};
 use super::tables::NOTATION_WORDS;
 use crate::lex::{Kind, Token};
 
@@ -210,20 +210,11 @@ impl Ctx<'_> {
 
 /// Index of the `)` closing a group whose contents start at `k` (the
 /// tactic inside is scanned as code by the other rules).
-fn close_of(toks: &[Token], mut k: usize) -> Result<usize, Finding> {
-    let mut depth = 0u32;
-    let limit = k + super::check::MAX_SCAN;
-    while let Some(t) = toks.get(k).filter(|_| k < limit) {
-        if t.kind == Kind::Symbol {
-            match t.text.as_str() {
-                "(" | "[" | "{" | "⟨" => depth += 1,
-                ")" if depth == 0 => return Ok(k),
-                ")" | "]" | "}" | "⟩" => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-        }
-        k += 1;
+fn close_of(toks: &[Token], k: usize) -> Result<usize, Finding> {
+    if let Some(close) = closing(toks, k, ")") {
+        return Ok(close);
     }
+    let k = k + super::check::MAX_SCAN;
     let at = toks.get(k.min(toks.len().saturating_sub(1)));
     Err(Finding {
         offset: at.map_or(0, |t| t.start),
