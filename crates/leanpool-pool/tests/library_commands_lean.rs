@@ -8,7 +8,9 @@
 //! (built here with the WASM `lean`, ~30 s). No static vocabulary lists
 //! that word: only the pool's scan of its workers' `.olean`s
 //! (`leanpool_screen::vocab::LibraryCommands`, made in `Pool::new`) knows
-//! it is a command. Run under `flock /tmp/leanpool-lean.lock`.
+//! it is a command. The module also declares a `scoped` command: refused
+//! where its namespace may be open, an identifier elsewhere, as Lean
+//! reads it. Run under `flock /tmp/leanpool-lean.lock`.
 
 use std::path::Path;
 use std::process::Command;
@@ -31,10 +33,30 @@ syntax \"leanpool_evil_cmd\" : command
 
 macro_rules
   | `(leanpool_evil_cmd) => `(#check (4242424242 : Nat))
+
+namespace Scoped.Hidden
+
+/-- A command Lean reads only where `Scoped.Hidden` is open. -/
+scoped syntax \"leanpool_scoped_cmd\" : command
+
+macro_rules
+  | `(leanpool_scoped_cmd) => `(#check (4343434343 : Nat))
+
+end Scoped.Hidden
 ";
 
 /// The attack: the library's command after a term, mid-line.
 const ATTACK: &str = "import Evil.Cmd\nexample : True := trivial leanpool_evil_cmd\n";
+
+/// The same with the library's scoped command, its namespace opened.
+const SCOPED_ATTACK: &str =
+    "import Evil.Cmd\nopen Scoped.Hidden\nexample : True := trivial leanpool_scoped_cmd\n";
+
+/// The scoped command's word as an identifier where its namespace is not
+/// open: Lean reads it so, and so must the guard (issue 20's residual
+/// "a scoped command keyword is refused even outside its namespace").
+const SCOPED_HONEST: &str = "import Evil.Cmd\ntheorem u (leanpool_scoped_cmd : Nat) : \
+                             leanpool_scoped_cmd + 0 = leanpool_scoped_cmd := Nat.add_zero _\n";
 
 /// Builds `DIR/Evil/Cmd.olean`; returns the WASM command with `DIR` after
 /// the core library on `LEAN_PATH` (as `[[project]]` makes it on WASM).
@@ -106,6 +128,11 @@ async fn a_project_librarys_own_command_after_a_term_is_refused() {
         messages(&r).contains("4242424242"),
         "Lean did not run the command: {r:?}"
     );
+    let r = check(&pool, SCOPED_ATTACK).await;
+    assert!(
+        messages(&r).contains("4343434343"),
+        "Lean did not run the scoped command: {r:?}"
+    );
     pool.shutdown(Duration::from_secs(30)).await;
 
     // The static vocabulary does not know the word: only the scan does.
@@ -121,9 +148,21 @@ async fn a_project_librarys_own_command_after_a_term_is_refused() {
         reason.contains("leanpool_evil_cmd") && reason.contains("imported libraries"),
         "{reason}"
     );
+    let r = check(&pool, SCOPED_ATTACK).await;
+    assert_eq!(r.status, CheckStatus::Rejected, "{r:?}");
+    assert!(r.reason.unwrap_or_default().contains("leanpool_scoped_cmd"));
     let honest = "import Evil.Cmd\ntheorem t (n : Nat) : n + 0 = n := Nat.add_zero n\n";
-    let r = check(&pool, honest).await;
-    assert_eq!(r.status, CheckStatus::Ok, "{r:?}");
+    for text in [honest, SCOPED_HONEST] {
+        let r = check(&pool, text).await;
+        assert_eq!(r.status, CheckStatus::Ok, "{text}: {r:?}");
+    }
+    // Opening the namespace's parent does not open it (what the guard's
+    // "its last component is written" rests on): the guard lets the text
+    // through, and Lean reads the word as an identifier, not the command.
+    let parent = SCOPED_ATTACK.replace("open Scoped.Hidden", "open Scoped");
+    let r = check(&pool, &parent).await;
+    assert_ne!(r.status, CheckStatus::Rejected, "{r:?}");
+    assert!(!messages(&r).contains("4343434343"), "{r:?}");
     pool.shutdown(Duration::from_secs(30)).await;
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -10,7 +10,7 @@ mod library;
 mod olean;
 mod readings;
 
-pub use library::{LibraryCommands, ScanError, TERM_KEYWORDS};
+pub use library::{ImportedCommands, LibraryCommands, ScanError, TERM_KEYWORDS};
 
 /// The command keywords of core Lean 4.28 (`Init`, `Std`, `Lean`): every
 /// keyword a parser of the `command` category starts with, and the

@@ -214,7 +214,7 @@ fn the_library_scan_finds_the_commands_of_the_imported_modules() {
         found.modules(),
         t.elapsed(),
         found.words().len(),
-        core.len(),
+        core.all().len(),
         found.keywordless()
     );
     for w in [
@@ -240,8 +240,9 @@ fn the_library_scan_finds_the_commands_of_the_imported_modules() {
     let lake = found.words_for(&["Lake".into()]).unwrap();
     assert!(lake.contains("package") && lake.contains("lean_lib") && !lake.contains("if"));
     let unlisted: Vec<_> = core
-        .iter()
-        .filter(|w| !COMMAND_WORDS.contains(&w.as_str()))
+        .all()
+        .into_iter()
+        .filter(|w| !COMMAND_WORDS.contains(w))
         .collect();
     assert!(
         unlisted.is_empty(),
@@ -252,9 +253,10 @@ fn the_library_scan_finds_the_commands_of_the_imported_modules() {
 /// The guard refuses a library's command keyword written after a term
 /// (where no command-start rule looks), in a document that imports it,
 /// when it screens with the scan: Lake's `lean_lib`, which no static list
-/// has. Without the scan (a bare `&GuardPolicy`) the same text passes:
-/// the rule is the scan's. And the word stays an identifier for a
-/// document that does not import Lake.
+/// has, scoped to `Lake.DSL` (a keyword where that namespace is open).
+/// Without the scan (a bare `&GuardPolicy`) the same text passes: the
+/// rule is the scan's. The word stays an identifier for a document that
+/// does not import Lake, or imports it and never names `DSL`.
 #[test]
 fn a_library_command_after_a_term_is_refused_with_the_scan() {
     use leanpool_screen::{screen, GuardPolicy, Screening};
@@ -264,7 +266,7 @@ fn a_library_command_after_a_term_is_refused_with_the_scan() {
         library: &scan,
         ..Screening::from(&policy)
     };
-    let attack = "import Lake\nexample : True := trivial lean_lib Evil where\n";
+    let attack = "import Lake\nopen Lake DSL\nexample : True := trivial lean_lib Evil where\n";
     let r = screen(attack, screening).unwrap_err();
     assert_eq!(r.construct, "lean_lib", "{r}");
     assert!(r.reason.contains("imported libraries"), "{r}");
@@ -274,11 +276,15 @@ fn a_library_command_after_a_term_is_refused_with_the_scan() {
     );
     let honest = "theorem t (lean_lib package : Nat) : lean_lib + package = package + lean_lib := \
                   Nat.add_comm _ _\n";
-    assert!(
-        screen(honest, screening).is_ok(),
-        "{:?}",
-        screen(honest, screening).err()
-    );
+    for text in [honest.to_string(), format!("import Lake\n{honest}")] {
+        let r = screen(&text, screening);
+        assert!(r.is_ok(), "{text}: {:?}", r.err());
+    }
+    for opened in ["open Lake.DSL in\n", "namespace Lake.«DSL»\n"] {
+        let text = format!("import Lake\n{opened}{honest}");
+        let r = screen(&text, screening).unwrap_err();
+        assert_eq!(r.construct, "lean_lib", "{text}: {r}");
+    }
     let unknown = LibraryCommands::for_lean_path(Some("/nonexistent-dir-is-skipped"));
     assert!(
         unknown.failed().is_none(),

@@ -38,7 +38,9 @@
 //! `.olean` cannot be read refuses every text importing it). Every
 //! screening path of a pool passes its scan (the pool's methods, the
 //! `lease` tunnel, `leanpool lsp` on a local pool; `leanpool lsp
-//! --socket` through the daemon's tunnel). What remains (documented in
+//! --socket` through the daemon's tunnel). A `scoped` command's keyword
+//! counts only in a text that may open its namespace
+//! ([`ImportedCommands::scoped_in`]). What remains (documented in
 //! the guard's threat model): a library command whose syntax starts with
 //! no keyword, or whose keyword is also a token of another category's
 //! parser or a builtin term keyword (`LibraryCommands::words_for`),
@@ -49,7 +51,9 @@
 use super::check::{closing, refuse, Check, MAX_SCAN};
 use super::tables::LINE_START_WORDS;
 use crate::lex::{Kind, Token};
-use crate::vocab::{COMMAND_WORDS, DECLARATION_MODIFIERS};
+use crate::vocab::{ImportedCommands, COMMAND_WORDS, DECLARATION_MODIFIERS};
+use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// Words of [`LINE_START_WORDS`] that continue a declaration or are
 /// header-only; they do not start a command after `in`, a modifier, an
@@ -82,26 +86,40 @@ fn accepted_list() -> String {
 }
 
 /// The command keywords of the libraries one text imports, as read from
-/// their `.olean`s ([`crate::vocab::LibraryCommands::words_for`]).
+/// their `.olean`s ([`crate::vocab::LibraryCommands::words_for`]), that
+/// Lean may read as keywords in that text: the global ones, and the
+/// scoped ones whose namespace the text may open
+/// ([`ImportedCommands::scoped_in`]).
 pub(crate) struct LibraryWords {
-    words: std::sync::Arc<std::collections::BTreeSet<String>>,
+    words: Arc<ImportedCommands>,
+    /// The scoped keywords the text may have opened.
+    opened: BTreeSet<String>,
     /// Those holding a character no identifier has (`reset_grind_attrs%`).
     glued: Vec<String>,
 }
 
 impl LibraryWords {
-    pub(crate) fn new(words: std::sync::Arc<std::collections::BTreeSet<String>>) -> Self {
+    /// The keywords of `words` that text `src` may read as keywords.
+    pub(crate) fn new(words: Arc<ImportedCommands>, src: &str) -> Self {
+        let opened: BTreeSet<String> = words.scoped_in(src).map(String::from).collect();
         let glued = words
+            .global
             .iter()
+            .chain(&opened)
             .filter(|w| !w.chars().all(crate::lex::is_id_rest))
             .cloned()
             .collect();
-        LibraryWords { words, glued }
+        LibraryWords {
+            words,
+            opened,
+            glued,
+        }
     }
 
     /// The library command keyword Lean reads at identifier token `t`.
     fn at<'a>(&'a self, src: &str, t: &Token) -> Option<&'a str> {
-        if let Some(w) = word(src, t).and_then(|w| self.words.get(w)) {
+        let known = |w| self.words.global.get(w).or_else(|| self.opened.get(w));
+        if let Some(w) = word(src, t).and_then(known) {
             return Some(w);
         }
         let rest = src.get(t.start..)?;

@@ -132,11 +132,14 @@ pub(crate) fn check_all(src: &str, toks: &[Token], screening: Screening<'_>) -> 
     let imported = screening
         .library
         .words_for(&imported_modules(src, &toks[..h.imports_end]));
-    let library = super::commands::LibraryWords::new(imported.map_err(|e| Finding {
-        offset: 0,
-        construct: "library".into(),
-        reason: format!("the commands of a module this text imports are unknown: {e}"),
-    })?);
+    let library = super::commands::LibraryWords::new(
+        imported.map_err(|e| Finding {
+            offset: 0,
+            construct: "library".into(),
+            reason: format!("the commands of a module this text imports are unknown: {e}"),
+        })?,
+        src,
+    );
     let hook = super::config::declares_elaboration_hooks(toks);
     let heads = super::tactic_heads::heads(src, toks);
     // Tokens before this index were read as a known tactic's configuration.

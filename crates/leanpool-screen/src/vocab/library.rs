@@ -71,14 +71,64 @@ pub(super) struct Scanned {
 /// [`LibraryCommands::words_for`]'s answer: the command keywords of a
 /// document's imports, or why they are unknown (an imported module whose
 /// `.olean` could not be read: the text is refused).
-pub type Imported = Result<Arc<BTreeSet<String>>, String>;
+pub type Imported = Result<Arc<ImportedCommands>, String>;
+
+/// The command keywords of one document's imports
+/// ([`LibraryCommands::words_for`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportedCommands {
+    /// Keywords wherever their modules are imported.
+    pub global: BTreeSet<String>,
+    /// Keywords of `scoped` commands (not also global), each with the
+    /// namespaces it is scoped to: Lean reads the word as a keyword only
+    /// where one of them is open, an identifier elsewhere.
+    pub scoped: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl ImportedCommands {
+    /// Whether `word` is a keyword here, globally or in some scope.
+    pub fn contains(&self, word: &str) -> bool {
+        self.global.contains(word) || self.scoped.contains_key(word)
+    }
+
+    /// Every keyword, global or scoped, sorted.
+    pub fn all(&self) -> BTreeSet<&str> {
+        let scoped = self.scoped.keys();
+        self.global
+            .iter()
+            .chain(scoped)
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// The scoped keywords that `text` may read as keywords: those with a
+    /// namespace whose last component `text` contains anywhere. Lean
+    /// activates a namespace's scoped syntax only where the text opens it
+    /// (`open`, `namespace`, `… in`, a declaration named in it), and each
+    /// of those writes at least the namespace's last component, plainly
+    /// or `«»`-escaped: a text without it cannot have opened it (an
+    /// over-approximation; a comment or string naming it counts too).
+    pub fn scoped_in<'a>(&'a self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.scoped
+            .iter()
+            .filter(|(_, namespaces)| {
+                namespaces
+                    .iter()
+                    .any(|ns| text.contains(ns.rsplit('.').next().unwrap_or(ns)))
+            })
+            .map(|(w, _)| w.as_str())
+    }
+}
 
 /// One module's share.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct ModuleWords {
     imports: Vec<String>,
-    /// Leading keywords of its command parsers.
+    /// Leading keywords of its global command parsers.
     commands: BTreeSet<String>,
+    /// Leading keywords of its `scoped` command parsers, each with the
+    /// namespaces it is scoped to.
+    scoped: BTreeMap<String, BTreeSet<String>>,
     /// Word tokens of its parsers of other categories.
     others: BTreeSet<String>,
     /// Its `.olean` starts with `olean` but could not be read: why.
@@ -206,7 +256,8 @@ impl LibraryCommands {
         }
         let mut seen = BTreeSet::new();
         let mut todo: Vec<&str> = key.iter().map(String::as_str).chain(["Init"]).collect();
-        let (mut commands, mut others) = (BTreeSet::new(), BTreeSet::new());
+        let mut words = ImportedCommands::default();
+        let mut others = BTreeSet::new();
         while let Some(m) = todo.pop() {
             let Some(w) = self.scanned().modules.get(m).filter(|_| seen.insert(m)) else {
                 continue;
@@ -214,24 +265,32 @@ impl LibraryCommands {
             if let Some(e) = &w.unreadable {
                 return Err(e.clone());
             }
-            commands.extend(w.commands.iter().cloned());
+            words.global.extend(w.commands.iter().cloned());
+            for (word, namespaces) in &w.scoped {
+                let all = words.scoped.entry(word.clone()).or_default();
+                all.extend(namespaces.iter().cloned());
+            }
             others.extend(w.others.iter().cloned());
             todo.extend(w.imports.iter().map(String::as_str));
         }
-        commands.retain(|w| !others.contains(w) && !TERM_KEYWORDS.contains(&w.as_str()));
-        let words = Ok(Arc::new(commands));
+        let taken = |w: &String| !others.contains(w) && !TERM_KEYWORDS.contains(&w.as_str());
+        words.global.retain(taken);
+        let global = &words.global;
+        words.scoped.retain(|w, _| taken(w) && !global.contains(w));
+        let words = Ok(Arc::new(words));
         if cache.len() < MAX_CACHED_HEADERS {
             cache.insert(key, words.clone());
         }
         words
     }
 
-    /// Every command keyword of every module read, sorted.
+    /// Every command keyword of every module read (scoped ones too), sorted.
     pub fn words(&self) -> BTreeSet<&str> {
         self.scanned()
             .modules
             .values()
-            .flat_map(|m| m.commands.iter().map(String::as_str))
+            .flat_map(|m| m.commands.iter().chain(m.scoped.keys()))
+            .map(String::as_str)
             .collect()
     }
 
@@ -309,13 +368,21 @@ impl ModuleWords {
         for e in entries {
             match e {
                 ParserEntry::Token(t) => tokens.push(t),
-                ParserEntry::Parser { category, decl } if category == "command" => {
-                    match leading_keyword(&tokens) {
-                        Some(w) if !w.starts_with('#') => {
+                ParserEntry::Parser {
+                    category,
+                    decl,
+                    scope,
+                } if category == "command" => {
+                    match (leading_keyword(&tokens), scope) {
+                        (Some(w), _) if w.starts_with('#') => {}
+                        (Some(w), None) => {
                             self.commands.insert(w.to_string());
                         }
-                        Some(_) => {}
-                        None => keywordless.push(decl.clone()),
+                        (Some(w), Some(ns)) => {
+                            let namespaces = self.scoped.entry(w.to_string()).or_default();
+                            namespaces.insert(ns.clone());
+                        }
+                        (None, _) => keywordless.push(decl.clone()),
                     }
                     tokens.clear();
                 }

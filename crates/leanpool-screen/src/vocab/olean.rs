@@ -14,8 +14,8 @@
 //! tested on a file that native Lean wrote (`tests/vocab_oleans.rs`).
 //! The root is `ModuleData`, whose last pointer field is `entries : Array
 //! (Name × Array EnvExtensionEntry)`. The parser
-//! extension's entries are `ScopedEnvExtension.Entry`s (`global e`,
-//! `scoped ns e`) of `OLeanEntry`: `token s` (tag 0), `kind k` (1),
+//! extension's entries are `ScopedEnvExtension.Entry`s (`global e`, tag
+//! 0, or `scoped ns e`, tag 1) of `OLeanEntry`: `token s` (tag 0), `kind k` (1),
 //! `category c d b` (2), `parser cat decl prio` (3). Lean adds a
 //! parser's tokens, then its kinds, then the parser, so the tokens since
 //! the previous `parser` entry are that parser's (in the order its syntax
@@ -33,8 +33,14 @@ use std::path::Path;
 pub(crate) enum ParserEntry {
     /// A token the module adds to the token table.
     Token(String),
-    /// A parser of category `category` (`command`, `tactic`, `term`, …).
-    Parser { category: String, decl: String },
+    /// A parser of category `category` (`command`, `tactic`, `term`, …);
+    /// `scope`: the namespace of a `scoped` parser (Lean's parser reads
+    /// it only where that namespace is open), `None` for a global one.
+    Parser {
+        category: String,
+        decl: String,
+        scope: Option<String>,
+    },
 }
 
 /// Why a file could not be read as an `.olean`.
@@ -264,15 +270,19 @@ pub(crate) fn read_module(path: &Path) -> Result<Option<Module>, Malformed> {
 const EXTENSION: &str = "Lean.Parser.parserExtension";
 
 fn entry(r: &Region, ptr: u64) -> Result<Option<ParserEntry>, Malformed> {
-    // `ScopedEnvExtension.Entry`: `global e` or `scoped ns e`.
-    let (_, f) = r.ctor(ptr)?;
-    let inner = *f.last().ok_or_else(|| bad("an empty scoped entry"))?;
+    // `ScopedEnvExtension.Entry`: `global e` (tag 0) or `scoped ns e` (1).
+    let (inner, scope) = match r.ctor(ptr)? {
+        (0, f) if f.len() == 1 => (f[0], None),
+        (1, f) if f.len() == 2 => (f[1], Some(f[0])),
+        (tag, _) => return Err(bad(format!("a scoped entry of unknown shape (tag {tag})"))),
+    };
     let (tag, f) = r.ctor(inner)?;
     Ok(match (tag, f.as_slice()) {
         (0, [s]) => Some(ParserEntry::Token(r.string(*s)?)),
         (3, [cat, decl, _]) => Some(ParserEntry::Parser {
             category: r.name(*cat)?,
             decl: r.name(*decl)?,
+            scope: scope.map(|ns| r.name(ns)).transpose()?,
         }),
         (1, [_]) | (2, [_, _]) => None,
         _ => return Err(bad(format!("a parser entry of unknown shape (tag {tag})"))),
