@@ -4,8 +4,8 @@
 //! `opt --gted` and `normalize --json` is checked against a daemon
 //! (`--socket`) in `daemon_lean`, on that binary's warm worker: each local
 //! run costs a worker start (CI time), and the local path
-//! (`with_local_worker`) is the same for every command (`check` here and in
-//! `cli_check`).
+//! (`cmd::lean_args::answer`) is the same for every command (`check` here
+//! and in `cli_check`).
 
 use std::process::Command;
 

@@ -4,8 +4,8 @@
 //! (slow on the WASM backend: ~25 s before the first answer), checks,
 //! and kills it; with `--socket` a running daemon's warm pool answers.
 
-use crate::cmd::lean_args::{default_timeout, read_text, Via};
-use leanpool_methods::check_once;
+use crate::cmd::lean_args::{answer, read_text, Via};
+use leanpool_protocol::method;
 use leanpool_protocol::{CheckParams, CheckResult, CheckStatus, Severity};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -26,20 +26,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     let mut params = CheckParams::new(text).with_timings();
     params.options.timeout_ms = args.via.timeout_ms;
     let started = Instant::now();
-    let mut result = match &args.via.socket {
-        Some(socket) => {
-            crate::cmd::remote::request::<leanpool_protocol::method::Check>(
-                socket,
-                params,
-                args.via.project.as_deref(),
-            )
-            .await?
-        }
-        None => {
-            let command = args.via.command()?;
-            check_once(&args.via.worker_config(command), &params, default_timeout()).await?
-        }
-    };
+    let mut result = answer::<method::Check>(&args.via, params).await?;
     if args.via.socket.is_none() {
         // Locally the command's cost includes starting Lean; say so.
         result.elapsed_ms = Some(started.elapsed().as_millis() as u64);

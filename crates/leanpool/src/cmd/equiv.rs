@@ -3,9 +3,8 @@
 //! holds header lines (`import`, `open`, ...) and one `theorem`; the two
 //! headers must be the same.
 
-use crate::cmd::lean_args::{default_timeout, read_text, with_local_worker, Via};
+use crate::cmd::lean_args::{answer, read_text, Via};
 use anyhow::bail;
-use leanpool_methods::equiv;
 use leanpool_methods::verify::split_statement_file;
 use leanpool_protocol::{method, EquivParams, EquivResult, EquivStatus};
 use std::path::PathBuf;
@@ -35,24 +34,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     }
     let mut params = EquivParams::new(header, a, b).with_timings();
     params.options.timeout_ms = args.via.timeout_ms;
-    let result = match &args.via.socket {
-        Some(socket) => {
-            let project = args.via.project.as_deref();
-            crate::cmd::remote::request::<method::Equiv>(socket, params, project).await?
-        }
-        None => match equiv::first_text(&params) {
-            Err(refused) => EquivResult::rejected(refused.reason),
-            Ok(text) => {
-                let policy = leanpool_methods::Policy::default();
-                with_local_worker(&args.via, &text, move |w| {
-                    Box::pin(async move {
-                        Ok(equiv::equiv_on_with(w, &params, default_timeout(), &policy).await?)
-                    })
-                })
-                .await?
-            }
-        },
-    };
+    let result = answer::<method::Equiv>(&args.via, params).await?;
     if args.json {
         println!("{}", serde_json::to_string(&result)?);
     } else {

@@ -1,5 +1,6 @@
-//! What `check`, `normalize` and `opt` share: where the answer comes from
-//! (a local worker started for the file, or a daemon) and the time limit.
+//! What the one-shot commands (`check`, `verify`, `equiv`, `normalize`,
+//! `opt`) share: where the answer comes from (a daemon, or a local worker
+//! started for the request: [`answer`]) and the time limit.
 //!
 //! A local worker runs with the daemon's defaults, taken from
 //! `DaemonConfig::default()` (the one source of defaults; the test below
@@ -10,7 +11,8 @@
 use anyhow::Context;
 use leanpool_daemon::DaemonConfig;
 use leanpool_lean::{LeanCommand, SandboxConfig, SandboxMode, Worker, WorkerConfig};
-use leanpool_screen::header_key;
+use leanpool_methods::method::open;
+use leanpool_methods::{Policy, PoolMethod};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -84,21 +86,35 @@ pub fn read_text(file: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))
 }
 
-/// Runs `f` on a fresh local worker for `text`'s header, then kills it.
-pub async fn with_local_worker<T>(
-    via: &Via,
-    text: &str,
-    f: impl for<'w> FnOnce(
-        &'w mut Worker,
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = anyhow::Result<T>> + 'w>,
-    >,
-) -> anyhow::Result<T> {
-    let command = via.command()?;
-    let mut worker = Worker::spawn(&via.worker_config(command), &header_key(text)).await?;
-    let r = f(&mut worker).await;
+/// `M`'s answer for `params`: a running daemon's with `--socket`, else a
+/// local worker's, taking the pool's own steps (`M::prepare`, the opening
+/// screen, `M::run`) on a worker started for the request's header and
+/// killed after. A request refused before Lean starts none.
+pub async fn answer<M: PoolMethod>(via: &Via, params: M::Params) -> anyhow::Result<M::Result> {
+    if let Some(socket) = &via.socket {
+        return crate::cmd::remote::request::<M>(socket, params, via.project.as_deref()).await;
+    }
+    let input = match M::prepare(params) {
+        Ok(input) => input,
+        Err(answer) => return Ok(answer),
+    };
+    let policy = Policy::default();
+    let opened = match open::<M>(input, policy.screening()) {
+        Ok(opened) => opened,
+        Err(answer) => return Ok(answer),
+    };
+    let config = via.worker_config(via.command()?);
+    let mut worker = Worker::spawn(&config, opened.header()).await?;
+    let r = M::run(
+        &mut worker,
+        &opened.input,
+        &opened.screened,
+        default_timeout(),
+        &policy,
+    )
+    .await;
     worker.kill().await;
-    r
+    Ok(r?)
 }
 
 #[cfg(test)]

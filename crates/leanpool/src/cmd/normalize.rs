@@ -4,11 +4,9 @@
 //! (~25 s on the WASM backend), answers, and kills it; with `--socket` a
 //! running daemon's warm pool answers.
 
-use crate::cmd::lean_args::{default_timeout, read_text, with_local_worker, Via};
-use leanpool_methods::terms::{answer_on_with, TermsAnswer};
-use leanpool_protocol::method::{self, Method};
+use crate::cmd::lean_args::{answer, read_text, Via};
+use leanpool_protocol::method;
 use leanpool_protocol::{CheckResult, CheckStatus, NormalizeResult, StatementParams};
-use leanpool_screen::GuardPolicy;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -22,15 +20,9 @@ pub struct Args {
     pub via: Via,
 }
 
-/// The statement request for `file` with the command's options.
-fn read_params(file: &Path, via: &Via) -> anyhow::Result<StatementParams> {
-    let mut params = StatementParams::new(read_text(file)?);
-    params.options.timeout_ms = via.timeout_ms;
-    Ok(params)
-}
-
 pub async fn run(args: Args) -> anyhow::Result<i32> {
-    let result = statement_answer::<method::Normalize>(&args.file, &args.via).await?;
+    let params = read_params(&args.file, &args.via)?;
+    let result = answer::<method::Normalize>(&args.via, params).await?;
     if args.json {
         println!("{}", serde_json::to_string(&result)?);
     } else {
@@ -39,30 +31,11 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     Ok(exit_code(&result.check))
 }
 
-/// The answer of statement method `M` (`normalize` or `opt`) for `file`:
-/// a running daemon's with `--socket`, else a local worker's, started for
-/// the file's header and killed after.
-pub async fn statement_answer<M>(file: &Path, via: &Via) -> anyhow::Result<M::Result>
-where
-    M: Method<Params = StatementParams>,
-    M::Result: TermsAnswer,
-{
-    let params = read_params(file, via)?;
-    match &via.socket {
-        Some(socket) => {
-            crate::cmd::remote::request::<M>(socket, params, via.project.as_deref()).await
-        }
-        None => {
-            let p = params.clone();
-            with_local_worker(via, &params.text, move |w| {
-                Box::pin(async move {
-                    let guard = GuardPolicy::default();
-                    Ok(answer_on_with::<M::Result>(w, &p, default_timeout(), &guard).await?)
-                })
-            })
-            .await
-        }
-    }
+/// The request for `file` with the command's options.
+pub fn read_params(file: &Path, via: &Via) -> anyhow::Result<StatementParams> {
+    let mut params = StatementParams::new(read_text(file)?);
+    params.options.timeout_ms = via.timeout_ms;
+    Ok(params)
 }
 
 /// 0 when the statement elaborated (`ok`/`sorry`), 1 otherwise.

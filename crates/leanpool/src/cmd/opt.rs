@@ -5,8 +5,8 @@
 //! `--json` the whole `OptResult`, or with `--gted` only the tree in GTED's
 //! format. Local worker or `--socket` as for `normalize`.
 
-use crate::cmd::lean_args::Via;
-use crate::cmd::normalize::{exit_code, human_diagnostics, statement_answer};
+use crate::cmd::lean_args::{answer, Via};
+use crate::cmd::normalize::{exit_code, human_diagnostics, read_params};
 use leanpool_protocol::method;
 use leanpool_protocol::{BinderKind, Node, NodeKind};
 use std::path::PathBuf;
@@ -26,7 +26,8 @@ pub struct Args {
 }
 
 pub async fn run(args: Args) -> anyhow::Result<i32> {
-    let result = statement_answer::<method::Opt>(&args.file, &args.via).await?;
+    let params = read_params(&args.file, &args.via)?;
+    let result = answer::<method::Opt>(&args.via, params).await?;
     if args.gted {
         match &result.gted_tree {
             Some(g) => println!("{}", serde_json::to_string(g)?),

@@ -2,10 +2,8 @@
 //! proof judged against a fixed statement (locally, or through a daemon
 //! with `--socket`).
 
-use crate::cmd::lean_args::{default_timeout, read_text, Via};
-use leanpool_lean::Worker;
-use leanpool_protocol::{Severity, VerifyParams, VerifyResult, VerifyStatus};
-use leanpool_screen::header_key;
+use crate::cmd::lean_args::{answer, read_text, Via};
+use leanpool_protocol::{method, Severity, VerifyParams, VerifyResult, VerifyStatus};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -38,17 +36,7 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
         .with_context(context)
         .with_timings();
     params.options.timeout_ms = args.via.timeout_ms;
-    let result = match &args.via.socket {
-        Some(socket) => {
-            crate::cmd::remote::request::<leanpool_protocol::method::Verify>(
-                socket,
-                params,
-                args.via.project.as_deref(),
-            )
-            .await?
-        }
-        None => verify_locally(&args.via, &params).await?,
-    };
+    let result = answer::<method::Verify>(&args.via, params).await?;
     if args.json {
         println!("{}", serde_json::to_string(&result)?);
     } else {
@@ -59,23 +47,6 @@ pub async fn run(args: Args) -> anyhow::Result<i32> {
     } else {
         1
     })
-}
-
-/// `verify` on a local worker started for the assembled text (the daemon's
-/// default `[pool]`/`[sandbox]` with `--sandbox`'s mode, as `check`), then
-/// killed; parts that do not assemble are `rejected` without Lean.
-async fn verify_locally(via: &Via, params: &VerifyParams) -> anyhow::Result<VerifyResult> {
-    let a = match leanpool_methods::verify::assemble(params) {
-        Err(reason) => return Ok(VerifyResult::rejected(reason.to_string())),
-        Ok(a) => a,
-    };
-    let command = via.command()?;
-    let mut w = Worker::spawn(&via.worker_config(command), &header_key(&a.text)).await?;
-    let policy = leanpool_methods::Policy::default();
-    let r =
-        leanpool_methods::verify::verify_on_with(&mut w, params, default_timeout(), &policy).await;
-    w.kill().await;
-    Ok(r?)
 }
 
 /// The diagnostics as `FILE:LINE:COL: severity: message`, each in the file
