@@ -95,7 +95,7 @@ const MATCH: &str = "assumption";
 const CLOSE: &str = "first | assumption | omega | (simp_all; done) | decide";
 
 /// leanpool's option lines in every attempt (see the module docs): sent
-/// in place of [`PLACEHOLDER`], never screened, never caller text.
+/// in place of `PLACEHOLDER`, never screened, never caller text.
 pub const OPTIONS: FixedLines = FixedLines {
     placeholder: PLACEHOLDER,
     lines: "set_option autoImplicit false\nset_option linter.unusedVariables false\n",

@@ -35,7 +35,7 @@
 //!    the server carries it.
 //!
 //! Plus `$/lean/rpc/connect` when the worker has no live RPC session.
-//! [`OptResult::lean_requests`] counts the LSP requests actually sent
+//! [`leanpool_protocol::OptResult::lean_requests`] counts the LSP requests actually sent
 //! ([`leanpool_lean::Worker::lsp_requests`]); the `didChange` is a
 //! notification, `waitForDiagnostics` (the driver's barrier) a request.
 //! Total: 3 + (hypothesis bundles that are not types) [+ 1 connect]; 5 for

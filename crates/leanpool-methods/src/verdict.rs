@@ -5,7 +5,7 @@
 //!   as harmless ([`evidence`]: information, and warnings Lean tagged as a
 //!   linter's); a warning mentioning `sorry` in any form is `sorry`, any
 //!   other warning leanpool does not recognise is `error`;
-//! - **leanpool's own trailer** ([`trailer`]) after the body answered
+//! - **leanpool's own trailer** ([`trailer`](mod@trailer)) after the body answered
 //!   exactly as written: per declaration the body introduces (found from
 //!   the guard's token stream, [`scan`]; an `example` or anonymous
 //!   `instance` is judged from Lean's messages only) three commands, each

@@ -7,7 +7,7 @@
 //! reference `theorem` restating the statement under a reserved name, and
 //! a comparison of the two types *syntactically* (`=ₛ`; Lean's built-in
 //! `guard_expr`, no user code) at the same explicit universe parameters
-//! ([`reference`]). Each part is checked before
+//! ([`reference`](mod@reference)). Each part is checked before
 //! ([`parts`]): the proof slot can only be a term or tactic block, the
 //! context only helpers that cannot change how the statement reads.
 //! Helpers are judged like the theorem: present, no `sorry`, no axiom
@@ -45,7 +45,7 @@ pub struct Assembled {
     pub name_position: Position,
     /// leanpool's trailer after the body, one line each: the verdict's
     /// lines for every helper, then for the theorem, then the reference
-    /// theorem and the comparison ([`reference`]).
+    /// theorem and the comparison ([`reference`](mod@reference)).
     pub trailer_lines: Vec<String>,
     /// Index in `trailer_lines` of the comparison's alternative with no
     /// universe parameters ([`reference::lines`]).

@@ -426,7 +426,7 @@ pub enum WorkerState {
 /// Latency of one method.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MethodLatency {
-    /// The method's name ([`crate::methods::Method::NAME`]).
+    /// The method's name ([`crate::method::Method::NAME`]).
     pub method: String,
     /// Requests accepted for this method.
     pub requests: u64,
