@@ -1,7 +1,7 @@
 //! The daemon behind `leanpool serve`: what it does with a request once the
 //! transport ([`leanpool_rpc`]) has framed and decoded it.
 //!
-//! - [`serve`]: the daemon as a library, [`serve()`]`(config, socket,
+//! - [`serve`](mod@serve): the daemon as a library, [`serve()`]`(config, socket,
 //!   shutdown)`; `leanpool serve` parses its arguments and calls it.
 //! - [`handler`]: [`PoolHandler`], the daemon's state (projects, pools,
 //!   cache, leases, `status`); the [`leanpool_rpc::Handler`] serving the

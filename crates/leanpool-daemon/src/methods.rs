@@ -7,7 +7,7 @@
 //! implementation (a `leanpool_pool::PoolMethod` impl, or its work in a
 //! file of its own here and its [`Served`] impl in `served.rs`), and its
 //! line in [`ROUTES`]. [`PoolHandler`]'s `leanpool_rpc::Handler` impl,
-//! the transport's way in, is here too: a request goes to [`dispatch`].
+//! the transport's way in, is here too: a request goes to `dispatch`.
 
 use crate::handler::PoolHandler;
 use leanpool_pool::PoolMethod;
@@ -131,8 +131,8 @@ pub(crate) fn dispatch<'a>(
     }
 }
 
-/// The transport's seam: requests go through [`dispatch`], `lease`
-/// upgrades to a tunnel ([`PoolHandler::start_lease`]).
+/// The transport's seam: requests go through `dispatch`, `lease`
+/// upgrades to a tunnel (`PoolHandler::start_lease`).
 impl Handler for PoolHandler {
     async fn call(
         &self,

@@ -45,7 +45,7 @@ static SPAWNER: LazyLock<Mutex<mpsc::Sender<SpawnJob>>> = LazyLock::new(|| {
     Mutex::new(tx)
 });
 
-/// Spawns `cmd` from the process-lifetime spawner thread (see [`SPAWNER`])
+/// Spawns `cmd` from the process-lifetime spawner thread (see `SPAWNER`)
 /// and returns the child registered with the caller's tokio runtime.
 /// Blocks the caller for the fork/exec only (milliseconds). Must be called
 /// inside a tokio runtime.

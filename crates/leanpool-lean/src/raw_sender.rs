@@ -38,7 +38,7 @@ impl RawSender {
     }
 
     /// Queues `msg` for Lean; `false` when the worker is dead or gone, and
-    /// for a message that carries document text ([`TEXT_METHODS`]: send
+    /// for a message that carries document text (`TEXT_METHODS`: send
     /// those with [`RawSender::send_text`]).
     pub fn send(&self, msg: &Value) -> bool {
         let method = msg.get("method").and_then(Value::as_str);

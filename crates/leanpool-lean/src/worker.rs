@@ -195,7 +195,7 @@ impl Worker {
     /// A request about the current document (`self.uri()`), answered
     /// within `timeout`; on timeout the worker is killed, since a request
     /// still running in Lean would delay everything queued after it. A
-    /// method that carries document text ([`crate::raw_sender::TEXT_METHODS`])
+    /// method that carries document text (`raw_sender::TEXT_METHODS`)
     /// is refused: text reaches Lean only as a `LeanText`
     /// ([`Worker::elaborate`], [`RawSender::send_text`]).
     pub async fn request(

@@ -2,7 +2,7 @@
 //! served by warm Lean workers leased from a [`Pool`].
 //!
 //! One document = one leased worker ([`Pool::lease`]) in passthrough mode
-//! ([`Worker::passthrough`]): the editor's text goes to Lean unchanged (so
+//! ([`Worker::passthrough`](leanpool_lean::Worker::passthrough)): the editor's text goes to Lean unchanged (so
 //! positions need no mapping); only the document URI (the worker has its
 //! own) and the version (the worker's document already has versions) are
 //! mapped, both ways. Every document has an actor task owning its text,

@@ -16,7 +16,7 @@
 //!   fake pool's base config (features `lean`, `pool`).
 //! - [`poll`]: waiting, with a bound, for a condition polled.
 //! - [`procs`]: a test process's worker processes in `/proc`.
-//! - [`workers`]: a pool's workers of one header as its status shows them
+//! - `workers` (feature `pool`): a pool's workers of one header as its status shows them
 //!   (feature `pool`).
 //!
 //! The `fake-lean` executable (`src/bin/fake-lean.rs`) is [`fake_lean`]

@@ -30,7 +30,7 @@ pub fn write(args: fmt::Arguments<'_>) {
     }
 }
 
-/// Flushes stdout before the process exits, with [`write`]'s rule.
+/// Flushes stdout before the process exits, with [`write()`]'s rule.
 pub fn flush() {
     if let Err(e) = io::stdout().lock().flush() {
         fail(e);
@@ -45,12 +45,12 @@ fn fail(e: io::Error) -> ! {
     std::process::exit(2);
 }
 
-/// `std::print!` with [`write`]'s rule for a closed stdout.
+/// `std::print!` with [`write()`]'s rule for a closed stdout.
 macro_rules! print {
     ($($arg:tt)*) => { $crate::stdout::write(format_args!($($arg)*)) };
 }
 
-/// `std::println!` with [`write`]'s rule for a closed stdout.
+/// `std::println!` with [`write()`]'s rule for a closed stdout.
 macro_rules! println {
     () => { $crate::stdout::write(format_args!("\n")) };
     ($($arg:tt)*) => { $crate::stdout::write(format_args!("{}\n", format_args!($($arg)*))) };

@@ -39,7 +39,7 @@ impl Refusal {
 pub struct Forged(pub String);
 
 /// Where a message from Lean goes (`W`: the owner's waiter of a request,
-/// see [`Gate`]).
+/// see [`Gate`](super::Gate)).
 #[derive(Debug, PartialEq)]
 pub enum FromLean<W = ()> {
     /// Lean's answer to one of the holder's requests, for its waiter; its
