@@ -68,7 +68,8 @@ impl Tunnel {
         }
     }
 
-    /// The answer to a request, or `{"noAnswer": ...}`.
+    /// The answer to a request, or `{"noAnswer": ...}` saying whether
+    /// the time ran out or the connection closed first.
     pub(crate) fn request(
         &mut self,
         id: &str,
@@ -77,8 +78,17 @@ impl Tunnel {
         within: Duration,
     ) -> Value {
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let asked = Instant::now();
         self.until(within, |m| m["id"] == id && m.get("method").is_none())
-            .unwrap_or_else(|| json!({ "noAnswer": format!("{method} within {within:?}") }))
+            .unwrap_or_else(|| {
+                let waited = asked.elapsed();
+                let why = if waited < within {
+                    format!("{method}: the connection closed after {waited:?}")
+                } else {
+                    format!("{method} within {within:?}")
+                };
+                json!({ "noAnswer": why })
+            })
     }
 
     /// Leases a worker for `header`: the document's URI, its version,
