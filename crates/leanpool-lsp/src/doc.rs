@@ -240,7 +240,7 @@ impl Actor {
             self.state = ConnState::Failed(why);
             return;
         }
-        let screened = self.screen();
+        let screened = self.screen().await;
         match (self.conn.clone(), screened) {
             (Some(c), Ok(screened)) if self.in_sync => {
                 // The worker gets the screened text whole, never the
@@ -257,12 +257,18 @@ impl Actor {
     /// Screens the current text: `[guard]`, and on a local pool the
     /// command keywords of its workers' libraries (`Screening::library`;
     /// through a daemon, its lease tunnel screens with its pool's).
-    fn screen(&self) -> std::result::Result<guard::Screened, guard::Rejection> {
+    /// The first screen waits for the pool's reading of the libraries
+    /// (seconds for a large `LEAN_PATH`) on a blocking thread, never on
+    /// this async one.
+    async fn screen(&self) -> std::result::Result<guard::Screened, guard::Rejection> {
         let none = Default::default();
         let library = match &self.shared.source {
             Source::Pool(pool) => &pool.policy().library,
             _ => &none,
         };
+        let reading = library.clone();
+        // A reading that panicked is tried again by the screen below.
+        let _ = tokio::task::spawn_blocking(move || reading.load()).await;
         let screening = guard::Screening {
             library,
             ..guard::Screening::from(&self.shared.cfg.guard)
@@ -273,7 +279,7 @@ impl Actor {
     /// Brings the worker's document to the current text: screens it,
     /// leases a worker if there is none, sends the whole text.
     async fn refresh(&mut self) {
-        let screened = match self.screen() {
+        let screened = match self.screen().await {
             Ok(s) => s,
             Err(rej) => {
                 self.refuse(rej).await;
