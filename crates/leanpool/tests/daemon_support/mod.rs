@@ -220,6 +220,15 @@ pub fn slower_theorems() -> String {
         .collect()
 }
 
+/// Whether `ans` is the per-request time limit's own answer
+/// (`REQUEST_FAILED`, its message naming the limit): the CPU budget or the
+/// grace ending a lease answers `REQUEST_FAILED` too, and must not pass
+/// for it. Used by the `lease` path's and the bridge's time-limit checks.
+pub fn is_time_limit_answer(ans: &serde_json::Value) -> bool {
+    ans["error"]["code"] == leanpool_protocol::lsp_error::REQUEST_FAILED
+        && ans["error"]["message"].to_string().contains("per request")
+}
+
 /// [`slow_theorems`] with every theorem renamed for `round`: a leased
 /// document edited to it is elaborated anew (Lean reuses nothing), so
 /// edits of successive rounds spend CPU until a budget ends the lease.

@@ -2,11 +2,13 @@
 //! time limit and the grace after it, the CPU budget, the idle limit;
 //! and the pool's warmth after a lease.
 
-use crate::daemon_support::{alive, quiet_or_gone, slow_theorems_round, slower_theorems, Rules};
+use crate::daemon_support::{
+    alive, is_time_limit_answer, quiet_or_gone, slow_theorems_round, slower_theorems, Rules,
+};
 use crate::gate::{at, SHORT};
-use crate::tunnel::{call, gone_within, is_error, pool_pids, Tunnel};
+use crate::tunnel::{call, gone_within, pool_pids, Tunnel};
 use crate::HEADER;
-use leanpool_protocol::{lsp_error, LEASE_ENDED_NOTIFICATION};
+use leanpool_protocol::LEASE_ENDED_NOTIFICATION;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -89,10 +91,7 @@ pub(crate) fn time_limit(b: &mut Tunnel, uri: &str, version: i64, pid: u64, rule
     let took = t.elapsed();
     rules.check(
         "per-request time limit",
-        // The limit's own answer: the CPU budget ending the lease answers
-        // -32803 too, and must not pass for it.
-        is_error(&ans, lsp_error::REQUEST_FAILED)
-            && ans["error"]["message"].to_string().contains("per request")
+        is_time_limit_answer(&ans)
             && took >= Duration::from_secs(14)
             && took < Duration::from_secs(30),
         format!("after {took:?}: {ans}"),

@@ -7,7 +7,6 @@
 use crate::daemon_support::editor::Editor;
 use crate::daemon_support::{self, alive, Rules};
 use crate::{wait_until, URI};
-use leanpool_protocol::lsp_error;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -46,11 +45,9 @@ fn time_limit(lsp: &mut Editor, rules: &mut Rules, path: &str, header: &str, v: 
     let took = asked.elapsed();
     rules.check(
         "per-request time limit",
-        // The limit's own answer (the CPU budget's end answers REQUEST_FAILED too).
-        ans.as_ref().is_some_and(|a| {
-            a["error"]["code"] == lsp_error::REQUEST_FAILED
-                && a["error"]["message"].to_string().contains("per request")
-        }) && took >= LIMIT - Duration::from_secs(1)
+        ans.as_ref()
+            .is_some_and(daemon_support::is_time_limit_answer)
+            && took >= LIMIT - Duration::from_secs(1)
             && took < LIMIT * 2,
         format!("{path}: after {took:?}: {ans:?}"),
     );
