@@ -266,9 +266,11 @@ impl Actor {
             Source::Pool(pool) => &pool.policy().library,
             _ => &none,
         };
-        let reading = library.clone();
-        // A reading that panicked is tried again by the screen below.
-        let _ = tokio::task::spawn_blocking(move || reading.load()).await;
+        if !library.loaded() {
+            let reading = library.clone();
+            // A reading that panicked is tried again by the screen below.
+            let _ = tokio::task::spawn_blocking(move || reading.load()).await;
+        }
         let screening = guard::Screening {
             library,
             ..guard::Screening::from(&self.shared.cfg.guard)

@@ -215,6 +215,11 @@ impl LibraryCommands {
         self.scanned();
     }
 
+    /// Whether the `.olean`s have been read (nothing left to wait for).
+    pub fn loaded(&self) -> bool {
+        self.read.get().is_some()
+    }
+
     /// Whether `self` and `other` rest on one reading of the `.olean`s
     /// (the same `LEAN_PATH`, its files unchanged between the two first
     /// uses): what the per-process sharing promises. Reads both.
